@@ -1,0 +1,97 @@
+# rxdp top-level Makefile.
+#
+#   make            build everything into build/
+#   make check      install what is missing, build, run every test
+#   make demo       the main job (see README.md)
+#   make vmlinux    regenerate vmlinux.h from the running kernel's BTF
+#
+# Each component has a build.mk beside its sources that appends to the lists
+# below; this file holds the shared rules. Quiet unless V=1.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.DEFAULT_GOAL := all
+
+ifeq ($(V),1)
+Q :=
+msg := @true
+else
+Q := @
+msg = @printf '  %-8s %s\n'
+endif
+
+BUILD   := build
+OBJ     := $(BUILD)/obj
+GEN     := $(BUILD)/gen
+BIN     := $(BUILD)/bin
+LIB     := $(BUILD)/lib
+
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+	   -Wno-missing-field-initializers -fPIC -D_GNU_SOURCE \
+	   -Iinclude -Iuserspace -I$(GEN) -MMD -MP
+LDFLAGS ?=
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -I. -Iinclude -I$(GEN) -MMD -MP
+
+# Filled by the build.mk files
+BINS      :=
+LIBS      :=
+TESTS     :=   # test programs/scripts run by `make check`, in order
+BUILD_DEPS :=
+
+all:
+
+include $(sort $(wildcard */build.mk */*/build.mk))
+
+all: $(BUILD_DEPS) $(BINS) $(LIBS)
+
+# --- generic rules ---------------------------------------------------------
+
+$(OBJ)/%.o: %.c | $(BUILD_DEPS)
+	$(msg) CC $<
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(GEN)/%.bpf.o: bpf/%.bpf.c vmlinux.h
+	$(msg) CLANG $<
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	@rm -f $@.tmp
+
+$(GEN)/%.skel.h: $(GEN)/%.bpf.o
+	$(msg) SKEL $@
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# --- top-level targets -----------------------------------------------------
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory test
+
+test: all $(TESTS)
+	$(Q)tests/run-tests.sh $(TESTS)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+
+clean:
+	rm -rf $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux.h$$')
+
+.PHONY: all deps check test demo vmlinux clean format
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

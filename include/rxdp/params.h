@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* rxdp's limits, in one place. */
+#ifndef RXDP_PARAMS_H
+#define RXDP_PARAMS_H
+
+/*
+ * QPs per interface. A QP's number carries its context-array index in the low
+ * RXDP_QP_INDEX_BITS bits and a generation count above them, so a number is
+ * not handed out again soon after its QP is destroyed.
+ */
+#define RXDP_QP_INDEX_BITS 14
+#define RXDP_MAX_QP (1U << RXDP_QP_INDEX_BITS)
+#define RXDP_QP_INDEX_MASK (RXDP_MAX_QP - 1)
+#define RXDP_QPN_MIN 2 /* 0 (SMI) and 1 (GSI) are reserved, IBTA 3.5.8 */
+
+/* AF_XDP: owners (processes with a data path) x RX queues per interface */
+#define RXDP_MAX_OWNERS 64
+#define RXDP_MAX_QUEUES 16
+#define RXDP_XSK_SLOTS (RXDP_MAX_OWNERS * RXDP_MAX_QUEUES)
+
+/* bpffs: mounted here in the root mount namespace, visible to `ip netns exec` */
+#define RXDP_BPFFS_ROOT "/run/rxdp/bpffs"
+
+/* Map names, as pinned under RXDP_BPFFS_ROOT/<netns>/<ifname>/ */
+#define RXDP_MAP_QP_CTX "qp_ctx"
+#define RXDP_MAP_QP_PSN "qp_psn"
+#define RXDP_MAP_QP_STATS "qp_stats"
+#define RXDP_MAP_XSKS "xsks"
+#define RXDP_MAP_STATS "stats"
+
+#endif /* RXDP_PARAMS_H */
