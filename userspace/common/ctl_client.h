@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The client side of rxdpd's control socket: what the verbs library and the
+ * command-line tools call. Every call is one request and one reply; on error
+ * it returns -errno and rxdp_ctl_strerror() has the daemon's message.
+ *
+ * This is the contract between the daemon, the verbs library and the engine.
+ * Values use libibverbs' numbering (enum ibv_port_state, enum ibv_mtu, enum
+ * ibv_qp_attr_mask, ...) so the verbs library can pass them through.
+ */
+#ifndef RXDP_CTL_CLIENT_H
+#define RXDP_CTL_CLIENT_H
+
+#include <linux/types.h>
+#include <stdint.h>
+
+struct rxdp_ctl;
+
+/*
+ * Connect to the daemon of this network namespace (path NULL: the default
+ * abstract socket; or $RXDP_SOCKET; or an explicit path). NULL + errno.
+ */
+struct rxdp_ctl *rxdp_ctl_connect(const char *path);
+void rxdp_ctl_close(struct rxdp_ctl *c);
+const char *rxdp_ctl_strerror(struct rxdp_ctl *c); /* last daemon message */
+int rxdp_ctl_fd(struct rxdp_ctl *c); /* for poll(): async notifications */
+
+#define RXDP_NAME_MAX 64
+
+struct rxdp_dev_info {
+	char name[RXDP_NAME_MAX]; /* verbs device name, "rxdp_<ifname>" */
+	char ifname[16];
+	__u32 ifindex;
+	__u8 mac[6];
+	__u8 pad[2];
+	__u64 node_guid; /* EUI-64 from the MAC, network order as ibv wants */
+	__u32 port_state; /* enum ibv_port_state */
+	__u32 active_mtu; /* enum ibv_mtu */
+	__u32 max_mtu; /* enum ibv_mtu */
+	__u32 if_mtu; /* the interface's MTU in bytes */
+	__u32 gid_tbl_len;
+	__u32 num_rx_queues;
+	__u32 speed_mbps; /* link speed if the driver reports one, else 0 */
+	__u32 max_qp;
+};
+
+int rxdp_ctl_list_devices(struct rxdp_ctl *c, struct rxdp_dev_info *out,
+			  int max); /* count or -errno */
+int rxdp_ctl_query_device(struct rxdp_ctl *c, __u32 ifindex,
+			  struct rxdp_dev_info *out);
+
+/* enum ibv_gid_type's RoCE v2 value */
+#define RXDP_GID_TYPE_ROCE_V2 2
+
+struct rxdp_gid_entry {
+	__u8 gid[16]; /* all zero for an empty slot */
+	__u32 index;
+	__u32 gid_type; /* RXDP_GID_TYPE_ROCE_V2 */
+};
+
+/* A zeroed gid for an index that exists but is empty, -EINVAL past the end */
+int rxdp_ctl_query_gid(struct rxdp_ctl *c, __u32 ifindex, __u32 index,
+		       struct rxdp_gid_entry *out);
+int rxdp_ctl_query_pkey(struct rxdp_ctl *c, __u32 ifindex, __u32 index,
+			__u16 *pkey);
+
+/*
+ * The addressing part of ibv_ah_attr (RoCE: is_global is always 1), and
+ * what the daemon resolves it to: the headers the engine puts on the wire.
+ */
+struct rxdp_ah {
+	__u8 dgid[16];
+	__u32 flow_label;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 sl;
+};
+
+struct rxdp_path {
+	__u8 smac[6];
+	__u8 dmac[6];
+	__u16 vlan; /* 0: untagged */
+	__u8 ipv6; /* 1: IPv6 headers, 0: IPv4 (IPv4-mapped GIDs) */
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 pad[3];
+	__u8 sip[16]; /* IPv4 in the last 4 bytes when !ipv6 */
+	__u8 dip[16];
+	__u32 flow_label;
+	__u16 udp_sport; /* per-QP entropy, RoCEv2 A17.3.4 */
+	__u16 pad2;
+};
+
+/* Resolve an address (ibv_create_ah): GID -> MAC via the neighbour table */
+int rxdp_ctl_resolve(struct rxdp_ctl *c, __u32 ifindex,
+		     const struct rxdp_ah *ah, struct rxdp_path *out);
+
+/* ibv_qp_attr, the fields the daemon's state machine checks and keeps */
+struct rxdp_qp_attr {
+	__u32 qp_state; /* enum ibv_qp_state */
+	__u32 cur_qp_state;
+	__u32 path_mtu; /* enum ibv_mtu */
+	__u32 qkey;
+	__u32 rq_psn;
+	__u32 sq_psn;
+	__u32 dest_qp_num;
+	__u32 qp_access_flags;
+	__u16 pkey_index;
+	__u8 sq_draining;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 min_rnr_timer;
+	__u8 port_num;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 en_sqd_async_notify;
+	__u8 pad;
+	struct rxdp_ah ah; /* ah_attr */
+};
+
+struct rxdp_qp_info {
+	__u32 qpn;
+	__u32 qp_type; /* enum ibv_qp_type: RC, UC, UD */
+	__u32 owner_pid;
+	__u32 pad;
+	struct rxdp_qp_attr attr; /* everything set so far */
+	struct rxdp_path path; /* RC/UC after RTR: the resolved path */
+};
+
+/* QPN on success */
+int rxdp_ctl_create_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qp_type,
+		       __u32 *qpn);
+/*
+ * Validate and apply one transition (IBTA 10.3, attribute masks per
+ * transport). -EINVAL and nothing changed on an illegal transition or a
+ * missing/extra attribute. On success *info (if not NULL) holds the QP as it
+ * now is, including the resolved path after RTR.
+ */
+int rxdp_ctl_modify_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
+		       const struct rxdp_qp_attr *attr, __u32 attr_mask,
+		       struct rxdp_qp_info *info);
+int rxdp_ctl_query_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
+		      struct rxdp_qp_info *info);
+int rxdp_ctl_destroy_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn);
+
+/*
+ * Provision the data path of this client on an interface: the daemon creates
+ * one AF_XDP socket per RX queue on the client's UMEM (umem_fd, a memfd the
+ * client has mapped; frames of frame_size bytes, the first rx_frames of each
+ * queue's share given to the fill ring by the client itself), places them in
+ * the XSK map under the client's owner slot, and hands back the socket fds
+ * and an fd of the qp_psn map (mmapable; the engine keeps its QPs' entries
+ * current through it).
+ */
+struct rxdp_datapath_req {
+	__u32 ifindex;
+	__u32 frame_size; /* 2048 or 4096 */
+	__u64 umem_size; /* bytes; a multiple of frame_size */
+	__u32 ring_size; /* entries in each of the four rings, power of two */
+	__u32 flags; /* reserved, 0 */
+};
+
+#define RXDP_CTL_MAX_XSKS 16
+
+struct rxdp_datapath {
+	__u32 owner_slot;
+	__u32 num_queues;
+	int xsk_fds[RXDP_CTL_MAX_XSKS]; /* index = RX queue id */
+	int psn_map_fd;
+	__u32 bind_flags; /* XDP_COPY / XDP_ZEROCOPY as bound */
+};
+
+int rxdp_ctl_attach_datapath(struct rxdp_ctl *c,
+			     const struct rxdp_datapath_req *req, int umem_fd,
+			     struct rxdp_datapath *out);
+
+/* For tools: every QP the daemon knows, with state and owner */
+int rxdp_ctl_list_qps(struct rxdp_ctl *c, __u32 ifindex,
+		      struct rxdp_qp_info *out, int max); /* count or -errno */
+
+#endif /* RXDP_CTL_CLIENT_H */
