@@ -10,6 +10,7 @@
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 ifeq ($(V),1)
@@ -59,7 +60,7 @@ $(OBJ)/%.o: %.c | $(BUILD_DEPS)
 $(GEN)/%.bpf.o: bpf/%.bpf.c vmlinux.h
 	$(msg) CLANG $<
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -MT $@ -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	@rm -f $@.tmp
 
