@@ -180,4 +180,24 @@ int rxdp_ctl_attach_datapath(struct rxdp_ctl *c,
 int rxdp_ctl_list_qps(struct rxdp_ctl *c, __u32 ifindex,
 		      struct rxdp_qp_info *out, int max); /* count or -errno */
 
+/*
+ * Additions for tools (rxdp-ctl): per-QP receive counters, summed over CPUs,
+ * in the same order as the QPs of rxdp_ctl_list_qps_stats(), and the XDP
+ * program's verdict counters (enum rxdp_verdict) of one device.
+ */
+struct rxdp_ctl_qp_stats {
+	__u32 ifindex;
+	__u32 qpn;
+	__u64 rx_packets;
+	__u64 rx_bytes;
+	__u64 rx_drops;
+};
+
+int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,
+			    struct rxdp_qp_info *out,
+			    struct rxdp_ctl_qp_stats *stats,
+			    int max); /* count or -errno */
+int rxdp_ctl_query_stats(struct rxdp_ctl *c, __u32 ifindex, __u64 *counters,
+			 int max); /* number of counters or -errno */
+
 #endif /* RXDP_CTL_CLIENT_H */
