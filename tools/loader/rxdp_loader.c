@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rxdp-loader: attach rxdp's XDP program to an interface, pin its maps, show
+ * what it counted, and detach it again.
+ *
+ * The program is attached through libxdp, so it runs in libxdp's dispatcher
+ * next to other XDP programs. Its maps are pinned (with BTF) under
+ * rxdp_bpffs_if_dir(ifname), where rxdpd and bpftool find them. libxdp keeps
+ * its dispatcher pins under rxdp_bpffs_libxdp_dir(): one directory per
+ * network namespace, because interface indexes of two namespaces can be equal
+ * and libxdp names its pins by index.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "common/bpffs.h"
+#include "common/log.h"
+#include "rxdp/maps.h"
+#include "rxdp/params.h"
+#include "rxdp_xdp.skel.h"
+
+#define PROG_NAME "rxdp_xdp" /* the program's function name in bpf/ */
+
+enum {
+	EXIT_USAGE = 2
+};
+
+/* The single line a failed command prints, then a non-zero exit */
+#define fail(fmt, ...)                                                    \
+	do {                                                              \
+		fprintf(stderr, "rxdp-loader: " fmt "\n", ##__VA_ARGS__); \
+	} while (0)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rxdp-loader [-v] attach IFNAME [--mode native|skb]\n"
+		"       rxdp-loader [-v] detach IFNAME\n"
+		"       rxdp-loader [-v] status [IFNAME]\n"
+		"\n"
+		"  attach   attach rxdp's XDP program (through libxdp) and pin "
+		"its maps\n"
+		"           under %s/net<netns inode>/IFNAME/\n"
+		"  detach   detach it and remove the pins\n"
+		"  status   attach mode, pin path, verdict counters and QPs of "
+		"IFNAME,\n"
+		"           or of every interface of this network namespace\n"
+		"\n"
+		"  -m, --mode native|skb  attach mode (default: native if the "
+		"driver\n"
+		"                         has it, else skb)\n"
+		"  -v, --verbose          say more (twice: libbpf and libxdp "
+		"too)\n"
+		"  -h, --help             this text\n",
+		RXDP_BPFFS_ROOT);
+}
+
+static int libxdp_print(enum libxdp_print_level level, const char *fmt,
+			va_list ap)
+{
+	/* one level quieter than ours, like libbpf's (log_libbpf.c) */
+	rxdp_log_vprint(level == LIBXDP_WARN ? RXDP_LOG_INFO : RXDP_LOG_DEBUG,
+			fmt, ap);
+	return 0;
+}
+
+static const char *mode_name(enum xdp_attach_mode mode)
+{
+	switch (mode) {
+	case XDP_MODE_NATIVE:
+		return "native";
+	case XDP_MODE_SKB:
+		return "skb";
+	case XDP_MODE_HW:
+		return "hw";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *qp_type_name(__u8 t)
+{
+	switch (t) {
+	case RXDP_QPT_RC:
+		return "RC";
+	case RXDP_QPT_UC:
+		return "UC";
+	case RXDP_QPT_UD:
+		return "UD";
+	default:
+		return "?";
+	}
+}
+
+static const char *qp_state_name(__u8 s)
+{
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS",
+					     "SQD",   "SQE",  "ERR" };
+
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+/*
+ * Point libxdp at this network namespace's directory. Must run before the
+ * first libxdp call: libxdp reads LIBXDP_BPFFS once.
+ */
+static int setup_libxdp_dir(void)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	ret = rxdp_bpffs_libxdp_dir(dir, sizeof(dir));
+	if (!ret)
+		ret = rxdp_bpffs_mkdirs(dir);
+	if (ret)
+		return ret;
+	if (setenv("LIBXDP_BPFFS", dir, 1))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Is rxdp's program attached to ifindex? 1 yes (with *mode and, if asked,
+ * *mpp and *progp for detaching), 0 no, -errno.
+ */
+static int rxdp_find(int ifindex, enum xdp_attach_mode *mode,
+		     struct xdp_multiprog **mpp, struct xdp_program **progp)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *p = NULL;
+	long err;
+
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	err = libxdp_get_error(mp);
+	if (err || !mp)
+		return err == -ENOENT || !mp ? 0 : (int)err;
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && strcmp(xdp_program__name(p), PROG_NAME))
+			p = NULL;
+	} else {
+		for (p = xdp_multiprog__next_prog(NULL, mp); p;
+		     p = xdp_multiprog__next_prog(p, mp))
+			if (!strcmp(xdp_program__name(p), PROG_NAME))
+				break;
+	}
+	if (!p) {
+		xdp_multiprog__close(mp);
+		return 0;
+	}
+	if (mode)
+		*mode = xdp_multiprog__attach_mode(mp);
+	if (mpp && progp) {
+		*mpp = mp;
+		*progp = p;
+	} else {
+		xdp_multiprog__close(mp);
+	}
+	return 1;
+}
+
+static bool dir_exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* Remove every pin in dir, then dir; then the netns dir if now empty. */
+static int remove_pins(const char *dir)
+{
+	char path[PATH_MAX], ns[PATH_MAX];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+		    (int)sizeof(path))
+			continue;
+		if (unlink(path) && !ret)
+			ret = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && !ret)
+		ret = -errno;
+	if (!rxdp_bpffs_netns_dir(ns, sizeof(ns)))
+		rmdir(ns); /* fails while other interfaces have pins: fine */
+	if (!rxdp_bpffs_libxdp_dir(ns, sizeof(ns))) {
+		char xdp[PATH_MAX + 8];
+
+		snprintf(xdp, sizeof(xdp), "%s/xdp", ns);
+		rmdir(xdp);
+		rmdir(ns);
+	}
+	return ret;
+}
+
+static int pin_maps(struct bpf_object *obj, const char *dir)
+{
+	char path[PATH_MAX];
+	struct bpf_map *map;
+	int ret;
+
+	ret = rxdp_bpffs_mkdirs(dir);
+	if (ret)
+		return ret;
+	bpf_object__for_each_map(map, obj)
+	{
+		if (bpf_map__is_internal(map))
+			continue; /* .rodata and friends: nothing to share */
+		if (snprintf(path, sizeof(path), "%s/%s", dir,
+			     bpf_map__name(map)) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		ret = bpf_map__pin(map, path);
+		if (ret)
+			return ret;
+		pr_debug("pinned %s\n", path);
+	}
+	return 0;
+}
+
+static int cmd_attach(const char *ifname, int ifindex,
+		      enum xdp_attach_mode mode)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts);
+	struct xdp_program *prog = NULL;
+	struct rxdp_xdp_bpf *skel;
+	enum xdp_attach_mode cur;
+	char dir[PATH_MAX];
+	int ret;
+
+	ret = rxdp_bpffs_ensure();
+	if (ret) {
+		fail("cannot mount a bpffs at %s: %s", RXDP_BPFFS_ROOT,
+		     strerror(-ret));
+		return 1;
+	}
+	ret = rxdp_bpffs_if_dir(ifname, dir, sizeof(dir));
+	if (!ret)
+		ret = setup_libxdp_dir();
+	if (ret) {
+		fail("cannot prepare the pin directory for %s: %s", ifname,
+		     strerror(-ret));
+		return 1;
+	}
+	ret = rxdp_find(ifindex, &cur, NULL, NULL);
+	if (ret > 0) {
+		fail("%s: rxdp is already attached (%s mode)", ifname,
+		     mode_name(cur));
+		return 1;
+	}
+	if (dir_exists(dir)) {
+		/* pins of an attachment that is gone (e.g. a dead netns whose
+		 * inode came back): they would shadow the new maps */
+		pr_info("removing stale pins in %s\n", dir);
+		remove_pins(dir);
+	}
+
+	skel = rxdp_xdp_bpf__open();
+	if (!skel) {
+		fail("cannot open the embedded XDP program: %s",
+		     strerror(errno));
+		return 1;
+	}
+	opts.obj = skel->obj;
+	opts.prog_name = PROG_NAME;
+	prog = xdp_program__create(&opts);
+	ret = (int)libxdp_get_error(prog);
+	if (ret) {
+		fail("cannot prepare the XDP program: %s", strerror(-ret));
+		prog = NULL;
+		goto out;
+	}
+	ret = xdp_program__attach(prog, ifindex, mode, 0);
+	if (ret) {
+		if (ret == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
+			fail("%s: the driver does not support native XDP (try "
+			     "--mode skb)",
+			     ifname);
+		else if (ret == -EOPNOTSUPP || ret == -EINVAL)
+			fail("%s: XDP %s mode is not available here: %s",
+			     ifname,
+			     mode == XDP_MODE_UNSPEC ? "attach"
+						     : mode_name(mode),
+			     strerror(-ret));
+		else if (ret == -EEXIST || ret == -EBUSY)
+			fail("%s: another XDP program holds the interface in a "
+			     "way libxdp cannot share (%s)",
+			     ifname, strerror(-ret));
+		else
+			fail("%s: cannot attach the XDP program: %s", ifname,
+			     strerror(-ret));
+		goto out;
+	}
+	ret = pin_maps(skel->obj, dir);
+	if (ret) {
+		fail("%s: cannot pin the maps in %s: %s", ifname, dir,
+		     strerror(-ret));
+		/* change nothing: take the program off again */
+		xdp_program__detach(prog, ifindex, mode, 0);
+		remove_pins(dir);
+		goto out;
+	}
+	if (rxdp_find(ifindex, &cur, NULL, NULL) <= 0)
+		cur = mode;
+	printf("%s: attached (%s mode), maps pinned in %s\n", ifname,
+	       mode_name(cur), dir);
+out:
+	xdp_program__close(prog);
+	rxdp_xdp_bpf__destroy(skel);
+	return ret ? 1 : 0;
+}
+
+static int cmd_detach(const char *ifname, int ifindex)
+{
+	struct xdp_multiprog *mp = NULL;
+	struct xdp_program *prog = NULL;
+	enum xdp_attach_mode mode;
+	char dir[PATH_MAX];
+	int ret, found;
+
+	ret = rxdp_bpffs_enter();
+	if (ret && ret != -ENOENT) {
+		fail("cannot reach the bpffs at %s: %s", RXDP_BPFFS_ROOT,
+		     strerror(-ret));
+		return 1;
+	}
+	ret = rxdp_bpffs_if_dir(ifname, dir, sizeof(dir));
+	if (!ret)
+		ret = setup_libxdp_dir();
+	if (ret) {
+		fail("%s: %s", ifname, strerror(-ret));
+		return 1;
+	}
+	found = rxdp_find(ifindex, &mode, &mp, &prog);
+	if (found < 0) {
+		fail("%s: cannot query XDP programs: %s", ifname,
+		     strerror(-found));
+		return 1;
+	}
+	if (!found) {
+		if (dir_exists(dir)) {
+			remove_pins(dir);
+			fprintf(stderr,
+				"rxdp-loader: %s: rxdp was not attached; "
+				"removed stale pins in %s\n",
+				ifname, dir);
+			return 0;
+		}
+		fail("%s: rxdp is not attached", ifname);
+		return 1;
+	}
+	if (xdp_multiprog__is_legacy(mp))
+		ret = xdp_multiprog__detach(mp);
+	else
+		ret = xdp_program__detach(prog, ifindex, mode, 0);
+	xdp_multiprog__close(mp);
+	if (ret) {
+		fail("%s: cannot detach: %s", ifname, strerror(-ret));
+		return 1;
+	}
+	ret = remove_pins(dir);
+	if (ret) {
+		fail("%s: detached, but cannot remove the pins in %s: %s",
+		     ifname, dir, strerror(-ret));
+		return 1;
+	}
+	printf("%s: detached, pins removed\n", ifname);
+	return 0;
+}
+
+static int open_pin(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return bpf_obj_get(path);
+}
+
+static void print_verdicts(const char *dir, int ncpu)
+{
+	__u64 *vals = calloc(ncpu, sizeof(*vals));
+	int fd = open_pin(dir, RXDP_MAP_STATS);
+
+	printf("verdicts:\n");
+	if (fd < 0 || !vals) {
+		printf("  (cannot read %s/%s)\n", dir, RXDP_MAP_STATS);
+		goto out;
+	}
+	for (__u32 v = 0; v < RXDP_V_MAX; v++) {
+		__u64 sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &v, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sum += vals[c];
+		printf("  %-22s %llu\n", rxdp_verdict_names[v],
+		       (unsigned long long)sum);
+	}
+out:
+	free(vals);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void print_qps(const char *dir, int ncpu)
+{
+	struct rxdp_qp_stats *st = calloc(ncpu, sizeof(*st));
+	int ctx_fd = open_pin(dir, RXDP_MAP_QP_CTX);
+	int psn_fd = open_pin(dir, RXDP_MAP_QP_PSN);
+	int st_fd = open_pin(dir, RXDP_MAP_QP_STATS);
+	__u32 key, next, n = 0;
+	__u32 *prev = NULL;
+
+	if (ctx_fd < 0 || !st) {
+		printf("qps: (cannot read %s/%s)\n", dir, RXDP_MAP_QP_CTX);
+		goto out;
+	}
+	/* count first, so the header line comes before the QPs */
+	while (!bpf_map_get_next_key(ctx_fd, prev, &next)) {
+		n++;
+		key = next;
+		prev = &key;
+	}
+	printf("qps: %u\n", n);
+	prev = NULL;
+	while (!bpf_map_get_next_key(ctx_fd, prev, &next)) {
+		struct rxdp_qp_ctx c;
+		struct rxdp_qp_psn p;
+		__u32 idx = next & RXDP_QP_INDEX_MASK;
+		__u64 pk = 0, by = 0, dr = 0;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(ctx_fd, &key, &c))
+			continue; /* deleted while we walked */
+		printf("  qpn 0x%06x type %s state %s pkey 0x%04x dest_qpn "
+		       "0x%06x qkey 0x%08x owner_slot %u owner_pid %u flags "
+		       "0x%x path_mtu %u access 0x%x\n",
+		       key, qp_type_name(c.qp_type), qp_state_name(c.state),
+		       c.pkey, c.dest_qpn, c.qkey, c.owner_slot, c.owner_pid,
+		       c.flags, c.path_mtu, c.access_flags);
+		if (psn_fd >= 0 && !bpf_map_lookup_elem(psn_fd, &idx, &p))
+			printf("    psn: slot_qpn 0x%06x epsn 0x%06x una_psn "
+			       "0x%06x next_psn 0x%06x flags 0x%x\n",
+			       p.qpn, p.epsn, p.una_psn, p.next_psn, p.flags);
+		if (st_fd >= 0 && !bpf_map_lookup_elem(st_fd, &idx, st)) {
+			for (int i = 0; i < ncpu; i++) {
+				pk += st[i].rx_packets;
+				by += st[i].rx_bytes;
+				dr += st[i].rx_drops;
+			}
+			printf("    stats: rx_packets %llu rx_bytes %llu "
+			       "rx_drops %llu\n",
+			       (unsigned long long)pk, (unsigned long long)by,
+			       (unsigned long long)dr);
+		}
+	}
+out:
+	free(st);
+	if (ctx_fd >= 0)
+		close(ctx_fd);
+	if (psn_fd >= 0)
+		close(psn_fd);
+	if (st_fd >= 0)
+		close(st_fd);
+}
+
+/* 1 printed, 0 nothing of rxdp's on this interface, -errno */
+static int status_one(const char *ifname, int ifindex, int ncpu)
+{
+	enum xdp_attach_mode mode;
+	char dir[PATH_MAX];
+	bool pins;
+	int found, ret;
+
+	ret = rxdp_bpffs_if_dir(ifname, dir, sizeof(dir));
+	if (ret)
+		return ret;
+	found = rxdp_find(ifindex, &mode, NULL, NULL);
+	if (found < 0)
+		return found;
+	pins = dir_exists(dir);
+	if (!found && !pins)
+		return 0;
+	if (found)
+		printf("%s: attached, mode %s\n", ifname, mode_name(mode));
+	else
+		printf("%s: not attached (stale pins; `rxdp-loader detach %s` "
+		       "removes them)\n",
+		       ifname, ifname);
+	printf("pins: %s%s\n", dir, pins ? "" : " (missing)");
+	if (!pins)
+		return 1;
+	print_verdicts(dir, ncpu);
+	print_qps(dir, ncpu);
+	return 1;
+}
+
+static int cmd_status(const char *ifname, int ifindex)
+{
+	struct if_nameindex *ifs, *i;
+	int ncpu = libbpf_num_possible_cpus();
+	int ret, shown = 0;
+
+	if (ncpu <= 0) {
+		fail("cannot count the possible CPUs: %s", strerror(-ncpu));
+		return 1;
+	}
+	ret = rxdp_bpffs_enter();
+	if (ret && ret != -ENOENT) {
+		fail("cannot reach the bpffs at %s: %s", RXDP_BPFFS_ROOT,
+		     strerror(-ret));
+		return 1;
+	}
+	ret = setup_libxdp_dir();
+	if (ret) {
+		fail("cannot prepare libxdp's directory: %s", strerror(-ret));
+		return 1;
+	}
+	if (ifname) {
+		ret = status_one(ifname, ifindex, ncpu);
+		if (ret < 0) {
+			fail("%s: %s", ifname, strerror(-ret));
+			return 1;
+		}
+		if (ret == 0) {
+			fail("%s: rxdp is not attached", ifname);
+			return 1;
+		}
+		return 0;
+	}
+	ifs = if_nameindex();
+	if (!ifs) {
+		fail("cannot list interfaces: %s", strerror(errno));
+		return 1;
+	}
+	for (i = ifs; i->if_index; i++) {
+		ret = status_one(i->if_name, i->if_index, ncpu);
+		if (ret < 0)
+			pr_warn("%s: %s\n", i->if_name, strerror(-ret));
+		if (ret > 0) {
+			shown++;
+			printf("\n");
+		}
+	}
+	if_freenameindex(ifs);
+	if (!shown)
+		printf("rxdp is not attached to any interface in this network "
+		       "namespace\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	const char *cmd, *ifname = NULL;
+	int opt, verbose = 0, ifindex = 0, nargs;
+	bool mode_set = false;
+
+	rxdp_log_set_prefix("rxdp-loader");
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "m:vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			if (!strcmp(optarg, "native")) {
+				mode = XDP_MODE_NATIVE;
+			} else if (!strcmp(optarg, "skb")) {
+				mode = XDP_MODE_SKB;
+			} else {
+				fail("unknown mode '%s' (native or skb)",
+				     optarg);
+				return EXIT_USAGE;
+			}
+			mode_set = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			if (optopt)
+				fail("option -%c needs an argument or is "
+				     "unknown (see --help)",
+				     optopt);
+			else
+				fail("unknown option '%s' (see --help)",
+				     argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	nargs = argc - optind;
+	if (nargs < 1) {
+		fail("no command given (attach, detach or status; see --help)");
+		return EXIT_USAGE;
+	}
+	cmd = argv[optind];
+	if (nargs > 1)
+		ifname = argv[optind + 1];
+
+	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")) {
+		if (nargs != 2) {
+			fail("usage: rxdp-loader %s IFNAME%s", cmd,
+			     cmd[0] == 'a' ? " [--mode native|skb]" : "");
+			return EXIT_USAGE;
+		}
+	} else if (!strcmp(cmd, "status")) {
+		if (nargs > 2) {
+			fail("usage: rxdp-loader status [IFNAME]");
+			return EXIT_USAGE;
+		}
+	} else {
+		fail("unknown command '%s' (attach, detach or status)", cmd);
+		return EXIT_USAGE;
+	}
+	if (mode_set && strcmp(cmd, "attach")) {
+		fail("--mode only goes with attach");
+		return EXIT_USAGE;
+	}
+
+	rxdp_log_set_level(verbose >= 2 ? RXDP_LOG_DEBUG
+			   : verbose	? RXDP_LOG_INFO
+					: RXDP_LOG_WARN);
+	rxdp_log_libbpf_init();
+	libxdp_set_print(libxdp_print);
+
+	if (geteuid() != 0) {
+		fail("%s needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)", cmd);
+		return 1;
+	}
+	if (ifname) {
+		ifindex = if_nametoindex(ifname);
+		if (strlen(ifname) >= IF_NAMESIZE || !ifindex) {
+			fail("%s: no such interface in this network namespace",
+			     ifname);
+			return 1;
+		}
+	}
+
+	if (!strcmp(cmd, "attach"))
+		return cmd_attach(ifname, ifindex, mode);
+	if (!strcmp(cmd, "detach"))
+		return cmd_detach(ifname, ifindex);
+	return cmd_status(ifname, ifindex);
+}
