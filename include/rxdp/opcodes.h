@@ -207,18 +207,19 @@ static inline __u32 roce_ext_hdr_len(__u32 flags)
  */
 static inline int roce_ext_hdr_offset(__u32 flags, __u32 which)
 {
-	/* wire order, which is not the order of the flag bits */
-	static const __u32 order[7] = {
+	/* wire order, which is not the order of the flag bits; the CNP body
+	 * is the only thing after a CNP's BTH */
+	static const __u32 order[8] = {
 		ROCE_OPF_DETH, ROCE_OPF_RETH,	      ROCE_OPF_ATOMICETH,
 		ROCE_OPF_AETH, ROCE_OPF_ATOMICACKETH, ROCE_OPF_IMMDT,
-		ROCE_OPF_IETH,
+		ROCE_OPF_IETH, ROCE_OPF_CNP,
 	};
-	static const __u8 size[7] = { 8, 16, 28, 4, 8, 4, 4 };
+	static const __u8 size[8] = { 8, 16, 28, 4, 8, 4, 4, 16 };
 	int off = 0;
 
 	if (!(flags & which))
 		return -1;
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 8; i++) {
 		if (order[i] == which)
 			return off;
 		if (flags & order[i])

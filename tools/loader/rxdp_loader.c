@@ -117,13 +117,13 @@ static const char *qp_state_name(__u8 s)
  * Point libxdp at this network namespace's directory. Must run before the
  * first libxdp call: libxdp reads LIBXDP_BPFFS once.
  */
-static int setup_libxdp_dir(void)
+static int setup_libxdp_dir(bool create)
 {
 	char dir[PATH_MAX];
 	int ret;
 
 	ret = rxdp_bpffs_libxdp_dir(dir, sizeof(dir));
-	if (!ret)
+	if (!ret && create)
 		ret = rxdp_bpffs_mkdirs(dir);
 	if (ret)
 		return ret;
@@ -256,7 +256,7 @@ static int cmd_attach(const char *ifname, int ifindex,
 	}
 	ret = rxdp_bpffs_if_dir(ifname, dir, sizeof(dir));
 	if (!ret)
-		ret = setup_libxdp_dir();
+		ret = setup_libxdp_dir(true);
 	if (ret) {
 		fail("cannot prepare the pin directory for %s: %s", ifname,
 		     strerror(-ret));
@@ -346,7 +346,7 @@ static int cmd_detach(const char *ifname, int ifindex)
 	}
 	ret = rxdp_bpffs_if_dir(ifname, dir, sizeof(dir));
 	if (!ret)
-		ret = setup_libxdp_dir();
+		ret = setup_libxdp_dir(false);
 	if (ret) {
 		fail("%s: %s", ifname, strerror(-ret));
 		return 1;
@@ -534,7 +534,7 @@ static int cmd_status(const char *ifname, int ifindex)
 		     strerror(-ret));
 		return 1;
 	}
-	ret = setup_libxdp_dir();
+	ret = setup_libxdp_dir(false);
 	if (ret) {
 		fail("cannot prepare libxdp's directory: %s", strerror(-ret));
 		return 1;

@@ -1,0 +1,9 @@
+# cmocka unit tests of the headers shared by BPF and userspace (no root).
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(wildcard tests/unit/test_*.c))
+
+$(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+TESTS += $(UNIT_TESTS)
