@@ -1,0 +1,17 @@
+# The drop-in libibverbs.so.1: the rdma-core 44 verbs ABI, built against the
+# system's <infiniband/verbs.h>. Only the symbols in libibverbs.map are
+# exported (the common archive and the engine stay internal). Linked with
+# -z defs so a missing definition fails the build, not a program's start.
+VERBS_SRCS := $(wildcard userspace/verbs/*.c)
+VERBS_OBJS := $(VERBS_SRCS:%.c=$(OBJ)/%.o)
+VERBS_MAP  := userspace/verbs/libibverbs.map
+VERBS_SO   := $(LIB)/libibverbs.so.1
+
+$(VERBS_SO): $(VERBS_OBJS) $(COMMON_LIB) $(VERBS_MAP)
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,libibverbs.so.1 \
+		-Wl,--version-script=$(VERBS_MAP) -Wl,-z,defs -Wl,-z,now \
+		-o $@ $(VERBS_OBJS) $(COMMON_LIB) -lmnl -lpthread
+
+LIBS += $(VERBS_SO)

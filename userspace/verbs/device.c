@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Devices and contexts: the device list comes from rxdpd (one verbs device
+ * per interface it serves, named rxdp_<ifname>), and every query is answered
+ * from what the daemon says about the interface now.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "verbs/verbs_priv.h"
+
+/* The tools and the library were built against this header's layouts */
+_Static_assert(offsetof(struct rxdp_device, ibdev) == 0,
+	       "ibv_device must start rxdp_device");
+_Static_assert(offsetof(struct verbs_context, context) +
+			       sizeof(struct ibv_context) ==
+		       sizeof(struct verbs_context),
+	       "ibv_context must end verbs_context");
+
+#define RXDP_MAX_DEVICES 64
+
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rxdp_device *dev_cache; /* every device ever listed */
+
+static struct rxdp_device *dev_cache_find(const struct rxdp_dev_info *info)
+{
+	struct rxdp_device *d;
+
+	for (d = dev_cache; d; d = d->next)
+		if (!strcmp(d->info.name, info->name))
+			return d;
+	return NULL;
+}
+
+static void dev_fill(struct rxdp_device *d, const struct rxdp_dev_info *info)
+{
+	struct ibv_device *ib = &d->ibdev;
+
+	d->info = *info;
+	d->info.name[sizeof(d->info.name) - 1] = '\0';
+	ib->node_type = IBV_NODE_CA;
+	ib->transport_type = IBV_TRANSPORT_IB;
+	snprintf(ib->name, sizeof(ib->name), "%s", d->info.name);
+	/* No uverbs device exists; the name only has to be unique */
+	snprintf(ib->dev_name, sizeof(ib->dev_name), "uverbs%u",
+		 d->info.ifindex);
+	snprintf(ib->dev_path, sizeof(ib->dev_path),
+		 "/sys/class/infiniband_verbs/uverbs%u", d->info.ifindex);
+	snprintf(ib->ibdev_path, sizeof(ib->ibdev_path), "%s%s",
+		 RXDP_VERBS_IBDEV_DIR, d->info.name);
+}
+
+static struct rxdp_ctl *ctl_connect_quiet(void)
+{
+	struct rxdp_ctl *ctl = rxdp_ctl_connect(NULL);
+
+	if (!ctl)
+		pr_debug("rxdp: no rxdpd reachable (%s): no devices; start "
+			 "rxdpd in this network namespace\n",
+			 strerror(errno));
+	return ctl;
+}
+
+struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct rxdp_dev_info *infos = NULL;
+	struct ibv_device **list;
+	struct rxdp_device *d;
+	struct rxdp_ctl *ctl;
+	int n = 0, i, k = 0;
+
+	rxdp_verbs_log_init();
+	ctl = ctl_connect_quiet();
+	if (ctl) {
+		infos = calloc(RXDP_MAX_DEVICES, sizeof(*infos));
+		if (!infos) {
+			rxdp_ctl_close(ctl);
+			errno = ENOMEM;
+			return NULL;
+		}
+		n = rxdp_ctl_list_devices(ctl, infos, RXDP_MAX_DEVICES);
+		if (n < 0) {
+			pr_debug("rxdp: listing devices: %s (%s)\n",
+				 strerror(-n), rxdp_ctl_strerror(ctl));
+			n = 0;
+		}
+		if (n > RXDP_MAX_DEVICES)
+			n = RXDP_MAX_DEVICES;
+		rxdp_ctl_close(ctl);
+	}
+
+	list = calloc(n + 1, sizeof(*list));
+	if (!list) {
+		free(infos);
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	pthread_mutex_lock(&dev_lock);
+	for (d = dev_cache; d; d = d->next)
+		d->listed = 0;
+	for (i = 0; i < n; i++) {
+		d = dev_cache_find(&infos[i]);
+		if (!d) {
+			d = calloc(1, sizeof(*d));
+			if (!d)
+				continue;
+			d->next = dev_cache;
+			dev_cache = d;
+		}
+		dev_fill(d, &infos[i]);
+		d->listed = 1;
+		list[k++] = &d->ibdev;
+	}
+	pthread_mutex_unlock(&dev_lock);
+
+	free(infos);
+	if (num_devices)
+		*num_devices = k;
+	return list;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return (__be64)to_rxdp_dev(device)->info.node_guid;
+}
+
+int ibv_get_device_index(struct ibv_device *device)
+{
+	return (int)to_rxdp_dev(device)->info.ifindex;
+}
+
+/* Fresh facts about the context's interface; falls back to none: -errno */
+int rxdp_device_refresh(struct rxdp_context *c, struct rxdp_dev_info *out)
+{
+	int ret;
+
+	rxdp_ctx_ctl_lock(c);
+	ret = rxdp_ctl_query_device(c->ctl, c->dev->info.ifindex, out);
+	if (ret < 0)
+		pr_debug("rxdp: query device %s: %s (%s)\n", c->dev->info.name,
+			 strerror(-ret), rxdp_ctl_strerror(c->ctl));
+	rxdp_ctx_ctl_unlock(c);
+	return ret;
+}
+
+void rxdp_ctx_ctl_lock(struct rxdp_context *c)
+{
+	pthread_mutex_lock(&c->ctl_lock);
+}
+
+void rxdp_ctx_ctl_unlock(struct rxdp_context *c)
+{
+	pthread_mutex_unlock(&c->ctl_lock);
+}
+
+static int rxdp_query_port_ex(struct ibv_context *ctx, uint8_t port_num,
+			      struct ibv_port_attr *port_attr,
+			      size_t port_attr_len);
+static int rxdp_query_device_ex(struct ibv_context *ctx,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size);
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct rxdp_device *dev = to_rxdp_dev(device);
+	struct rxdp_context *c;
+	struct ibv_context *ctx;
+	int pfd[2], err;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->dev = dev;
+	c->async_wfd = -1;
+	ctx = &c->vctx.context;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = -1;
+	pthread_mutex_init(&c->ctl_lock, NULL);
+
+	c->ctl = rxdp_ctl_connect(NULL);
+	if (!c->ctl) {
+		err = errno ? errno : ENODEV;
+		pr_debug("rxdp: open %s: no rxdpd (%s)\n", dev->info.name,
+			 strerror(err));
+		goto err_free;
+	}
+
+	/*
+	 * cmd_fd stands where /dev/infiniband/uverbsN would: programs only
+	 * poll or close it. async_fd is the read end of a pipe of
+	 * struct ibv_async_event records (rxdp_async_event_post).
+	 */
+	ctx->cmd_fd = eventfd(0, EFD_CLOEXEC);
+	if (ctx->cmd_fd < 0) {
+		err = errno;
+		goto err_ctl;
+	}
+	if (pipe2(pfd, O_CLOEXEC)) {
+		err = errno;
+		goto err_cmd;
+	}
+	ctx->async_fd = pfd[0];
+	c->async_wfd = pfd[1];
+	/* The library never blocks on a full event queue */
+	fcntl(c->async_wfd, F_SETFL, O_NONBLOCK);
+
+	ctx->device = device;
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_port = rxdp_query_port_ex;
+	c->vctx.query_device_ex = rxdp_query_device_ex;
+	rxdp_dp_set_ops(&ctx->ops);
+
+	err = -rxdp_dp_context_init(c);
+	if (err)
+		goto err_pipe;
+	return ctx;
+
+err_pipe:
+	pthread_mutex_destroy(&ctx->mutex);
+	close(c->async_wfd);
+	close(ctx->async_fd);
+err_cmd:
+	close(ctx->cmd_fd);
+err_ctl:
+	rxdp_ctl_close(c->ctl);
+err_free:
+	pthread_mutex_destroy(&c->ctl_lock);
+	free(c);
+	errno = err;
+	return NULL;
+}
+
+int ibv_close_device(struct ibv_context *ctx)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+
+	rxdp_dp_context_fini(c);
+	close(c->async_wfd);
+	close(ctx->async_fd);
+	close(ctx->cmd_fd);
+	rxdp_ctl_close(c->ctl);
+	pthread_mutex_destroy(&ctx->mutex);
+	pthread_mutex_destroy(&c->ctl_lock);
+	free(c);
+	return 0;
+}
+
+static void fill_device_attr(const struct rxdp_dev_info *info,
+			     struct ibv_device_attr *a)
+{
+	unsigned int max_qp = info->max_qp ? info->max_qp : 1024;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", RXDP_VERBS_FW_VER);
+	a->node_guid = (__be64)info->node_guid;
+	a->sys_image_guid = (__be64)info->node_guid;
+	a->max_mr_size = RXDP_VERBS_MAX_MR_SIZE;
+	a->page_size_cap = RXDP_VERBS_PAGE_SIZE_CAP;
+	a->vendor_id = RXDP_VERBS_VENDOR_ID;
+	a->vendor_part_id = RXDP_VERBS_VENDOR_PART_ID;
+	a->hw_ver = RXDP_VERBS_HW_VER;
+	a->max_qp = (int)max_qp;
+	a->max_qp_wr = RXDP_VERBS_MAX_QP_WR;
+	a->device_cap_flags = IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE;
+	a->max_sge = RXDP_VERBS_MAX_SGE;
+	a->max_sge_rd = RXDP_VERBS_MAX_SGE_RD;
+	a->max_cq = RXDP_VERBS_MAX_CQ;
+	a->max_cqe = RXDP_VERBS_MAX_CQE;
+	a->max_mr = RXDP_VERBS_MAX_MR;
+	a->max_pd = RXDP_VERBS_MAX_PD;
+	a->max_qp_rd_atom = RXDP_VERBS_MAX_QP_RD_ATOM;
+	a->max_qp_init_rd_atom = RXDP_VERBS_MAX_QP_INIT_RD_ATOM;
+	a->max_res_rd_atom = (int)(RXDP_VERBS_MAX_QP_RD_ATOM * max_qp);
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_srq = RXDP_VERBS_MAX_SRQ;
+	a->max_srq_wr = RXDP_VERBS_MAX_SRQ_WR;
+	a->max_srq_sge = RXDP_VERBS_MAX_SRQ_SGE;
+	a->max_ah = RXDP_VERBS_MAX_AH;
+	a->max_pkeys = RXDP_VERBS_MAX_PKEYS;
+	a->local_ca_ack_delay = RXDP_VERBS_LOCAL_CA_ACK_DELAY;
+	a->phys_port_cnt = 1;
+}
+
+int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
+{
+	struct rxdp_dev_info info;
+	int ret;
+
+	ret = rxdp_device_refresh(to_rxdp_ctx(ctx), &info);
+	if (ret < 0) {
+		errno = -ret;
+		return -ret;
+	}
+	fill_device_attr(&info, attr);
+	return 0;
+}
+
+static int rxdp_query_device_ex(struct ibv_context *ctx,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size)
+{
+	struct ibv_device_attr_ex ex;
+	struct rxdp_dev_info info;
+	int ret;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	ret = rxdp_device_refresh(to_rxdp_ctx(ctx), &info);
+	if (ret < 0)
+		return -ret;
+
+	memset(&ex, 0, sizeof(ex));
+	fill_device_attr(&info, &ex.orig_attr);
+	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
+	ex.phys_port_cnt_ex = 1;
+	if (attr_size > sizeof(ex)) {
+		memset(attr, 0, attr_size);
+		attr_size = sizeof(ex);
+	}
+	memcpy(attr, &ex, attr_size);
+	return 0;
+}
+
+/*
+ * Width and speed from the Ethernet link speed, the mapping the kernel's
+ * RoCE drivers use (ib_get_eth_speed): the product is the link rate.
+ * Encodings of PortInfo:LinkWidthActive and LinkSpeedActive (IBTA 14.2.5.6).
+ */
+enum {
+	RXDP_WIDTH_1X = 1,
+	RXDP_WIDTH_4X = 2
+};
+
+static void eth_speed_to_ib(__u32 mbps, uint8_t *width, uint8_t *speed)
+{
+	if (mbps <= 1000) {
+		*width = RXDP_WIDTH_1X;
+		*speed = 1; /* SDR */
+	} else if (mbps <= 10000) {
+		*width = RXDP_WIDTH_1X;
+		*speed = 8; /* FDR10 */
+	} else if (mbps <= 20000) {
+		*width = RXDP_WIDTH_4X;
+		*speed = 2; /* DDR */
+	} else if (mbps <= 25000) {
+		*width = RXDP_WIDTH_1X;
+		*speed = 32; /* EDR */
+	} else if (mbps <= 40000) {
+		*width = RXDP_WIDTH_4X;
+		*speed = 8; /* FDR10 */
+	} else {
+		*width = RXDP_WIDTH_4X;
+		*speed = 32; /* EDR */
+	}
+}
+
+static int fill_port_attr(struct ibv_context *ctx, uint8_t port_num,
+			  struct ibv_port_attr *a)
+{
+	struct rxdp_dev_info info;
+	int ret;
+
+	if (port_num != 1)
+		return EINVAL;
+	ret = rxdp_device_refresh(to_rxdp_ctx(ctx), &info);
+	if (ret < 0)
+		return -ret;
+
+	memset(a, 0, sizeof(*a));
+	a->state = (enum ibv_port_state)info.port_state;
+	a->max_mtu = (enum ibv_mtu)info.max_mtu;
+	a->active_mtu = (enum ibv_mtu)info.active_mtu;
+	a->gid_tbl_len = (int)info.gid_tbl_len;
+	a->port_cap_flags = IBV_PORT_IP_BASED_GIDS;
+	a->max_msg_sz = RXDP_VERBS_MAX_MSG_SZ;
+	a->pkey_tbl_len = RXDP_VERBS_MAX_PKEYS;
+	a->max_vl_num = 1;
+	eth_speed_to_ib(info.speed_mbps, &a->active_width, &a->active_speed);
+	/* IBTA 14.2.5.6 PortPhysicalState: 5 LinkUp, 3 Disabled */
+	a->phys_state = info.port_state == IBV_PORT_ACTIVE ? 5 : 3;
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	return 0;
+}
+
+static int rxdp_query_port_ex(struct ibv_context *ctx, uint8_t port_num,
+			      struct ibv_port_attr *port_attr,
+			      size_t port_attr_len)
+{
+	struct ibv_port_attr a;
+	int ret;
+
+	ret = fill_port_attr(ctx, port_num, &a);
+	if (ret)
+		return ret;
+	if (port_attr_len > sizeof(a)) {
+		memset(port_attr, 0, port_attr_len);
+		port_attr_len = sizeof(a);
+	}
+	memcpy(port_attr, &a, port_attr_len);
+	return 0;
+}
+
+/*
+ * The exported symbol, for programs built before verbs_context carried
+ * query_port: their struct ends at `flags` (rdma-core's compat layout).
+ */
+#undef ibv_query_port
+int ibv_query_port(struct ibv_context *ctx, uint8_t port_num,
+		   struct _compat_ibv_port_attr *port_attr)
+{
+	int ret = rxdp_query_port_ex(
+		ctx, port_num, (struct ibv_port_attr *)port_attr,
+		offsetof(struct ibv_port_attr, port_cap_flags2));
+
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
+static int query_gid_entry(struct ibv_context *ctx, uint32_t port_num,
+			   uint32_t index, struct rxdp_gid_entry *e)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	int ret;
+
+	if (port_num != 1)
+		return -EINVAL;
+	rxdp_ctx_ctl_lock(c);
+	ret = rxdp_ctl_query_gid(c->ctl, c->dev->info.ifindex, index, e);
+	rxdp_ctx_ctl_unlock(c);
+	return ret;
+}
+
+static int gid_is_zero(const __u8 *gid)
+{
+	static const __u8 zero[16];
+
+	return !memcmp(gid, zero, sizeof(zero));
+}
+
+int ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
+		  union ibv_gid *gid)
+{
+	struct rxdp_gid_entry e;
+	int ret;
+
+	if (index < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	ret = query_gid_entry(ctx, port_num, (uint32_t)index, &e);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	memcpy(gid->raw, e.gid, sizeof(gid->raw));
+	return 0;
+}
+
+/* An empty slot is ENODATA, as in rdma-core */
+int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
+		      uint32_t gid_index, struct ibv_gid_entry *entry,
+		      uint32_t flags, size_t entry_size)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	struct ibv_gid_entry out;
+	struct rxdp_gid_entry e;
+	int ret;
+
+	if (flags || entry_size < sizeof(out))
+		return EINVAL;
+	ret = query_gid_entry(ctx, port_num, gid_index, &e);
+	if (ret < 0)
+		return -ret;
+	if (gid_is_zero(e.gid))
+		return ENODATA;
+	memset(&out, 0, sizeof(out));
+	memcpy(out.gid.raw, e.gid, sizeof(out.gid.raw));
+	out.gid_index = gid_index;
+	out.port_num = port_num;
+	out.gid_type = e.gid_type;
+	out.ndev_ifindex = c->dev->info.ifindex;
+	memcpy(entry, &out, sizeof(out));
+	return 0;
+}
+
+ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
+			     struct ibv_gid_entry *entries, size_t max_entries,
+			     uint32_t flags, size_t entry_size)
+{
+	struct ibv_port_attr pa;
+	size_t n = 0;
+	int i, ret;
+
+	if (flags || entry_size < sizeof(*entries))
+		return -EINVAL;
+	ret = fill_port_attr(ctx, 1, &pa);
+	if (ret)
+		return -ret;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry *e =
+			(void *)((char *)entries + n * entry_size);
+
+		if (n == max_entries)
+			return -EINVAL; /* rdma-core: the table did not fit */
+		ret = _ibv_query_gid_ex(ctx, 1, (uint32_t)i, e, 0, entry_size);
+		if (ret == ENODATA)
+			continue;
+		if (ret)
+			return -ret;
+		n++;
+	}
+	return (ssize_t)n;
+}
+
+/* rdma-core's private enum ibv_gid_type_sysfs (ibv_devinfo passes one) */
+enum rxdp_gid_type_sysfs {
+	RXDP_GID_TYPE_SYSFS_IB_ROCE_V1 = 0,
+	RXDP_GID_TYPE_SYSFS_ROCE_V2 = 1,
+};
+
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
+		       unsigned int index, enum rxdp_gid_type_sysfs *type);
+int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
+		       unsigned int index, enum rxdp_gid_type_sysfs *type)
+{
+	struct rxdp_gid_entry e;
+	int ret;
+
+	ret = query_gid_entry(ctx, port_num, index, &e);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	/* rxdp speaks RoCE v2 only; an empty slot has that type too */
+	*type = RXDP_GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+int ibv_query_pkey(struct ibv_context *ctx, uint8_t port_num, int index,
+		   __be16 *pkey)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	__u16 val;
+	int ret;
+
+	if (port_num != 1 || index < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	rxdp_ctx_ctl_lock(c);
+	ret = rxdp_ctl_query_pkey(c->ctl, c->dev->info.ifindex, (__u32)index,
+				  &val);
+	rxdp_ctx_ctl_unlock(c);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	*pkey = htobe16(val);
+	return 0;
+}
+
+int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port_num, __be16 pkey)
+{
+	__be16 p;
+	int i;
+
+	for (i = 0;; i++) {
+		if (ibv_query_pkey(ctx, port_num, i, &p))
+			return -1;
+		if (p == pkey)
+			return i;
+	}
+}
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	static atomic_uint next_handle;
+	struct rxdp_pd *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->pd.context = ctx;
+	p->pd.handle = atomic_fetch_add(&next_handle, 1);
+	return &p->pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct rxdp_pd *p = to_rxdp_pd(pd);
+
+	if (__atomic_load_n(&p->users, __ATOMIC_ACQUIRE))
+		return EBUSY;
+	free(p);
+	return 0;
+}
+
+void rxdp_pd_get(struct ibv_pd *pd)
+{
+	__atomic_add_fetch(&to_rxdp_pd(pd)->users, 1, __ATOMIC_RELAXED);
+}
+
+void rxdp_pd_put(struct ibv_pd *pd)
+{
+	__atomic_sub_fetch(&to_rxdp_pd(pd)->users, 1, __ATOMIC_RELEASE);
+}
+
+int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx,
+				struct ibv_ah_attr *attr, uint8_t eth_mac[6],
+				uint16_t *vid)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	struct rxdp_path path;
+	struct rxdp_ah ah;
+	int ret;
+
+	if (!attr->is_global) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	memset(&ah, 0, sizeof(ah));
+	memcpy(ah.dgid, attr->grh.dgid.raw, sizeof(ah.dgid));
+	ah.flow_label = attr->grh.flow_label;
+	ah.sgid_index = attr->grh.sgid_index;
+	ah.hop_limit = attr->grh.hop_limit;
+	ah.traffic_class = attr->grh.traffic_class;
+	ah.sl = attr->sl;
+	rxdp_ctx_ctl_lock(c);
+	ret = rxdp_ctl_resolve(c->ctl, c->dev->info.ifindex, &ah, &path);
+	rxdp_ctx_ctl_unlock(c);
+	if (ret < 0) {
+		errno = -ret;
+		return -ret;
+	}
+	memcpy(eth_mac, path.dmac, 6);
+	if (vid)
+		*vid = path.vlan ? path.vlan : 0xffff; /* rdma-core: none */
+	return 0;
+}
+
+/* --- sysfs ---------------------------------------------------------------- */
+
+const char *ibv_get_sysfs_path(void)
+{
+	const char *env = getenv("SYSFS_PATH");
+
+	return env && *env ? env : "/sys";
+}
+
+static struct rxdp_device *dev_by_ibdev_path(const char *dir)
+{
+	struct rxdp_device *d;
+
+	for (d = dev_cache; d; d = d->next)
+		if (!strcmp(d->ibdev.ibdev_path, dir))
+			return d;
+	return NULL;
+}
+
+/*
+ * There is no kernel RDMA device behind an rxdp device, so the few sysfs
+ * attributes programs read from ibdev_path are synthesised here.
+ */
+int rxdp_sysfs_synth(const char *dir, const char *file, char *buf, size_t size)
+{
+	struct rxdp_device *d;
+	char val[128];
+	const char *f = file;
+	unsigned int idx;
+	__u64 g;
+	int len;
+
+	pthread_mutex_lock(&dev_lock);
+	d = dev_by_ibdev_path(dir);
+	if (!d) {
+		pthread_mutex_unlock(&dev_lock);
+		return -2;
+	}
+	g = be64toh(d->info.node_guid);
+	if (!strcmp(f, "board_id"))
+		snprintf(val, sizeof(val), "RXDP_%s", d->info.ifname);
+	else if (!strcmp(f, "fw_ver"))
+		snprintf(val, sizeof(val), "%s", RXDP_VERBS_FW_VER);
+	else if (!strcmp(f, "hca_type"))
+		snprintf(val, sizeof(val), "rxdp");
+	else if (!strcmp(f, "node_type"))
+		snprintf(val, sizeof(val), "1: CA");
+	else if (!strcmp(f, "node_desc"))
+		snprintf(val, sizeof(val), "rxdp %s", d->info.ifname);
+	else if (!strcmp(f, "node_guid") || !strcmp(f, "sys_image_guid"))
+		snprintf(val, sizeof(val), "%04x:%04x:%04x:%04x",
+			 (unsigned int)(g >> 48) & 0xffff,
+			 (unsigned int)(g >> 32) & 0xffff,
+			 (unsigned int)(g >> 16) & 0xffff,
+			 (unsigned int)g & 0xffff);
+	else if (sscanf(f, "ports/1/gid_attrs/types/%u", &idx) == 1 &&
+		 idx < d->info.gid_tbl_len)
+		snprintf(val, sizeof(val), "RoCE v2");
+	else if (sscanf(f, "ports/1/gid_attrs/ndevs/%u", &idx) == 1 &&
+		 idx < d->info.gid_tbl_len)
+		snprintf(val, sizeof(val), "%s", d->info.ifname);
+	else if (!strcmp(f, "ports/1/link_layer"))
+		snprintf(val, sizeof(val), "Ethernet");
+	else {
+		pthread_mutex_unlock(&dev_lock);
+		errno = ENOENT;
+		return -1;
+	}
+	pthread_mutex_unlock(&dev_lock);
+
+	len = (int)strlen(val);
+	if (size == 0)
+		return len;
+	if ((size_t)len >= size)
+		len = (int)size - 1;
+	memcpy(buf, val, (size_t)len);
+	buf[len] = '\0';
+	return len;
+}
+
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
+			size_t size)
+{
+	char *path;
+	ssize_t len;
+	int fd, ret;
+
+	ret = rxdp_sysfs_synth(dir, file, buf, size);
+	if (ret != -2)
+		return ret;
+
+	if (asprintf(&path, "%s/%s", dir, file) < 0)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size);
+	close(fd);
+	if (len < 0)
+		return -1;
+	if (len > 0 && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	else if ((size_t)len < size)
+		buf[len] = '\0';
+	else
+		buf[size - 1] = '\0';
+	return (int)len;
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Completion channels and asynchronous events, on pipes: each event is one
+ * fixed-size record written atomically (well under PIPE_BUF), so the read
+ * ends behave as the kernel's uverbs event files do: poll()/epoll say
+ * readable when an event is queued, a blocking read waits for one, and a
+ * descriptor the application made O_NONBLOCK gives EAGAIN.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "verbs/verbs_priv.h"
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct rxdp_comp_channel *ch;
+	int pfd[2];
+
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (pipe2(pfd, O_CLOEXEC)) {
+		int err = errno;
+
+		free(ch);
+		errno = err;
+		return NULL;
+	}
+	/* The engine never blocks on a full channel */
+	fcntl(pfd[1], F_SETFL, O_NONBLOCK);
+	ch->channel.context = ctx;
+	ch->channel.fd = pfd[0];
+	ch->channel.refcnt = 0;
+	ch->wfd = pfd[1];
+	return &ch->channel;
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)channel;
+	struct ibv_context *ctx = channel->context;
+	int busy;
+
+	pthread_mutex_lock(&ctx->mutex);
+	busy = channel->refcnt;
+	pthread_mutex_unlock(&ctx->mutex);
+	if (busy)
+		return EBUSY; /* CQs still use it, as rdma-core says */
+	close(ch->wfd);
+	close(channel->fd);
+	free(ch);
+	return 0;
+}
+
+void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
+		   struct ibv_comp_channel *channel, void *cq_context)
+{
+	cq->context = context;
+	cq->channel = channel;
+	cq->cq_context = cq_context;
+	cq->comp_events_completed = 0;
+	cq->async_events_completed = 0;
+	pthread_mutex_init(&cq->mutex, NULL);
+	pthread_cond_init(&cq->cond, NULL);
+	if (channel) {
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&context->mutex);
+	}
+}
+
+void rxdp_cq_fini(struct ibv_cq *cq)
+{
+	if (cq->channel) {
+		pthread_mutex_lock(&cq->context->mutex);
+		cq->channel->refcnt--;
+		pthread_mutex_unlock(&cq->context->mutex);
+	}
+	pthread_cond_destroy(&cq->cond);
+	pthread_mutex_destroy(&cq->mutex);
+}
+
+static int write_record(int fd, const void *rec, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, rec, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static int read_record(int fd, void *rec, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, rec, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EIO; /* write end gone: the channel is being torn down */
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+int rxdp_cq_notify(struct ibv_cq *cq)
+{
+	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)cq->channel;
+
+	if (!ch)
+		return -EINVAL;
+	return write_record(ch->wfd, &cq, sizeof(cq));
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+		     void **cq_context)
+{
+	struct ibv_cq *ev;
+	int ret;
+
+	ret = read_record(channel->fd, &ev, sizeof(ev));
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	*cq = ev;
+	*cq_context = ev->cq_context;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+void rxdp_cq_wait_acked(struct ibv_cq *cq, uint32_t comp_events,
+			uint32_t async_events)
+{
+	pthread_mutex_lock(&cq->mutex);
+	while (cq->comp_events_completed != comp_events ||
+	       cq->async_events_completed != async_events)
+		pthread_cond_wait(&cq->cond, &cq->mutex);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+void rxdp_qp_wait_acked(struct ibv_qp *qp, uint32_t events)
+{
+	pthread_mutex_lock(&qp->mutex);
+	while (qp->events_completed != events)
+		pthread_cond_wait(&qp->cond, &qp->mutex);
+	pthread_mutex_unlock(&qp->mutex);
+}
+
+void rxdp_srq_wait_acked(struct ibv_srq *srq, uint32_t events)
+{
+	pthread_mutex_lock(&srq->mutex);
+	while (srq->events_completed != events)
+		pthread_cond_wait(&srq->cond, &srq->mutex);
+	pthread_mutex_unlock(&srq->mutex);
+}
+
+int rxdp_async_event_post(struct ibv_context *ctx,
+			  const struct ibv_async_event *ev)
+{
+	return write_record(to_rxdp_ctx(ctx)->async_wfd, ev, sizeof(*ev));
+}
+
+int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
+{
+	int ret = read_record(ctx->async_fd, event, sizeof(*event));
+
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* Count the acknowledgement on the object the event is about */
+void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	switch (event->event_type) {
+	case IBV_EVENT_CQ_ERR: {
+		struct ibv_cq *cq = event->element.cq;
+
+		pthread_mutex_lock(&cq->mutex);
+		cq->async_events_completed++;
+		pthread_cond_signal(&cq->cond);
+		pthread_mutex_unlock(&cq->mutex);
+		return;
+	}
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED: {
+		struct ibv_qp *qp = event->element.qp;
+
+		pthread_mutex_lock(&qp->mutex);
+		qp->events_completed++;
+		pthread_cond_signal(&qp->cond);
+		pthread_mutex_unlock(&qp->mutex);
+		return;
+	}
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED: {
+		struct ibv_srq *srq = event->element.srq;
+
+		pthread_mutex_lock(&srq->mutex);
+		srq->events_completed++;
+		pthread_cond_signal(&srq->cond);
+		pthread_mutex_unlock(&srq->mutex);
+		return;
+	}
+	case IBV_EVENT_WQ_FATAL: {
+		struct ibv_wq *wq = event->element.wq;
+
+		pthread_mutex_lock(&wq->mutex);
+		wq->events_completed++;
+		pthread_cond_signal(&wq->cond);
+		pthread_mutex_unlock(&wq->mutex);
+		return;
+	}
+	default:
+		return; /* port and device events belong to no object */
+	}
+}
