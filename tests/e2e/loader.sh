@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# End-to-end test of rxdp-loader: two network namespaces joined by a veth
+# pair whose ends have the same name; rxdp attached on both ends from inside
+# `ip netns exec`; pins checked from a second `ip netns exec` and from
+# outside; RoCEv2 packets sent from B; verdict counters read back through
+# `rxdp-loader status` and bpftool; every CLI error case; detach.
+#
+# Runs in a private mount namespace of its own (unshare -m) with
+# /run/rxdp/bpffs unmounted there, so the loader's own bpffs mount (into the
+# mount namespace of its nearest ancestor outside `ip netns exec`) is what is
+# tested, and nothing of it leaks to the machine.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+
+require_root
+require_cmd ip bpftool unshare setpriv stat
+[ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+
+if [ "${RXDP_E2E_PRIVATE_MNT:-}" != 1 ]; then
+	trap - EXIT
+	exec unshare --mount --propagation private \
+		env RXDP_E2E_PRIVATE_MNT=1 "$0" "$@"
+fi
+
+LOADER=${RXDP_LOADER:-$root/build/bin/rxdp-loader}
+SEND="/usr/bin/python3 $root/tests/lib/roce_send.py"
+[ -x "$LOADER" ] || fail "$LOADER not built (make build/bin/rxdp-loader)"
+
+step() { printf '# %s\n' "$*"; }
+# a failure that lets the remaining independent checks run first
+deferred=
+later_fail() {
+	echo "FAIL (reported at the end): $*" >&2
+	deferred="$deferred
+$*"
+}
+
+# Only in our private copy of the mount table: start without a bpffs
+for _ in 1 2 3 4; do
+	[ "$(stat -f -c %T $RXDP_BPFFS_ROOT 2>/dev/null)" = bpf_fs ] || break
+	umount -l $RXDP_BPFFS_ROOT || fail "cannot unmount $RXDP_BPFFS_ROOT here"
+done
+[ "$(stat -f -c %T $RXDP_BPFFS_ROOT 2>/dev/null)" != bpf_fs ] ||
+	fail "$RXDP_BPFFS_ROOT still a bpffs"
+
+NETNS_SAME_IFNAME=1 NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+IF=$IF_A # the same name in both namespaces
+BR=rxbr$RXDP_TEST_ID
+ip -n "$NS_A" link add "$BR" type bridge || fail "cannot create a bridge"
+ip -n "$NS_A" link set "$BR" up
+on_exit "ip netns exec $NS_A $LOADER detach $IF"
+on_exit "ip netns exec $NS_B $LOADER detach $IF"
+on_exit "ip netns exec $NS_A $LOADER detach $BR"
+
+# --- attach -----------------------------------------------------------------
+step "attach on both ends (native mode)"
+out=$(nsa "$LOADER" attach "$IF" --mode native) || fail "attach in $NS_A: $out"
+echo "$out"
+out=$(nsb "$LOADER" attach "$IF" --mode native) || fail "attach in $NS_B: $out"
+echo "$out"
+
+[ "$(stat -f -c %T $RXDP_BPFFS_ROOT)" = bpf_fs ] ||
+	fail "the loader's bpffs is not visible where it was started from"
+DIR_A=$(rxdp_pin_dir "$NS_A" "$IF")
+DIR_B=$(rxdp_pin_dir "$NS_B" "$IF")
+[ "$DIR_A" != "$DIR_B" ] || fail "both namespaces pin to $DIR_A"
+for m in qp_ctx qp_psn qp_stats stats xsks; do
+	[ -e "$DIR_A/$m" ] || fail "$DIR_A/$m missing (seen from outside)"
+	[ -e "$DIR_B/$m" ] || fail "$DIR_B/$m missing (seen from outside)"
+	nsa test -e "$DIR_A/$m" || fail "$DIR_A/$m not seen from ip netns exec"
+done
+id_a=$(bpftool -j map show pinned "$DIR_A/stats" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
+id_b=$(bpftool -j map show pinned "$DIR_B/stats" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
+[ -n "$id_a" ] && [ -n "$id_b" ] && [ "$id_a" != "$id_b" ] ||
+	fail "same-named interfaces share maps (ids '$id_a' '$id_b')"
+
+st=$(nsa "$LOADER" status "$IF") || fail "status: $st"
+grep -qx "$IF: attached, mode native" <<<"$st" || fail "status mode: $st"
+grep -qx "pins: $DIR_A" <<<"$st" || fail "status pin path: $st"
+st_all=$(nsb "$LOADER" status) || fail "status (all): $st_all"
+grep -qx "pins: $DIR_B" <<<"$st_all" || fail "status (all) in B: $st_all"
+grep -q "$BR" <<<"$(nsa "$LOADER" status)" && fail "status lists $BR"
+
+# --- a QP context, written the way any tool can --------------------------------
+le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) \
+	$((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+QPN=$((0x102))
+UNKNOWN_QPN=$((0x999))
+# struct rxdp_qp_ctx: qpn, qp_type RC(2), state RESET(0), pkey 0xffff,
+# dest_qpn, qkey, owner_slot, owner_pid, flags, path_mtu 3 + pad, access, pad
+ctx="$(le32 $QPN) 02 00 ff ff $(le32 0x203) $(le32 0) $(le32 0) $(le32 0) \
+$(le32 0) 03 00 00 00 $(le32 0) $(le32 0)"
+# shellcheck disable=SC2086
+bpftool map update pinned "$DIR_A/qp_ctx" key hex $(le32 $QPN) value hex $ctx ||
+	fail "cannot insert a QP context"
+dump=$(bpftool map dump pinned "$DIR_A/qp_ctx")
+grep -q '"qp_type": 2' <<<"$dump" && grep -q '"pkey": 65535' <<<"$dump" &&
+	grep -q '"dest_qpn": 515' <<<"$dump" ||
+	fail "bpftool does not dump qp_ctx field by field: $dump"
+st=$(nsa "$LOADER" status "$IF")
+grep -q "^qps: 1$" <<<"$st" &&
+	grep -q "qpn 0x000102 type RC state RESET pkey 0xffff dest_qpn 0x000203" <<<"$st" ||
+	fail "status does not show the QP: $st"
+
+# --- traffic from B, verdicts in A ----------------------------------------------
+verdicts() { # NAME VALUE lines from status
+	nsa "$LOADER" status "$IF" | awk '/^verdicts:/{v=1; next} /^[^ ]/{v=0} v{print $1, $2}'
+}
+declare -A before after
+while read -r k v; do before[$k]=$v; done < <(verdicts)
+[ ${#before[@]} -ge 15 ] || fail "status shows ${#before[@]} verdict counters"
+
+step "send: 3 unknown QP, 2 QP in RESET, 4 bad TVer, 5 non-RoCE UDP"
+nsb $SEND "$ADDR_A" --qpn $UNKNOWN_QPN --count 3 --payload-len 8 || fail "send"
+nsb $SEND "$ADDR_A" --qpn $QPN --count 2 --payload-len 8 || fail "send"
+nsb $SEND "$ADDR_A" --qpn $QPN --tver 1 --count 4 --payload-len 8 || fail "send"
+nsb $SEND "$ADDR_A" --port 4792 --raw 00112233445566778899 --count 5 || fail "send"
+
+declare -A want=(
+	[drop_unknown_qp]=3 [drop_qp_state]=2 [drop_bad_tver]=4 [pass_not_roce]=5
+)
+counted() {
+	local k
+	after=()
+	while read -r k v; do after[$k]=$v; done < <(verdicts)
+	for k in "${!want[@]}"; do
+		[ $((${after[$k]:-0} - ${before[$k]:-0})) -ge "${want[$k]}" ] || return 1
+	done
+}
+wait_until 10 counted || true # then check exactly, whatever came
+bad=0
+for k in "${!before[@]}"; do
+	d=$((${after[$k]:-0} - ${before[$k]}))
+	if [ "$d" != "${want[$k]:-0}" ]; then
+		echo "verdict $k moved by $d, expected ${want[$k]:-0}" >&2
+		bad=1
+	fi
+done
+[ $bad = 0 ] || later_fail "verdict counters (status $IF in $NS_A): $(nsa "$LOADER" status "$IF")"
+
+# the same numbers straight from the pinned map, summed over CPUs
+sum_stat() { # sum_stat INDEX
+	bpftool -j map lookup pinned "$DIR_A/stats" key hex $(le32 "$1") |
+		/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(int(x["value"]) for x in d["formatted"]["values"]))'
+}
+[ "$(sum_stat 6)" = "${after[drop_unknown_qp]}" ] ||
+	later_fail "bpftool stats[6] $(sum_stat 6) != status drop_unknown_qp ${after[drop_unknown_qp]}"
+[ "$(sum_stat 0)" = "${after[pass_not_roce]}" ] ||
+	later_fail "bpftool stats[0] != status pass_not_roce"
+# B saw none of it as RoCE
+nsb "$LOADER" status "$IF" | grep -qE '^  drop_(unknown_qp|qp_state|bad_tver) +[1-9]' &&
+	later_fail "B counted A's drops"
+
+# --- bad use: one line, non-zero exit, nothing changed ---------------------
+snapshot() {
+	find "$RXDP_BPFFS_ROOT" | sort
+	ip -n "$NS_A" -d link show | grep -E 'prog/xdp|xdp'
+	ip -n "$NS_B" -d link show | grep -E 'prog/xdp|xdp'
+	nsa "$LOADER" status "$IF" | grep -v '^  [a-z_]* *[0-9]*$'
+}
+expect_error() { # DESCRIPTION CMD...: must fail with exactly one line on stderr
+	local what=$1 rc
+	shift
+	local snap0 snap1 err out
+	snap0=$(snapshot)
+	out=$("$@" 2>/tmp/rxdp-e2e-err.$$)
+	rc=$?
+	err=$(cat /tmp/rxdp-e2e-err.$$)
+	rm -f /tmp/rxdp-e2e-err.$$
+	[ $rc -ne 0 ] || fail "$what: exit 0"
+	[ -z "$out" ] || fail "$what: printed on stdout: $out"
+	[ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] ||
+		fail "$what: stderr is not one line: $err"
+	snap1=$(snapshot)
+	[ "$snap0" = "$snap1" ] || fail "$what changed something: $(diff <(echo "$snap0") <(echo "$snap1"))"
+	printf 'ok: %-28s -> %s\n' "$what" "$err"
+}
+step "errors"
+expect_error "already attached" nsa "$LOADER" attach "$IF"
+expect_error "already attached (skb)" nsb "$LOADER" attach "$IF" --mode skb
+expect_error "not attached (detach)" nsa "$LOADER" detach "$BR"
+expect_error "not attached (status)" nsa "$LOADER" status "$BR"
+expect_error "native XDP refused" nsa "$LOADER" attach "$BR" --mode native
+expect_error "unknown interface" nsa "$LOADER" attach "nosuch$RXDP_TEST_ID"
+expect_error "unknown interface (detach)" nsa "$LOADER" detach "nosuch$RXDP_TEST_ID"
+expect_error "interface name too long" nsa "$LOADER" status "abcdefghijklmnopq"
+expect_error "no command" nsa "$LOADER"
+expect_error "unknown command" nsa "$LOADER" frob "$IF"
+expect_error "attach without IFNAME" nsa "$LOADER" attach
+expect_error "extra argument" nsa "$LOADER" detach "$IF" "$IF"
+expect_error "bad mode" nsa "$LOADER" attach "$BR" --mode turbo
+expect_error "mode without value" nsa "$LOADER" attach "$BR" --mode
+expect_error "unknown option" nsa "$LOADER" attach "$BR" --frob
+expect_error "--mode with detach" nsa "$LOADER" detach "$IF" --mode skb
+expect_error "not root (attach)" nsa setpriv --reuid=65534 --regid=65534 \
+	--clear-groups "$LOADER" attach "$BR"
+expect_error "not root (detach)" nsa setpriv --reuid=65534 --regid=65534 \
+	--clear-groups "$LOADER" detach "$IF"
+
+step "skb mode where native is refused"
+out=$(nsa "$LOADER" attach "$BR" --mode skb) || fail "skb attach on $BR: $out"
+nsa "$LOADER" status "$BR" | grep -qx "$BR: attached, mode skb" ||
+	fail "status of $BR: $(nsa "$LOADER" status "$BR")"
+nsa "$LOADER" detach "$BR" >/dev/null || fail "detach $BR"
+
+# --- detach -------------------------------------------------------------------
+step "detach"
+out=$(nsa "$LOADER" detach "$IF") || fail "detach in A: $out"
+[ ! -e "$DIR_A" ] || fail "$DIR_A still there after detach"
+[ -e "$DIR_B/qp_ctx" ] || fail "detaching A removed B's pins"
+nsb "$LOADER" status "$IF" | grep -qx "$IF: attached, mode native" ||
+	fail "detaching A detached B"
+ip -n "$NS_A" -d link show "$IF" | grep -q 'prog/xdp' && fail "A still has an XDP program"
+out=$(nsb "$LOADER" detach "$IF") || fail "detach in B: $out"
+[ ! -e "$DIR_B" ] || fail "$DIR_B still there after detach"
+ip -n "$NS_B" -d link show "$IF" | grep -q 'prog/xdp' && fail "B still has an XDP program"
+left=$(find "$RXDP_BPFFS_ROOT" -mindepth 1 -name "net$(netns_inode "$NS_A")" -o \
+	-mindepth 1 -name "net$(netns_inode "$NS_B")")
+[ -z "$left" ] || fail "left behind: $left"
+nsa "$LOADER" status | grep -q "not attached to any interface" ||
+	fail "status after detach: $(nsa "$LOADER" status)"
+[ -z "$deferred" ] || fail "$deferred"
+echo "PASS: rxdp-loader end to end"
