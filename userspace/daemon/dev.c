@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Devices: a link is an rxdp verbs device while the loader's pin directory
+ * for it exists (rxdp_bpffs_if_dir()). Checked on every link event and once
+ * a second, so attach and detach are noticed without coordination; a
+ * re-attach (new maps behind the same names) shows as a new inode of the
+ * qp_ctx pin and is handled as detach + attach.
+ */
+#include <net/if.h> /* before any <linux/if*.h> */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <infiniband/verbs.h>
+
+#include "common/bpffs.h"
+#include "common/log.h"
+#include "daemon/rxdpd.h"
+
+static int ethtool_ioctl(const char *ifname, void *cmd)
+{
+	struct ifreq ifr;
+	int fd, ret = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = cmd;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* RX queues from ethtool (namespace-correct, unlike /sys after setns) */
+static void link_query_ethtool(struct rxdp_link *l)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ethtool_cmd ec = { .cmd = ETHTOOL_GSET };
+
+	if (!ethtool_ioctl(l->ifname, &ch) && ch.rx_count + ch.combined_count)
+		l->num_rx_queues = ch.rx_count + ch.combined_count;
+	if (!ethtool_ioctl(l->ifname, &ec)) {
+		__u32 speed = ethtool_cmd_speed(&ec);
+
+		l->speed_mbps = speed == (__u32)SPEED_UNKNOWN ? 0 : speed;
+	}
+	if (!l->num_rx_queues)
+		l->num_rx_queues = 1;
+}
+
+static void maps_close(struct rxdp_maps *m)
+{
+	if (m->psn)
+		munmap(m->psn, m->psn_len);
+	if (m->qp_ctx >= 0)
+		close(m->qp_ctx);
+	if (m->qp_psn >= 0)
+		close(m->qp_psn);
+	if (m->qp_stats >= 0)
+		close(m->qp_stats);
+	if (m->xsks >= 0)
+		close(m->xsks);
+	if (m->stats >= 0)
+		close(m->stats);
+	memset(m, 0, sizeof(*m));
+	m->qp_ctx = m->qp_psn = m->qp_stats = m->xsks = m->stats = -1;
+}
+
+static int map_get(const char *dir, const char *name)
+{
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	return fd;
+}
+
+static int maps_open(const char *dir, struct rxdp_maps *m)
+{
+	struct bpf_map_info info;
+	__u32 ilen = sizeof(info);
+	char path[600];
+	struct stat st;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->qp_ctx = m->qp_psn = m->qp_stats = m->xsks = m->stats = -1;
+	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_MAP_QP_CTX);
+	if (stat(path, &st))
+		return -errno;
+	m->ino = st.st_ino;
+	if ((ret = map_get(dir, RXDP_MAP_QP_CTX)) < 0)
+		goto err;
+	m->qp_ctx = ret;
+	if ((ret = map_get(dir, RXDP_MAP_QP_PSN)) < 0)
+		goto err;
+	m->qp_psn = ret;
+	if ((ret = map_get(dir, RXDP_MAP_QP_STATS)) < 0)
+		goto err;
+	m->qp_stats = ret;
+	if ((ret = map_get(dir, RXDP_MAP_XSKS)) < 0)
+		goto err;
+	m->xsks = ret;
+	if ((ret = map_get(dir, RXDP_MAP_STATS)) < 0)
+		goto err;
+	m->stats = ret;
+
+	/* The layouts must be the ones this daemon was built with */
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(m->qp_ctx, &info, &ilen) ||
+	    info.value_size != sizeof(struct rxdp_qp_ctx)) {
+		ret = -EPROTO;
+		goto err;
+	}
+	memset(&info, 0, sizeof(info));
+	ilen = sizeof(info);
+	if (bpf_obj_get_info_by_fd(m->qp_psn, &info, &ilen) ||
+	    info.value_size != sizeof(struct rxdp_qp_psn) ||
+	    info.max_entries < RXDP_MAX_QP ||
+	    !(info.map_flags & BPF_F_MMAPABLE)) {
+		ret = -EPROTO;
+		goto err;
+	}
+	m->psn_len = (size_t)info.max_entries * sizeof(struct rxdp_qp_psn);
+	m->psn = mmap(NULL, m->psn_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      m->qp_psn, 0);
+	if (m->psn == MAP_FAILED) {
+		m->psn = NULL;
+		ret = -errno;
+		goto err;
+	}
+	return 0;
+err:
+	maps_close(m);
+	return ret;
+}
+
+void dev_release(struct rxdp_link *l)
+{
+	struct rxdp_dev *d = l->dev;
+	struct rxdp_client *c;
+	__u32 i;
+
+	if (!d)
+		return;
+	for (i = 0; i < RXDP_MAX_QP; i++)
+		if (d->qps[i])
+			qp_destroy(l, d->qps[i]);
+	for (c = rxdpd.clients; c; c = c->next) {
+		struct rxdp_dp *dp, *next;
+
+		for (dp = c->dps; dp; dp = next) {
+			next = dp->next;
+			if (dp->ifindex == l->ifindex)
+				dp_release(c, dp);
+		}
+	}
+	maps_close(&d->maps);
+	free(d);
+	l->dev = NULL;
+	pr_info("device rxdp_%s gone (rxdp detached from %s)\n", l->ifname,
+		l->ifname);
+}
+
+void dev_check(struct rxdp_link *l)
+{
+	char dir[512], path[600];
+	struct stat st;
+	int ret;
+
+	if (!l->ifname[0])
+		return;
+	if (rxdp_bpffs_if_dir(l->ifname, dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_MAP_QP_CTX);
+	if (stat(path, &st)) {
+		if (l->dev)
+			dev_release(l);
+		return;
+	}
+	if (l->dev && l->dev->maps.ino == st.st_ino)
+		return;
+	if (l->dev)
+		dev_release(l); /* re-attached: new maps */
+	l->dev = calloc(1, sizeof(*l->dev));
+	if (!l->dev)
+		return;
+	ret = maps_open(dir, &l->dev->maps);
+	if (ret) {
+		/* the loader may be half-way through pinning: try next tick */
+		pr_debug("%s: pin directory not usable yet: %s\n", l->ifname,
+			 strerror(-ret));
+		free(l->dev);
+		l->dev = NULL;
+		return;
+	}
+	l->dev->qp_next = RXDP_QPN_MIN;
+	link_query_ethtool(l);
+	pr_info("device rxdp_%s (ifindex %d, %u RX queues, MTU %u, port %s)\n",
+		l->ifname, l->ifindex, l->num_rx_queues, l->mtu,
+		(l->flags & IFF_UP) && (l->flags & IFF_RUNNING) ? "ACTIVE"
+								: "DOWN");
+	qp_adopt_all(l);
+}
+
+void dev_check_all(void)
+{
+	struct rxdp_link *l;
+
+	for (l = rxdpd.links; l; l = l->next)
+		dev_check(l);
+}
+
+void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
+{
+	__u8 guid[8];
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "rxdp_%s", l->ifname);
+	memcpy(out->ifname, l->ifname, sizeof(out->ifname));
+	out->ifindex = l->ifindex;
+	memcpy(out->mac, l->mac, 6);
+	/* EUI-64 from the MAC, as Soft-RoCE derives its node GUID; bytes in
+	 * network order, which is how ibv_query_device reports it */
+	guid[0] = l->mac[0] ^ 2;
+	guid[1] = l->mac[1];
+	guid[2] = l->mac[2];
+	guid[3] = 0xff;
+	guid[4] = 0xfe;
+	guid[5] = l->mac[3];
+	guid[6] = l->mac[4];
+	guid[7] = l->mac[5];
+	memcpy(&out->node_guid, guid, 8);
+	out->port_state = (l->flags & IFF_UP) && (l->flags & IFF_RUNNING)
+				  ? IBV_PORT_ACTIVE
+				  : IBV_PORT_DOWN;
+	out->active_mtu = rxdp_ib_mtu(l->mtu);
+	out->max_mtu = rxdp_ib_mtu(l->mtu);
+	out->if_mtu = l->mtu;
+	out->gid_tbl_len = RXDP_GID_TBL_LEN;
+	out->num_rx_queues = l->num_rx_queues < RXDP_MAX_QUEUES
+				     ? l->num_rx_queues
+				     : RXDP_MAX_QUEUES;
+	out->speed_mbps = l->speed_mbps;
+	out->max_qp = RXDP_MAX_QP - RXDP_QPN_MIN;
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rxdpd: rxdp's control daemon, one per network namespace.
+ *
+ *   rxdpd [--socket PATH] [--verbose]
+ *
+ * Runs in the foreground and logs to stderr. The control socket is the
+ * abstract "\0rxdp/rxdpd" unless --socket names another ("@name" for an
+ * abstract one); binding it is the lock that keeps a second daemon out.
+ */
+#include <net/if.h> /* before any <linux/if*.h> */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "common/bpffs.h"
+#include "common/log.h"
+#include "daemon/rxdpd.h"
+
+struct rxdpd rxdpd;
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+int ep_add(int fd, struct ep_tag *tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+	if (epoll_ctl(rxdpd.epfd, EPOLL_CTL_ADD, fd, &ev))
+		return -errno;
+	return 0;
+}
+
+void ep_del(int fd)
+{
+	epoll_ctl(rxdpd.epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rxdpd [--socket PATH] [--verbose]\n"
+		"  --socket PATH  control socket (default: abstract @%s;\n"
+		"                 \"@name\" for another abstract name)\n"
+		"  --verbose      debug logging\n",
+		RXDP_CTL_ABSTRACT_NAME);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	static struct ep_tag nl_tag = { EP_NETLINK, NULL };
+	static struct ep_tag timer_tag = { EP_TIMER, NULL };
+	struct itimerspec its = { { 1, 0 }, { 1, 0 } };
+	const char *path = NULL;
+	struct sigaction sa;
+	int opt, ret;
+
+	rxdp_log_set_prefix("rxdpd");
+	rxdp_log_set_level(RXDP_LOG_INFO);
+	while ((opt = getopt_long(argc, argv, "s:vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			path = optarg;
+			break;
+		case 'v':
+			rxdp_log_set_level(RXDP_LOG_DEBUG);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	rxdp_log_libbpf_init();
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rxdpd.ncpus = libbpf_num_possible_cpus();
+	if (rxdpd.ncpus <= 0) {
+		pr_warn("cannot count possible CPUs\n");
+		return 1;
+	}
+	rxdpd.listen_fd = rxdpd.nl_fd = rxdpd.timer_fd = -1;
+	rxdpd.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (rxdpd.epfd < 0) {
+		pr_warn("epoll: %s\n", strerror(errno));
+		return 1;
+	}
+
+	/* The socket first: it is the lock against a second daemon */
+	ret = server_open(path);
+	if (ret == -EADDRINUSE) {
+		pr_warn("another rxdpd already runs in this network namespace "
+			"(socket %s%s in use)\n",
+			path ? "" : "@", path ? path : RXDP_CTL_ABSTRACT_NAME);
+		return 1;
+	}
+	if (ret) {
+		pr_warn("cannot open the control socket: %s\n", strerror(-ret));
+		return 1;
+	}
+	/* Reach the bpffs the loader pins in (it may join our parent's
+	 * mount namespace; /sys is not used after this) */
+	ret = rxdp_bpffs_ensure();
+	if (ret)
+		pr_warn("bpffs %s not usable (%s): no devices until it is\n",
+			RXDP_BPFFS_ROOT, strerror(-ret));
+
+	ret = rtnl_open();
+	if (ret) {
+		pr_warn("rtnetlink: %s\n", strerror(-ret));
+		return 1;
+	}
+	ret = rtnl_resync();
+	if (ret)
+		return 1;
+	ep_add(rxdpd.nl_fd, &nl_tag);
+
+	rxdpd.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (rxdpd.timer_fd < 0 ||
+	    timerfd_settime(rxdpd.timer_fd, 0, &its, NULL) ||
+	    ep_add(rxdpd.timer_fd, &timer_tag)) {
+		pr_warn("timer: %s\n", strerror(errno));
+		return 1;
+	}
+	pr_info("ready on %s%s\n", path ? "" : "@",
+		path ? path : RXDP_CTL_ABSTRACT_NAME);
+
+	while (!stop) {
+		struct epoll_event evs[32];
+		int n, i;
+
+		n = epoll_wait(rxdpd.epfd, evs, 32, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			pr_warn("epoll_wait: %s\n", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct ep_tag *t = evs[i].data.ptr;
+
+			switch (t->kind) {
+			case EP_LISTEN:
+				server_accept();
+				break;
+			case EP_NETLINK:
+				rtnl_event();
+				break;
+			case EP_TIMER: {
+				__u64 ticks;
+
+				if (read(rxdpd.timer_fd, &ticks,
+					 sizeof(ticks)) < 0)
+					break;
+				dev_check_all();
+				break;
+			}
+			case EP_CLIENT:
+				client_event(t->ptr, evs[i].events);
+				break;
+			case EP_PIDFD:
+				client_release(t->ptr);
+				break;
+			}
+		}
+		clients_reap();
+	}
+	pr_info("exiting on signal %d; QPs of running clients stay in the maps "
+		"and are adopted by the next rxdpd\n",
+		(int)stop);
+	return 0;
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rxdpd's internal state: links (from rtnetlink), the devices among them
+ * (links whose rxdp pin directory exists), their GID tables, neighbours, QPs
+ * and clients. One thread, one epoll loop: nothing here is locked.
+ */
+#ifndef RXDP_DAEMON_RXDPD_H
+#define RXDP_DAEMON_RXDPD_H
+
+#include <linux/types.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/ctl.h"
+#include "common/ctl_client.h"
+#include "rxdp/maps.h"
+#include "rxdp/params.h"
+
+struct rxdp_client;
+
+/* What an epoll event is about */
+enum ep_kind {
+	EP_LISTEN = 1,
+	EP_NETLINK,
+	EP_TIMER,
+	EP_CLIENT,
+	EP_PIDFD
+};
+struct ep_tag {
+	enum ep_kind kind;
+	void *ptr;
+};
+
+struct rxdp_addr {
+	struct rxdp_addr *next;
+	__u8 family; /* AF_INET / AF_INET6 */
+	__u8 prefixlen;
+	__u8 ip[16]; /* IPv4 in the first 4 bytes */
+	int gid_index; /* -1 when it has no GID slot (table full, or index 0) */
+	unsigned int mark; /* resync generation */
+};
+
+struct rxdp_neigh {
+	struct rxdp_neigh *next;
+	int ifindex;
+	__u8 family;
+	__u8 ip[16];
+	__u8 mac[6];
+	__u16 state; /* NUD_* */
+	unsigned int mark;
+};
+
+struct rxdp_qp {
+	__u32 qpn;
+	__u32 qp_type; /* enum ibv_qp_type */
+	__u32 state; /* enum ibv_qp_state */
+	int ifindex;
+	struct rxdp_client *owner;
+	struct rxdp_qp_attr attr; /* what has been set */
+	struct rxdp_path path; /* RC/UC: resolved at RTR */
+	__u16 udp_sport;
+};
+
+/* The pinned maps of a device, opened from its pin directory */
+struct rxdp_maps {
+	int qp_ctx;
+	int qp_psn;
+	int qp_stats;
+	int xsks;
+	int stats;
+	struct rxdp_qp_psn *psn; /* qp_psn mmapped, RXDP_MAX_QP entries */
+	size_t psn_len;
+	ino_t ino; /* inode of the qp_ctx pin, to notice a re-attach */
+};
+
+struct rxdp_dev {
+	struct rxdp_maps maps;
+	struct rxdp_qp *qps[RXDP_MAX_QP]; /* by QPN & RXDP_QP_INDEX_MASK */
+	__u16 qp_gen[RXDP_MAX_QP];
+	__u32 qp_next; /* where the QPN allocator looks first */
+	__u32 nqps;
+	struct rxdp_client *queue_owner[RXDP_MAX_QUEUES];
+};
+
+struct rxdp_link {
+	struct rxdp_link *next;
+	int ifindex;
+	char ifname[IF_NAMESIZE];
+	__u8 mac[6];
+	unsigned int flags; /* IFF_* */
+	__u32 mtu;
+	__u32 num_rx_queues;
+	__u32 speed_mbps;
+	unsigned int mark;
+	struct rxdp_addr *addrs;
+	/* GID table (index 0: the link-local GID from the MAC) */
+	__u8 gids[RXDP_GID_TBL_LEN][16];
+	bool gid_used[RXDP_GID_TBL_LEN];
+
+	/* Set when the link is an rxdp device (its pin directory exists) */
+	struct rxdp_dev *dev;
+};
+
+/* One data path: the AF_XDP sockets a client got on one device */
+struct rxdp_dp {
+	struct rxdp_dp *next;
+	int ifindex;
+	__u32 num_queues;
+	int xsk_fds[RXDP_MAX_QUEUES];
+	void *umem;
+	size_t umem_size;
+};
+
+struct rxdp_client {
+	struct rxdp_client *next;
+	int fd; /* -1 for an orphan adopted after a restart */
+	int pidfd; /* orphans: tells when the owner exits */
+	pid_t pid;
+	uid_t uid;
+	int owner_slot; /* -1 until the client needs one */
+	struct rxdp_dp *dps;
+	bool dead;
+	struct ep_tag tag;
+};
+
+struct rxdpd {
+	int epfd;
+	int listen_fd;
+	int nl_fd;
+	int timer_fd;
+	unsigned int nl_seq;
+	unsigned int mark;
+	struct rxdp_link *links;
+	struct rxdp_neigh *neighs;
+	struct rxdp_client *clients;
+	struct rxdp_client *owner_slots[RXDP_MAX_OWNERS];
+	int ncpus;
+	bool resync_needed;
+};
+
+extern struct rxdpd rxdpd;
+
+/* rtnl.c: links, addresses, neighbours */
+int rtnl_open(void);
+int rtnl_resync(void);
+void rtnl_event(void);
+struct rxdp_link *link_by_index(int ifindex);
+struct rxdp_neigh *neigh_find(int ifindex, int family, const __u8 *ip);
+/* Resolve ip on ifindex to a MAC, triggering resolution and waiting up to
+ * timeout_ms. 0, -EHOSTUNREACH, or -errno. */
+int rtnl_resolve(int ifindex, int family, const __u8 *ip, __u8 *mac,
+		 int timeout_ms);
+void link_gid_rebuild(struct rxdp_link *l);
+__u32 rxdp_ib_mtu(__u32 if_mtu);
+
+/* dev.c: devices = links with maps */
+void dev_check(struct rxdp_link *l);
+void dev_check_all(void);
+void dev_release(struct rxdp_link *l);
+void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
+
+/* qp.c */
+int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
+	      __u32 *qpn, char *msg, size_t msglen);
+int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
+	      const struct rxdp_qp_attr *attr, __u32 mask, char *msg,
+	      size_t msglen);
+int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp);
+struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn);
+void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
+int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
+int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
+		 __u32 rqpn, struct rxdp_path *out, char *msg, size_t msglen);
+void qp_adopt_all(struct rxdp_link *l);
+
+/* datapath.c */
+int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
+	      int umem_fd, struct rxdp_dp **out, __u32 *bind_flags, char *msg,
+	      size_t msglen);
+void dp_release(struct rxdp_client *c, struct rxdp_dp *dp);
+
+/* server.c */
+int server_open(const char *path);
+void server_accept(void);
+void client_event(struct rxdp_client *c, __u32 events);
+void client_release(struct rxdp_client *c);
+int client_owner_slot(struct rxdp_client *c);
+struct rxdp_client *orphan_get(pid_t pid);
+void clients_reap(void);
+
+int ep_add(int fd, struct ep_tag *tag);
+void ep_del(int fd);
+
+#endif /* RXDP_DAEMON_RXDPD_H */

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The control socket: clients, requests, replies (protocol in
+ * common/ctl.h). Each client socket is non-blocking: a request is read
+ * whole (SOCK_SEQPACKET), answered at once, and a client that does not read
+ * its replies is disconnected rather than allowed to stall the daemon.
+ */
+#include <net/if.h> /* before any <linux/if*.h> */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <libmnl/libmnl.h>
+
+#include "common/log.h"
+#include "daemon/rxdpd.h"
+
+#define MAX_CLIENTS 1024
+
+static __u64 rbuf[RXDP_CTL_MSG_MAX / 8];
+static __u64 wbuf[RXDP_CTL_MSG_MAX / 8];
+static int nclients;
+
+int server_open(const char *path)
+{
+	struct sockaddr_un sun;
+	unsigned int sunlen;
+	int fd, ret;
+	static struct ep_tag tag = { EP_LISTEN, NULL };
+
+	ret = rxdp_ctl_sockaddr(path, &sun, &sunlen);
+	if (ret)
+		return ret;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sun, sunlen)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	/* a filesystem socket is for whoever may reach the path */
+	if (sun.sun_path[0])
+		chmod(sun.sun_path, 0666);
+	if (listen(fd, 64)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	rxdpd.listen_fd = fd;
+	return ep_add(fd, &tag);
+}
+
+void server_accept(void)
+{
+	struct rxdp_client *c;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd;
+
+	fd = accept4(rxdpd.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (nclients >= MAX_CLIENTS) {
+		pr_warn("too many clients (%d), refusing one\n", nclients);
+		close(fd);
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->pidfd = -1;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->owner_slot = -1;
+	c->tag.kind = EP_CLIENT;
+	c->tag.ptr = c;
+	if (ep_add(fd, &c->tag)) {
+		close(fd);
+		free(c);
+		return;
+	}
+	c->next = rxdpd.clients;
+	rxdpd.clients = c;
+	nclients++;
+	pr_debug("client pid %d uid %d connected\n", (int)c->pid, (int)c->uid);
+}
+
+int client_owner_slot(struct rxdp_client *c)
+{
+	int i;
+
+	if (c->owner_slot >= 0)
+		return c->owner_slot;
+	for (i = 0; i < RXDP_MAX_OWNERS; i++) {
+		if (!rxdpd.owner_slots[i]) {
+			rxdpd.owner_slots[i] = c;
+			c->owner_slot = i;
+			return i;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* Everything the client owned goes: QPs, data paths, its XSK slots. */
+void client_release(struct rxdp_client *c)
+{
+	struct rxdp_link *l;
+	int nq = 0;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	while (c->dps)
+		dp_release(c, c->dps);
+	for (l = rxdpd.links; l; l = l->next) {
+		__u32 i;
+
+		if (!l->dev)
+			continue;
+		for (i = 0; i < RXDP_MAX_QP; i++) {
+			if (l->dev->qps[i] && l->dev->qps[i]->owner == c) {
+				qp_destroy(l, l->dev->qps[i]);
+				nq++;
+			}
+		}
+		if (c->owner_slot >= 0) {
+			__u32 q;
+
+			for (q = 0; q < RXDP_MAX_QUEUES; q++) {
+				__u32 k = c->owner_slot * RXDP_MAX_QUEUES + q;
+
+				bpf_map_delete_elem(l->dev->maps.xsks, &k);
+			}
+		}
+	}
+	if (c->owner_slot >= 0 && rxdpd.owner_slots[c->owner_slot] == c)
+		rxdpd.owner_slots[c->owner_slot] = NULL;
+	c->owner_slot = -1;
+	if (c->fd >= 0) {
+		ep_del(c->fd);
+		close(c->fd);
+		c->fd = -1;
+	}
+	if (c->pidfd >= 0) {
+		ep_del(c->pidfd);
+		close(c->pidfd);
+		c->pidfd = -1;
+	}
+	if (nq)
+		pr_info("pid %d gone: %d QP(s) released\n", (int)c->pid, nq);
+	else
+		pr_debug("client pid %d disconnected\n", (int)c->pid);
+}
+
+/* Free released clients; called between event batches. */
+void clients_reap(void)
+{
+	struct rxdp_client **pp, *c;
+
+	for (pp = &rxdpd.clients; (c = *pp);) {
+		if (c->dead) {
+			*pp = c->next;
+			if (c->tag.kind == EP_CLIENT)
+				nclients--;
+			free(c);
+		} else {
+			pp = &c->next;
+		}
+	}
+}
+
+struct rxdp_client *orphan_get(pid_t pid)
+{
+	struct rxdp_client *c;
+	int pidfd;
+
+	for (c = rxdpd.clients; c; c = c->next)
+		if (c->fd < 0 && !c->dead && c->pid == pid)
+			return c;
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return NULL; /* the owner is gone */
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(pidfd);
+		return NULL;
+	}
+	c->fd = -1;
+	c->pidfd = pidfd;
+	c->pid = pid;
+	c->owner_slot = -1;
+	c->tag.kind = EP_PIDFD;
+	c->tag.ptr = c;
+	if (ep_add(pidfd, &c->tag)) {
+		close(pidfd);
+		free(c);
+		return NULL;
+	}
+	c->next = rxdpd.clients;
+	rxdpd.clients = c;
+	return c;
+}
+
+/* ---- request handlers ---------------------------------------------------- */
+
+struct req {
+	struct rxdp_client *c;
+	const struct rxdp_ctl_msg *m;
+	struct nlmsghdr *rep;
+	int fds[RXDP_CTL_MAX_FDS];
+	int nfds;
+	int umem_fd;
+	char msg[512];
+};
+
+static int need(struct req *r, int attr, const char *what)
+{
+	if (r->m->tb[attr])
+		return 0;
+	snprintf(r->msg, sizeof(r->msg), "request lacks %s", what);
+	return -EINVAL;
+}
+
+static __u32 get_u32(struct req *r, int attr)
+{
+	return mnl_attr_get_u32(r->m->tb[attr]);
+}
+
+static struct rxdp_link *get_dev(struct req *r, int *err)
+{
+	struct rxdp_link *l;
+	__u32 ifindex;
+
+	*err = need(r, RXDP_CTL_A_IFINDEX, "the ifindex");
+	if (*err)
+		return NULL;
+	ifindex = get_u32(r, RXDP_CTL_A_IFINDEX);
+	l = link_by_index(ifindex);
+	if (!l || !l->dev) {
+		if (!l)
+			snprintf(r->msg, sizeof(r->msg),
+				 "no interface with ifindex %u", ifindex);
+		else
+			snprintf(r->msg, sizeof(r->msg),
+				 "%s is not an rxdp device (run: rxdp-loader "
+				 "attach %s)",
+				 l->ifname, l->ifname);
+		*err = -ENODEV;
+		return NULL;
+	}
+	return l;
+}
+
+static int do_list_devices(struct req *r)
+{
+	struct rxdp_link *l;
+
+	for (l = rxdpd.links; l; l = l->next) {
+		struct rxdp_dev_info di;
+
+		if (!l->dev)
+			continue;
+		dev_info_fill(l, &di);
+		if (!mnl_attr_put_check(r->rep, RXDP_CTL_MSG_MAX,
+					RXDP_CTL_A_DEV_INFO, sizeof(di), &di))
+			break;
+	}
+	return 0;
+}
+
+static int do_query_device(struct req *r)
+{
+	struct rxdp_dev_info di;
+	struct rxdp_link *l;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	dev_info_fill(l, &di);
+	mnl_attr_put(r->rep, RXDP_CTL_A_DEV_INFO, sizeof(di), &di);
+	return 0;
+}
+
+static int do_query_gid(struct req *r)
+{
+	struct rxdp_gid_entry g;
+	struct rxdp_link *l;
+	__u32 idx;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	if ((err = need(r, RXDP_CTL_A_INDEX, "the GID index")))
+		return err;
+	idx = get_u32(r, RXDP_CTL_A_INDEX);
+	if (idx >= RXDP_GID_TBL_LEN) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "GID index %u is past the table (%d entries)", idx,
+			 RXDP_GID_TBL_LEN);
+		return -EINVAL;
+	}
+	memset(&g, 0, sizeof(g));
+	if (l->gid_used[idx])
+		memcpy(g.gid, l->gids[idx], 16);
+	g.index = idx;
+	g.gid_type = RXDP_GID_TYPE_ROCE_V2;
+	mnl_attr_put(r->rep, RXDP_CTL_A_GID, sizeof(g), &g);
+	return 0;
+}
+
+static int do_query_pkey(struct req *r)
+{
+	struct rxdp_link *l;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	if ((err = need(r, RXDP_CTL_A_INDEX, "the P_Key index")))
+		return err;
+	if (get_u32(r, RXDP_CTL_A_INDEX) >= RXDP_PKEY_TBL_LEN) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "P_Key index %u: the table has one entry",
+			 get_u32(r, RXDP_CTL_A_INDEX));
+		return -EINVAL;
+	}
+	mnl_attr_put_u32(r->rep, RXDP_CTL_A_PKEY, RXDP_DEFAULT_PKEY);
+	return 0;
+}
+
+static int do_resolve(struct req *r)
+{
+	struct rxdp_path path;
+	struct rxdp_ah ah;
+	struct rxdp_link *l;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	if ((err = need(r, RXDP_CTL_A_AH, "the address")))
+		return err;
+	memcpy(&ah, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_AH]), sizeof(ah));
+	err = path_resolve(l, &ah, 0, 0, &path, r->msg, sizeof(r->msg));
+	if (err)
+		return err;
+	mnl_attr_put(r->rep, RXDP_CTL_A_PATH, sizeof(path), &path);
+	return 0;
+}
+
+static int do_create_qp(struct req *r)
+{
+	struct rxdp_link *l;
+	__u32 qpn;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	if ((err = need(r, RXDP_CTL_A_QP_TYPE, "the QP type")))
+		return err;
+	err = qp_create(l, r->c, get_u32(r, RXDP_CTL_A_QP_TYPE), &qpn, r->msg,
+			sizeof(r->msg));
+	if (err)
+		return err;
+	mnl_attr_put_u32(r->rep, RXDP_CTL_A_QPN, qpn);
+	return 0;
+}
+
+static int put_qp_info(struct req *r, int ifindex, __u32 qpn)
+{
+	struct rxdp_link *l = link_by_index(ifindex);
+	struct rxdp_qp *qp = qp_lookup(l, qpn);
+	struct rxdp_qp_info info;
+
+	if (!qp) {
+		snprintf(r->msg, sizeof(r->msg), "no QP %#x", qpn);
+		return -ENOENT;
+	}
+	qp_info_fill(qp, &info);
+	mnl_attr_put(r->rep, RXDP_CTL_A_QP_INFO, sizeof(info), &info);
+	return 0;
+}
+
+static int do_modify_qp(struct req *r)
+{
+	struct rxdp_qp_attr attr;
+	struct rxdp_link *l;
+	__u32 qpn;
+	int err, ifindex;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	if ((err = need(r, RXDP_CTL_A_QPN, "the QP number")) ||
+	    (err = need(r, RXDP_CTL_A_ATTR_MASK, "the attribute mask")) ||
+	    (err = need(r, RXDP_CTL_A_QP_ATTR, "the attributes")))
+		return err;
+	ifindex = l->ifindex;
+	qpn = get_u32(r, RXDP_CTL_A_QPN);
+	memcpy(&attr, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_QP_ATTR]),
+	       sizeof(attr));
+	err = qp_modify(l, r->c, qpn, &attr, get_u32(r, RXDP_CTL_A_ATTR_MASK),
+			r->msg, sizeof(r->msg));
+	if (err)
+		return err;
+	/* l may be stale after a neighbour wait: look up again */
+	return put_qp_info(r, ifindex, qpn);
+}
+
+static int do_query_qp(struct req *r)
+{
+	struct rxdp_link *l;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	if ((err = need(r, RXDP_CTL_A_QPN, "the QP number")))
+		return err;
+	return put_qp_info(r, l->ifindex, get_u32(r, RXDP_CTL_A_QPN));
+}
+
+static int do_destroy_qp(struct req *r)
+{
+	struct rxdp_link *l;
+	struct rxdp_qp *qp;
+	__u32 qpn;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	if ((err = need(r, RXDP_CTL_A_QPN, "the QP number")))
+		return err;
+	qpn = get_u32(r, RXDP_CTL_A_QPN);
+	qp = qp_lookup(l, qpn);
+	if (!qp) {
+		snprintf(r->msg, sizeof(r->msg), "no QP %#x on rxdp_%s", qpn,
+			 l->ifname);
+		return -ENOENT;
+	}
+	if (qp->owner != r->c) {
+		snprintf(r->msg, sizeof(r->msg), "QP %#x belongs to pid %d",
+			 qpn, qp->owner ? (int)qp->owner->pid : 0);
+		return -EPERM;
+	}
+	return qp_destroy(l, qp);
+}
+
+static int do_attach_datapath(struct req *r)
+{
+	struct rxdp_datapath_req dreq;
+	struct rxdp_link *l;
+	struct rxdp_dp *dp;
+	__u32 bind_flags, q;
+	int err;
+
+	if ((err = need(r, RXDP_CTL_A_DP_REQ, "the data-path request")))
+		return err;
+	memcpy(&dreq, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_DP_REQ]),
+	       sizeof(dreq));
+	if (r->umem_fd < 0) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "the UMEM memfd must come with the request "
+			 "(SCM_RIGHTS)");
+		return -EINVAL;
+	}
+	err = dp_attach(r->c, &dreq, r->umem_fd, &dp, &bind_flags, r->msg,
+			sizeof(r->msg));
+	if (err)
+		return err;
+	l = link_by_index(dp->ifindex);
+	r->fds[0] = l->dev->maps.qp_psn;
+	for (q = 0; q < dp->num_queues; q++)
+		r->fds[1 + q] = dp->xsk_fds[q];
+	r->nfds = 1 + dp->num_queues;
+	mnl_attr_put_u32(r->rep, RXDP_CTL_A_OWNER_SLOT, r->c->owner_slot);
+	mnl_attr_put_u32(r->rep, RXDP_CTL_A_NUM_QUEUES, dp->num_queues);
+	mnl_attr_put_u32(r->rep, RXDP_CTL_A_BIND_FLAGS, bind_flags);
+	return 0;
+}
+
+static int do_list_qps(struct req *r)
+{
+	__u32 want = 0, start_if = 0, start_idx = 0;
+	const size_t need_len = 2 * MNL_ATTR_HDRLEN +
+				MNL_ALIGN(sizeof(struct rxdp_qp_info)) +
+				MNL_ALIGN(sizeof(struct rxdp_ctl_qp_stats));
+	int prev;
+
+	if (r->m->tb[RXDP_CTL_A_IFINDEX])
+		want = get_u32(r, RXDP_CTL_A_IFINDEX);
+	if (r->m->tb[RXDP_CTL_A_QPN] && r->m->tb[RXDP_CTL_A_INDEX]) {
+		start_if = get_u32(r, RXDP_CTL_A_INDEX);
+		start_idx =
+			(get_u32(r, RXDP_CTL_A_QPN) & RXDP_QP_INDEX_MASK) + 1;
+	}
+	prev = start_if ? (int)start_if - 1 : 0;
+	/* devices in ifindex order, from the cursor on */
+	for (;;) {
+		struct rxdp_link *l, *best = NULL;
+		__u32 i;
+
+		for (l = rxdpd.links; l; l = l->next) {
+			if (!l->dev || (want && l->ifindex != (int)want))
+				continue;
+			if (l->ifindex <= prev)
+				continue;
+			if (!best || l->ifindex < best->ifindex)
+				best = l;
+		}
+		if (!best)
+			return 0;
+		prev = best->ifindex;
+		i = start_if && best->ifindex == (int)start_if ? start_idx : 0;
+		for (; i < RXDP_MAX_QP; i++) {
+			struct rxdp_qp *qp = best->dev->qps[i];
+			struct rxdp_qp_info info;
+			struct rxdp_ctl_qp_stats st;
+
+			if (!qp)
+				continue;
+			if (r->rep->nlmsg_len + need_len >
+			    RXDP_CTL_MSG_MAX - 64) {
+				mnl_attr_put_u32(r->rep, RXDP_CTL_A_MORE, 1);
+				return 0;
+			}
+			qp_info_fill(qp, &info);
+			qp_stats_read(best, qp->qpn, &st);
+			mnl_attr_put(r->rep, RXDP_CTL_A_QP_INFO, sizeof(info),
+				     &info);
+			mnl_attr_put(r->rep, RXDP_CTL_A_QP_STATS, sizeof(st),
+				     &st);
+		}
+	}
+}
+
+static int do_query_stats(struct req *r)
+{
+	__u64 counters[RXDP_V_MAX], *v;
+	struct rxdp_link *l;
+	__u32 k;
+	int err, i;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	v = calloc(rxdpd.ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (k = 0; k < RXDP_V_MAX; k++) {
+		counters[k] = 0;
+		if (bpf_map_lookup_elem(l->dev->maps.stats, &k, v))
+			continue;
+		for (i = 0; i < rxdpd.ncpus; i++)
+			counters[k] += v[i];
+	}
+	free(v);
+	mnl_attr_put(r->rep, RXDP_CTL_A_COUNTERS, sizeof(counters), counters);
+	return 0;
+}
+
+typedef int (*handler_t)(struct req *r);
+
+static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
+	[RXDP_CTL_LIST_DEVICES] = do_list_devices,
+	[RXDP_CTL_QUERY_DEVICE] = do_query_device,
+	[RXDP_CTL_QUERY_GID] = do_query_gid,
+	[RXDP_CTL_QUERY_PKEY] = do_query_pkey,
+	[RXDP_CTL_RESOLVE] = do_resolve,
+	[RXDP_CTL_CREATE_QP] = do_create_qp,
+	[RXDP_CTL_MODIFY_QP] = do_modify_qp,
+	[RXDP_CTL_QUERY_QP] = do_query_qp,
+	[RXDP_CTL_DESTROY_QP] = do_destroy_qp,
+	[RXDP_CTL_ATTACH_DATAPATH] = do_attach_datapath,
+	[RXDP_CTL_LIST_QPS] = do_list_qps,
+	[RXDP_CTL_QUERY_STATS] = do_query_stats,
+};
+
+/* Build and send the reply; a client that cannot take it is dropped. */
+static void reply(struct rxdp_client *c, __u16 type, __u32 seq, int err,
+		  struct req *r, struct nlmsghdr *rep)
+{
+	struct rxdp_ctl_hdr *hdr = mnl_nlmsg_get_payload(rep);
+	int ret;
+
+	rep->nlmsg_type = type;
+	rep->nlmsg_seq = seq;
+	hdr->error = err;
+	if (err) {
+		/* an error reply carries only the message */
+		rep = rxdp_ctl_msg_start(wbuf, type, RXDP_CTL_F_REPLY, seq,
+					 err);
+		if (!r->msg[0])
+			snprintf(r->msg, sizeof(r->msg), "%s", strerror(-err));
+		mnl_attr_put_strz(rep, RXDP_CTL_A_MSG, r->msg);
+		r->nfds = 0;
+	}
+	ret = rxdp_ctl_sendmsg(c->fd, rep, r->fds, r->nfds);
+	if (ret) {
+		pr_warn("client pid %d does not take replies (%s): "
+			"disconnecting it\n",
+			(int)c->pid, strerror(-ret));
+		client_release(c);
+	}
+}
+
+void client_event(struct rxdp_client *c, __u32 events)
+{
+	struct rxdp_ctl_msg m;
+	struct req r;
+	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
+	const struct nlmsghdr *in = (const struct nlmsghdr *)rbuf;
+	__u32 seq = 0;
+	__u16 type = RXDP_CTL_UNSPEC;
+	ssize_t n;
+
+	if (c->dead)
+		return;
+	n = rxdp_ctl_recvmsg(c->fd, rbuf, sizeof(rbuf), fds, &nfds, 1);
+	if (n == -EAGAIN)
+		return;
+	if (n == 0 || (n < 0 && n != -EMSGSIZE)) {
+		client_release(c);
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.c = c;
+	r.m = &m;
+	r.umem_fd = nfds ? fds[0] : -1;
+	r.rep = rxdp_ctl_msg_start(wbuf, RXDP_CTL_UNSPEC, RXDP_CTL_F_REPLY, 0,
+				   0);
+	if (n < 0) {
+		snprintf(r.msg, sizeof(r.msg),
+			 "message too large (limit %d bytes) or too many file "
+			 "descriptors",
+			 RXDP_CTL_MSG_MAX);
+		err = -EMSGSIZE;
+		goto out;
+	}
+	/* answer with the request's seq and type if the header is there */
+	if ((size_t)n >= sizeof(struct nlmsghdr)) {
+		seq = in->nlmsg_seq;
+		type = in->nlmsg_type;
+	}
+	err = rxdp_ctl_decode(rbuf, n, &m, 0);
+	if (err) {
+		snprintf(r.msg, sizeof(r.msg),
+			 err == -EPROTO
+				 ? "protocol version mismatch: rxdpd speaks "
+				   "version %d"
+				 : "malformed request (lengths or attributes "
+				   "do not add up; protocol version %d)",
+			 RXDP_CTL_VERSION);
+		goto out;
+	}
+	if (type >= RXDP_CTL_TYPE_MAX || !handlers[type]) {
+		snprintf(r.msg, sizeof(r.msg), "unknown request type %u", type);
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (nfds && type != RXDP_CTL_ATTACH_DATAPATH) {
+		snprintf(r.msg, sizeof(r.msg), "%s takes no file descriptors",
+			 rxdp_ctl_type_name(type));
+		err = -EINVAL;
+		goto out;
+	}
+	err = handlers[type](&r);
+out:
+	reply(c, type, seq, err, &r, r.rep);
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	(void)events;
+}
