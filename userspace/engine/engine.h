@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The rxdp transport engine: the InfiniBand RC transport (IBTA Vol 1 ch. 9)
+ * over RoCEv2, run in the process that owns the QPs.
+ *
+ * Who calls what
+ * --------------
+ * The verbs library (userspace/verbs) is the only production caller. It
+ * creates one engine per opened device context, on a "port" (the I/O: an
+ * AF_XDP port from rxdp_xsk_port_create(), or an in-memory wire in tests),
+ * then maps verbs objects 1:1 onto engine objects:
+ *
+ *   ibv_reg_mr / reg_mr_iova2  -> rxdp_engine_reg_mr()     (lkey == rkey)
+ *   ibv_dereg_mr               -> rxdp_engine_dereg_mr()
+ *   ibv_create_cq              -> rxdp_engine_create_cq()
+ *   ibv_poll_cq                -> rxdp_engine_poll_cq()
+ *   ibv_req_notify_cq          -> rxdp_engine_req_notify_cq()
+ *   ibv_create_qp              -> rxdp_engine_create_qp() (after the daemon
+ *                                 allocated the QPN)
+ *   ibv_modify_qp              -> rxdp_engine_qp_modify() (after the daemon
+ *                                 validated the transition; with the
+ *                                 resolved path on RTR)
+ *   ibv_post_send / post_recv  -> rxdp_engine_post_send() / _post_recv()
+ *   ibv_destroy_*              -> rxdp_engine_destroy_*()
+ *
+ * Conventions: create calls return NULL and set errno; post calls return 0
+ * or a positive errno and set *bad_wr at the first rejected WR, exactly as
+ * libibverbs; poll returns the number of completions or a negative errno;
+ * everything else returns 0 or -errno.
+ *
+ * Threads
+ * -------
+ * Every call is thread-safe. Transport work (RX, TX, timers) runs under one
+ * engine lock that is only ever try-locked from the fast path: a thread that
+ * posts or polls does the pending work itself if the lock is free, and
+ * otherwise leaves it to the holder, which re-checks a "work pending" flag
+ * before it returns (no lost wake-ups). With cfg.progress_thread set, one
+ * thread per engine also serves the passive side and the timers: it spins
+ * briefly (adaptively) while there is traffic, then blocks in ppoll() on the
+ * port's fds and an eventfd, with the nearest timer as the timeout.
+ */
+#ifndef RXDP_ENGINE_H
+#define RXDP_ENGINE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <infiniband/verbs.h>
+
+#include "common/ctl_client.h"
+#include "rxdp/maps.h"
+
+struct rxdp_engine;
+struct rxdp_emr;
+struct rxdp_ecq;
+struct rxdp_eqp;
+
+/* --- the port: how the engine moves frames ---------------------------- */
+
+/* One received frame; data stays valid until rx_release(). */
+struct rxdp_frame {
+	void *data;
+	uint32_t len;
+	uint64_t cookie; /* the port's own handle (e.g. the UMEM address) */
+};
+
+/*
+ * The I/O under the engine. Called only with the engine lock held, so a
+ * port needs no locking of its own against its engine.
+ */
+struct rxdp_port_ops {
+	/* A TX buffer of *cap bytes to build one frame in, or NULL if none now */
+	void *(*tx_get)(void *port, uint32_t *cap);
+	/* Queue the frame built in a tx_get() buffer (len bytes) for sending */
+	void (*tx_put)(void *port, void *buf, uint32_t len);
+	/* Return a tx_get() buffer unused */
+	void (*tx_abort)(void *port, void *buf);
+	/* Send what was queued (one kick for the batch), recycle completions */
+	void (*tx_flush)(void *port);
+	/* Up to max received frames; 0 when none */
+	int (*rx_burst)(void *port, struct rxdp_frame *f, int max);
+	/* Give n frames from rx_burst() back */
+	void (*rx_release)(void *port, struct rxdp_frame *f, int n);
+	/* File descriptors that become readable (POLLIN) when frames arrive */
+	int (*poll_fds)(void *port, int *fds, int max);
+};
+
+/* --- the engine --------------------------------------------------------- */
+
+struct rxdp_engine_config {
+	const struct rxdp_port_ops *ops;
+	void *port;
+	/*
+	 * The mmapped qp_psn map (RXDP_MAX_QP entries, index qpn &
+	 * RXDP_QP_INDEX_MASK) the XDP program reads, or NULL (tests). The
+	 * engine keeps epsn/una_psn/next_psn of its own QPs current there.
+	 */
+	struct rxdp_qp_psn *psn_table;
+	int progress_thread; /* 1: start the per-engine progress thread */
+	/* QP and CQ async events (IBV_EVENT_QP_FATAL, IBV_EVENT_CQ_ERR) */
+	void (*event_cb)(void *arg, struct rxdp_eqp *qp, struct rxdp_ecq *cq,
+			 enum ibv_event_type ev);
+	void *event_arg;
+	/*
+	 * Largest IB path MTU the frames can carry, in bytes (256..4096); 0:
+	 * derived from the port's TX buffer size.
+	 */
+	uint32_t max_mtu;
+};
+
+struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
+/* Stops the progress thread; every QP/CQ/MR must be destroyed first. */
+void rxdp_engine_destroy(struct rxdp_engine *e);
+/* Do pending work now (RX, TX, timers) if no other thread is doing it. */
+void rxdp_engine_progress(struct rxdp_engine *e);
+
+/* Counters, for tools and tests */
+struct rxdp_engine_stats {
+	uint64_t rx_packets;
+	uint64_t tx_packets;
+	uint64_t rx_drop_malformed; /* headers that do not parse */
+	uint64_t rx_drop_icrc; /* bad ICRC */
+	uint64_t rx_drop_no_qp; /* no QP of this engine with that QPN */
+	uint64_t rx_drop_state; /* QP in a state that takes no packets */
+	uint64_t rx_drop_psn; /* out-of-sequence / stale, after NAKing */
+	uint64_t rx_duplicates; /* duplicate requests re-acknowledged */
+	uint64_t retransmits; /* packets sent again */
+	uint64_t timeouts; /* retransmission timer expiries */
+	uint64_t rnr_naks_sent;
+	uint64_t seq_naks_sent;
+	uint64_t cq_overflows;
+	uint64_t tx_no_buf; /* TX held back: no buffer from the port */
+};
+void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
+
+/* --- memory regions ---------------------------------------------------- */
+
+/*
+ * Register [addr, addr+len) for access through [iova, iova+len) (plain
+ * ibv_reg_mr: iova = addr). access: enum ibv_access_flags; unknown bits
+ * that libibverbs defines as optional (IBV_ACCESS_RELAXED_ORDERING, ...)
+ * are accepted and ignored. Remote write/atomic need local write, as in
+ * libibverbs (EINVAL otherwise). NULL + errno.
+ */
+struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
+				    size_t len, uint64_t iova,
+				    unsigned int access);
+int rxdp_engine_dereg_mr(struct rxdp_emr *mr);
+uint32_t rxdp_emr_lkey(const struct rxdp_emr *mr);
+uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr);
+
+/* --- completion queues -------------------------------------------------- */
+
+/*
+ * A CQ of at least cqe entries (*actual gets the real size if not NULL).
+ * If the engine has a completion to add to a full CQ, the CQ is in
+ * overflow: the completion is lost, IBV_EVENT_CQ_ERR is raised and
+ * poll returns -EOVERFLOW from then on.
+ */
+struct rxdp_ecq *rxdp_engine_create_cq(struct rxdp_engine *e, int cqe,
+				       int *actual);
+int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
+/* Up to n completions into wc; count or -errno. Also drives progress. */
+int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);
+/*
+ * Arm the CQ: the next completion added (a solicited one if
+ * solicited_only) calls notify(arg) once, from whichever thread adds it.
+ */
+int rxdp_engine_req_notify_cq(struct rxdp_ecq *cq, int solicited_only);
+void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
+			       void *arg);
+
+/* --- queue pairs ---------------------------------------------------------- */
+
+struct rxdp_eqp_init {
+	uint32_t qpn; /* allocated by the daemon */
+	enum ibv_qp_type qp_type; /* IBV_QPT_RC (UC/UD not yet: EOPNOTSUPP) */
+	struct rxdp_ecq *send_cq;
+	struct rxdp_ecq *recv_cq;
+	struct ibv_qp_cap cap; /* updated to what was granted */
+	int sq_sig_all;
+};
+
+struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
+				       struct rxdp_eqp_init *init);
+/*
+ * Apply a transition the daemon has already validated. attr/mask as
+ * ibv_modify_qp; path: the resolved addressing (required when moving to
+ * RTR, else may be NULL). To ERR: every outstanding WR completes with
+ * IBV_WC_WR_FLUSH_ERR. To RESET: the queues are emptied, no completions.
+ */
+int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
+			  int mask, const struct rxdp_path *path);
+enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);
+uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
+int rxdp_engine_destroy_qp(struct rxdp_eqp *qp);
+
+/*
+ * libibverbs semantics: 0, or a positive errno with *bad at the first WR not
+ * posted (EINVAL: bad opcode/flags/SGE count/state, ENOMEM: queue full).
+ * Send WRs are refused before RTS; both kinds are accepted in ERR and
+ * complete at once with IBV_WC_WR_FLUSH_ERR.
+ */
+int rxdp_engine_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad);
+int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad);
+
+/* --- AF_XDP port (xsk.c) ---------------------------------------------- */
+
+/*
+ * The UMEM: a memfd the process creates and maps (frame_size 4096, aligned
+ * mode). Its fd goes to rxdp_ctl_attach_datapath(), which binds the AF_XDP
+ * sockets on it.
+ */
+struct rxdp_umem {
+	int fd;
+	void *area;
+	uint64_t size;
+	uint32_t frame_size;
+};
+int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes,
+		     uint32_t frame_size);
+void rxdp_umem_destroy(struct rxdp_umem *u);
+
+struct rxdp_xsk_port;
+/*
+ * A port over already-bound AF_XDP sockets (one per RX queue, all on umem;
+ * ring_size entries in each ring). The UMEM's frames are split between the
+ * sockets: half of each share goes to the fill ring, half is for TX. The
+ * port does not close the fds. NULL + errno.
+ */
+struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
+					   const int *xsk_fds, int nfds,
+					   uint32_t ring_size);
+void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
+extern const struct rxdp_port_ops rxdp_xsk_port_ops;
+
+#endif /* RXDP_ENGINE_H */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The engine's internals, shared by engine.c (objects, threads) and rc.c. */
+#ifndef RXDP_ENGINE_INT_H
+#define RXDP_ENGINE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "engine/engine.h"
+#include "engine/pkt.h"
+#include "rxdp/params.h"
+#include "rxdp/psn.h"
+
+#define ENG_MAX_SGE 32
+#define ENG_MAX_INLINE 512
+#define ENG_MAX_WR 16384
+#define ENG_MAX_CQE (1 << 20)
+#define ENG_MAX_MR (1 << 16) /* MR table slots; key = slot << 8 | tag */
+#define ENG_MAX_RD_ATOMIC 16
+#define ENG_RJOBS 64 /* responder: queued read/atomic responses */
+#define ENG_ATOMIC_CACHE 16 /* responder: replayable atomic results */
+#define ENG_WINDOW 256 /* requester: packets in flight per QP */
+#define ENG_ACKREQ_EVERY 64 /* requester: AckReq at least this often */
+#define ENG_RX_BATCH 64
+#define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
+
+struct rxdp_emr {
+	struct rxdp_engine *e;
+	uint8_t *addr;
+	uint64_t iova;
+	uint64_t len;
+	uint32_t key;
+	unsigned int access;
+};
+
+struct rxdp_ecq {
+	struct rxdp_engine *e;
+	struct ibv_wc *ring;
+	uint32_t size; /* power of two */
+	/* producer: the engine (under its lock); consumer: pollers (cq->lock) */
+	_Atomic uint32_t prod;
+	_Atomic uint32_t cons;
+	pthread_mutex_t lock;
+	bool overflow;
+	int refs; /* QPs using it */
+	int armed; /* 0, 1: any completion, 2: solicited only */
+	void (*notify)(void *);
+	void *notify_arg;
+};
+
+/* A send WQE as posted, plus the requester's progress on it */
+struct swqe {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t imm; /* network order */
+	uint32_t length;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t compare_add;
+	uint64_t swap;
+	int num_sge;
+	struct ibv_sge *sge; /* this slot's share of the SGE pool */
+	uint8_t *inl; /* inline data copied at post time, or NULL */
+	/* requester state, engine-only */
+	bool started;
+	bool done; /* every response arrived / acknowledged */
+	enum ibv_wc_status status;
+	uint32_t first_psn;
+	uint32_t npkts;
+	uint32_t resp_psn; /* read/atomic: next expected response PSN */
+	uint32_t resp_off; /* read: bytes received */
+	int nsg;
+	struct pkt_sg *sg; /* resolved local buffers (host addresses) */
+};
+
+struct rwqe {
+	uint64_t wr_id;
+	int num_sge;
+	struct ibv_sge *sge;
+};
+
+enum rjob_type {
+	RJOB_READ,
+	RJOB_ATOMIC,
+};
+
+/* A queued response of the responder (IBTA 9.7.5.1: in PSN order) */
+struct rjob {
+	enum rjob_type type;
+	uint32_t psn; /* of the next packet to send */
+	uint32_t first_psn;
+	uint32_t npkts;
+	uint32_t sent; /* packets sent */
+	uint8_t *addr; /* read: source */
+	uint32_t len;
+	uint64_t orig; /* atomic: the original value */
+	uint32_t msn;
+};
+
+struct atomic_cache {
+	bool valid;
+	uint32_t psn;
+	uint64_t orig;
+};
+
+enum resp_seq {
+	RSEQ_NONE = 0, /* between messages */
+	RSEQ_SEND, /* inside a multi-packet Send */
+	RSEQ_WRITE, /* inside a multi-packet RDMA Write */
+};
+
+struct rxdp_eqp {
+	struct rxdp_engine *e;
+	struct rxdp_eqp *next; /* engine's QP list */
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	_Atomic int state; /* enum ibv_qp_state */
+	struct rxdp_ecq *scq, *rcq;
+	bool sq_sig_all;
+	struct ibv_qp_cap cap;
+
+	/* attributes */
+	uint32_t dest_qpn;
+	uint32_t mtu; /* effective payload bytes per packet */
+	uint16_t pkey;
+	uint8_t timeout; /* 4.096 us * 2^timeout, 0: infinite */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	unsigned int access; /* remote access granted */
+	struct pkt_path path;
+	struct rxdp_qp_psn *psn; /* the XDP program's view of this QP */
+	struct rxdp_qp_psn psn_local; /* when the engine has no psn table */
+
+	/* send queue: posters produce (sq_lock), the engine consumes */
+	pthread_mutex_t sq_lock;
+	struct swqe *sq;
+	uint32_t sq_size;
+	_Atomic uint32_t sq_prod;
+	_Atomic uint32_t sq_cons; /* oldest not yet completed */
+	struct ibv_sge *sq_sge;
+	uint8_t *sq_inl;
+	struct pkt_sg *sq_sg;
+
+	/* requester */
+	uint32_t sq_cur; /* the WQE being (re)transmitted */
+	uint32_t send_psn; /* PSN of the next packet to (re)transmit */
+	uint32_t next_psn; /* PSN after the last one ever assigned */
+	uint32_t una; /* oldest unacknowledged PSN */
+	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
+	uint32_t rd_outstanding; /* reads/atomics started, not done */
+	uint32_t since_ackreq;
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	uint64_t timer_at; /* retransmission deadline, 0: off */
+	uint64_t rnr_at; /* RNR wait ends, 0: not waiting */
+	uint32_t rnr_psn;
+	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
+	bool read_rewound;
+
+	/* receive queue */
+	pthread_mutex_t rq_lock;
+	struct rwqe *rq;
+	uint32_t rq_size;
+	_Atomic uint32_t rq_prod;
+	_Atomic uint32_t rq_cons;
+	struct ibv_sge *rq_sge;
+
+	/* responder */
+	uint32_t epsn;
+	uint32_t msn;
+	bool nak_sent; /* a PSN sequence NAK for epsn is out */
+	enum resp_seq rseq;
+	uint32_t recv_off; /* bytes of the current Send received */
+	uint32_t recv_len; /* room in the current receive WQE */
+	uint8_t *wr_addr; /* current RDMA Write: next byte */
+	uint32_t wr_left;
+	uint32_t wr_len; /* its DMA length (for Write with immediate) */
+	struct rjob rjobs[ENG_RJOBS];
+	uint32_t rjob_head, rjob_tail; /* free-running */
+	struct atomic_cache acache[ENG_ATOMIC_CACHE];
+	uint32_t acache_next;
+	/* one coalesced ACK/NAK, sent after the queued responses */
+	bool ack_pending;
+	uint8_t ack_syndrome;
+	uint32_t ack_psn;
+	/* set when the QP went to ERR: flush what is posted */
+	bool flushing;
+};
+
+struct rxdp_engine {
+	struct rxdp_engine_config cfg;
+	pthread_mutex_t lock; /* all transport state */
+	_Atomic int work; /* set by anyone with work for the lock holder */
+	struct rxdp_eqp *qps; /* list */
+	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
+	struct rxdp_emr **mrs; /* by key >> 8 */
+	uint32_t mr_tag;
+	uint32_t max_mtu;
+	struct rxdp_engine_stats stats;
+	bool tx_blocked; /* the port had no TX buffer: try again soon */
+	uint64_t now; /* ns, refreshed per pass */
+
+	/* progress thread */
+	pthread_t thread;
+	bool thread_running;
+	_Atomic bool stop;
+	int evfd;
+	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
+	uint32_t spin_ns;
+};
+
+uint64_t eng_now(void);
+/* Called with the lock held: one pass of everything. Returns work done. */
+int eng_pass(struct rxdp_engine *e);
+uint64_t eng_next_deadline(struct rxdp_engine *e);
+/* Take the lock (blocking, slow paths) / drop it and do what was left */
+void eng_lock(struct rxdp_engine *e);
+void eng_unlock(struct rxdp_engine *e);
+
+struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
+void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
+void eng_event(struct rxdp_engine *e, struct rxdp_eqp *qp, struct rxdp_ecq *cq,
+	       enum ibv_event_type ev);
+
+/* rc.c */
+void rc_qp_reset(struct rxdp_eqp *qp);
+void rc_qp_to_err(struct rxdp_eqp *qp, bool event);
+void rc_rx(struct rxdp_engine *e, struct pkt_info *pi);
+int rc_tx(struct rxdp_eqp *qp); /* packets sent */
+int rc_timers(struct rxdp_eqp *qp);
+int rc_flush(struct rxdp_eqp *qp);
+uint64_t rc_deadline(struct rxdp_eqp *qp);
+void rc_psn_sync(struct rxdp_eqp *qp);
+
+#endif /* RXDP_ENGINE_INT_H */

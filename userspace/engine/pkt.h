@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * RoCEv2 packets: building and parsing Ethernet (+VLAN) / IPv4 or IPv6 /
+ * UDP 4791 / BTH / extended headers / payload / pad / ICRC, and the ICRC.
+ */
+#ifndef RXDP_ENGINE_PKT_H
+#define RXDP_ENGINE_PKT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "common/ctl_client.h"
+#include "rxdp/roce.h"
+#include "rxdp/opcodes.h"
+
+#define PKT_ETH_LEN 14
+#define PKT_VLAN_LEN 4
+#define PKT_IP4_LEN 20
+#define PKT_IP6_LEN 40
+#define PKT_UDP_LEN 8
+/* Largest header stack: Eth+VLAN, IPv6, UDP, BTH, RETH+ImmDt or AtomicETH */
+#define PKT_MAX_HDRS \
+	(PKT_ETH_LEN + PKT_VLAN_LEN + PKT_IP6_LEN + PKT_UDP_LEN + 12 + 28 + 8)
+
+/* The per-path headers below the BTH, precomputed once per QP (RTR). */
+struct pkt_path {
+	uint8_t l2[PKT_ETH_LEN + PKT_VLAN_LEN];
+	uint8_t l2_len;
+	uint8_t ipv6;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+	uint8_t sip[16];
+	uint8_t dip[16];
+	uint16_t sport;
+};
+
+void pkt_path_init(struct pkt_path *pp, const struct rxdp_path *path);
+
+/* One gather element of payload */
+struct pkt_sg {
+	const void *addr;
+	uint32_t len;
+};
+
+/* What goes above UDP. Fields for headers the opcode lacks are ignored. */
+struct pkt_desc {
+	uint8_t opcode;
+	uint8_t se;
+	uint8_t ackreq;
+	uint8_t becn;
+	uint16_t pkey;
+	uint32_t dqpn;
+	uint32_t psn;
+	/* RETH / AtomicETH */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t dma_len;
+	uint64_t swap_add;
+	uint64_t compare;
+	/* AETH */
+	uint8_t syndrome;
+	uint32_t msn;
+	/* AtomicAckETH */
+	uint64_t orig;
+	/* ImmDt (network order, opaque) / IETH */
+	uint32_t imm;
+	uint32_t ieth_rkey;
+	/* DETH */
+	uint32_t qkey;
+	uint32_t sqp;
+	/* payload */
+	const struct pkt_sg *sg;
+	int nsg;
+	uint32_t paylen;
+};
+
+/* Bytes a packet of this opcode and payload takes on the wire */
+uint32_t pkt_len(const struct pkt_path *pp, uint8_t opcode, uint32_t paylen);
+/* Largest payload per packet that fits in frames of frame_len bytes */
+uint32_t pkt_max_payload(const struct pkt_path *pp, uint32_t frame_len);
+
+/*
+ * Build the whole frame into buf (cap bytes), ICRC included. Length, or
+ * -ENOSPC if it does not fit, -EINVAL for an unknown opcode.
+ */
+int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
+	      const struct pkt_desc *d);
+
+/* A parsed packet: pointers into the frame */
+struct pkt_info {
+	uint8_t *l3;
+	uint8_t ipv6;
+	uint8_t opcode;
+	uint32_t flags; /* roce_opcode_flags(opcode) */
+	struct roce_bth *bth;
+	struct roce_reth *reth;
+	struct roce_aeth *aeth;
+	struct roce_atomiceth *atomiceth;
+	struct roce_atomicacketh *atomicacketh;
+	struct roce_immdt *immdt;
+	struct roce_ieth *ieth;
+	struct roce_deth *deth;
+	uint8_t *payload;
+	uint32_t paylen;
+	uint8_t smac[6];
+	uint8_t sip[16]; /* IPv4: the last 4 bytes, ::ffff: mapped */
+	uint16_t sport;
+	uint16_t vlan;
+};
+
+/*
+ * Parse and check a received frame. 0; -EPROTONOSUPPORT if it is not
+ * RoCEv2 at all; -EBADMSG if the headers are inconsistent; -EILSEQ on an
+ * ICRC mismatch.
+ */
+int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi);
+
+/*
+ * ICRC (RoCEv2 A17.3.3) of the packet whose IP header starts at l3 and whose
+ * ICRC starts at l3 + len (the invariant fields masked to 1s as the annex
+ * says). The value to store in the 4 ICRC bytes, as a host-order integer to
+ * be written little-endian: the CRC-32 of Ethernet, reflected, as zlib's
+ * crc32().
+ */
+uint32_t pkt_icrc(const uint8_t *l3, uint32_t len, int ipv6);
+
+#endif /* RXDP_ENGINE_PKT_H */
