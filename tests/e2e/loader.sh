@@ -205,6 +205,28 @@ nsa "$LOADER" status "$BR" | grep -qx "$BR: attached, mode skb" ||
 	fail "status of $BR: $(nsa "$LOADER" status "$BR")"
 nsa "$LOADER" detach "$BR" >/dev/null || fail "detach $BR"
 
+step "another XDP program on the interface"
+obj=/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o
+if command -v xdp-loader >/dev/null && [ -e $obj ] &&
+	nsa xdp-loader load -m skb "$BR" $obj >/dev/null 2>&1; then
+	on_exit "ip netns exec $NS_A xdp-loader unload $BR --all"
+	if out=$(nsa "$LOADER" attach "$BR" --mode skb 2>&1); then
+		# libxdp's dispatcher works here: both must run side by side
+		nsa xdp-loader status "$BR" | grep -q xdpfilt_alw_all ||
+			fail "attaching rxdp removed the other program"
+		nsa "$LOADER" detach "$BR" >/dev/null || fail "detach $BR"
+		nsa xdp-loader status "$BR" | grep -q xdpfilt_alw_all ||
+			fail "detaching rxdp removed the other program"
+		echo "ok: rxdp ran beside another XDP program (libxdp dispatcher)"
+	else
+		# no dispatcher (this kernel refuses freplace): a clean refusal
+		expect_error "another XDP program" nsa "$LOADER" attach "$BR" --mode skb
+	fi
+	nsa xdp-loader unload "$BR" --all >/dev/null 2>&1
+else
+	echo "# (xdp-loader or its xdpfilt object missing: case not run)"
+fi
+
 # --- detach -------------------------------------------------------------------
 step "detach"
 out=$(nsa "$LOADER" detach "$IF") || fail "detach in A: $out"

@@ -172,6 +172,23 @@ static int rxdp_find(int ifindex, enum xdp_attach_mode *mode,
 	return 1;
 }
 
+/* Name of whatever XDP program holds ifindex, for error messages */
+static const char *other_prog_name(int ifindex)
+{
+	static char name[BPF_OBJ_NAME_LEN + 1] = "?";
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *p;
+
+	if (libxdp_get_error(mp) || !mp)
+		return name;
+	p = xdp_multiprog__is_legacy(mp) ? xdp_multiprog__main_prog(mp)
+					 : xdp_multiprog__next_prog(NULL, mp);
+	if (p)
+		snprintf(name, sizeof(name), "%s", xdp_program__name(p));
+	xdp_multiprog__close(mp);
+	return name;
+}
+
 static bool dir_exists(const char *path)
 {
 	struct stat st;
@@ -303,9 +320,9 @@ static int cmd_attach(const char *ifname, int ifindex,
 						     : mode_name(mode),
 			     strerror(-ret));
 		else if (ret == -EEXIST || ret == -EBUSY)
-			fail("%s: another XDP program holds the interface in a "
-			     "way libxdp cannot share (%s)",
-			     ifname, strerror(-ret));
+			fail("%s: XDP program '%s' is attached and cannot run "
+			     "beside rxdp here (%s)",
+			     ifname, other_prog_name(ifindex), strerror(-ret));
 		else
 			fail("%s: cannot attach the XDP program: %s", ifname,
 			     strerror(-ret));
@@ -587,7 +604,7 @@ int main(int argc, char **argv)
 
 	rxdp_log_set_prefix("rxdp-loader");
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "m:vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":m:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
 			if (!strcmp(optarg, "native")) {
@@ -607,14 +624,12 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case ':':
+			fail("%s needs a value (see --help)", argv[optind - 1]);
+			return EXIT_USAGE;
 		default:
-			if (optopt)
-				fail("option -%c needs an argument or is "
-				     "unknown (see --help)",
-				     optopt);
-			else
-				fail("unknown option '%s' (see --help)",
-				     argv[optind - 1]);
+			fail("unknown option '%s' (see --help)",
+			     argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
@@ -658,8 +673,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (ifname) {
+		if (strlen(ifname) >= IF_NAMESIZE) {
+			fail("%s: interface name too long (at most %d "
+			     "characters)",
+			     ifname, IF_NAMESIZE - 1);
+			return 1;
+		}
 		ifindex = if_nametoindex(ifname);
-		if (strlen(ifname) >= IF_NAMESIZE || !ifindex) {
+		if (!ifindex) {
 			fail("%s: no such interface in this network namespace",
 			     ifname);
 			return 1;
