@@ -4,7 +4,7 @@ DAEMON_SRCS := $(wildcard userspace/daemon/*.c)
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(OBJ)/%.o)
 DAEMON_LIBS := -lbpf -lmnl -lelf -lz
 
-$(BIN)/rxdpd: $(DAEMON_OBJS) $(COMMON_LIB)
+$(BIN)/rxdpd: $(DAEMON_OBJS) $(LIB)/librxdp-common.a
 	$(msg) LINK $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
