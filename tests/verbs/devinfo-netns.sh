@@ -88,7 +88,7 @@ grep -qE 'max_qp_rd_atom:\s+[1-9]' "$out" || fail "devinfo: max_qp_rd_atom"
 grep -qE 'gid_tbl_len:\s+[1-9]' "$out" || fail "devinfo: gid_tbl_len"
 # GID 0: the link-local GID from the MAC; the IPv4 address in an
 # IPv4-mapped GID; both RoCE v2
-grep -qE 'GID\[\s*0\]:\s+fe80:0000:0000:0000:.*RoCE v2' "$out" || fail "devinfo: GID[0] not link-local RoCE v2"
+grep -qE 'GID\[\s*0\]:\s+fe80::.*, RoCE v2' "$out" || fail "devinfo: GID[0] not link-local RoCE v2"
 grep -qE 'GID\[\s*[0-9]+\]:\s+::ffff:10\.201\.0\.1, RoCE v2' "$out" || fail "devinfo: no GID for 10.201.0.1"
 # the device's node GUID matches what ibv_devices printed
 guid=$(awk -v d="$dev" '$1 == d {print $2}' "$tmp/devices.out")

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -734,6 +735,97 @@ static void test_dataplane_unwired(void **state)
 	assert_int_equal(ibv_close_device(ctx), 0);
 }
 
+/*
+ * Run an unmodified Debian tool on our library (LD_LIBRARY_PATH = the
+ * directory this test loaded libibverbs.so.1 from) against the fake daemon;
+ * its output (stdout and stderr) into out. Returns the wait status.
+ */
+static int run_tool(const char *cmdline, char *out, size_t outlen)
+{
+	char libdir[512], cmd[1024];
+	size_t n = 0;
+	Dl_info info;
+	FILE *f;
+	char *slash;
+
+	assert_true(dladdr((void *)ibv_get_device_list, &info));
+	snprintf(libdir, sizeof(libdir), "%s", info.dli_fname);
+	slash = strrchr(libdir, '/');
+	assert_non_null(slash);
+	*slash = '\0';
+	snprintf(cmd, sizeof(cmd), "LD_LIBRARY_PATH='%s' timeout 20 %s 2>&1",
+		 libdir, cmdline);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (n + 1 < outlen) {
+		size_t r = fread(out + n, 1, outlen - 1 - n, f);
+
+		if (!r)
+			break;
+		n += r;
+	}
+	out[n] = '\0';
+	return pclose(f);
+}
+
+static void test_ibv_devices_tool(void **state)
+{
+	static char out[8192];
+	int st = run_tool("ibv_devices", out, sizeof(out));
+
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_non_null(strstr(out, "rxdp_veth7"));
+	assert_non_null(strstr(out, "rxdp_veth9"));
+	/* the node GUID, as ibv_devices formats it (host order hex) */
+	assert_non_null(strstr(out, "0200000000000007"));
+}
+
+static void test_ibv_devinfo_tool(void **state)
+{
+	static char out[65536];
+	int st = run_tool("ibv_devinfo -v -d rxdp_veth7", out, sizeof(out));
+
+	if (getenv("RXDP_TEST_SHOW"))
+		fprintf(stderr, "%s\n", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_non_null(strstr(out, "hca_id:\trxdp_veth7"));
+	assert_non_null(strstr(out, "transport:\t\t\tInfiniBand (0)"));
+	assert_non_null(strstr(out, "PORT_ACTIVE (4)"));
+	assert_non_null(strstr(out, "link_layer:\t\tEthernet"));
+	assert_non_null(strstr(out, "active_mtu:\t\t1024 (3)"));
+	assert_non_null(strstr(out, "board_id:\t\t\tRXDP_veth7"));
+	assert_non_null(strstr(out, "GID[  0]:\t\tfe80::ff:fe00:7, RoCE v2"));
+	assert_non_null(strstr(out, "GID[  1]:\t\t::ffff:10.0.0.1, RoCE v2"));
+	/* empty slots are not printed */
+	assert_null(strstr(out, "GID[  2]"));
+}
+
+/*
+ * perftest on a device without a data path: server and client (TCP on
+ * loopback) get through device, port and GID queries to their first
+ * data-path call and must stop there with their own error and a non-zero
+ * exit, not a signal or a hang. The engine glue turns this into a run.
+ */
+static void test_perftest_fails_cleanly(void **state)
+{
+	static char out[65536];
+	char cmd[512];
+	int port = 20000 + getpid() % 20000, st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "sh -c 'ib_write_bw -d rxdp_veth7 -n 5 -p %d & s=$!; "
+		 "sleep 1; ib_write_bw -d rxdp_veth7 -n 5 -p %d 127.0.0.1; "
+		 "c=$?; wait $s; echo server=$? client=$c'",
+		 port, port);
+	st = run_tool(cmd, out, sizeof(out));
+	if (getenv("RXDP_TEST_SHOW"))
+		fprintf(stderr, "%s\n", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* 1: perftest's own failure exit; 124 would be a hang, 128+ a signal */
+	assert_non_null(strstr(out, "server=1 client=1"));
+	assert_non_null(strstr(out, "Couldn't"));
+}
+
 static void test_daemon_vanishes(void **state)
 {
 	struct ibv_context *ctx = open_a();
@@ -775,6 +867,9 @@ int main(void)
 		cmocka_unit_test(test_async_fd_nonblocking),
 		cmocka_unit_test(test_resolve_and_sysfs),
 		cmocka_unit_test(test_dataplane_unwired),
+		cmocka_unit_test(test_ibv_devices_tool),
+		cmocka_unit_test(test_ibv_devinfo_tool),
+		cmocka_unit_test(test_perftest_fails_cleanly),
 		cmocka_unit_test(test_daemon_vanishes),
 	};
 	int fails;
