@@ -29,7 +29,7 @@ cleanup() {
 	for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 	ip netns exec "$ns" "$bin/rxdp-loader" detach "$ifa" >/dev/null 2>&1
 	ip netns del "$ns" 2>/dev/null
-	rm -rf "$tmp"
+	[ -n "${RXDP_KEEP:-}" ] && cp -r "$tmp" "$RXDP_KEEP"; rm -rf "$tmp"
 }
 trap cleanup EXIT
 

@@ -286,7 +286,7 @@ static void fill_device_attr(const struct rxdp_dev_info *info,
 	a->max_qp = (int)max_qp;
 	a->max_qp_wr = RXDP_VERBS_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE;
+			      IBV_DEVICE_RC_RNR_NAK_GEN;
 	a->max_sge = RXDP_VERBS_MAX_SGE;
 	a->max_sge_rd = RXDP_VERBS_MAX_SGE_RD;
 	a->max_cq = RXDP_VERBS_MAX_CQ;
