@@ -203,7 +203,16 @@ step "skb mode where native is refused"
 out=$(nsa "$LOADER" attach "$BR" --mode skb) || fail "skb attach on $BR: $out"
 nsa "$LOADER" status "$BR" | grep -qx "$BR: attached, mode skb" ||
 	fail "status of $BR: $(nsa "$LOADER" status "$BR")"
-nsa "$LOADER" detach "$BR" >/dev/null || fail "detach $BR"
+# the program removed behind the loader's back: status says so, detach and
+# attach clean the stale pins up
+ip -n "$NS_A" link set dev "$BR" xdpgeneric off || fail "xdpgeneric off"
+nsa "$LOADER" status "$BR" | grep -q "^$BR: not attached (stale pins" ||
+	fail "status with stale pins: $(nsa "$LOADER" status "$BR")"
+out=$(nsa "$LOADER" attach "$BR" --mode skb) || fail "attach over stale pins: $out"
+ip -n "$NS_A" link set dev "$BR" xdpgeneric off || fail "xdpgeneric off"
+nsa "$LOADER" detach "$BR" >/dev/null 2>&1 || fail "detach with stale pins"
+[ ! -e "$(rxdp_pin_dir "$NS_A" "$BR")" ] || fail "stale pins of $BR left"
+expect_error "not attached (after stale)" nsa "$LOADER" detach "$BR"
 
 step "another XDP program on the interface"
 obj=/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o

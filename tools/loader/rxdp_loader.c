@@ -196,38 +196,47 @@ static bool dir_exists(const char *path)
 	return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-/* Remove every pin in dir, then dir; then the netns dir if now empty. */
+/* rmdir this network namespace's directories if nothing is left in them */
+static void prune_empty_dirs(void)
+{
+	char ns[PATH_MAX], xdp[PATH_MAX + 8];
+
+	if (!rxdp_bpffs_netns_dir(ns, sizeof(ns)))
+		rmdir(ns); /* fails while other interfaces have pins: fine */
+	if (!rxdp_bpffs_libxdp_dir(ns, sizeof(ns))) {
+		snprintf(xdp, sizeof(xdp), "%s/xdp", ns);
+		rmdir(xdp); /* libxdp's lock directory */
+		rmdir(ns);
+	}
+}
+
+/* Remove every pin in dir, then dir; then the namespace's empty dirs. */
 static int remove_pins(const char *dir)
 {
-	char path[PATH_MAX], ns[PATH_MAX];
+	char path[PATH_MAX];
 	struct dirent *de;
 	int ret = 0;
 	DIR *d;
 
 	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
-		    (int)sizeof(path))
-			continue;
-		if (unlink(path) && !ret)
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, ".."))
+				continue;
+			if (snprintf(path, sizeof(path), "%s/%s", dir,
+				     de->d_name) >= (int)sizeof(path))
+				continue;
+			if (unlink(path) && !ret)
+				ret = -errno;
+		}
+		closedir(d);
+		if (rmdir(dir) && !ret)
 			ret = -errno;
-	}
-	closedir(d);
-	if (rmdir(dir) && !ret)
+	} else if (errno != ENOENT) {
 		ret = -errno;
-	if (!rxdp_bpffs_netns_dir(ns, sizeof(ns)))
-		rmdir(ns); /* fails while other interfaces have pins: fine */
-	if (!rxdp_bpffs_libxdp_dir(ns, sizeof(ns))) {
-		char xdp[PATH_MAX + 8];
-
-		snprintf(xdp, sizeof(xdp), "%s/xdp", ns);
-		rmdir(xdp);
-		rmdir(ns);
 	}
+	prune_empty_dirs();
 	return ret;
 }
 
@@ -255,14 +264,34 @@ static int pin_maps(struct bpf_object *obj, const char *dir)
 	return 0;
 }
 
+/* Take rxdp's program off ifindex, leaving any other one. 0/-errno */
+static int detach_rxdp(int ifindex)
+{
+	struct xdp_multiprog *mp = NULL;
+	struct xdp_program *prog = NULL;
+	enum xdp_attach_mode mode;
+	int ret;
+
+	ret = rxdp_find(ifindex, &mode, &mp, &prog);
+	if (ret <= 0)
+		return ret ? ret : -ENOENT;
+	if (xdp_multiprog__is_legacy(mp))
+		ret = xdp_multiprog__detach(mp);
+	else
+		ret = xdp_program__detach(prog, ifindex, mode, 0);
+	xdp_multiprog__close(mp);
+	return ret;
+}
+
 static int cmd_attach(const char *ifname, int ifindex,
 		      enum xdp_attach_mode mode)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts);
 	struct xdp_program *prog = NULL;
+	char dir[PATH_MAX], xdpdir[PATH_MAX];
 	struct rxdp_xdp_bpf *skel;
 	enum xdp_attach_mode cur;
-	char dir[PATH_MAX];
+	bool fresh = false;
 	int ret;
 
 	ret = rxdp_bpffs_ensure();
@@ -273,7 +302,11 @@ static int cmd_attach(const char *ifname, int ifindex,
 	}
 	ret = rxdp_bpffs_if_dir(ifname, dir, sizeof(dir));
 	if (!ret)
+		ret = rxdp_bpffs_libxdp_dir(xdpdir, sizeof(xdpdir));
+	if (!ret) {
+		fresh = !dir_exists(xdpdir);
 		ret = setup_libxdp_dir(true);
+	}
 	if (ret) {
 		fail("cannot prepare the pin directory for %s: %s", ifname,
 		     strerror(-ret));
@@ -333,7 +366,7 @@ static int cmd_attach(const char *ifname, int ifindex,
 		fail("%s: cannot pin the maps in %s: %s", ifname, dir,
 		     strerror(-ret));
 		/* change nothing: take the program off again */
-		xdp_program__detach(prog, ifindex, mode, 0);
+		detach_rxdp(ifindex);
 		remove_pins(dir);
 		goto out;
 	}
@@ -342,6 +375,8 @@ static int cmd_attach(const char *ifname, int ifindex,
 	printf("%s: attached (%s mode), maps pinned in %s\n", ifname,
 	       mode_name(cur), dir);
 out:
+	if (ret && fresh)
+		prune_empty_dirs(); /* what this run made and did not use */
 	xdp_program__close(prog);
 	rxdp_xdp_bpf__destroy(skel);
 	return ret ? 1 : 0;
@@ -349,9 +384,6 @@ out:
 
 static int cmd_detach(const char *ifname, int ifindex)
 {
-	struct xdp_multiprog *mp = NULL;
-	struct xdp_program *prog = NULL;
-	enum xdp_attach_mode mode;
 	char dir[PATH_MAX];
 	int ret, found;
 
@@ -368,7 +400,7 @@ static int cmd_detach(const char *ifname, int ifindex)
 		fail("%s: %s", ifname, strerror(-ret));
 		return 1;
 	}
-	found = rxdp_find(ifindex, &mode, &mp, &prog);
+	found = rxdp_find(ifindex, NULL, NULL, NULL);
 	if (found < 0) {
 		fail("%s: cannot query XDP programs: %s", ifname,
 		     strerror(-found));
@@ -386,11 +418,7 @@ static int cmd_detach(const char *ifname, int ifindex)
 		fail("%s: rxdp is not attached", ifname);
 		return 1;
 	}
-	if (xdp_multiprog__is_legacy(mp))
-		ret = xdp_multiprog__detach(mp);
-	else
-		ret = xdp_program__detach(prog, ifindex, mode, 0);
-	xdp_multiprog__close(mp);
+	ret = detach_rxdp(ifindex);
 	if (ret) {
 		fail("%s: cannot detach: %s", ifname, strerror(-ret));
 		return 1;
