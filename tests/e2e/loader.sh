@@ -112,12 +112,19 @@ declare -A before after
 while read -r k v; do before[$k]=$v; done < <(verdicts)
 [ ${#before[@]} -ge 15 ] || fail "status shows ${#before[@]} verdict counters"
 
+txb() { ip -n "$NS_B" -s -j link show "$IF_B" |
+	/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["packets"])'; }
+tx0=$(txb)
 step "send: 3 unknown QP, 2 QP in RESET, 4 bad TVer, 5 non-RoCE UDP"
 nsb $SEND "$ADDR_A" --qpn $UNKNOWN_QPN --count 3 --payload-len 8 || fail "send"
 nsb $SEND "$ADDR_A" --qpn $QPN --count 2 --payload-len 8 || fail "send"
 nsb $SEND "$ADDR_A" --qpn $QPN --tver 1 --count 4 --payload-len 8 || fail "send"
 nsb $SEND "$ADDR_A" --port 4792 --raw 00112233445566778899 --count 5 || fail "send"
 
+# nothing but these 14 went from B to A (no ARP, no IPv6), so the
+# counters below can be checked exactly
+tx1=$(txb)
+[ $((tx1 - tx0)) = 14 ] || later_fail "B sent $((tx1 - tx0)) packets, not 14"
 declare -A want=(
 	[drop_unknown_qp]=3 [drop_qp_state]=2 [drop_bad_tver]=4 [pass_not_roce]=5
 )
