@@ -11,7 +11,11 @@
 
 #include <stddef.h>
 
-/* Make sure RXDP_BPFFS_ROOT is a bpffs that outlives this process. 0/-errno */
+/*
+ * Make sure RXDP_BPFFS_ROOT is a bpffs that outlives this process: as
+ * rxdp_bpffs_enter(), then mount one (mode 0700) in the mount namespace
+ * entered if there is none. Single-threaded callers only. 0/-errno
+ */
 int rxdp_bpffs_ensure(void);
 /* RXDP_BPFFS_ROOT/net<inode> for this process's network namespace. 0/-errno */
 int rxdp_bpffs_netns_dir(char *buf, size_t len);
