@@ -28,6 +28,7 @@
 #include <libmnl/libmnl.h>
 
 #include "common/ctl.h"
+#include "fake_rxdpd.h"
 
 /* rdma-core private symbols (IBVERBS_PRIVATE_34) the shell exports */
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
@@ -39,218 +40,15 @@ const char *ibv_get_sysfs_path(void);
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
 			size_t size);
 
-/* --- the fake daemon ------------------------------------------------------- */
-
-#define IFINDEX_A 7
-#define IFINDEX_B 9
-#define IFINDEX_GONE 11 /* listed, then says ENODEV */
-
-static const __u8 mac_a[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x0a };
-static const __u8 dmac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
-
-static char sock_name[64];
-static int listen_fd = -1;
-static int stop_pipe[2] = { -1, -1 };
-static pthread_t daemon_thread;
-static int daemon_running;
-static int port_state_b = IBV_PORT_DOWN;
-
-static void fill_info(struct rxdp_dev_info *d, __u32 ifindex)
-{
-	memset(d, 0, sizeof(*d));
-	snprintf(d->ifname, sizeof(d->ifname), "veth%u", ifindex);
-	snprintf(d->name, sizeof(d->name), "rxdp_%s", d->ifname);
-	d->ifindex = ifindex;
-	memcpy(d->mac, mac_a, 6);
-	d->mac[5] = (__u8)ifindex;
-	d->node_guid = htobe64(0x0200000000000000ULL | ifindex);
-	d->port_state = ifindex == IFINDEX_B ? (__u32)port_state_b
-					     : IBV_PORT_ACTIVE;
-	d->active_mtu = IBV_MTU_1024;
-	d->max_mtu = IBV_MTU_4096;
-	d->if_mtu = 1500;
-	d->gid_tbl_len = RXDP_GID_TBL_LEN;
-	d->num_rx_queues = 1;
-	d->speed_mbps = 10000;
-	d->max_qp = 16384;
-}
-
-static void gid_of(__u32 index, __u8 gid[16])
-{
-	memset(gid, 0, 16);
-	if (index == 0) { /* link-local, EUI-64 of mac_a */
-		gid[0] = 0xfe;
-		gid[1] = 0x80;
-		gid[8] = 0x00;
-		gid[11] = 0xff;
-		gid[12] = 0xfe;
-		gid[15] = 0x07;
-	} else if (index == 1) { /* IPv4-mapped 10.0.0.1 */
-		gid[10] = 0xff;
-		gid[11] = 0xff;
-		gid[12] = 10;
-		gid[15] = 1;
-	}
-}
-
-static void serve_one(int fd, const struct rxdp_ctl_msg *req)
-{
-	__u64 buf[RXDP_CTL_MSG_MAX / 8];
-	__u32 type = req->nlh->nlmsg_type, ifindex = 0, index = 0;
-	struct rxdp_dev_info info;
-	struct nlmsghdr *nlh;
-	int err = 0;
-
-	if (req->tb[RXDP_CTL_A_IFINDEX])
-		ifindex = mnl_attr_get_u32(req->tb[RXDP_CTL_A_IFINDEX]);
-	if (req->tb[RXDP_CTL_A_INDEX])
-		index = mnl_attr_get_u32(req->tb[RXDP_CTL_A_INDEX]);
-	nlh = rxdp_ctl_msg_start(buf, (__u16)type, RXDP_CTL_F_REPLY,
-				 req->nlh->nlmsg_seq, 0);
-	if (type != RXDP_CTL_LIST_DEVICES && ifindex != IFINDEX_A &&
-	    ifindex != IFINDEX_B) {
-		err = -ENODEV;
-		goto reply;
-	}
-	switch (type) {
-	case RXDP_CTL_LIST_DEVICES:
-		fill_info(&info, IFINDEX_A);
-		mnl_attr_put(nlh, RXDP_CTL_A_DEV_INFO, sizeof(info), &info);
-		fill_info(&info, IFINDEX_B);
-		mnl_attr_put(nlh, RXDP_CTL_A_DEV_INFO, sizeof(info), &info);
-		fill_info(&info, IFINDEX_GONE);
-		mnl_attr_put(nlh, RXDP_CTL_A_DEV_INFO, sizeof(info), &info);
-		break;
-	case RXDP_CTL_QUERY_DEVICE:
-		fill_info(&info, ifindex);
-		mnl_attr_put(nlh, RXDP_CTL_A_DEV_INFO, sizeof(info), &info);
-		break;
-	case RXDP_CTL_QUERY_GID: {
-		struct rxdp_gid_entry e = { .index = index,
-					    .gid_type = RXDP_GID_TYPE_ROCE_V2 };
-
-		if (index >= RXDP_GID_TBL_LEN) {
-			err = -EINVAL;
-			break;
-		}
-		gid_of(index, e.gid);
-		mnl_attr_put(nlh, RXDP_CTL_A_GID, sizeof(e), &e);
-		break;
-	}
-	case RXDP_CTL_QUERY_PKEY:
-		if (index >= RXDP_PKEY_TBL_LEN) {
-			err = -EINVAL;
-			break;
-		}
-		mnl_attr_put_u32(nlh, RXDP_CTL_A_PKEY, RXDP_DEFAULT_PKEY);
-		break;
-	case RXDP_CTL_RESOLVE: {
-		struct rxdp_path p;
-
-		memset(&p, 0, sizeof(p));
-		memcpy(p.dmac, dmac, 6);
-		mnl_attr_put(nlh, RXDP_CTL_A_PATH, sizeof(p), &p);
-		break;
-	}
-	default:
-		err = -EOPNOTSUPP;
-	}
-reply:
-	if (err) {
-		nlh = rxdp_ctl_msg_start(buf, (__u16)type, RXDP_CTL_F_REPLY,
-					 req->nlh->nlmsg_seq, err);
-		mnl_attr_put_strz(nlh, RXDP_CTL_A_MSG, "fake rxdpd says no");
-	}
-	rxdp_ctl_sendmsg(fd, nlh, NULL, 0);
-}
-
-static void *daemon_main(void *arg)
-{
-	struct pollfd pfd[34];
-	int nfd = 2, i;
-
-	pfd[0].fd = stop_pipe[0];
-	pfd[0].events = POLLIN;
-	pfd[1].fd = listen_fd;
-	pfd[1].events = POLLIN;
-	for (;;) {
-		if (poll(pfd, nfd, -1) < 0)
-			continue;
-		if (pfd[0].revents)
-			break;
-		if (pfd[1].revents & POLLIN && nfd < 34) {
-			int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (c >= 0) {
-				pfd[nfd].fd = c;
-				pfd[nfd].events = POLLIN;
-				pfd[nfd].revents = 0;
-				nfd++;
-			}
-		}
-		for (i = 2; i < nfd; i++) {
-			__u64 buf[RXDP_CTL_MSG_MAX / 8];
-			struct rxdp_ctl_msg msg;
-			int fds[RXDP_CTL_MAX_FDS], nfds = 0;
-			ssize_t n;
-
-			if (!pfd[i].revents)
-				continue;
-			n = rxdp_ctl_recvmsg(pfd[i].fd, buf, sizeof(buf), fds,
-					     &nfds, RXDP_CTL_MAX_FDS);
-			if (n <= 0) {
-				close(pfd[i].fd);
-				pfd[i] = pfd[--nfd];
-				i--;
-				continue;
-			}
-			if (!rxdp_ctl_decode(buf, (size_t)n, &msg, 0))
-				serve_one(pfd[i].fd, &msg);
-		}
-	}
-	for (i = 2; i < nfd; i++)
-		close(pfd[i].fd);
-	return NULL;
-}
-
-static void daemon_start(void)
-{
-	struct sockaddr_un sun;
-	unsigned int len;
-
-	assert_int_equal(rxdp_ctl_sockaddr(sock_name, &sun, &len), 0);
-	listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	assert_true(listen_fd >= 0);
-	assert_int_equal(bind(listen_fd, (struct sockaddr *)&sun, len), 0);
-	assert_int_equal(listen(listen_fd, 16), 0);
-	assert_int_equal(pipe(stop_pipe), 0);
-	assert_int_equal(
-		pthread_create(&daemon_thread, NULL, daemon_main, NULL), 0);
-	daemon_running = 1;
-	setenv(RXDP_CTL_ENV, sock_name, 1);
-}
-
-static void daemon_stop(void)
-{
-	if (!daemon_running)
-		return;
-	assert_int_equal(write(stop_pipe[1], "x", 1), 1);
-	pthread_join(daemon_thread, NULL);
-	close(listen_fd);
-	close(stop_pipe[0]);
-	close(stop_pipe[1]);
-	daemon_running = 0;
-}
-
 static int setup_daemon(void **state)
 {
-	daemon_start();
+	fake_rxdpd_start();
 	return 0;
 }
 
 static int teardown_daemon(void **state)
 {
-	daemon_stop();
+	fake_rxdpd_stop();
 	return 0;
 }
 
@@ -498,15 +296,15 @@ static void test_port_down(void **state)
 
 	ctx = ibv_open_device(find_dev(list, "rxdp_veth9"));
 	assert_non_null(ctx);
-	port_state_b = IBV_PORT_DOWN;
+	fake_port_state_b = IBV_PORT_DOWN;
 	assert_int_equal(ibv_query_port(ctx, 1, &pa), 0);
 	assert_int_equal(pa.state, IBV_PORT_DOWN);
 	assert_int_equal(pa.phys_state, 3);
 	/* state is asked afresh on every query */
-	port_state_b = IBV_PORT_ACTIVE;
+	fake_port_state_b = IBV_PORT_ACTIVE;
 	assert_int_equal(ibv_query_port(ctx, 1, &pa), 0);
 	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
-	port_state_b = IBV_PORT_DOWN;
+	fake_port_state_b = IBV_PORT_DOWN;
 	assert_int_equal(ibv_close_device(ctx), 0);
 	ibv_free_device_list(list);
 }
@@ -539,7 +337,7 @@ static void test_gids(void **state)
 	int type = -1;
 
 	assert_int_equal(ibv_query_gid(ctx, 1, 0, &gid), 0);
-	gid_of(0, want);
+	fake_gid_of(0, want);
 	assert_memory_equal(gid.raw, want, 16);
 	/* an empty slot inside the table: zeros, success */
 	memset(&gid, 0xff, sizeof(gid));
@@ -553,7 +351,7 @@ static void test_gids(void **state)
 	assert_int_equal(ibv_query_gid(ctx, 2, 0, &gid), -1);
 
 	assert_int_equal(ibv_query_gid_ex(ctx, 1, 1, &e, 0), 0);
-	gid_of(1, want);
+	fake_gid_of(1, want);
 	assert_memory_equal(e.gid.raw, want, 16);
 	assert_int_equal(e.gid_index, 1);
 	assert_int_equal(e.port_num, 1);
@@ -653,9 +451,9 @@ static void test_resolve_and_sysfs(void **state)
 	memset(&ah, 0, sizeof(ah));
 	ah.is_global = 1;
 	ah.port_num = 1;
-	gid_of(1, ah.grh.dgid.raw);
+	fake_gid_of(1, ah.grh.dgid.raw);
 	assert_int_equal(ibv_resolve_eth_l2_from_gid(ctx, &ah, mac, &vid), 0);
-	assert_memory_equal(mac, dmac, 6);
+	assert_memory_equal(mac, fake_dmac, 6);
 	assert_int_equal(vid, 0xffff);
 	ah.is_global = 0;
 	assert_int_equal(ibv_resolve_eth_l2_from_gid(ctx, &ah, mac, &vid),
@@ -833,7 +631,7 @@ static void test_daemon_vanishes(void **state)
 	struct ibv_device **list;
 	int n = -1;
 
-	daemon_stop();
+	fake_rxdpd_stop();
 	/* the open context gets an error, not a crash or a hang */
 	assert_true(ibv_query_port(ctx, 1, &pa) != 0);
 	assert_int_equal(ibv_close_device(ctx), 0);
@@ -874,7 +672,6 @@ int main(void)
 	};
 	int fails;
 
-	snprintf(sock_name, sizeof(sock_name), "@rxdp-test-verbs-%d", getpid());
 	fails = cmocka_run_group_tests_name("verbs shell, no daemon",
 					    standalone, NULL, NULL);
 	fails += cmocka_run_group_tests_name("verbs shell, fake rxdpd",

@@ -6,12 +6,16 @@ VERBS_SRCS := $(wildcard userspace/verbs/*.c)
 VERBS_OBJS := $(VERBS_SRCS:%.c=$(OBJ)/%.o)
 VERBS_MAP  := userspace/verbs/libibverbs.map
 VERBS_SO   := $(LIB)/libibverbs.so.1
+# What the verbs objects link with (also used by tests/verbs): the engine
+# glue adds $(ENGINE_LIB) before $(COMMON_LIB) and $(ENGINE_LDLIBS) here.
+VERBS_LINK   := $(COMMON_LIB)
+VERBS_LDLIBS := -lmnl -lpthread
 
-$(VERBS_SO): $(VERBS_OBJS) $(COMMON_LIB) $(VERBS_MAP)
+$(VERBS_SO): $(VERBS_OBJS) $(VERBS_LINK) $(VERBS_MAP)
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libibverbs.so.1 \
 		-Wl,--version-script=$(VERBS_MAP) -Wl,-z,defs -Wl,-z,now \
-		-o $@ $(VERBS_OBJS) $(COMMON_LIB) -lmnl -lpthread
+		-o $@ $(VERBS_OBJS) $(VERBS_LINK) $(VERBS_LDLIBS)
 
 LIBS += $(VERBS_SO)
