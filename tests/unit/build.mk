@@ -7,3 +7,7 @@ $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 TESTS += $(UNIT_TESTS)
+
+# the pin-path API of userspace/common/bpffs.c (its archive is named here:
+# userspace/common/build.mk is read after this file)
+$(BUILD)/tests/unit/test_bpffs: $(LIB)/librxdp-common.a
