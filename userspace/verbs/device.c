@@ -62,7 +62,7 @@ static struct rxdp_ctl *ctl_connect_quiet(void)
 	struct rxdp_ctl *ctl = rxdp_ctl_connect(NULL);
 
 	if (!ctl)
-		pr_debug("rxdp: no rxdpd reachable (%s): no devices; start "
+		pr_debug("no rxdpd reachable (%s): no devices; start "
 			 "rxdpd in this network namespace\n",
 			 strerror(errno));
 	return ctl;
@@ -87,8 +87,8 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		}
 		n = rxdp_ctl_list_devices(ctl, infos, RXDP_MAX_DEVICES);
 		if (n < 0) {
-			pr_debug("rxdp: listing devices: %s (%s)\n",
-				 strerror(-n), rxdp_ctl_strerror(ctl));
+			pr_debug("listing devices: %s (%s)\n", strerror(-n),
+				 rxdp_ctl_strerror(ctl));
 			n = 0;
 		}
 		if (n > RXDP_MAX_DEVICES)
@@ -155,7 +155,7 @@ int rxdp_device_refresh(struct rxdp_context *c, struct rxdp_dev_info *out)
 	rxdp_ctx_ctl_lock(c);
 	ret = rxdp_ctl_query_device(c->ctl, c->dev->info.ifindex, out);
 	if (ret < 0)
-		pr_debug("rxdp: query device %s: %s (%s)\n", c->dev->info.name,
+		pr_debug("query device %s: %s (%s)\n", c->dev->info.name,
 			 strerror(-ret), rxdp_ctl_strerror(c->ctl));
 	rxdp_ctx_ctl_unlock(c);
 	return ret;
@@ -201,7 +201,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->ctl = rxdp_ctl_connect(NULL);
 	if (!c->ctl) {
 		err = errno ? errno : ENODEV;
-		pr_debug("rxdp: open %s: no rxdpd (%s)\n", dev->info.name,
+		pr_debug("open %s: no rxdpd (%s)\n", dev->info.name,
 			 strerror(err));
 		goto err_free;
 	}

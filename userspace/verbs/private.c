@@ -26,7 +26,7 @@ struct verbs_device_ops;
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void verbs_register_driver_34(const struct verbs_device_ops *ops)
 {
-	pr_debug("rxdp: a verbs provider registered; rxdp serves its own "
+	pr_debug("a verbs provider registered; rxdp serves its own "
 		 "devices and ignores it\n");
 }
 
