@@ -535,22 +535,37 @@ out:
 /* 1 printed, 0 nothing of rxdp's on this interface, -errno */
 static int status_one(const char *ifname, int ifindex, int ncpu)
 {
+	struct xdp_multiprog *mp = NULL;
+	struct xdp_program *prog = NULL;
 	enum xdp_attach_mode mode;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], how[128];
 	bool pins;
 	int found, ret;
 
 	ret = rxdp_bpffs_if_dir(ifname, dir, sizeof(dir));
 	if (ret)
 		return ret;
-	found = rxdp_find(ifindex, &mode, NULL, NULL);
+	found = rxdp_find(ifindex, &mode, &mp, &prog);
 	if (found < 0)
 		return found;
+	if (found) {
+		if (xdp_multiprog__is_legacy(mp))
+			snprintf(how, sizeof(how),
+				 "the only XDP program (no libxdp dispatcher)");
+		else
+			snprintf(how, sizeof(how),
+				 "libxdp dispatcher, %d program(s), rxdp at "
+				 "priority %u",
+				 xdp_multiprog__program_count(mp),
+				 xdp_program__run_prio(prog));
+		xdp_multiprog__close(mp);
+	}
 	pins = dir_exists(dir);
 	if (!found && !pins)
 		return 0;
 	if (found)
-		printf("%s: attached, mode %s\n", ifname, mode_name(mode));
+		printf("%s: attached, mode %s\nxdp: %s\n", ifname,
+		       mode_name(mode), how);
 	else
 		printf("%s: not attached (stale pins; `rxdp-loader detach %s` "
 		       "removes them)\n",
