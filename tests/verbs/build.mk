@@ -5,13 +5,19 @@
 #  check-abi.sh      every Debian perftest/ibverbs-utils binary starts on it
 #  devinfo-netns.sh  ibv_devices / ibv_devinfo -v against the real rxdpd
 #                    in a namespace (root; skips until rxdpd is built)
+#
+# This file is read before userspace/*/build.mk, so prerequisites name the
+# library files literally (recipes may use their variables: they expand late).
 VERBS_TEST := $(BUILD)/tests/verbs/test_verbs_shell
+VERBS_T_SO := $(LIB)/libibverbs.so.1
+VERBS_T_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(wildcard userspace/verbs/*.c))
+VERBS_T_DEPS := $(LIB)/librxdp-common.a
 
 VERBS_EVENTS_TEST := $(BUILD)/tests/verbs/test_verbs_events
 FAKE_RXDPD := $(OBJ)/tests/verbs/fake_rxdpd.o
 
-$(VERBS_TEST): $(OBJ)/tests/verbs/test_verbs_shell.o $(FAKE_RXDPD) $(VERBS_SO) \
-		$(COMMON_LIB)
+$(VERBS_TEST): $(OBJ)/tests/verbs/test_verbs_shell.o $(FAKE_RXDPD) \
+		$(VERBS_T_SO) $(VERBS_T_DEPS)
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(OBJ)/tests/verbs/test_verbs_shell.o \
@@ -21,7 +27,7 @@ $(VERBS_TEST): $(OBJ)/tests/verbs/test_verbs_shell.o $(FAKE_RXDPD) $(VERBS_SO) \
 # The library's internal helpers (event queues, PD counts), white box: the
 # verbs objects linked straight into the test
 $(VERBS_EVENTS_TEST): $(OBJ)/tests/verbs/test_verbs_events.o $(FAKE_RXDPD) \
-		$(VERBS_OBJS) $(VERBS_LINK)
+		$(VERBS_T_OBJS) $(VERBS_T_DEPS)
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(OBJ)/tests/verbs/test_verbs_events.o \
