@@ -8,10 +8,13 @@ $(DTEST)/test_qp_sm: $(OBJ)/tests/daemon/test_qp_sm.o $(OBJ)/userspace/daemon/qp
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
-$(DTEST)/test_nl_parse: $(OBJ)/tests/daemon/test_nl_parse.o $(OBJ)/userspace/daemon/nl_parse.o
-	$(msg) LD $@
+$(DTEST)/test_nl_parse: tests/daemon/test_nl_parse.c tests/daemon/rtnl_recorded.h \
+		userspace/daemon/nl_parse.c userspace/daemon/nl_parse.h
+	$(msg) CC-ASAN $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lmnl
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -o $@ tests/daemon/test_nl_parse.c \
+		userspace/daemon/nl_parse.c -lcmocka -lmnl
 
 $(DTEST)/test_ctl_proto: tests/daemon/test_ctl_proto.c userspace/common/ctl_proto.c \
 		userspace/common/ctl.h userspace/common/ctl_client.h
@@ -26,6 +29,6 @@ $(DTEST)/ctl_client_test: $(OBJ)/tests/daemon/ctl_client_test.o $(LIB)/librxdp-c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lmnl -lelf -lz
 
-DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_ctl_proto
+DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_nl_parse $(DTEST)/test_ctl_proto
 
 TESTS += $(DAEMON_TESTS)

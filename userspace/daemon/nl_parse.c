@@ -33,7 +33,11 @@ static int tb_cb(const struct nlattr *attr, void *data)
 static int parse_tb(const struct nlmsghdr *nlh, size_t hdrlen, struct tb *tb)
 {
 	memset(tb, 0, sizeof(*tb));
-	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + MNL_ALIGN(hdrlen))
+	/* libmnl walks attributes up to the aligned length: the kernel's
+	 * messages are aligned, and an unaligned one is refused rather than
+	 * read up to 3 bytes past its end */
+	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + MNL_ALIGN(hdrlen) ||
+	    nlh->nlmsg_len != MNL_ALIGN(nlh->nlmsg_len))
 		return -EINVAL;
 	if (mnl_attr_parse(nlh, hdrlen, tb_cb, tb) < 0)
 		return -EINVAL;
