@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The in-memory wire: two FIFOs of frames (one per direction) behind one
+ * mutex, each with an eventfd that is readable while frames wait, so an
+ * engine's progress thread can block on it as on an AF_XDP socket.
+ * Faults are decided by a per-direction xorshift generator, so a seed
+ * gives the same drops for the same sequence of frames.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "memwire.h"
+
+#define MW_FRAME 4096
+#define MW_QLEN 65536 /* frames a direction holds */
+
+struct mw_frame {
+	uint32_t len;
+	uint8_t data[MW_FRAME];
+};
+
+struct mw_dir {
+	struct mw_frame *q[MW_QLEN];
+	uint32_t head, tail;
+	int evfd; /* readable while the queue is not empty */
+	uint64_t rng;
+	struct mw_frame *held; /* a frame held back to reorder */
+	/* frames the sender built, not yet flushed */
+	struct mw_frame *pend[256];
+	int npend;
+};
+
+struct mw_port {
+	struct memwire *w;
+	int side; /* sends on dir[side], receives from dir[!side] */
+};
+
+struct memwire {
+	pthread_mutex_t lock;
+	struct mw_dir dir[2];
+	struct mw_port port[2];
+	struct memwire_faults f;
+	int cut;
+	struct memwire_stats st;
+};
+
+struct memwire *memwire_create(void)
+{
+	struct memwire *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	pthread_mutex_init(&w->lock, NULL);
+	for (int i = 0; i < 2; i++) {
+		w->dir[i].evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		w->dir[i].rng = 0x9e3779b97f4a7c15ULL + i;
+		w->port[i].w = w;
+		w->port[i].side = i;
+	}
+	return w;
+}
+
+void memwire_destroy(struct memwire *w)
+{
+	for (int i = 0; i < 2; i++) {
+		struct mw_dir *d = &w->dir[i];
+
+		while (d->head != d->tail)
+			free(d->q[d->tail++ % MW_QLEN]);
+		free(d->held);
+		for (int k = 0; k < d->npend; k++)
+			free(d->pend[k]);
+		close(d->evfd);
+	}
+	free(w);
+}
+
+void memwire_set_faults(struct memwire *w, const struct memwire_faults *f)
+{
+	pthread_mutex_lock(&w->lock);
+	w->f = *f;
+	for (int i = 0; i < 2; i++)
+		w->dir[i].rng = (f->seed ? f->seed : 1) * (2 * i + 3);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void memwire_cut(struct memwire *w, int cut)
+{
+	pthread_mutex_lock(&w->lock);
+	w->cut = cut;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void memwire_get_stats(struct memwire *w, struct memwire_stats *s)
+{
+	pthread_mutex_lock(&w->lock);
+	*s = w->st;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void *memwire_port(struct memwire *w, int side)
+{
+	return &w->port[side];
+}
+
+static uint32_t mw_rand(struct mw_dir *d)
+{
+	d->rng ^= d->rng << 13;
+	d->rng ^= d->rng >> 7;
+	d->rng ^= d->rng << 17;
+	return (uint32_t)(d->rng % 10000);
+}
+
+static void mw_push(struct memwire *w, struct mw_dir *d, struct mw_frame *f)
+{
+	uint64_t one = 1;
+
+	if (d->head - d->tail >= MW_QLEN) {
+		free(f); /* a full queue drops, as a NIC ring would */
+		w->st.lost++;
+		return;
+	}
+	d->q[d->head++ % MW_QLEN] = f;
+	if (write(d->evfd, &one, sizeof(one)) < 0) {
+		/* the counter saturates only after 2^64 frames */
+	}
+}
+
+static void *mw_tx_get(void *port, uint32_t *cap)
+{
+	struct mw_port *p = port;
+	struct mw_dir *d = &p->w->dir[p->side];
+	struct mw_frame *f;
+
+	if (d->npend == 256)
+		return NULL;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return NULL;
+	*cap = MW_FRAME;
+	return f->data;
+}
+
+static void mw_tx_put(void *port, void *buf, uint32_t len)
+{
+	struct mw_port *p = port;
+	struct mw_dir *d = &p->w->dir[p->side];
+	struct mw_frame *f = (void *)((uint8_t *)buf -
+				      offsetof(struct mw_frame, data));
+
+	f->len = len;
+	d->pend[d->npend++] = f;
+}
+
+static void mw_tx_abort(void *port, void *buf)
+{
+	free((uint8_t *)buf - offsetof(struct mw_frame, data));
+}
+
+static void mw_tx_flush(void *port)
+{
+	struct mw_port *p = port;
+	struct memwire *w = p->w;
+	struct mw_dir *d = &w->dir[p->side];
+
+	pthread_mutex_lock(&w->lock);
+	for (int i = 0; i < d->npend; i++) {
+		struct mw_frame *f = d->pend[i];
+
+		w->st.frames++;
+		if (w->cut || mw_rand(d) < w->f.loss) {
+			w->st.lost++;
+			free(f);
+			continue;
+		}
+		if (mw_rand(d) < w->f.dup) {
+			struct mw_frame *c = malloc(sizeof(*c));
+
+			if (c) {
+				memcpy(c, f, sizeof(*c));
+				w->st.duplicated++;
+				mw_push(w, d, c);
+			}
+		}
+		if (!d->held && mw_rand(d) < w->f.reorder) {
+			d->held = f; /* goes out after the next one */
+			w->st.reordered++;
+			continue;
+		}
+		mw_push(w, d, f);
+		if (d->held) {
+			mw_push(w, d, d->held);
+			d->held = NULL;
+		}
+	}
+	d->npend = 0;
+	/* a held frame does not wait for ever */
+	if (d->held && d->head == d->tail) {
+		mw_push(w, d, d->held);
+		d->held = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+static int mw_rx_burst(void *port, struct rxdp_frame *fr, int max)
+{
+	struct mw_port *p = port;
+	struct memwire *w = p->w;
+	struct mw_dir *d = &w->dir[!p->side];
+	uint64_t v;
+	int n = 0;
+
+	pthread_mutex_lock(&w->lock);
+	while (n < max && d->head != d->tail) {
+		struct mw_frame *f = d->q[d->tail++ % MW_QLEN];
+
+		fr[n].data = f->data;
+		fr[n].len = f->len;
+		fr[n].cookie = (uintptr_t)f;
+		n++;
+	}
+	if (d->head == d->tail && read(d->evfd, &v, sizeof(v)) < 0) {
+		/* already drained */
+	}
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+static void mw_rx_release(void *port, struct rxdp_frame *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		free((void *)(uintptr_t)f[i].cookie);
+}
+
+static int mw_poll_fds(void *port, int *fds, int max)
+{
+	struct mw_port *p = port;
+
+	if (max < 1)
+		return 0;
+	fds[0] = p->w->dir[!p->side].evfd;
+	return 1;
+}
+
+const struct rxdp_port_ops memwire_ops = {
+	.tx_get = mw_tx_get,
+	.tx_put = mw_tx_put,
+	.tx_abort = mw_tx_abort,
+	.tx_flush = mw_tx_flush,
+	.rx_burst = mw_rx_burst,
+	.rx_release = mw_rx_release,
+	.poll_fds = mw_poll_fds,
+};

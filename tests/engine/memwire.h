@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * An in-memory wire between two engine ports, with deterministic (seeded)
+ * loss, duplication and reordering, for testing the transport without
+ * AF_XDP.
+ */
+#ifndef RXDP_TEST_MEMWIRE_H
+#define RXDP_TEST_MEMWIRE_H
+
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+struct memwire;
+
+struct memwire_faults {
+	unsigned int loss; /* per 10000 frames */
+	unsigned int dup;
+	unsigned int reorder;
+	uint64_t seed;
+};
+
+struct memwire *memwire_create(void);
+void memwire_destroy(struct memwire *w);
+/* Faults apply from now on, to both directions */
+void memwire_set_faults(struct memwire *w, const struct memwire_faults *f);
+/* Drop everything in both directions (a peer that disappeared) */
+void memwire_cut(struct memwire *w, int cut);
+/* The port of side 0 or 1, for rxdp_engine_config.port */
+void *memwire_port(struct memwire *w, int side);
+extern const struct rxdp_port_ops memwire_ops;
+
+struct memwire_stats {
+	uint64_t frames, lost, duplicated, reordered;
+};
+void memwire_get_stats(struct memwire *w, struct memwire_stats *s);
+
+#endif

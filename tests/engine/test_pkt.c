@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * RoCEv2 packets: the ICRC against packets scapy built (golden.h, made by
+ * gen_golden.py), and build/parse round trips for every opcode over IPv4,
+ * IPv6 and VLAN paths.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "engine/pkt.h"
+#include "golden.h"
+
+static void golden_path(struct pkt_path *pp, const struct golden *g)
+{
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 2, 0, 0, 0, 0, 2 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 11, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 11, 0, 2 },
+		.hop_limit = g->ttl,
+		.traffic_class = g->tos,
+		.udp_sport = g->sport,
+	};
+
+	pkt_path_init(pp, &path);
+}
+
+/* scapy's packets parse with a good ICRC, and we rebuild them bit-exactly */
+static void test_golden(void **state)
+{
+	for (size_t i = 0; i < sizeof(goldens) / sizeof(goldens[0]); i++) {
+		const struct golden *g = &goldens[i];
+		uint8_t frame[2048], out[2048];
+		struct pkt_info pi;
+		struct pkt_desc d = { 0 };
+		struct pkt_sg sg;
+		struct pkt_path pp;
+		int n;
+
+		memcpy(frame, g->bytes, g->len);
+		assert_int_equal(pkt_parse(frame, g->len, &pi), 0);
+		assert_int_equal(pi.opcode, g->opcode);
+		assert_int_equal(bth_psn(pi.bth), g->psn);
+		assert_int_equal(bth_qpn(pi.bth), g->dqpn);
+		assert_int_equal(bth_ackreq(pi.bth), g->ackreq);
+		assert_int_equal(bth_se(pi.bth), g->se);
+		assert_int_equal(pi.paylen, g->paylen);
+
+		golden_path(&pp, g);
+		d.opcode = pi.opcode;
+		d.se = g->se;
+		d.ackreq = g->ackreq;
+		d.pkey = bth_pkey(pi.bth);
+		d.dqpn = g->dqpn;
+		d.psn = g->psn;
+		if (pi.reth) {
+			d.va = reth_va(pi.reth);
+			d.rkey = reth_rkey(pi.reth);
+			d.dma_len = reth_len(pi.reth);
+		}
+		if (pi.atomiceth) {
+			d.va = atomiceth_va(pi.atomiceth);
+			d.rkey = atomiceth_rkey(pi.atomiceth);
+			d.swap_add = atomiceth_swap_add(pi.atomiceth);
+			d.compare = atomiceth_compare(pi.atomiceth);
+		}
+		if (pi.aeth) {
+			d.syndrome = aeth_syndrome(pi.aeth);
+			d.msn = aeth_msn(pi.aeth);
+		}
+		if (pi.immdt)
+			d.imm = immdt_imm(pi.immdt);
+		sg.addr = pi.payload;
+		sg.len = pi.paylen;
+		d.sg = &sg;
+		d.nsg = 1;
+		d.paylen = pi.paylen;
+		n = pkt_build(out, sizeof(out), &pp, &d);
+		assert_int_equal(n, g->len);
+		assert_memory_equal(out, g->bytes, g->len);
+
+		/* a flipped payload/header bit is an ICRC error */
+		frame[g->len - 5] ^= 0x01;
+		assert_int_equal(pkt_parse(frame, g->len, &pi), -EILSEQ);
+		frame[g->len - 5] ^= 0x01;
+		/* the masked fields may change on the way: TTL, ECN, FECN */
+		frame[14 + 8] = 3;
+		frame[14 + 1] |= 0x03;
+		frame[14 + 20 + 8 + 4] |= 0x80;
+		assert_int_equal(pkt_parse(frame, g->len, &pi), 0);
+		/* but not the destination QP */
+		frame[14 + 20 + 8 + 7] ^= 0x10;
+		assert_int_equal(pkt_parse(frame, g->len, &pi), -EILSEQ);
+	}
+}
+
+/*
+ * With RXDP_PKT_PCAP=<file>, every packet of the round trips is also
+ * written there, for tshark to check (tests/engine/tshark_icrc.sh).
+ */
+static FILE *pcap;
+
+static void pcap_write(const uint8_t *buf, uint32_t len)
+{
+	uint32_t rec[4] = { 0, 0, len, len };
+
+	if (!pcap)
+		return;
+	fwrite(rec, sizeof(rec), 1, pcap);
+	fwrite(buf, len, 1, pcap);
+}
+
+static void roundtrip(const struct rxdp_path *path)
+{
+	struct pkt_path pp;
+	uint8_t pay[1031];
+
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = (uint8_t)(i * 13 + 5);
+	pkt_path_init(&pp, path);
+	for (int op = 0; op < 256; op++) {
+		uint32_t fl = roce_opcode_flags(op);
+		uint32_t lens[] = { 0, 1, 3, 4, 1024, 1031 };
+
+		if (!fl)
+			continue;
+		for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+			uint8_t buf[2048];
+			struct pkt_sg sg[2] = { { pay, 500 }, { pay + 500, 531 } };
+			struct pkt_desc d = {
+				.opcode = op,
+				.se = li & 1,
+				.ackreq = !(li & 1),
+				.pkey = 0x8001,
+				.dqpn = 0x123456,
+				.psn = 0xfffffe + li,
+				.va = 0x1122334455667788ULL,
+				.rkey = 0xa1b2c3d4,
+				.dma_len = 0x10000,
+				.swap_add = 0x0102030405060708ULL,
+				.compare = 0xf0e0d0c0b0a09080ULL,
+				.syndrome = 0x60 | 3,
+				.msn = 0xabcdef,
+				.orig = 0xdeadbeefcafef00dULL,
+				.imm = htonl(0x01020304),
+				.ieth_rkey = 0x55aa55aa,
+				.qkey = 0x11111111,
+				.sqp = 0x22,
+				.sg = sg,
+				.nsg = 2,
+				.paylen = (fl & ROCE_OPF_PAYLOAD) ? lens[li] : 0,
+			};
+			struct pkt_info pi;
+			int n;
+
+			n = pkt_build(buf, sizeof(buf), &pp, &d);
+			assert_true(n > 0);
+			assert_int_equal(n, pkt_len(&pp, op, d.paylen));
+			pcap_write(buf, n);
+			assert_int_equal(n % 4, pp.l2_len % 4); /* padded to 4 */
+			assert_int_equal(pkt_parse(buf, n, &pi), 0);
+			assert_int_equal(pi.opcode, op);
+			assert_int_equal(pi.ipv6, path->ipv6);
+			assert_int_equal(pi.vlan, path->vlan);
+			assert_int_equal(pi.sport, pp.sport);
+			assert_int_equal(bth_psn(pi.bth), d.psn & 0xffffff);
+			assert_int_equal(bth_qpn(pi.bth), d.dqpn);
+			assert_int_equal(bth_pkey(pi.bth), 0x8001);
+			assert_int_equal(bth_se(pi.bth), d.se);
+			assert_int_equal(bth_ackreq(pi.bth), d.ackreq);
+			assert_int_equal(bth_pad(pi.bth), (4 - d.paylen % 4) % 4);
+			assert_int_equal(pi.paylen, d.paylen);
+			assert_memory_equal(pi.payload, pay, d.paylen);
+			assert_int_equal(!!pi.reth, !!(fl & ROCE_OPF_RETH));
+			assert_int_equal(!!pi.aeth, !!(fl & ROCE_OPF_AETH));
+			assert_int_equal(!!pi.immdt, !!(fl & ROCE_OPF_IMMDT));
+			assert_int_equal(!!pi.deth, !!(fl & ROCE_OPF_DETH));
+			if (pi.reth) {
+				assert_true(reth_va(pi.reth) == d.va);
+				assert_int_equal(reth_rkey(pi.reth), d.rkey);
+				assert_int_equal(reth_len(pi.reth), d.dma_len);
+			}
+			if (pi.atomiceth) {
+				assert_true(atomiceth_va(pi.atomiceth) == d.va);
+				assert_true(atomiceth_swap_add(pi.atomiceth) ==
+					    d.swap_add);
+				assert_true(atomiceth_compare(pi.atomiceth) ==
+					    d.compare);
+			}
+			if (pi.aeth) {
+				assert_int_equal(aeth_syndrome(pi.aeth), 0x63);
+				assert_int_equal(aeth_msn(pi.aeth), d.msn);
+			}
+			if (pi.atomicacketh)
+				assert_true(atomicacketh_orig(pi.atomicacketh) ==
+					    d.orig);
+			if (pi.immdt)
+				assert_int_equal(immdt_imm(pi.immdt), d.imm);
+			if (pi.ieth)
+				assert_int_equal(ieth_rkey(pi.ieth), d.ieth_rkey);
+			if (pi.deth) {
+				assert_int_equal(deth_qkey(pi.deth), d.qkey);
+				assert_int_equal(deth_sqp(pi.deth), d.sqp);
+			}
+			/* truncated by one byte: never a crash, an error */
+			assert_true(pkt_parse(buf, n - 1, &pi) < 0);
+		}
+	}
+}
+
+static void test_roundtrip_ipv4(void **state)
+{
+	struct rxdp_path p = { .smac = { 2, 1, 2, 3, 4, 5 },
+			       .dmac = { 2, 6, 7, 8, 9, 10 },
+			       .sip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 1 },
+			       .dip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 2 },
+			       .hop_limit = 64,
+			       .traffic_class = 0x8a,
+			       .udp_sport = 49999 };
+
+	roundtrip(&p);
+}
+
+static void test_roundtrip_ipv6_vlan(void **state)
+{
+	struct rxdp_path p = { .smac = { 2, 1, 2, 3, 4, 5 },
+			       .dmac = { 2, 6, 7, 8, 9, 10 },
+			       .vlan = 100,
+			       .ipv6 = 1,
+			       .sip = { 0xfd, 0, [15] = 1 },
+			       .dip = { 0xfd, 0, [15] = 2 },
+			       .hop_limit = 5,
+			       .traffic_class = 0x20,
+			       .flow_label = 0x12345,
+			       .udp_sport = 50000 };
+
+	roundtrip(&p);
+}
+
+/* Headers that are not RoCEv2, or lie about lengths, are refused */
+static void test_malformed(void **state)
+{
+	struct rxdp_path p = { .sip = { [10] = 0xff, [11] = 0xff, 1, 1, 1, 1 },
+			       .dip = { [10] = 0xff, [11] = 0xff, 1, 1, 1, 2 } };
+	struct pkt_desc d = { .opcode = ROCE_RC_ACK, .psn = 1 };
+	struct pkt_path pp;
+	struct pkt_info pi;
+	uint8_t buf[256], c[256];
+	int n;
+
+	pkt_path_init(&pp, &p);
+	n = pkt_build(buf, sizeof(buf), &pp, &d);
+	assert_true(n > 0);
+	memcpy(c, buf, n);
+	c[14 + 20 + 3] = 0x35; /* UDP port 53 */
+	assert_int_equal(pkt_parse(c, n, &pi), -EPROTONOSUPPORT);
+	memcpy(c, buf, n);
+	c[14 + 20 + 5] += 4; /* UDP length past the end */
+	assert_int_equal(pkt_parse(c, n, &pi), -EBADMSG);
+	memcpy(c, buf, n);
+	c[14 + 20 + 8] = 0x15; /* reserved opcode */
+	assert_int_equal(pkt_parse(c, n, &pi), -EBADMSG);
+	memcpy(c, buf, n);
+	c[14 + 6] |= 0x20; /* more fragments */
+	assert_int_equal(pkt_parse(c, n, &pi), -EBADMSG);
+	assert_int_equal(pkt_parse(buf, 10, &pi), -EPROTONOSUPPORT);
+	/* too small a buffer to build into */
+	assert_int_equal(pkt_build(buf, 20, &pp, &d), -ENOSPC);
+}
+
+int main(void)
+{
+	const char *pcap_path = getenv("RXDP_PKT_PCAP");
+	int ret;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_roundtrip_ipv4),
+		cmocka_unit_test(test_roundtrip_ipv6_vlan),
+		cmocka_unit_test(test_malformed),
+	};
+
+	if (pcap_path) {
+		/* libpcap file header: magic, v2.4, snaplen, Ethernet */
+		uint32_t hdr[6] = { 0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1 };
+
+		pcap = fopen(pcap_path, "w");
+		if (!pcap)
+			return 1;
+		fwrite(hdr, sizeof(hdr), 1, pcap);
+	}
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	if (pcap)
+		fclose(pcap);
+	return ret;
+}

@@ -1,0 +1,873 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The RC transport between two engines ("hosts" a and b) joined by the
+ * in-memory wire: every opcode and message size, gather/scatter, immediate
+ * data, atomics, loss/duplication/reordering, RNR, retry exhaustion, access
+ * errors and the verbs-level post errors. Payloads are checked byte for
+ * byte. No root needed.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "memwire.h"
+#include "rxdp/params.h"
+#include <arpa/inet.h>
+
+#define MTU 1024
+#define BUF (8u << 20)
+#define BIG (3u << 20)
+#define QPN_A 0x11
+#define QPN_B 0x22
+
+struct host {
+	struct rxdp_engine *e;
+	struct rxdp_ecq *scq, *rcq;
+	struct rxdp_eqp *qp;
+	uint8_t *buf; /* BUF bytes, registered */
+	struct rxdp_emr *mr;
+	struct rxdp_qp_psn psn[RXDP_MAX_QP];
+};
+
+struct pair {
+	struct memwire *w;
+	struct host h[2];
+	int threads;
+};
+
+struct qp_opts {
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd;
+	int threads;
+	uint32_t sq, rq;
+};
+
+static const struct qp_opts default_opts = {
+	.timeout = 10, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1,
+	.max_rd = 4, .sq = 512, .rq = 512,
+};
+
+static void host_init(struct pair *p, int i, const struct qp_opts *o)
+{
+	struct host *h = &p->h[i];
+	struct rxdp_engine_config cfg = {
+		.ops = &memwire_ops,
+		.port = memwire_port(p->w, i),
+		.psn_table = h->psn,
+		.progress_thread = o->threads,
+	};
+	struct rxdp_eqp_init init = {
+		.qpn = i ? QPN_B : QPN_A,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = o->sq, .max_recv_wr = o->rq,
+			 .max_send_sge = 8, .max_recv_sge = 8,
+			 .max_inline_data = 256 },
+	};
+
+	h->e = rxdp_engine_create(&cfg);
+	assert_non_null(h->e);
+	h->scq = rxdp_engine_create_cq(h->e, 4096, NULL);
+	h->rcq = rxdp_engine_create_cq(h->e, 4096, NULL);
+	assert_non_null(h->scq);
+	assert_non_null(h->rcq);
+	init.send_cq = h->scq;
+	init.recv_cq = h->rcq;
+	h->qp = rxdp_engine_create_qp(h->e, &init);
+	assert_non_null(h->qp);
+	h->buf = aligned_alloc(4096, BUF);
+	assert_non_null(h->buf);
+	memset(h->buf, 0, BUF);
+	h->mr = rxdp_engine_reg_mr(h->e, h->buf, BUF, (uintptr_t)h->buf,
+				   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE |
+					   IBV_ACCESS_REMOTE_READ |
+					   IBV_ACCESS_REMOTE_ATOMIC);
+	assert_non_null(h->mr);
+}
+
+static void host_connect(struct pair *p, int i, const struct qp_opts *o)
+{
+	struct host *h = &p->h[i];
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0, (uint8_t)(1 + i) },
+		.dmac = { 2, 0, 0, 0, 0, (uint8_t)(2 - i) },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, (uint8_t)(1 + i) },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, (uint8_t)(2 - i) },
+		.hop_limit = 64,
+		.udp_sport = 0xc000 + i,
+	};
+	struct ibv_qp_attr a = { 0 };
+
+	a.qp_state = IBV_QPS_INIT;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(rxdp_engine_qp_modify(h->qp, &a,
+					       IBV_QP_STATE |
+						       IBV_QP_ACCESS_FLAGS,
+					       NULL),
+			 0);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = i ? QPN_A : QPN_B;
+	a.rq_psn = i ? 0xfffff0 : 0x100; /* b's PSNs wrap during a test */
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = o->min_rnr_timer;
+	assert_int_equal(rxdp_engine_qp_modify(h->qp, &a,
+					       IBV_QP_STATE | IBV_QP_PATH_MTU |
+						       IBV_QP_DEST_QPN |
+						       IBV_QP_RQ_PSN |
+						       IBV_QP_MAX_DEST_RD_ATOMIC |
+						       IBV_QP_MIN_RNR_TIMER,
+					       &path),
+			 0);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = i ? 0x100 : 0xfffff0;
+	a.timeout = o->timeout;
+	a.retry_cnt = o->retry_cnt;
+	a.rnr_retry = o->rnr_retry;
+	a.max_rd_atomic = o->max_rd;
+	assert_int_equal(rxdp_engine_qp_modify(h->qp, &a,
+					       IBV_QP_STATE | IBV_QP_SQ_PSN |
+						       IBV_QP_TIMEOUT |
+						       IBV_QP_RETRY_CNT |
+						       IBV_QP_RNR_RETRY |
+						       IBV_QP_MAX_QP_RD_ATOMIC,
+					       NULL),
+			 0);
+}
+
+static struct pair *pair_new(const struct qp_opts *o)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+
+	assert_non_null(p);
+	p->w = memwire_create();
+	assert_non_null(p->w);
+	p->threads = o->threads;
+	host_init(p, 0, o);
+	host_init(p, 1, o);
+	host_connect(p, 0, o);
+	host_connect(p, 1, o);
+	return p;
+}
+
+static void pair_free(struct pair *p)
+{
+	for (int i = 0; i < 2; i++) {
+		struct host *h = &p->h[i];
+
+		assert_int_equal(rxdp_engine_destroy_qp(h->qp), 0);
+		assert_int_equal(rxdp_engine_dereg_mr(h->mr), 0);
+		assert_int_equal(rxdp_engine_destroy_cq(h->scq), 0);
+		assert_int_equal(rxdp_engine_destroy_cq(h->rcq), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		rxdp_engine_destroy(p->h[i].e);
+		free(p->h[i].buf);
+	}
+	memwire_destroy(p->w);
+	free(p);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Poll cq until n completions arrived, driving both engines (the peer is
+ * passive without a progress thread). Fails after a generous 60 s.
+ */
+static void wait_wc(struct pair *p, struct rxdp_ecq *cq, struct ibv_wc *wc,
+		    int n)
+{
+	double end = now_s() + 60;
+	int got = 0;
+
+	while (got < n) {
+		int r = rxdp_engine_poll_cq(cq, n - got, wc + got);
+
+		assert_true(r >= 0);
+		got += r;
+		if (got == n)
+			break;
+		if (!p->threads) {
+			rxdp_engine_progress(p->h[0].e);
+			rxdp_engine_progress(p->h[1].e);
+		}
+		if (now_s() > end)
+			fail_msg("only %d of %d completions after 60 s", got, n);
+	}
+}
+
+/* Nothing more arrives on cq for a while */
+static void expect_no_wc(struct pair *p, struct rxdp_ecq *cq)
+{
+	struct ibv_wc wc;
+	double end = now_s() + 0.05;
+
+	while (now_s() < end) {
+		rxdp_engine_progress(p->h[0].e);
+		rxdp_engine_progress(p->h[1].e);
+		assert_int_equal(rxdp_engine_poll_cq(cq, 1, &wc), 0);
+	}
+}
+
+static void fill(uint8_t *b, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		b[i] = (uint8_t)((i * 2654435761u + seed) >> 13);
+}
+
+static struct ibv_sge sge(struct host *h, uint32_t off, uint32_t len)
+{
+	return (struct ibv_sge){ .addr = (uintptr_t)h->buf + off,
+				 .length = len,
+				 .lkey = rxdp_emr_lkey(h->mr) };
+}
+
+static void post_recv1(struct host *h, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge s = sge(h, off, len);
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	assert_int_equal(rxdp_engine_post_recv(h->qp, &wr, &bad), 0);
+}
+
+static void post_send1(struct host *h, enum ibv_wr_opcode op, uint64_t id,
+		       uint32_t off, uint32_t len, uint64_t raddr,
+		       uint32_t rkey, uint32_t imm, unsigned int flags)
+{
+	struct ibv_sge s = sge(h, off, len);
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1,
+				  .opcode = op, .send_flags = flags,
+				  .imm_data = htonl(imm) };
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	assert_int_equal(rxdp_engine_post_send(h->qp, &wr, &bad), 0);
+}
+
+static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 3 * MTU,
+				  BIG + 7 };
+
+/* Send and Send with immediate, every size, checked at the receiver */
+static void test_send_sizes(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (int imm = 0; imm < 2; imm++) {
+			uint32_t len = sizes[i];
+			struct ibv_wc wc;
+
+			fill(a->buf, len, i * 2 + imm);
+			memset(b->buf, 0xee, len + 16);
+			post_recv1(b, 100 + i, 0, BUF);
+			post_send1(a, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				   200 + i, 0, len, 0, 0, 0xabc000 + i,
+				   IBV_SEND_SIGNALED);
+			wait_wc(p, a->scq, &wc, 1);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.opcode, IBV_WC_SEND);
+			assert_int_equal(wc.wr_id, 200 + i);
+			wait_wc(p, b->rcq, &wc, 1);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.opcode, IBV_WC_RECV);
+			assert_int_equal(wc.wr_id, 100 + i);
+			assert_int_equal(wc.byte_len, len);
+			assert_int_equal(wc.qp_num, QPN_B);
+			assert_int_equal(wc.src_qp, QPN_A);
+			assert_int_equal(!!(wc.wc_flags & IBV_WC_WITH_IMM), imm);
+			if (imm)
+				assert_int_equal(ntohl(wc.imm_data),
+						 0xabc000 + i);
+			assert_memory_equal(b->buf, a->buf, len);
+			assert_int_equal(b->buf[len], 0xee);
+		}
+	}
+	pair_free(p);
+}
+
+/* RDMA Write and Write with immediate; b never posts or polls for plain
+ * writes (a passive target) */
+static void test_write_sizes(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (int imm = 0; imm < 2; imm++) {
+			uint32_t len = sizes[i], roff = 4096 + 3;
+			struct ibv_wc wc;
+
+			fill(a->buf, len, 77 + i * 2 + imm);
+			memset(b->buf, 0xee, BUF);
+			if (imm)
+				post_recv1(b, 300 + i, 0, 0);
+			post_send1(a,
+				   imm ? IBV_WR_RDMA_WRITE_WITH_IMM :
+					 IBV_WR_RDMA_WRITE,
+				   400 + i, 0, len, (uintptr_t)b->buf + roff,
+				   rxdp_emr_rkey(b->mr), 0x5150 + i,
+				   IBV_SEND_SIGNALED);
+			wait_wc(p, a->scq, &wc, 1);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.opcode, IBV_WC_RDMA_WRITE);
+			if (imm) {
+				wait_wc(p, b->rcq, &wc, 1);
+				assert_int_equal(wc.status, IBV_WC_SUCCESS);
+				assert_int_equal(wc.opcode,
+						 IBV_WC_RECV_RDMA_WITH_IMM);
+				assert_int_equal(wc.wr_id, 300 + i);
+				assert_int_equal(wc.byte_len, len);
+				assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
+				assert_int_equal(ntohl(wc.imm_data),
+						 0x5150 + i);
+			}
+			assert_memory_equal(b->buf + roff, a->buf, len);
+			assert_int_equal(b->buf[roff - 1], 0xee);
+			assert_int_equal(b->buf[roff + len], 0xee);
+		}
+	}
+	pair_free(p);
+}
+
+static void test_read_sizes(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i], roff = 8192 + 5;
+		struct ibv_wc wc;
+
+		fill(b->buf + roff, len, 999 + i);
+		memset(a->buf, 0xee, len + 16);
+		post_send1(a, IBV_WR_RDMA_READ, 500 + i, 0, len,
+			   (uintptr_t)b->buf + roff, rxdp_emr_rkey(b->mr), 0,
+			   IBV_SEND_SIGNALED);
+		wait_wc(p, a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
+		assert_int_equal(wc.byte_len, len);
+		assert_memory_equal(a->buf, b->buf + roff, len);
+		assert_int_equal(a->buf[len], 0xee);
+	}
+	pair_free(p);
+}
+
+/* Gather lists, scatter lists, inline data, unsignaled WRs */
+static void test_sge_inline_unsignaled(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_sge gs[3] = { sge(a, 100, 700), sge(a, 5000, 1), sge(a, 9000, 2000) };
+	struct ibv_sge ss[4] = { sge(b, 0, 10), sge(b, 20000, 1500),
+				 sge(b, 40000, 3), sge(b, 60000, 4000) };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = gs, .num_sge = 3,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = ss, .num_sge = 4 };
+	struct ibv_send_wr *bad;
+	struct ibv_recv_wr *rbad;
+	uint8_t expect[2701], got[2701], inl[200];
+	struct ibv_wc wc[4];
+	uint32_t off = 0;
+
+	fill(a->buf, BUF / 2, 5);
+	for (int i = 0; i < 3; i++) {
+		memcpy(expect + off, (void *)(uintptr_t)gs[i].addr, gs[i].length);
+		off += gs[i].length;
+	}
+	assert_int_equal(rxdp_engine_post_recv(b->qp, &rwr, &rbad), 0);
+	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, wc, 1);
+	assert_int_equal(wc[0].byte_len, 2701);
+	off = 0;
+	for (int i = 0; i < 4 && off < 2701; i++) {
+		uint32_t n = ss[i].length < 2701 - off ? ss[i].length :
+							  2701 - off;
+
+		memcpy(got + off, (void *)(uintptr_t)ss[i].addr, n);
+		off += n;
+	}
+	assert_memory_equal(got, expect, 2701);
+
+	/* inline: the buffer may change right after the post */
+	for (size_t i = 0; i < sizeof(inl); i++)
+		inl[i] = (uint8_t)(i ^ 0x5a);
+	{
+		struct ibv_sge is = { .addr = (uintptr_t)inl,
+				      .length = sizeof(inl) };
+
+		wr = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &is,
+					   .num_sge = 1,
+					   .opcode = IBV_WR_RDMA_WRITE,
+					   .send_flags = IBV_SEND_INLINE };
+		wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 100000;
+		wr.wr.rdma.rkey = rxdp_emr_rkey(b->mr);
+		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		memset(inl, 0, sizeof(inl));
+	}
+	/* two unsignaled writes, then a signaled one: one completion */
+	post_send1(a, IBV_WR_RDMA_WRITE, 4, 0, 300, (uintptr_t)b->buf + 200000,
+		   rxdp_emr_rkey(b->mr), 0, 0);
+	post_send1(a, IBV_WR_RDMA_WRITE, 5, 300, 300,
+		   (uintptr_t)b->buf + 200300, rxdp_emr_rkey(b->mr), 0,
+		   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].wr_id, 5);
+	expect_no_wc(p, a->scq);
+	for (size_t i = 0; i < sizeof(inl); i++)
+		assert_int_equal(b->buf[100000 + i], (uint8_t)(i ^ 0x5a));
+	assert_memory_equal(b->buf + 200000, a->buf, 600);
+	pair_free(p);
+}
+
+static void post_atomic(struct host *h, enum ibv_wr_opcode op, uint64_t id,
+			uint32_t off, uint64_t raddr, uint32_t rkey,
+			uint64_t cmp_add, uint64_t swap)
+{
+	struct ibv_sge s = sge(h, off, 8);
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = cmp_add;
+	wr.wr.atomic.swap = swap;
+	assert_int_equal(rxdp_engine_post_send(h->qp, &wr, &bad), 0);
+}
+
+static void test_atomics(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	uint64_t *target = (uint64_t *)(b->buf + 4096);
+	uint64_t *res = (uint64_t *)a->buf;
+	uint32_t rkey = rxdp_emr_rkey(b->mr);
+	struct ibv_wc wc[64];
+
+	*target = 40;
+	post_atomic(a, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, 0, (uintptr_t)target,
+		    rkey, 2, 0);
+	post_atomic(a, IBV_WR_ATOMIC_CMP_AND_SWP, 2, 8, (uintptr_t)target, rkey,
+		    42, 1000); /* matches: swapped */
+	post_atomic(a, IBV_WR_ATOMIC_CMP_AND_SWP, 3, 16, (uintptr_t)target,
+		    rkey, 42, 7); /* does not match */
+	wait_wc(p, a->scq, wc, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i + 1);
+		assert_int_equal(wc[i].byte_len, 8);
+	}
+	assert_int_equal(wc[0].opcode, IBV_WC_FETCH_ADD);
+	assert_int_equal(wc[1].opcode, IBV_WC_COMP_SWAP);
+	assert_int_equal(res[0], 40);
+	assert_int_equal(res[1], 42);
+	assert_int_equal(res[2], 1000);
+	assert_int_equal(*target, 1000);
+
+	/* many fetch-adds in flight, the results are a permutation */
+	*target = 0;
+	for (int i = 0; i < 64; i++)
+		post_atomic(a, IBV_WR_ATOMIC_FETCH_AND_ADD, 100 + i, 8 * i,
+			    (uintptr_t)target, rkey, 1, 0);
+	wait_wc(p, a->scq, wc, 64);
+	for (int i = 0; i < 64; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 100 + i); /* in order */
+		assert_int_equal(res[i], i);
+	}
+	assert_int_equal(*target, 64);
+	pair_free(p);
+}
+
+/*
+ * Loss, duplication and reordering while a mixed stream of large writes,
+ * sends and reads runs in both directions, with progress threads: nothing
+ * lost, nothing corrupted, every completion in order.
+ */
+static void test_lossy(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct memwire_faults f = { .loss = 150, .dup = 100, .reorder = 200,
+				    .seed = 12345 };
+	struct rxdp_engine_stats st;
+	struct memwire_stats ms;
+	struct pair *p;
+	struct host *a, *b;
+	const uint32_t chunk = 256 * 1024 + 17, n = 8;
+	struct ibv_wc wc[3 * 8];
+
+	o.threads = 1;
+	o.timeout = 8;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	memwire_set_faults(p->w, &f);
+	fill(a->buf, BUF, 1);
+	fill(b->buf, BUF, 2);
+	for (uint32_t i = 0; i < n; i++)
+		post_recv1(b, 1000 + i, BUF / 2 + i * chunk, chunk);
+	for (uint32_t i = 0; i < n; i++) {
+		/* a: write chunk i of a's first quarter to b's second quarter */
+		post_send1(a, IBV_WR_RDMA_WRITE, 3 * i, i * chunk, chunk,
+			   (uintptr_t)b->buf + BUF / 4 + i * chunk,
+			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+		/* a: send chunk i to b's receive i */
+		post_send1(a, IBV_WR_SEND, 3 * i + 1, i * chunk, chunk, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+		/* a: read b's first-quarter chunk i into a's third quarter */
+		post_send1(a, IBV_WR_RDMA_READ, 3 * i + 2, BUF / 2 + i * chunk,
+			   chunk, (uintptr_t)b->buf + i * chunk,
+			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	}
+	wait_wc(p, a->scq, wc, 3 * n);
+	for (uint32_t i = 0; i < 3 * n; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	wait_wc(p, b->rcq, wc, n);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 1000 + i);
+		assert_int_equal(wc[i].byte_len, chunk);
+	}
+	assert_memory_equal(b->buf + BUF / 4, a->buf, n * chunk);
+	assert_memory_equal(b->buf + BUF / 2, a->buf, n * chunk);
+	assert_memory_equal(a->buf + BUF / 2, b->buf, n * chunk);
+	memwire_get_stats(p->w, &ms);
+	rxdp_engine_get_stats(a->e, &st);
+	print_message("wire: %llu frames, %llu lost, %llu dup, %llu reordered; "
+		      "a: %llu retransmitted, %llu timeouts\n",
+		      (unsigned long long)ms.frames,
+		      (unsigned long long)ms.lost,
+		      (unsigned long long)ms.duplicated,
+		      (unsigned long long)ms.reordered,
+		      (unsigned long long)st.retransmits,
+		      (unsigned long long)st.timeouts);
+	assert_true(ms.lost > 0 && ms.duplicated > 0 && ms.reordered > 0);
+	assert_true(st.retransmits > 0);
+	pair_free(p);
+}
+
+/* No receive posted: RNR NAKs until rnr_retry runs out */
+static void test_rnr_exhausted(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_engine_stats st;
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_wc wc[2];
+
+	o.rnr_retry = 2;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	post_send1(a, IBV_WR_SEND, 1, 0, 10, 0, 0, 0, IBV_SEND_SIGNALED);
+	post_send1(a, IBV_WR_SEND, 2, 0, 10, 0, 0, 0, 0);
+	wait_wc(p, a->scq, wc, 2);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].status, IBV_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(wc[1].wr_id, 2); /* unsignaled, but flushed */
+	assert_int_equal(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_int_equal(st.rnr_naks_sent, 3);
+	pair_free(p);
+}
+
+/* RNR with rnr_retry 7 (infinite): the send goes once a receive is posted */
+static void test_rnr_then_recv(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats st;
+	struct ibv_wc wc;
+
+	fill(a->buf, 5000, 3);
+	post_send1(a, IBV_WR_SEND, 1, 0, 5000, 0, 0, 0, IBV_SEND_SIGNALED);
+	do {
+		rxdp_engine_progress(a->e);
+		rxdp_engine_progress(b->e);
+		rxdp_engine_get_stats(b->e, &st);
+	} while (st.rnr_naks_sent < 3);
+	post_recv1(b, 9, 0, 8192);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 5000);
+	assert_memory_equal(b->buf, a->buf, 5000);
+	pair_free(p);
+}
+
+/* The peer disappears: retry_cnt timeouts, then RETRY_EXC_ERR and flush */
+static void test_retry_exhausted(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_engine_stats st;
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_wc wc[3];
+
+	o.retry_cnt = 3;
+	o.timeout = 6; /* 262 us */
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	memwire_cut(p->w, 1);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 3000, (uintptr_t)b->buf,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	post_send1(a, IBV_WR_RDMA_READ, 2, 0, 100, (uintptr_t)b->buf,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	post_recv1(a, 3, 0, 100);
+	wait_wc(p, a->scq, wc, 2);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].status, IBV_WC_RETRY_EXC_ERR);
+	assert_int_equal(wc[1].wr_id, 2);
+	assert_int_equal(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+	wait_wc(p, a->rcq, wc, 1);
+	assert_int_equal(wc[0].wr_id, 3);
+	assert_int_equal(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+	rxdp_engine_get_stats(a->e, &st);
+	assert_int_equal(st.timeouts, 4);
+	/* posting in ERR is accepted and flushed at once */
+	post_send1(a, IBV_WR_SEND, 4, 0, 1, 0, 0, 0, 0);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].wr_id, 4);
+	assert_int_equal(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+	pair_free(p);
+}
+
+/* Wrong rkey, out of bounds, missing access right: REM_ACCESS_ERR */
+static void test_access_errors(void **state)
+{
+	for (int c = 0; c < 4; c++) {
+		struct pair *p = pair_new(&default_opts);
+		struct host *a = &p->h[0], *b = &p->h[1];
+		uint32_t rkey = rxdp_emr_rkey(b->mr);
+		struct rxdp_emr *ro = NULL;
+		struct ibv_wc wc[2];
+
+		switch (c) {
+		case 0: /* wrong rkey */
+			post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10,
+				   (uintptr_t)b->buf, rkey + 1, 0,
+				   IBV_SEND_SIGNALED);
+			break;
+		case 1: /* read past the end */
+			post_send1(a, IBV_WR_RDMA_READ, 1, 0, 4096,
+				   (uintptr_t)b->buf + BUF - 100, rkey, 0,
+				   IBV_SEND_SIGNALED);
+			break;
+		case 2: /* write below the start */
+			post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10,
+				   (uintptr_t)b->buf - 8, rkey, 0,
+				   IBV_SEND_SIGNALED);
+			break;
+		case 3: /* write into a read-only MR */
+			ro = rxdp_engine_reg_mr(b->e, b->buf, 4096,
+						(uintptr_t)b->buf,
+						IBV_ACCESS_REMOTE_READ);
+			assert_non_null(ro);
+			post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10,
+				   (uintptr_t)b->buf, rxdp_emr_rkey(ro), 0,
+				   IBV_SEND_SIGNALED);
+			break;
+		}
+		post_send1(a, IBV_WR_SEND, 2, 0, 1, 0, 0, 0, 0);
+		wait_wc(p, a->scq, wc, 2);
+		assert_int_equal(wc[0].wr_id, 1);
+		assert_int_equal(wc[0].status, IBV_WC_REM_ACCESS_ERR);
+		assert_int_equal(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+		assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
+		assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_ERR);
+		if (ro)
+			assert_int_equal(rxdp_engine_dereg_mr(ro), 0);
+		pair_free(p);
+	}
+}
+
+/* A send larger than the receive buffer: LOC_LEN_ERR there, REM_INV_REQ here */
+static void test_recv_too_small(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_wc wc;
+
+	post_recv1(b, 1, 0, 100);
+	post_send1(a, IBV_WR_SEND, 2, 0, 3000, 0, 0, 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	wait_wc(p, b->rcq, &wc, 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, IBV_WC_LOC_LEN_ERR);
+	pair_free(p);
+}
+
+/* A bad lkey fails locally with LOC_PROT_ERR */
+static void test_local_protection(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0];
+	struct ibv_sge s = { .addr = (uintptr_t)a->buf, .length = 10,
+			     .lkey = 0xdead00 };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.wr_id, 7);
+	assert_int_equal(wc.status, IBV_WC_LOC_PROT_ERR);
+	pair_free(p);
+}
+
+/* Verbs post semantics: positive errno, *bad at the first WR refused */
+static void test_post_errors(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct pair *p;
+	struct host *a;
+	struct ibv_sge s[9];
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_recv_wr rwr = { 0 }, *rbad = NULL;
+	int n = 0;
+
+	o.sq = 4;
+	p = pair_new(&o);
+	a = &p->h[0];
+	for (int i = 0; i < 9; i++)
+		s[i] = sge(a, 0, 1);
+	memset(wr, 0, sizeof(wr));
+	for (int i = 0; i < 3; i++) {
+		wr[i].sg_list = s;
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)p->h[1].buf;
+		wr[i].wr.rdma.rkey = rxdp_emr_rkey(p->h[1].mr);
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+	}
+	wr[1].num_sge = 9; /* more than max_send_sge */
+	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr[1]);
+	wr[1].num_sge = 1;
+	wr[2].opcode = 77;
+	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr[2]);
+	wr[2].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr[2].wr.atomic.remote_addr = 3; /* misaligned */
+	assert_int_equal(rxdp_engine_post_send(a->qp, &wr[2], &bad), EINVAL);
+	wr[0].next = NULL;
+	wr[0].send_flags = IBV_SEND_INLINE;
+	wr[0].sg_list = s;
+	s[0].length = 257; /* more than max_inline_data */
+	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), EINVAL);
+	s[0].length = 1;
+	wr[0].send_flags = 0;
+	/* a full SQ: ENOMEM (the peer is cut, nothing completes) */
+	memwire_cut(p->w, 1);
+	while (rxdp_engine_post_send(a->qp, wr, &bad) == 0)
+		n++;
+	assert_int_equal(n, 4);
+	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), ENOMEM);
+	rwr.num_sge = 9;
+	assert_int_equal(rxdp_engine_post_recv(a->qp, &rwr, &rbad), EINVAL);
+	assert_ptr_equal(rbad, &rwr);
+	pair_free(p);
+
+	/* before RTS: send refused; in RESET: receive refused too */
+	p = calloc(1, sizeof(*p));
+	p->w = memwire_create();
+	host_init(p, 0, &default_opts);
+	host_init(p, 1, &default_opts);
+	rwr.num_sge = 0;
+	assert_int_equal(rxdp_engine_post_recv(p->h[0].qp, &rwr, &rbad),
+			 EINVAL);
+	assert_int_equal(rxdp_engine_post_send(p->h[0].qp, wr, &bad), EINVAL);
+	assert_ptr_equal(bad, wr);
+	pair_free(p);
+}
+
+/* Too many completions for the CQ: an overflow error, not a crash */
+static void test_cq_overflow(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_ecq *small;
+	struct rxdp_eqp *qp;
+	struct ibv_wc wc[8];
+	int actual = 0;
+
+	small = rxdp_engine_create_cq(b->e, 2, &actual);
+	assert_non_null(small);
+	assert_int_equal(actual, 2);
+	assert_int_equal(rxdp_engine_destroy_cq(small), 0);
+	/* fill a's send CQ: 4096 completions fit, the 4097th overflows */
+	for (int i = 0; i < 4097; i++) {
+		post_send1(a, IBV_WR_RDMA_WRITE, i, 0, 1, (uintptr_t)b->buf,
+			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+		if (i % 256 == 255) {
+			rxdp_engine_progress(b->e);
+			rxdp_engine_progress(a->e);
+		}
+		while (i > 500 + (int)0 && 0)
+			;
+	}
+	for (int k = 0; k < 2000; k++) {
+		rxdp_engine_progress(b->e);
+		rxdp_engine_progress(a->e);
+	}
+	{
+		struct rxdp_engine_stats st;
+
+		rxdp_engine_get_stats(a->e, &st);
+		assert_int_equal(st.cq_overflows, 1);
+	}
+	assert_int_equal(rxdp_engine_poll_cq(a->scq, 8, wc), 8);
+	(void)qp;
+	pair_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_send_sizes),
+		cmocka_unit_test(test_write_sizes),
+		cmocka_unit_test(test_read_sizes),
+		cmocka_unit_test(test_sge_inline_unsignaled),
+		cmocka_unit_test(test_atomics),
+		cmocka_unit_test(test_lossy),
+		cmocka_unit_test(test_rnr_exhausted),
+		cmocka_unit_test(test_rnr_then_recv),
+		cmocka_unit_test(test_retry_exhausted),
+		cmocka_unit_test(test_access_errors),
+		cmocka_unit_test(test_recv_too_small),
+		cmocka_unit_test(test_local_protection),
+		cmocka_unit_test(test_post_errors),
+		cmocka_unit_test(test_cq_overflow),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
