@@ -6,8 +6,8 @@
  * runs cmd in a fresh copy of the caller's mount namespace: a bpffs that cmd
  * mounts there vanishes with cmd, pins and all. So when RXDP_BPFFS_ROOT is not
  * a bpffs in our own mount namespace and we were started in a mount namespace
- * of our own (by `ip netns exec`), we move this process into the nearest
- * ancestor's mount namespace, and look, mount and pin there. setns(CLONE_NEWNS)
+ * of our own by `ip netns exec`, we move this process into the mount
+ * namespace of the nearest ancestor outside it, and look, mount and pin there. setns(CLONE_NEWNS)
  * leaves the network namespace alone, so interfaces are still ours.
  */
 #include <errno.h>
@@ -80,16 +80,20 @@ static pid_t parent_of(pid_t pid)
 }
 
 /*
- * The nearest ancestor whose mount namespace differs from ours, or 0 if
- * there is none we may look at. pid 1 is never a candidate: it belongs to
- * whatever runs the machine, not to the user's session.
+ * The nearest ancestor whose mount namespace differs from ours, if it is in
+ * another network namespace too: that pair of changes is what
+ * `ip netns exec` makes (with any wrappers in between, e.g. `sh -c`). A
+ * mount namespace entered on purpose without a network namespace change
+ * (`unshare -m`) is left alone: its owner wants mounts of its own. 0 if
+ * there is no such ancestor or we may not look. pid 1 is never a candidate:
+ * it belongs to whatever runs the machine, not to the user's session.
  */
 static pid_t mount_ns_ancestor(void)
 {
-	ino_t self = ns_inode(0, "mnt");
+	ino_t self = ns_inode(0, "mnt"), self_net = ns_inode(0, "net");
 	pid_t pid = getppid();
 
-	if (!self)
+	if (!self || !self_net)
 		return 0;
 	while (pid > 1) {
 		ino_t ino = ns_inode(pid, "mnt");
@@ -97,7 +101,7 @@ static pid_t mount_ns_ancestor(void)
 		if (!ino)
 			return 0;
 		if (ino != self)
-			return pid;
+			return ns_inode(pid, "net") != self_net ? pid : 0;
 		pid = parent_of(pid);
 	}
 	return 0;
