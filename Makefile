@@ -46,7 +46,10 @@ BUILD_DEPS :=
 
 all:
 
-include $(sort $(wildcard */build.mk */*/build.mk))
+# Components first, tests last, so a test's prerequisites can name the
+# variables the components define.
+BUILD_MKS := $(sort $(wildcard */build.mk */*/build.mk))
+include $(filter-out tests/%,$(BUILD_MKS)) $(filter tests/%,$(BUILD_MKS))
 
 all: $(BUILD_DEPS) $(BINS) $(LIBS)
 
