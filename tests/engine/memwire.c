@@ -149,8 +149,8 @@ static void mw_tx_put(void *port, void *buf, uint32_t len)
 {
 	struct mw_port *p = port;
 	struct mw_dir *d = &p->w->dir[p->side];
-	struct mw_frame *f = (void *)((uint8_t *)buf -
-				      offsetof(struct mw_frame, data));
+	struct mw_frame *f =
+		(void *)((uint8_t *)buf - offsetof(struct mw_frame, data));
 
 	f->len = len;
 	d->pend[d->npend++] = f;

@@ -133,7 +133,8 @@ static void roundtrip(const struct rxdp_path *path)
 			continue;
 		for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
 			uint8_t buf[2048];
-			struct pkt_sg sg[2] = { { pay, 500 }, { pay + 500, 531 } };
+			struct pkt_sg sg[2] = { { pay, 500 },
+						{ pay + 500, 531 } };
 			struct pkt_desc d = {
 				.opcode = op,
 				.se = li & 1,
@@ -155,7 +156,8 @@ static void roundtrip(const struct rxdp_path *path)
 				.sqp = 0x22,
 				.sg = sg,
 				.nsg = 2,
-				.paylen = (fl & ROCE_OPF_PAYLOAD) ? lens[li] : 0,
+				.paylen = (fl & ROCE_OPF_PAYLOAD) ? lens[li]
+								  : 0,
 			};
 			struct pkt_info pi;
 			int n;
@@ -164,7 +166,8 @@ static void roundtrip(const struct rxdp_path *path)
 			assert_true(n > 0);
 			assert_int_equal(n, pkt_len(&pp, op, d.paylen));
 			pcap_write(buf, n);
-			assert_int_equal(n % 4, pp.l2_len % 4); /* padded to 4 */
+			assert_int_equal(n % 4,
+					 pp.l2_len % 4); /* padded to 4 */
 			assert_int_equal(pkt_parse(buf, n, &pi), 0);
 			assert_int_equal(pi.opcode, op);
 			assert_int_equal(pi.ipv6, path->ipv6);
@@ -175,7 +178,8 @@ static void roundtrip(const struct rxdp_path *path)
 			assert_int_equal(bth_pkey(pi.bth), 0x8001);
 			assert_int_equal(bth_se(pi.bth), d.se);
 			assert_int_equal(bth_ackreq(pi.bth), d.ackreq);
-			assert_int_equal(bth_pad(pi.bth), (4 - d.paylen % 4) % 4);
+			assert_int_equal(bth_pad(pi.bth),
+					 (4 - d.paylen % 4) % 4);
 			assert_int_equal(pi.paylen, d.paylen);
 			assert_memory_equal(pi.payload, pay, d.paylen);
 			assert_int_equal(!!pi.reth, !!(fl & ROCE_OPF_RETH));
@@ -199,12 +203,13 @@ static void roundtrip(const struct rxdp_path *path)
 				assert_int_equal(aeth_msn(pi.aeth), d.msn);
 			}
 			if (pi.atomicacketh)
-				assert_true(atomicacketh_orig(pi.atomicacketh) ==
-					    d.orig);
+				assert_true(atomicacketh_orig(
+						    pi.atomicacketh) == d.orig);
 			if (pi.immdt)
 				assert_int_equal(immdt_imm(pi.immdt), d.imm);
 			if (pi.ieth)
-				assert_int_equal(ieth_rkey(pi.ieth), d.ieth_rkey);
+				assert_int_equal(ieth_rkey(pi.ieth),
+						 d.ieth_rkey);
 			if (pi.deth) {
 				assert_int_equal(deth_qkey(pi.deth), d.qkey);
 				assert_int_equal(deth_sqp(pi.deth), d.sqp);
@@ -217,13 +222,15 @@ static void roundtrip(const struct rxdp_path *path)
 
 static void test_roundtrip_ipv4(void **state)
 {
-	struct rxdp_path p = { .smac = { 2, 1, 2, 3, 4, 5 },
-			       .dmac = { 2, 6, 7, 8, 9, 10 },
-			       .sip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 1 },
-			       .dip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 2 },
-			       .hop_limit = 64,
-			       .traffic_class = 0x8a,
-			       .udp_sport = 49999 };
+	struct rxdp_path p = {
+		.smac = { 2, 1, 2, 3, 4, 5 },
+		.dmac = { 2, 6, 7, 8, 9, 10 },
+		.sip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 2 },
+		.hop_limit = 64,
+		.traffic_class = 0x8a,
+		.udp_sport = 49999
+	};
 
 	roundtrip(&p);
 }
@@ -248,7 +255,8 @@ static void test_roundtrip_ipv6_vlan(void **state)
 static void test_malformed(void **state)
 {
 	struct rxdp_path p = { .sip = { [10] = 0xff, [11] = 0xff, 1, 1, 1, 1 },
-			       .dip = { [10] = 0xff, [11] = 0xff, 1, 1, 1, 2 } };
+			       .dip = {
+				       [10] = 0xff, [11] = 0xff, 1, 1, 1, 2 } };
 	struct pkt_desc d = { .opcode = ROCE_RC_ACK, .psn = 1 };
 	struct pkt_path pp;
 	struct pkt_info pi;

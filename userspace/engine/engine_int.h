@@ -161,6 +161,8 @@ struct rxdp_eqp {
 	uint32_t rnr_psn;
 	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
 	bool read_rewound;
+	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
+	bool seq_nak_seen;
 
 	/* receive queue */
 	pthread_mutex_t rq_lock;

@@ -409,6 +409,7 @@ static void req_fail(struct rxdp_eqp *qp, enum ibv_wc_status st)
 
 static void req_progress(struct rxdp_eqp *qp)
 {
+	qp->seq_nak_seen = false;
 	qp->retry_left = qp->retry_cnt;
 	qp->rnr_left = qp->rnr_retry;
 	req_arm_timer(qp);
@@ -579,6 +580,14 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 			return;
 		if (!psn_in_window(psn, qp->una, psn_add(qp->next_psn, 1)))
 			return;
+		/*
+		 * The responder NAKs a gap once (9.7.5.1.3); the same NAK
+		 * again before any progress is a copy the network made.
+		 */
+		if (qp->seq_nak_seen && qp->seq_nak_psn == psn)
+			return;
+		qp->seq_nak_seen = true;
+		qp->seq_nak_psn = psn;
 		if (qp->retry_left == 0) {
 			req_fail(qp, IBV_WC_RETRY_EXC_ERR);
 			return;
@@ -832,6 +841,7 @@ int rc_timers(struct rxdp_eqp *qp)
 		}
 		qp->retry_left--;
 		qp->read_rewound = false;
+		qp->seq_nak_seen = false;
 		req_rewind(qp, qp->una);
 		req_arm_timer(qp);
 		return 1;
@@ -843,6 +853,11 @@ int rc_timers(struct rxdp_eqp *qp)
 
 static void resp_ack(struct rxdp_eqp *qp, uint8_t syndrome, uint32_t psn)
 {
+	/* an RNR NAK outranks the sequence NAKs its followers draw */
+	if (qp->ack_pending && qp->ack_psn == psn &&
+	    (qp->ack_syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
+	    syndrome == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR))
+		return;
 	/*
 	 * One coalesced ACK/NAK goes out after the queued read/atomic
 	 * responses; a later one supersedes an earlier one, as each
