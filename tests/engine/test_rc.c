@@ -915,5 +915,7 @@ int main(void)
 		cmocka_unit_test(test_cq_overflow),
 	};
 
+	if (getenv("RXDP_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("RXDP_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

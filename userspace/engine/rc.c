@@ -588,12 +588,13 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 			return;
 		qp->seq_nak_seen = true;
 		qp->seq_nak_psn = psn;
-		if (qp->retry_left == 0) {
-			req_fail(qp, IBV_WC_RETRY_EXC_ERR);
-			return;
-		}
-		qp->retry_left--;
-		e->stats.retransmits++;
+		/*
+		 * A sequence NAK proves the responder alive and tells where
+		 * it stands: go back there at once. It does not use up
+		 * retry_cnt, which counts timeouts (an unreachable peer);
+		 * go-back-N behind a read that blocks una would otherwise
+		 * exhaust it on a merely lossy path.
+		 */
 		req_rewind(qp, psn);
 		req_arm_timer(qp);
 		return;
@@ -788,8 +789,15 @@ static int req_tx(struct rxdp_eqp *qp)
 			d.dma_len = w->length;
 			d.imm = w->imm;
 			d.se = last && (w->send_flags & IBV_SEND_SOLICITED);
+			/*
+			 * AckReq (9.7.2): on a message's last packet, now and
+			 * then in a long one, and on the packet that fills the
+			 * window, or nothing would ever open it again.
+			 */
 			d.ackreq = last ||
-				   qp->since_ackreq + 1 >= ENG_ACKREQ_EVERY;
+				   qp->since_ackreq + 1 >= ENG_ACKREQ_EVERY ||
+				   psn_diff(qp->send_psn, qp->una) + 1 >=
+					   ENG_WINDOW;
 			break;
 		}
 		retx = psn_before(d.psn, qp->tx_hw);

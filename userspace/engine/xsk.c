@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The AF_XDP port: the UMEM (a memfd the process maps) and the rings of
+ * sockets that rxdpd bound on it, mapped here from the socket fds
+ * (XDP_MMAP_OFFSETS) and driven with libxdp's inline ring helpers.
+ *
+ * Frames: the UMEM is cut into equal shares, one per socket; half of a
+ * share is posted to that socket's fill ring (RX), the other half is the
+ * socket's TX pool. RX frames go back to the fill ring they came from once
+ * the engine has processed them; TX frames come back through the
+ * completion ring. TX is batched: descriptors are queued by tx_put() and
+ * one sendto() kick per flush tells the kernel (always needed in copy
+ * mode; in zero-copy mode only when the ring asks for a wake-up).
+ *
+ * Only the engine (under its lock) calls into a port, so no locking here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <linux/if_xdp.h>
+#include <xdp/xsk.h>
+
+#include "common/log.h"
+#include "engine/engine.h"
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+struct xsk_sock {
+	int fd;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	void *map[4];
+	size_t map_len[4];
+	uint64_t *free; /* TX frames not in flight (a stack) */
+	uint32_t nfree;
+	uint32_t tx_frames;
+	uint32_t queued; /* TX descriptors reserved, not yet submitted */
+	bool kick;
+};
+
+struct rxdp_xsk_port {
+	struct rxdp_umem *umem;
+	struct xsk_sock *s;
+	int n;
+	uint32_t ring_size;
+	int rx_next; /* round robin over the sockets */
+	int rx_sock; /* the socket of the last rx_burst() */
+	uint64_t drops_tx_ring;
+};
+
+int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes, uint32_t frame_size)
+{
+	memset(u, 0, sizeof(*u));
+	if (!nframes || (frame_size != 2048 && frame_size != 4096))
+		return -EINVAL;
+	u->size = (uint64_t)nframes * frame_size;
+	u->frame_size = frame_size;
+	u->fd = memfd_create("rxdp-umem", MFD_CLOEXEC);
+	if (u->fd < 0)
+		return -errno;
+	if (ftruncate(u->fd, u->size)) {
+		int err = -errno;
+
+		close(u->fd);
+		return err;
+	}
+	u->area = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, 0);
+	if (u->area == MAP_FAILED) {
+		int err = -errno;
+
+		close(u->fd);
+		u->area = NULL;
+		return err;
+	}
+	return 0;
+}
+
+void rxdp_umem_destroy(struct rxdp_umem *u)
+{
+	if (u->area)
+		munmap(u->area, u->size);
+	if (u->fd >= 0)
+		close(u->fd);
+	u->area = NULL;
+	u->fd = -1;
+}
+
+static void *ring_map(int fd, size_t len, off_t pgoff)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, fd, pgoff);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+#define RING_INIT(r, base, off, sz)                                        \
+	do {                                                               \
+		(r)->producer = (void *)((char *)(base) + (off).producer); \
+		(r)->consumer = (void *)((char *)(base) + (off).consumer); \
+		(r)->ring = (char *)(base) + (off).desc;                   \
+		(r)->flags = (void *)((char *)(base) + (off).flags);       \
+		(r)->mask = (sz)-1;                                        \
+		(r)->size = (sz);                                          \
+	} while (0)
+
+static int sock_map(struct xsk_sock *s, uint32_t size)
+{
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+
+	if (getsockopt(s->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen))
+		return -errno;
+	s->map_len[0] = off.rx.desc + size * sizeof(struct xdp_desc);
+	s->map_len[1] = off.tx.desc + size * sizeof(struct xdp_desc);
+	s->map_len[2] = off.fr.desc + size * sizeof(__u64);
+	s->map_len[3] = off.cr.desc + size * sizeof(__u64);
+	s->map[0] = ring_map(s->fd, s->map_len[0], XDP_PGOFF_RX_RING);
+	s->map[1] = ring_map(s->fd, s->map_len[1], XDP_PGOFF_TX_RING);
+	s->map[2] = ring_map(s->fd, s->map_len[2], XDP_UMEM_PGOFF_FILL_RING);
+	s->map[3] =
+		ring_map(s->fd, s->map_len[3], XDP_UMEM_PGOFF_COMPLETION_RING);
+	if (!s->map[0] || !s->map[1] || !s->map[2] || !s->map[3])
+		return -errno;
+	RING_INIT(&s->rx, s->map[0], off.rx, size);
+	RING_INIT(&s->tx, s->map[1], off.tx, size);
+	RING_INIT(&s->fill, s->map[2], off.fr, size);
+	RING_INIT(&s->comp, s->map[3], off.cr, size);
+	s->rx.cached_prod = *s->rx.producer;
+	s->rx.cached_cons = *s->rx.consumer;
+	s->comp.cached_prod = *s->comp.producer;
+	s->comp.cached_cons = *s->comp.consumer;
+	/* a producer's cached_cons runs one ring ahead (see xsk.h) */
+	s->tx.cached_prod = *s->tx.producer;
+	s->tx.cached_cons = *s->tx.consumer + size;
+	s->fill.cached_prod = *s->fill.producer;
+	s->fill.cached_cons = *s->fill.consumer + size;
+	return 0;
+}
+
+void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->n; i++) {
+		struct xsk_sock *s = &p->s[i];
+
+		for (int k = 0; k < 4; k++)
+			if (s->map[k])
+				munmap(s->map[k], s->map_len[k]);
+		free(s->free);
+	}
+	free(p->s);
+	free(p);
+}
+
+struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
+					   const int *xsk_fds, int nfds,
+					   uint32_t ring_size)
+{
+	struct rxdp_xsk_port *p;
+	uint64_t nframes = umem->size / umem->frame_size, share;
+	int err;
+
+	if (nfds < 1 || nfds > RXDP_CTL_MAX_XSKS || !ring_size ||
+	    (ring_size & (ring_size - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	share = nframes / nfds;
+	if (share < 4) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->s = calloc(nfds, sizeof(*p->s));
+	if (!p->s) {
+		free(p);
+		return NULL;
+	}
+	p->umem = umem;
+	p->n = nfds;
+	p->ring_size = ring_size;
+	for (int i = 0; i < nfds; i++) {
+		struct xsk_sock *s = &p->s[i];
+		uint64_t base = i * share * umem->frame_size;
+		uint32_t nrx = share / 2, ntx = share - nrx, idx;
+
+		/* no more in flight than a ring holds */
+		if (nrx > ring_size)
+			nrx = ring_size;
+		if (ntx > ring_size)
+			ntx = ring_size;
+		s->fd = xsk_fds[i];
+		err = sock_map(s, ring_size);
+		if (err) {
+			pr_warn("engine: cannot map the rings of AF_XDP socket "
+				"%d: %s\n",
+				s->fd, strerror(-err));
+			goto fail;
+		}
+		if (xsk_ring_prod__reserve(&s->fill, nrx, &idx) != nrx) {
+			err = -ENOSPC;
+			goto fail;
+		}
+		for (uint32_t k = 0; k < nrx; k++)
+			*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
+				base + (uint64_t)k * umem->frame_size;
+		xsk_ring_prod__submit(&s->fill, nrx);
+		s->free = calloc(ntx, sizeof(*s->free));
+		if (!s->free) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		for (uint32_t k = 0; k < ntx; k++)
+			s->free[k] =
+				base + (uint64_t)(nrx + k) * umem->frame_size;
+		s->nfree = s->tx_frames = ntx;
+	}
+	return p;
+fail:
+	rxdp_xsk_port_destroy(p);
+	errno = -err;
+	return NULL;
+}
+
+/* Completed TX frames back to the pool */
+static void sock_reap(struct xsk_sock *s)
+{
+	uint32_t idx, n = xsk_ring_cons__peek(&s->comp, s->tx_frames, &idx);
+
+	for (uint32_t k = 0; k < n; k++)
+		s->free[s->nfree++] =
+			*xsk_ring_cons__comp_addr(&s->comp, idx + k);
+	if (n)
+		xsk_ring_cons__release(&s->comp, n);
+}
+
+/*
+ * TX goes out on socket 0: the peer's XDP program steers by the QPN, and on
+ * veth the receiving queue is our TX queue (notes/netns-and-bpffs.md).
+ */
+static void *xp_tx_get(void *port, uint32_t *cap)
+{
+	struct rxdp_xsk_port *p = port;
+	struct xsk_sock *s = &p->s[0];
+
+	if (!s->nfree)
+		sock_reap(s);
+	if (!s->nfree)
+		return NULL;
+	*cap = p->umem->frame_size;
+	return (uint8_t *)p->umem->area + s->free[--s->nfree];
+}
+
+static void xp_tx_abort(void *port, void *buf)
+{
+	struct rxdp_xsk_port *p = port;
+	struct xsk_sock *s = &p->s[0];
+
+	s->free[s->nfree++] = (uint8_t *)buf - (uint8_t *)p->umem->area;
+}
+
+static void xp_tx_put(void *port, void *buf, uint32_t len)
+{
+	struct rxdp_xsk_port *p = port;
+	struct xsk_sock *s = &p->s[0];
+	struct xdp_desc *d;
+	uint32_t idx;
+
+	if (xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1) {
+		/* cannot happen: no more frames than ring entries */
+		p->drops_tx_ring++;
+		xp_tx_abort(port, buf);
+		return;
+	}
+	d = xsk_ring_prod__tx_desc(&s->tx, idx);
+	d->addr = (uint8_t *)buf - (uint8_t *)p->umem->area;
+	d->len = len;
+	d->options = 0;
+	s->queued++;
+}
+
+static void xp_tx_flush(void *port)
+{
+	struct rxdp_xsk_port *p = port;
+	struct xsk_sock *s = &p->s[0];
+
+	if (s->queued) {
+		xsk_ring_prod__submit(&s->tx, s->queued);
+		s->queued = 0;
+		s->kick = true;
+	}
+	if (s->kick &&
+	    (xsk_ring_prod__needs_wakeup(&s->tx) || s->nfree < s->tx_frames)) {
+		/* EAGAIN/EBUSY/ENOBUFS: the kernel is busy, kick again later */
+		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0 ||
+		    errno == ENETDOWN)
+			s->kick = false;
+	}
+	sock_reap(s);
+	if (s->nfree == s->tx_frames)
+		s->kick = false;
+}
+
+static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
+{
+	struct rxdp_xsk_port *p = port;
+
+	for (int tries = 0; tries < p->n; tries++) {
+		int i = p->rx_next;
+		struct xsk_sock *s = &p->s[i];
+		uint32_t idx, n;
+
+		p->rx_next = (p->rx_next + 1) % p->n;
+		n = xsk_ring_cons__peek(&s->rx, max, &idx);
+		if (!n)
+			continue;
+		for (uint32_t k = 0; k < n; k++) {
+			const struct xdp_desc *d =
+				xsk_ring_cons__rx_desc(&s->rx, idx + k);
+
+			f[k].data = xsk_umem__get_data(p->umem->area, d->addr);
+			f[k].len = d->len;
+			f[k].cookie = d->addr;
+		}
+		p->rx_sock = i;
+		return n;
+	}
+	return 0;
+}
+
+static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
+{
+	struct rxdp_xsk_port *p = port;
+	struct xsk_sock *s = &p->s[p->rx_sock];
+	uint64_t mask = ~((uint64_t)p->umem->frame_size - 1);
+	uint32_t idx;
+
+	xsk_ring_cons__release(&s->rx, n);
+	/* the fill ring has room: it never holds more than this share */
+	if (xsk_ring_prod__reserve(&s->fill, n, &idx) != (uint32_t)n) {
+		pr_warn("engine: fill ring full, %d RX frames lost\n", n);
+		return;
+	}
+	for (int k = 0; k < n; k++)
+		*xsk_ring_prod__fill_addr(&s->fill, idx + k) = f[k].cookie &
+							       mask;
+	xsk_ring_prod__submit(&s->fill, n);
+	if (xsk_ring_prod__needs_wakeup(&s->fill))
+		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+static int xp_poll_fds(void *port, int *fds, int max)
+{
+	struct rxdp_xsk_port *p = port;
+	int n = 0;
+
+	for (int i = 0; i < p->n && n < max; i++)
+		fds[n++] = p->s[i].fd;
+	return n;
+}
+
+const struct rxdp_port_ops rxdp_xsk_port_ops = {
+	.tx_get = xp_tx_get,
+	.tx_put = xp_tx_put,
+	.tx_abort = xp_tx_abort,
+	.tx_flush = xp_tx_flush,
+	.rx_burst = xp_rx_burst,
+	.rx_release = xp_rx_release,
+	.poll_fds = xp_poll_fds,
+};
