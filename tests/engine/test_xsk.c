@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The engine on its AF_XDP port: two network namespaces joined by a veth
+ * pair, an AF_XDP socket on each end bound on the engine's UMEM memfd
+ * (made here with libxdp, whose default XDP program redirects the queue's
+ * frames to the socket; rxdpd and rxdp's own classifier do this in
+ * production), and RC traffic of every kind between the two engines, with
+ * progress threads, checked byte for byte. Needs root: exits 77 otherwise,
+ * or when the kernel cannot do AF_XDP on veth.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include <xdp/xsk.h>
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "rxdp/params.h"
+
+#define BUF (4u << 20)
+#define NFRAMES 4096
+#define RING 2048
+
+static char ns[2][32], ifn[2][16];
+
+struct side {
+	struct rxdp_umem umem;
+	struct xsk_umem *xumem;
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod fill, tx;
+	struct xsk_ring_cons comp, rx;
+	struct rxdp_xsk_port *port;
+	struct rxdp_engine *e;
+	struct rxdp_ecq *scq, *rcq;
+	struct rxdp_eqp *qp;
+	struct rxdp_emr *mr;
+	uint8_t *buf;
+	struct rxdp_qp_psn psn[RXDP_MAX_QP];
+};
+
+static struct side *sides;
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null",
+			 ns[i]);
+		if (system(cmd)) {
+			/* already gone */
+		}
+	}
+}
+
+static void on_signal(int sig)
+{
+	cleanup();
+	_exit(128 + sig);
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static int enter_ns(const char *name)
+{
+	char path[128];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = setns(fd, CLONE_NEWNET) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* 0, or 77 for "this kernel cannot", or 1 */
+static int side_init(struct side *s, int i)
+{
+	struct xsk_umem_config ucfg = {
+		.fill_size = RING,
+		.comp_size = RING,
+		.frame_size = 4096,
+		.frame_headroom = 0,
+	};
+	struct xsk_socket_config xcfg = {
+		.rx_size = RING,
+		.tx_size = RING,
+		.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
+	};
+	struct rxdp_engine_config cfg = { 0 };
+	int fd, err;
+
+	if (enter_ns(ns[i]))
+		return 1;
+	err = rxdp_umem_create(&s->umem, NFRAMES, 4096);
+	if (err)
+		return 1;
+	err = xsk_umem__create(&s->xumem, s->umem.area, s->umem.size, &s->fill,
+			       &s->comp, &ucfg);
+	if (err) {
+		fprintf(stderr, "xsk_umem__create: %s\n", strerror(-err));
+		return err == -EOPNOTSUPP || err == -EAFNOSUPPORT ? 77 : 1;
+	}
+	err = xsk_socket__create(&s->xsk, ifn[i], 0, s->xumem, &s->rx, &s->tx,
+				 &xcfg);
+	if (err) {
+		fprintf(stderr, "xsk_socket__create on %s: %s\n", ifn[i],
+			strerror(-err));
+		return err == -EOPNOTSUPP ? 77 : 1;
+	}
+	fd = xsk_socket__fd(s->xsk);
+	/* the port maps the rings from the fd, as it does with rxdpd's */
+	s->port = rxdp_xsk_port_create(&s->umem, &fd, 1, RING);
+	if (!s->port) {
+		fprintf(stderr, "rxdp_xsk_port_create: %s\n", strerror(errno));
+		return 1;
+	}
+	cfg.ops = &rxdp_xsk_port_ops;
+	cfg.port = s->port;
+	cfg.psn_table = s->psn;
+	cfg.progress_thread = 1;
+	s->e = rxdp_engine_create(&cfg);
+	return s->e ? 0 : 1;
+}
+
+static void qp_setup(struct side *s, int i)
+{
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0xaa, (uint8_t)(1 + i) },
+		.dmac = { 2, 0, 0, 0, 0xaa, (uint8_t)(2 - i) },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 77, 0, (uint8_t)(1 + i) },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 77, 0, (uint8_t)(2 - i) },
+		.hop_limit = 64,
+		.udp_sport = 0xd000 + i,
+	};
+	struct rxdp_eqp_init init = {
+		.qpn = 0x100 + i,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 256,
+			 .max_recv_wr = 256,
+			 .max_send_sge = 4,
+			 .max_recv_sge = 4,
+			 .max_inline_data = 128 },
+	};
+	struct ibv_qp_attr a = { 0 };
+
+	s->scq = rxdp_engine_create_cq(s->e, 1024, NULL);
+	s->rcq = rxdp_engine_create_cq(s->e, 1024, NULL);
+	assert_non_null(s->scq);
+	assert_non_null(s->rcq);
+	init.send_cq = s->scq;
+	init.recv_cq = s->rcq;
+	s->qp = rxdp_engine_create_qp(s->e, &init);
+	assert_non_null(s->qp);
+	s->buf = aligned_alloc(4096, BUF);
+	assert_non_null(s->buf);
+	memset(s->buf, 0, BUF);
+	s->mr = rxdp_engine_reg_mr(
+		s->e, s->buf, BUF, (uintptr_t)s->buf,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	assert_non_null(s->mr);
+	a.qp_state = IBV_QPS_INIT;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(
+		rxdp_engine_qp_modify(s->qp, &a,
+				      IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, NULL),
+		0);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x100 + !i;
+	a.rq_psn = 1000 * (2 - i);
+	a.max_dest_rd_atomic = 8;
+	a.min_rnr_timer = 1;
+	assert_int_equal(
+		rxdp_engine_qp_modify(s->qp, &a,
+				      IBV_QP_STATE | IBV_QP_PATH_MTU |
+					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					      IBV_QP_MAX_DEST_RD_ATOMIC |
+					      IBV_QP_MIN_RNR_TIMER,
+				      &path),
+		0);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1000 * (1 + i);
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 8;
+	assert_int_equal(rxdp_engine_qp_modify(
+				 s->qp, &a,
+				 IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					 IBV_QP_MAX_QP_RD_ATOMIC,
+				 NULL),
+			 0);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void wait_wc(struct rxdp_ecq *cq, struct ibv_wc *wc, int n)
+{
+	double end = now_s() + 60;
+	int got = 0;
+
+	while (got < n) {
+		int r = rxdp_engine_poll_cq(cq, n - got, wc + got);
+
+		assert_true(r >= 0);
+		got += r;
+		if (now_s() > end)
+			fail_msg("only %d of %d completions after 60 s", got,
+				 n);
+		if (!r)
+			sched_yield();
+	}
+}
+
+static void fill(uint8_t *b, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		b[i] = (uint8_t)((i * 2654435761u + seed) >> 11);
+}
+
+static void post(struct side *s, enum ibv_wr_opcode op, uint64_t id,
+		 uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey,
+		 uint32_t imm)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf + off,
+			      .length = len,
+			      .lkey = rxdp_emr_lkey(s->mr) };
+	struct ibv_send_wr wr = { .wr_id = id,
+				  .sg_list = &sg,
+				  .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl(imm) };
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	assert_int_equal(rxdp_engine_post_send(s->qp, &wr, &bad), 0);
+}
+
+static void post_recv(struct side *s, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf + off,
+			      .length = len,
+			      .lkey = rxdp_emr_lkey(s->mr) };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	assert_int_equal(rxdp_engine_post_recv(s->qp, &wr, &bad), 0);
+}
+
+static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, (1u << 20) + 7 };
+
+/* Every RC opcode over AF_XDP; b is passive for writes and reads */
+static void test_xsk_rc(void **state)
+{
+	struct side *a = &sides[0], *b = &sides[1];
+	uint32_t rkey = rxdp_emr_rkey(b->mr);
+	uintptr_t rbase = (uintptr_t)b->buf;
+	struct rxdp_engine_stats st;
+	struct ibv_wc wc;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i];
+
+		/* Send with immediate */
+		fill(a->buf, len, i);
+		post_recv(b, 10 + i, 0, BUF / 2);
+		post(a, IBV_WR_SEND_WITH_IMM, 20 + i, 0, len, 0, 0, 0x77 + i);
+		wait_wc(a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		wait_wc(b->rcq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, len);
+		assert_int_equal(ntohl(wc.imm_data), 0x77 + i);
+		assert_memory_equal(b->buf, a->buf, len);
+
+		/* RDMA Write */
+		fill(a->buf, len, 100 + i);
+		post(a, IBV_WR_RDMA_WRITE, 30 + i, 0, len, rbase + BUF / 2,
+		     rkey, 0);
+		wait_wc(a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_memory_equal(b->buf + BUF / 2, a->buf, len);
+
+		/* RDMA Write with immediate */
+		post_recv(b, 40 + i, 0, 0);
+		post(a, IBV_WR_RDMA_WRITE_WITH_IMM, 50 + i, 0, len,
+		     rbase + BUF / 4, rkey, 0x99);
+		wait_wc(a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		wait_wc(b->rcq, &wc, 1);
+		assert_int_equal(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+		assert_int_equal(wc.byte_len, len);
+		assert_memory_equal(b->buf + BUF / 4, a->buf, len);
+
+		/* RDMA Read */
+		fill(b->buf + BUF / 2, len, 200 + i);
+		post(a, IBV_WR_RDMA_READ, 60 + i, BUF / 2, len, rbase + BUF / 2,
+		     rkey, 0);
+		wait_wc(a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, len);
+		assert_memory_equal(a->buf + BUF / 2, b->buf + BUF / 2, len);
+	}
+
+	/* Fetch&Add and Compare&Swap */
+	*(uint64_t *)(b->buf + 64) = 5;
+	{
+		struct ibv_sge sg = { .addr = (uintptr_t)a->buf,
+				      .length = 8,
+				      .lkey = rxdp_emr_lkey(a->mr) };
+		struct ibv_send_wr wr = { .wr_id = 99,
+					  .sg_list = &sg,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+					  .send_flags = IBV_SEND_SIGNALED };
+		struct ibv_send_wr *bad;
+
+		wr.wr.atomic.remote_addr = rbase + 64;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 10;
+		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		wait_wc(a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(*(uint64_t *)a->buf, 5);
+		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		wr.wr.atomic.compare_add = 15;
+		wr.wr.atomic.swap = 1;
+		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		wait_wc(a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(*(uint64_t *)a->buf, 15);
+		assert_int_equal(*(uint64_t *)(b->buf + 64), 1);
+	}
+	rxdp_engine_get_stats(a->e, &st);
+	print_message("a: tx %llu rx %llu retransmits %llu icrc drops %llu\n",
+		      (unsigned long long)st.tx_packets,
+		      (unsigned long long)st.rx_packets,
+		      (unsigned long long)st.retransmits,
+		      (unsigned long long)st.rx_drop_icrc);
+	assert_int_equal(st.rx_drop_icrc, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xsk_rc),
+	};
+	int ret;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_xsk: needs root, skipped\n");
+		return 77;
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(ns[i], sizeof(ns[i]), "rxeng%d%c", getpid(), 'a' + i);
+		snprintf(ifn[i], sizeof(ifn[i]), "rxe%d%c", getpid(), 'a' + i);
+	}
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (sh("ip netns add %s && ip netns add %s", ns[0], ns[1]) ||
+	    sh("ip link add %s netns %s type veth peer name %s netns %s",
+	       ifn[0], ns[0], ifn[1], ns[1]) ||
+	    sh("ip -n %s link set %s address 02:00:00:00:aa:01 up", ns[0],
+	       ifn[0]) ||
+	    sh("ip -n %s link set %s address 02:00:00:00:aa:02 up", ns[1],
+	       ifn[1])) {
+		fprintf(stderr, "test_xsk: cannot build the veth pair\n");
+		return 1;
+	}
+	/* libbpf/libxdp explain their fallbacks (no bpffs here): quiet */
+	libbpf_set_print(NULL);
+	libxdp_set_print(NULL);
+	sides = calloc(2, sizeof(*sides));
+	if (!sides)
+		return 1;
+	for (int i = 0; i < 2; i++) {
+		ret = side_init(&sides[i], i);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < 2; i++)
+		qp_setup(&sides[i], i);
+	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	/* the progress threads stop before the sockets go */
+	for (int i = 0; i < 2; i++) {
+		/* libxdp detaches its program by ifindex: in the right netns */
+		if (enter_ns(ns[i]))
+			return 1;
+		rxdp_engine_destroy_qp(sides[i].qp);
+		rxdp_engine_dereg_mr(sides[i].mr);
+		rxdp_engine_destroy_cq(sides[i].scq);
+		rxdp_engine_destroy_cq(sides[i].rcq);
+		rxdp_engine_destroy(sides[i].e);
+		rxdp_xsk_port_destroy(sides[i].port);
+		xsk_socket__delete(sides[i].xsk);
+		xsk_umem__delete(sides[i].xumem);
+		rxdp_umem_destroy(&sides[i].umem);
+	}
+	return ret;
+}
