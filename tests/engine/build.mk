@@ -10,3 +10,4 @@ $(BUILD)/tests/engine/%: $(OBJ)/tests/engine/%.o $(ENGINE_TEST_HELPERS) $(LIB)/l
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(ENGINE_LDLIBS)
 
 TESTS += $(ENGINE_TESTS)
+TESTS += tests/engine/tshark_decode.sh

@@ -8,7 +8,9 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -41,6 +43,7 @@ struct mw_port {
 
 struct memwire {
 	pthread_mutex_t lock;
+	FILE *pcap; /* $RXDP_MEMWIRE_PCAP: every frame sent, for tshark */
 	struct mw_dir dir[2];
 	struct mw_port port[2];
 	struct memwire_faults f;
@@ -55,6 +58,16 @@ struct memwire *memwire_create(void)
 	if (!w)
 		return NULL;
 	pthread_mutex_init(&w->lock, NULL);
+	if (getenv("RXDP_MEMWIRE_PCAP")) {
+		/* appended to, so one file collects every wire of a run */
+		const char *path = getenv("RXDP_MEMWIRE_PCAP");
+		/* libpcap file header: magic, v2.4, snaplen, Ethernet */
+		uint32_t hdr[6] = { 0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1 };
+
+		w->pcap = fopen(path, "a");
+		if (w->pcap && ftell(w->pcap) == 0)
+			fwrite(hdr, sizeof(hdr), 1, w->pcap);
+	}
 	for (int i = 0; i < 2; i++) {
 		w->dir[i].evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		w->dir[i].rng = 0x9e3779b97f4a7c15ULL + i;
@@ -66,6 +79,8 @@ struct memwire *memwire_create(void)
 
 void memwire_destroy(struct memwire *w)
 {
+	if (w->pcap)
+		fclose(w->pcap);
 	for (int i = 0; i < 2; i++) {
 		struct mw_dir *d = &w->dir[i];
 
@@ -172,6 +187,17 @@ static void mw_tx_flush(void *port)
 		struct mw_frame *f = d->pend[i];
 
 		w->st.frames++;
+		if (w->pcap) {
+			struct timespec ts;
+			uint32_t rec[4];
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			rec[0] = ts.tv_sec;
+			rec[1] = ts.tv_nsec / 1000;
+			rec[2] = rec[3] = f->len;
+			fwrite(rec, sizeof(rec), 1, w->pcap);
+			fwrite(f->data, f->len, 1, w->pcap);
+		}
 		if (w->cut || mw_rand(d) < w->f.loss) {
 			w->st.lost++;
 			free(f);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Wireshark's InfiniBand dissector reads every packet the engine sends: run
+# the in-memory-wire RC tests with the wire writing a pcap, then check with
+# tshark that each frame dissects as RoCEv2 without error and that every RC
+# opcode and the ACK/RNR NAK/NAK syndromes appear. No root needed.
+#
+# The RPC-over-RDMA heuristic dissector is turned off: it guesses at any
+# Send payload and calls the test patterns malformed RPC.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${RXDP_BUILD:-$here/../../build}/tests/engine/test_rc
+command -v tshark >/dev/null || { echo "tshark missing: skipped"; exit 77; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pcap=$dir/wire.pcap
+for t in test_send_sizes test_write_sizes test_read_sizes test_atomics \
+	 test_rnr_exhausted test_access_errors test_recv_too_small; do
+	RXDP_MEMWIRE_PCAP=$pcap RXDP_TEST_FILTER=$t "$bin" >"$dir/log" 2>&1 ||
+		{ cat "$dir/log"; echo "FAIL: $t"; exit 1; }
+done
+ts() { tshark -r "$pcap" --disable-protocol rpcordma "$@" 2>/dev/null; }
+total=$(ts | wc -l)
+roce=$(ts -Y infiniband.bth | wc -l)
+bad=$(ts -Y '_ws.malformed || _ws.expert.severity >= 6291456' | wc -l)
+echo "frames $total, dissected as InfiniBand $roce, with errors $bad"
+[ "$total" -gt 1000 ] || { echo "FAIL: too few frames captured"; exit 1; }
+[ "$roce" -eq "$total" ] || { echo "FAIL: not all frames are RoCEv2"; exit 1; }
+[ "$bad" -eq 0 ] || { ts -Y '_ws.malformed || _ws.expert.severity >= 6291456' | head; exit 1; }
+ops=$(ts -T fields -e infiniband.bth.opcode | sort -nu | tr '\n' ' ')
+echo "opcodes: $ops"
+for op in $(seq 0 20); do
+	case " $ops " in *" $op "*) ;; *) echo "FAIL: opcode $op never seen"; exit 1 ;; esac
+done
+syn=$(ts -T fields -e infiniband.aeth.syndrome | sort -nu | tr '\n' ' ')
+echo "AETH syndromes: $syn"
+# 31: ACK (no credits), 33: RNR NAK, 97/98: NAK invalid request / access
+for s in 31 33 97 98; do
+	case " $syn " in *" $s "*) ;; *) echo "FAIL: syndrome $s never seen"; exit 1 ;; esac
+done
+echo PASS
