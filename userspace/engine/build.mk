@@ -3,7 +3,7 @@
 ENGINE_SRCS := $(wildcard userspace/engine/*.c)
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(OBJ)/%.o)
 ENGINE_LIB  := $(LIB)/librxdp-engine.a
-ENGINE_LDLIBS := -lisal -lxdp -lbpf -lpthread
+ENGINE_LDLIBS := -lisal -lxdp -lbpf -lmnl -lpthread
 
 $(ENGINE_LIB): $(ENGINE_OBJS)
 	$(msg) AR $@

@@ -235,4 +235,30 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 
+/* --- the whole data path of one device context (datapath.c) ------------ */
+
+/*
+ * What the verbs library needs per opened device, in one call: a UMEM of
+ * nframes 4096-byte frames, the daemon's AF_XDP sockets on it
+ * (rxdp_ctl_attach_datapath; the caller serialises use of ctl), the qp_psn
+ * map mapped, the port, and an engine with its progress thread. cfg gives
+ * event_cb/event_arg (ops, port, psn_table and progress_thread are filled
+ * in here). nframes 0: a default (8192, 32 MiB). NULL + errno; the daemon's
+ * message is in rxdp_ctl_strerror(ctl).
+ */
+struct rxdp_engine_dp {
+	struct rxdp_engine *engine;
+	struct rxdp_umem umem;
+	struct rxdp_xsk_port *port;
+	struct rxdp_datapath dp; /* fds from the daemon, owned here */
+	struct rxdp_qp_psn *psn;
+	size_t psn_len;
+};
+
+struct rxdp_engine_dp *
+rxdp_engine_dp_open(struct rxdp_ctl *ctl, uint32_t ifindex, uint32_t nframes,
+		    const struct rxdp_engine_config *cfg);
+/* Every QP/CQ/MR of dp->engine must be destroyed first. */
+void rxdp_engine_dp_close(struct rxdp_engine_dp *dp);
+
 #endif /* RXDP_ENGINE_H */
