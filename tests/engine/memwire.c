@@ -145,6 +145,21 @@ static void mw_push(struct memwire *w, struct mw_dir *d, struct mw_frame *f)
 	}
 }
 
+void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len)
+{
+	struct mw_frame *f = malloc(sizeof(*f));
+
+	if (!f || len > MW_FRAME) {
+		free(f);
+		return;
+	}
+	memcpy(f->data, frame, len);
+	f->len = len;
+	pthread_mutex_lock(&w->lock);
+	mw_push(w, &w->dir[!to], f);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static void *mw_tx_get(void *port, uint32_t *cap)
 {
 	struct mw_port *p = port;

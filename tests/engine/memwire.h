@@ -30,6 +30,9 @@ void memwire_cut(struct memwire *w, int cut);
 void *memwire_port(struct memwire *w, int side);
 extern const struct rxdp_port_ops memwire_ops;
 
+/* Put a frame on the wire towards side `to`, as if its peer sent it */
+void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len);
+
 struct memwire_stats {
 	uint64_t frames, lost, duplicated, reordered;
 };

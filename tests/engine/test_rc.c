@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
+#include "engine/pkt.h"
 #include "memwire.h"
 #include "rxdp/params.h"
 #include <arpa/inet.h>
@@ -896,6 +897,167 @@ static void test_cq_overflow(void **state)
 	pair_free(p);
 }
 
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Peer input never crashes the engine nor writes outside registered
+ * memory: b gets random well-formed packets of every opcode (PSNs near the
+ * expected one, keys and addresses sometimes valid, lengths anything), and
+ * corrupted ones. Whenever b's QP has failed it is connected again. Then b
+ * still works.
+ */
+static void test_fuzz_peer_input(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 2, 0, 0, 0, 0, 2 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 }
+	};
+	const uint32_t win_off = 1u << 20, win_len = 1u << 20;
+	struct rxdp_emr *win;
+	struct rxdp_engine_stats st;
+	struct pkt_path pp;
+	uint8_t pay[4096], frame[4096];
+	uint64_t seed = 0x1234567;
+	uint32_t epsn;
+	struct ibv_wc wc;
+	int reconnects = 0;
+
+	/* only [win_off, win_off + win_len) is remotely accessible */
+	assert_int_equal(rxdp_engine_dereg_mr(b->mr), 0);
+	b->mr = rxdp_engine_reg_mr(b->e, b->buf, BUF, (uintptr_t)b->buf,
+				   IBV_ACCESS_LOCAL_WRITE);
+	win = rxdp_engine_reg_mr(
+		b->e, b->buf + win_off, win_len, (uintptr_t)b->buf + win_off,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	assert_non_null(win);
+	memset(b->buf, 0x5a, BUF);
+	memwire_cut(p->w, 1); /* b's answers go nowhere; a stays quiet */
+	pkt_path_init(&pp, &path);
+	for (int round = 0; round < 300; round++) {
+		for (int i = 0; i < 8; i++) {
+			struct ibv_sge s = sge(b, win_off + 4096 * i,
+					       1 + rnd(&seed) % 4096);
+			struct ibv_recv_wr rw = { .wr_id = i,
+						  .sg_list = &s,
+						  .num_sge = 1 };
+			struct ibv_recv_wr *rbad;
+			int err = rxdp_engine_post_recv(b->qp, &rw, &rbad);
+
+			assert_true(err == 0 || err == ENOMEM); /* RQ full */
+		}
+		for (int k = 0; k < 64; k++) {
+			uint64_t r = rnd(&seed);
+			struct pkt_sg sg = { pay, 0 };
+			struct pkt_desc d = { 0 };
+			int n, op;
+
+			do {
+				op = rnd(&seed) % 0x18;
+			} while (!roce_opcode_flags(op));
+			d.opcode = op;
+			d.pkey = 0xffff;
+			d.dqpn = r & 1 ? QPN_B : (uint32_t)rnd(&seed);
+			/* around what b expects now, as the XDP program sees */
+			epsn = __atomic_load_n(&b->psn[QPN_B].epsn,
+					       __ATOMIC_RELAXED);
+			d.psn = (epsn + (int)(rnd(&seed) % 5) - 2) & 0xffffff;
+			d.ackreq = r >> 1 & 1;
+			d.rkey = r >> 2 & 1 ? rxdp_emr_rkey(win)
+					    : (uint32_t)rnd(&seed);
+			d.va = (uintptr_t)b->buf + win_off - 64 +
+			       rnd(&seed) % (win_len + 128);
+			if (r >> 3 & 1)
+				d.va = rnd(&seed);
+			d.dma_len = r >> 4 & 1 ? rnd(&seed) % 5000
+					       : (uint32_t)rnd(&seed);
+			d.swap_add = rnd(&seed);
+			d.compare = rnd(&seed);
+			d.syndrome = rnd(&seed);
+			d.orig = rnd(&seed);
+			d.paylen = roce_opcode_flags(op) & ROCE_OPF_PAYLOAD
+					   ? rnd(&seed) % 1500
+					   : 0;
+			for (uint32_t i = 0; i < d.paylen; i++)
+				pay[i] = rnd(&seed);
+			sg.len = d.paylen;
+			d.sg = &sg;
+			d.nsg = 1;
+			n = pkt_build(frame, sizeof(frame), &pp, &d);
+			assert_true(n > 0);
+			if (r >> 5 & 1) /* corrupt a byte, or cut it short */
+				frame[rnd(&seed) % n] ^= 1 + rnd(&seed) % 255;
+			if ((r >> 6 & 7) == 0)
+				n = rnd(&seed) % n;
+			memwire_inject(p->w, 1, frame, n);
+		}
+		rxdp_engine_progress(b->e);
+		while (rxdp_engine_poll_cq(b->rcq, 1, &wc) > 0)
+			;
+		if (rxdp_engine_qp_state(b->qp) == IBV_QPS_ERR) {
+			struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+			assert_int_equal(rxdp_engine_qp_modify(b->qp, &at,
+							       IBV_QP_STATE,
+							       NULL),
+					 0);
+			host_connect(p, 1, &default_opts);
+			reconnects++;
+		}
+	}
+	rxdp_engine_get_stats(b->e, &st);
+	print_message("fuzz: %llu packets, %llu bad ICRC, %llu malformed, "
+		      "%llu for other QPs, %d reconnects\n",
+		      (unsigned long long)st.rx_packets,
+		      (unsigned long long)st.rx_drop_icrc,
+		      (unsigned long long)st.rx_drop_malformed,
+		      (unsigned long long)st.rx_drop_no_qp, reconnects);
+	assert_true(st.rx_drop_icrc > 0 && st.rx_drop_no_qp > 0);
+	assert_true(reconnects > 0);
+	/* nothing outside the remotely writable window changed */
+	for (uint32_t i = 0; i < BUF; i++) {
+		if (i == win_off) {
+			i += win_len - 1;
+			continue;
+		}
+		if (b->buf[i] != 0x5a)
+			fail_msg("byte %u outside the window changed", i);
+	}
+	/* and b still works: a fresh pair of QPs moves data */
+	memwire_cut(p->w, 0);
+	{
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &at,
+							       IBV_QP_STATE,
+							       NULL),
+					 0);
+		rxdp_engine_progress(b->e); /* drain what is left */
+		host_connect(p, 0, &default_opts);
+		host_connect(p, 1, &default_opts);
+	}
+	fill(a->buf, 10000, 9);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10000,
+		   (uintptr_t)b->buf + win_off, rxdp_emr_rkey(win), 0,
+		   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf + win_off, a->buf, 10000);
+	assert_int_equal(rxdp_engine_dereg_mr(win), 0);
+	pair_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -913,6 +1075,7 @@ int main(void)
 		cmocka_unit_test(test_local_protection),
 		cmocka_unit_test(test_post_errors),
 		cmocka_unit_test(test_cq_overflow),
+		cmocka_unit_test(test_fuzz_peer_input),
 	};
 
 	if (getenv("RXDP_TEST_FILTER"))
