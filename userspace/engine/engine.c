@@ -120,13 +120,15 @@ int eng_pass(struct rxdp_engine *e)
 		work += rc_tx(qp);
 	}
 	e->cfg.ops->tx_flush(e->cfg.port);
+	if (work)
+		atomic_fetch_add_explicit(&e->activity, work,
+					  memory_order_relaxed);
 	return work;
 }
 
 static uint64_t eng_activity(struct rxdp_engine *e)
 {
-	return __atomic_load_n(&e->stats.rx_packets, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&e->stats.tx_packets, __ATOMIC_RELAXED);
+	return atomic_load_explicit(&e->activity, memory_order_relaxed);
 }
 
 /*

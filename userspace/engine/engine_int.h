@@ -214,6 +214,7 @@ struct rxdp_engine {
 	int evfd;
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
+	_Atomic uint64_t activity; /* packets moved: the spinner watches it */
 };
 
 uint64_t eng_now(void);
