@@ -614,6 +614,73 @@ static void test_lossy(void **state)
 	pair_free(p);
 }
 
+/*
+ * Atomics on a lossy, duplicating wire: each runs exactly once (duplicates
+ * are answered from the replay cache), the answers come back in order.
+ */
+static void test_lossy_atomics(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct memwire_faults f = {
+		.loss = 300, .dup = 500, .reorder = 300, .seed = 777
+	};
+	struct pair *p;
+	struct host *a, *b;
+	uint64_t *target, *res;
+	struct ibv_wc wc[200];
+
+	o.threads = 1;
+	o.timeout = 12;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	target = (uint64_t *)(b->buf + 8192);
+	res = (uint64_t *)a->buf;
+	memwire_set_faults(p->w, &f);
+	for (int i = 0; i < 200; i++)
+		post_atomic(a, IBV_WR_ATOMIC_FETCH_AND_ADD, i, 8 * i,
+			    (uintptr_t)target, rxdp_emr_rkey(b->mr), 3, 0);
+	wait_wc(p, a->scq, wc, 200);
+	for (int i = 0; i < 200; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+		assert_int_equal(res[i], 3 * i);
+	}
+	assert_int_equal(__atomic_load_n(target, __ATOMIC_SEQ_CST), 600);
+	pair_free(p);
+}
+
+/*
+ * A fenced WR waits for the reads before it (IBTA 10.8.3.3): a Send of the
+ * buffer a Read fills carries what the Read brought.
+ */
+static void test_fence(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_wc wc[2];
+
+	for (int round = 0; round < 20; round++) {
+		uint32_t len = 3000 + round;
+
+		memset(a->buf, 0x11, len);
+		fill(b->buf + 65536, len, round);
+		post_recv1(b, round, 0, 8192);
+		post_send1(a, IBV_WR_RDMA_READ, 1, 0, len,
+			   (uintptr_t)b->buf + 65536, rxdp_emr_rkey(b->mr), 0,
+			   0);
+		post_send1(a, IBV_WR_SEND, 2, 0, len, 0, 0, 0,
+			   IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+		wait_wc(p, a->scq, wc, 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[0].wr_id, 2);
+		wait_wc(p, b->rcq, wc, 1);
+		assert_int_equal(wc[0].byte_len, len);
+		assert_memory_equal(b->buf, b->buf + 65536, len);
+	}
+	pair_free(p);
+}
+
 /* No receive posted: RNR NAKs until rnr_retry runs out */
 static void test_rnr_exhausted(void **state)
 {
@@ -1067,6 +1134,8 @@ int main(void)
 		cmocka_unit_test(test_sge_inline_unsignaled),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_lossy),
+		cmocka_unit_test(test_lossy_atomics),
+		cmocka_unit_test(test_fence),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),
