@@ -191,7 +191,7 @@ static void mw_tx_abort(void *port, void *buf)
 	free((uint8_t *)buf - offsetof(struct mw_frame, data));
 }
 
-static void mw_tx_flush(void *port)
+static int mw_tx_flush(void *port)
 {
 	struct mw_port *p = port;
 	struct memwire *w = p->w;
@@ -245,6 +245,7 @@ static void mw_tx_flush(void *port)
 		d->held = NULL;
 	}
 	pthread_mutex_unlock(&w->lock);
+	return 0;
 }
 
 static int mw_rx_burst(void *port, struct rxdp_frame *fr, int max)

@@ -230,6 +230,8 @@ static double now_s(void)
 
 static void wait_wc(struct rxdp_ecq *cq, struct ibv_wc *wc, int n)
 {
+	static uint64_t last_to;
+	static int calls;
 	double end = now_s() + 60;
 	int got = 0;
 
@@ -243,6 +245,17 @@ static void wait_wc(struct rxdp_ecq *cq, struct ibv_wc *wc, int n)
 				 n);
 		if (!r)
 			sched_yield();
+	}
+	calls++;
+	if (getenv("RXDP_TEST_DEBUG")) {
+		struct rxdp_engine_stats st;
+
+		rxdp_engine_get_stats(sides[0].e, &st);
+		if (st.timeouts != last_to)
+			print_message(
+				"timeout before completion %d (wr_id %llu)\n",
+				calls, (unsigned long long)wc[0].wr_id);
+		last_to = st.timeouts;
 	}
 }
 
@@ -368,12 +381,28 @@ static void test_xsk_rc(void **state)
 		assert_int_equal(*(uint64_t *)(b->buf + 64), 1);
 	}
 	rxdp_engine_get_stats(a->e, &st);
-	print_message("a: tx %llu rx %llu retransmits %llu icrc drops %llu\n",
+	print_message("a: tx %llu rx %llu retransmits %llu timeouts %llu "
+		      "icrc drops %llu\n",
 		      (unsigned long long)st.tx_packets,
 		      (unsigned long long)st.rx_packets,
 		      (unsigned long long)st.retransmits,
+		      (unsigned long long)st.timeouts,
 		      (unsigned long long)st.rx_drop_icrc);
 	assert_int_equal(st.rx_drop_icrc, 0);
+	for (int i = 0; i < 2; i++) {
+		struct xdp_statistics xs;
+		socklen_t l = sizeof(xs);
+
+		if (!getsockopt(xsk_socket__fd(sides[i].xsk), SOL_XDP,
+				XDP_STATISTICS, &xs, &l))
+			print_message(
+				"xsk %c: rx_dropped %llu rx_ring_full "
+				"%llu fill_empty %llu tx_invalid %llu\n",
+				'a' + i, (unsigned long long)xs.rx_dropped,
+				(unsigned long long)xs.rx_ring_full,
+				(unsigned long long)xs.rx_fill_ring_empty_descs,
+				(unsigned long long)xs.tx_invalid_descs);
+	}
 }
 
 int main(void)
@@ -404,6 +433,9 @@ int main(void)
 		fprintf(stderr, "test_xsk: cannot build the veth pair\n");
 		return 1;
 	}
+	if (getenv("RXDP_NETEM"))
+		sh("ip netns exec %s tc qdisc add dev %s root netem %s", ns[0],
+		   ifn[0], getenv("RXDP_NETEM"));
 	/* libbpf/libxdp explain their fallbacks (no bpffs here): quiet */
 	libbpf_set_print(NULL);
 	libxdp_set_print(NULL);
@@ -418,6 +450,9 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		qp_setup(&sides[i], i);
 	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	if (getenv("RXDP_TEST_DEBUG"))
+		sh("ip -n %s -s link show %s; ip -n %s -s link show %s", ns[0],
+		   ifn[0], ns[1], ifn[1]);
 	/* the progress threads stop before the sockets go */
 	for (int i = 0; i < 2; i++) {
 		/* libxdp detaches its program by ifindex: in the right netns */

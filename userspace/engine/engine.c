@@ -119,7 +119,8 @@ int eng_pass(struct rxdp_engine *e)
 		work += rc_timers(qp);
 		work += rc_tx(qp);
 	}
-	e->cfg.ops->tx_flush(e->cfg.port);
+	if (e->cfg.ops->tx_flush(e->cfg.port))
+		e->tx_blocked = true;
 	if (work)
 		atomic_fetch_add_explicit(&e->activity, work,
 					  memory_order_relaxed);

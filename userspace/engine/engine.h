@@ -74,8 +74,12 @@ struct rxdp_port_ops {
 	void (*tx_put)(void *port, void *buf, uint32_t len);
 	/* Return a tx_get() buffer unused */
 	void (*tx_abort)(void *port, void *buf);
-	/* Send what was queued (one kick for the batch), recycle completions */
-	void (*tx_flush)(void *port);
+	/*
+	 * Send what was queued (one kick for the batch), recycle completions.
+	 * Non-zero if frames are still waiting for the kernel: the engine
+	 * flushes again soon rather than sleeping.
+	 */
+	int (*tx_flush)(void *port);
 	/* Up to max received frames; 0 when none */
 	int (*rx_burst)(void *port, struct rxdp_frame *f, int max);
 	/* Give n frames from rx_burst() back */

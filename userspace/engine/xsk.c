@@ -15,6 +15,7 @@
  * Only the engine (under its lock) calls into a port, so no locking here.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ struct rxdp_xsk_port {
 	int rx_next; /* round robin over the sockets */
 	int rx_sock; /* the socket of the last rx_burst() */
 	uint64_t drops_tx_ring;
+	bool bind_zerocopy; /* else copy mode: every TX needs a sendto() */
 };
 
 int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes, uint32_t frame_size)
@@ -201,6 +203,15 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 		if (ntx > ring_size)
 			ntx = ring_size;
 		s->fd = xsk_fds[i];
+		if (i == 0) {
+			struct xdp_options opt = { 0 };
+			socklen_t olen = sizeof(opt);
+
+			if (!getsockopt(s->fd, SOL_XDP, XDP_OPTIONS, &opt,
+					&olen))
+				p->bind_zerocopy =
+					!!(opt.flags & XDP_OPTIONS_ZEROCOPY);
+		}
 		err = sock_map(s, ring_size);
 		if (err) {
 			pr_warn("engine: cannot map the rings of AF_XDP socket "
@@ -290,7 +301,7 @@ static void xp_tx_put(void *port, void *buf, uint32_t len)
 	s->queued++;
 }
 
-static void xp_tx_flush(void *port)
+static int xp_tx_flush(void *port)
 {
 	struct rxdp_xsk_port *p = port;
 	struct xsk_sock *s = &p->s[0];
@@ -300,16 +311,27 @@ static void xp_tx_flush(void *port)
 		s->queued = 0;
 		s->kick = true;
 	}
-	if (s->kick &&
-	    (xsk_ring_prod__needs_wakeup(&s->tx) || s->nfree < s->tx_frames)) {
-		/* EAGAIN/EBUSY/ENOBUFS: the kernel is busy, kick again later */
-		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0 ||
-		    errno == ENETDOWN)
+	/*
+	 * Copy mode sends at most a small batch (32 in 6.x) per sendto():
+	 * kick until the kernel has taken every descriptor, a bounded number
+	 * of times; what is left goes with the next flush (s->kick stays).
+	 * In zero-copy mode only a ring that asks for a wake-up gets one.
+	 */
+	for (int i = 0; i < 16 && s->kick; i++) {
+		if (__atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE) ==
+		    *s->tx.producer) {
 			s->kick = false;
+			break;
+		}
+		if (!xsk_ring_prod__needs_wakeup(&s->tx) && p->bind_zerocopy)
+			break;
+		/* EAGAIN/EBUSY/ENOBUFS: the kernel is busy, kick again later */
+		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+		    errno != ENETDOWN)
+			break;
 	}
 	sock_reap(s);
-	if (s->nfree == s->tx_frames)
-		s->kick = false;
+	return s->kick;
 }
 
 static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
