@@ -526,7 +526,7 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	struct rxdp_eqp *qp;
 	uint32_t ssge, rsge;
 
-	if (init->qp_type != IBV_QPT_RC) {
+	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -723,10 +723,16 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr)
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		break;
 	case IBV_WR_RDMA_READ:
+		/* IBTA Table 38: UC has no RDMA Read (nor atomics) */
+		if (qp->type != IBV_QPT_RC)
+			return EINVAL;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (qp->type != IBV_QPT_RC)
+			return EINVAL;
 		/* IBTA 9.4.5: 8 bytes at an 8-byte aligned address */
 		if ((wr->wr.atomic.remote_addr & 7) || wr->num_sge != 1 ||
 		    wr->sg_list[0].length < 8)

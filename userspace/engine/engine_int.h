@@ -109,6 +109,7 @@ enum resp_seq {
 	RSEQ_NONE = 0, /* between messages */
 	RSEQ_SEND, /* inside a multi-packet Send */
 	RSEQ_WRITE, /* inside a multi-packet RDMA Write */
+	RSEQ_DROP, /* UC: dropping the rest of a failed message */
 };
 
 struct rxdp_eqp {

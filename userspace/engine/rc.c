@@ -7,6 +7,11 @@
  *   responder  request packets -> memory, RQ WQEs, ACK/NAK and read/atomic
  *              responses (9.7.4, 9.7.5.1)
  * Everything here runs with the engine lock held.
+ *
+ * UC (IBTA 9.8) shares the code: Send and RDMA Write only, no ACKs and no
+ * retransmission (a WQE completes once its last packet is sent), and a
+ * responder that silently drops a message with a PSN gap or an error and
+ * picks up again at the next FIRST/ONLY packet.
  */
 #include <errno.h>
 #include <string.h>
@@ -636,7 +641,18 @@ static void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		req_rx_read_resp(qp, pi, psn);
 }
 
-static uint8_t req_opcode(const struct swqe *w, bool first, bool last)
+static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last);
+
+static uint8_t req_opcode(const struct rxdp_eqp *qp, const struct swqe *w,
+			  bool first, bool last)
+{
+	uint8_t op = req_opcode_rc(w, first, last);
+
+	/* the UC Send/Write opcodes are the RC ones in the UC service */
+	return qp->type == IBV_QPT_UC ? (op | ROCE_SVC_UC) : op;
+}
+
+static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
 {
 	bool imm;
 
@@ -754,7 +770,7 @@ static int req_tx(struct rxdp_eqp *qp)
 		if (psn_diff(qp->send_psn, qp->una) >= ENG_WINDOW)
 			break;
 		d.psn = qp->send_psn;
-		d.opcode = req_opcode(w, true, true);
+		d.opcode = req_opcode(qp, w, true, true);
 		switch (w->opcode) {
 		case IBV_WR_RDMA_READ:
 			off = w->resp_off;
@@ -779,7 +795,7 @@ static int req_tx(struct rxdp_eqp *qp)
 			off = idx * qp->mtu;
 			first = idx == 0;
 			last = idx + 1 == w->npkts;
-			d.opcode = req_opcode(w, first, last);
+			d.opcode = req_opcode(qp, w, first, last);
 			d.paylen = w->length - off < qp->mtu ? w->length - off
 							     : qp->mtu;
 			d.nsg = sg_slice(w->sg, w->nsg, off, d.paylen, sg);
@@ -798,6 +814,8 @@ static int req_tx(struct rxdp_eqp *qp)
 				   qp->since_ackreq + 1 >= ENG_ACKREQ_EVERY ||
 				   psn_diff(qp->send_psn, qp->una) + 1 >=
 					   ENG_WINDOW;
+			if (qp->type == IBV_QPT_UC)
+				d.ackreq = 0;
 			break;
 		}
 		retx = psn_before(d.psn, qp->tx_hw);
@@ -811,6 +829,21 @@ static int req_tx(struct rxdp_eqp *qp)
 					    ? psn_add(w->first_psn, w->npkts)
 					    : psn_add(d.psn, 1);
 		qp->since_ackreq = d.ackreq ? 0 : qp->since_ackreq + 1;
+		if (qp->type == IBV_QPT_UC) {
+			/* unacknowledged: sent is done (9.8.2) */
+			qp->una = psn_add(d.psn, 1);
+			if (roce_opcode_flags(d.opcode) & ROCE_OPF_LAST) {
+				w->done = true;
+				qp->send_psn = qp->una;
+				qp->sq_cur++;
+				req_retire(qp);
+				if (atomic_load(&qp->state) == IBV_QPS_ERR)
+					break;
+			} else {
+				qp->send_psn = qp->una;
+			}
+			continue;
+		}
 		if (!qp->timer_at)
 			req_arm_timer(qp);
 		if (d.opcode == ROCE_RC_READ_REQUEST ||
@@ -881,6 +914,11 @@ static void resp_fatal(struct rxdp_eqp *qp, uint8_t nak, uint32_t psn)
 {
 	struct pkt_desc d = { 0 };
 
+	if (qp->type == IBV_QPT_UC) {
+		/* 9.8.3: UC drops the message and carries on */
+		qp->rseq = RSEQ_DROP;
+		return;
+	}
 	d.opcode = ROCE_RC_ACK;
 	d.psn = psn;
 	d.syndrome = ROCE_AETH_NAK | nak;
@@ -906,6 +944,10 @@ static bool rq_empty(struct rxdp_eqp *qp)
 
 static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 {
+	if (qp->type == IBV_QPT_UC) {
+		qp->rseq = RSEQ_DROP; /* no receive WQE: dropped (9.8.3) */
+		return;
+	}
 	qp->e->stats.rnr_naks_sent++;
 	resp_ack(qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
 }
@@ -1126,6 +1168,34 @@ static void resp_duplicate(struct rxdp_eqp *qp, struct pkt_info *pi,
 			 psn_add(qp->epsn, -1U));
 }
 
+/* The UC responder (IBTA 9.8.3): no ACKs, no NAKs, no duplicates */
+static void resp_rx_uc(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	uint32_t psn = bth_psn(pi->bth), f = pi->flags;
+
+	if (psn != qp->epsn) {
+		/* a gap: the message in progress is lost; resync on FIRST */
+		qp->e->stats.rx_drop_psn++;
+		qp->rseq = RSEQ_DROP;
+	}
+	qp->epsn = psn_add(psn, 1);
+	psn_store(&qp->psn->epsn, qp->epsn);
+	if (f & ROCE_OPF_FIRST) {
+		qp->rseq = RSEQ_NONE; /* a partial message is abandoned */
+	} else if (qp->rseq == RSEQ_DROP) {
+		return;
+	} else if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
+			   ? qp->rseq != RSEQ_SEND
+			   : qp->rseq != RSEQ_WRITE) {
+		qp->rseq = RSEQ_DROP;
+		return;
+	}
+	if (f & ROCE_OPF_WRITE)
+		resp_write(qp, pi, psn);
+	else
+		resp_send(qp, pi, psn);
+}
+
 static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 {
 	struct rxdp_engine *e = qp->e;
@@ -1137,6 +1207,10 @@ static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 	if (state != IBV_QPS_RTR && state != IBV_QPS_RTS &&
 	    state != IBV_QPS_SQD && state != IBV_QPS_SQE) {
 		e->stats.rx_drop_state++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UC) {
+		resp_rx_uc(qp, pi);
 		return;
 	}
 	d = psn_diff(psn, qp->epsn);
@@ -1258,7 +1332,8 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 		e->stats.rx_drop_no_qp++;
 		return;
 	}
-	if (!(pi->flags & ROCE_OPF_SVC_RC) || qp->type != IBV_QPT_RC) {
+	if (!(pi->flags &
+	      (qp->type == IBV_QPT_UC ? ROCE_OPF_SVC_UC : ROCE_OPF_SVC_RC))) {
 		e->stats.rx_drop_malformed++;
 		return;
 	}
