@@ -35,6 +35,7 @@ struct host {
 	struct rxdp_eqp *qp;
 	uint8_t *buf; /* BUF bytes, registered */
 	struct rxdp_emr *mr;
+	struct rxdp_esrq *srq;
 	struct rxdp_qp_psn psn[RXDP_MAX_QP];
 };
 
@@ -49,7 +50,20 @@ struct qp_opts {
 	int threads;
 	uint32_t sq, rq;
 	enum ibv_qp_type type; /* 0: RC */
+	int srq; /* receives through an SRQ of 64 WQEs, limit 8 */
 };
+
+/* async events seen, per host */
+static int events[2][32];
+
+static void on_event(void *arg, enum ibv_event_type ev, void *user)
+{
+	int side = (int)(uintptr_t)arg;
+
+	if (ev < 32)
+		events[side][ev]++;
+	(void)user;
+}
 
 static const struct qp_opts default_opts = {
 	.timeout = 14,
@@ -69,6 +83,8 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.port = memwire_port(p->w, i),
 		.psn_table = h->psn,
 		.progress_thread = o->threads,
+		.event_cb = on_event,
+		.event_arg = (void *)(uintptr_t)i,
 	};
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
@@ -82,12 +98,23 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 
 	h->e = rxdp_engine_create(&cfg);
 	assert_non_null(h->e);
-	h->scq = rxdp_engine_create_cq(h->e, 4096, NULL);
-	h->rcq = rxdp_engine_create_cq(h->e, 4096, NULL);
+	h->scq = rxdp_engine_create_cq(h->e, 4096, NULL, NULL);
+	h->rcq = rxdp_engine_create_cq(h->e, 4096, NULL, NULL);
 	assert_non_null(h->scq);
 	assert_non_null(h->rcq);
 	init.send_cq = h->scq;
 	init.recv_cq = h->rcq;
+	memset(events[i], 0, sizeof(events[i]));
+	if (o->srq) {
+		struct ibv_srq_attr sa = { .max_wr = 64,
+					   .max_sge = 4,
+					   .srq_limit = 8 };
+
+		h->srq = rxdp_engine_create_srq(h->e, &sa, h);
+		assert_non_null(h->srq);
+		assert_int_equal(sa.max_wr, 64);
+		init.srq = h->srq;
+	}
 	h->qp = rxdp_engine_create_qp(h->e, &init);
 	assert_non_null(h->qp);
 	h->buf = aligned_alloc(4096, BUF);
@@ -169,7 +196,12 @@ static void pair_free(struct pair *p)
 	for (int i = 0; i < 2; i++) {
 		struct host *h = &p->h[i];
 
+		if (h->srq)
+			assert_int_equal(rxdp_engine_destroy_srq(h->srq),
+					 -EBUSY);
 		assert_int_equal(rxdp_engine_destroy_qp(h->qp), 0);
+		if (h->srq)
+			assert_int_equal(rxdp_engine_destroy_srq(h->srq), 0);
 		assert_int_equal(rxdp_engine_dereg_mr(h->mr), 0);
 		assert_int_equal(rxdp_engine_destroy_cq(h->scq), 0);
 		assert_int_equal(rxdp_engine_destroy_cq(h->rcq), 0);
@@ -768,6 +800,73 @@ static void test_uc(void **state)
 	pair_free(p);
 }
 
+/*
+ * An SRQ: receives come from it (post_recv on the QP is refused), RNR while
+ * it is empty, the limit event fires once when it drops below the limit,
+ * and a QP on it that fails reports its last WQE.
+ */
+static void test_srq(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_recv_wr rw = { 0 }, *rbad;
+	struct rxdp_engine_stats st;
+	struct ibv_srq_attr sa;
+	struct ibv_wc wc[40];
+
+	o.srq = 1;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	assert_int_equal(rxdp_engine_post_recv(b->qp, &rw, &rbad), EINVAL);
+	/* nothing posted yet: the first Send draws RNR NAKs */
+	fill(a->buf, 32 * 2048, 5);
+	post_send1(a, IBV_WR_SEND, 0, 0, 2000, 0, 0, 0, IBV_SEND_SIGNALED);
+	do {
+		rxdp_engine_progress(a->e);
+		rxdp_engine_progress(b->e);
+		rxdp_engine_get_stats(b->e, &st);
+	} while (st.rnr_naks_sent < 1);
+	for (int i = 0; i < 40; i++) {
+		struct ibv_sge s[2] = { sge(b, i * 4096, 1000),
+					sge(b, i * 4096 + 1000, 3096) };
+		struct ibv_recv_wr r = { .wr_id = 500 + i,
+					 .sg_list = s,
+					 .num_sge = 2 };
+
+		assert_int_equal(rxdp_engine_post_srq_recv(b->srq, &r, &rbad),
+				 0);
+	}
+	for (int i = 1; i < 32; i++)
+		post_send1(a, IBV_WR_SEND, i, i * 2048, 2000, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, wc, 32);
+	wait_wc(p, b->rcq, wc, 32);
+	for (int i = 0; i < 32; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 500 + i);
+		assert_int_equal(wc[i].qp_num, QPN_B);
+		assert_int_equal(wc[i].byte_len, 2000);
+		assert_memory_equal(b->buf + i * 4096, a->buf + i * 2048, 2000);
+	}
+	/* 40 posted, 32 used: 8 left, not below the limit of 8 yet */
+	assert_int_equal(events[1][IBV_EVENT_SRQ_LIMIT_REACHED], 0);
+	post_send1(a, IBV_WR_SEND, 99, 0, 10, 0, 0, 0, IBV_SEND_SIGNALED);
+	wait_wc(p, b->rcq, wc, 1);
+	assert_int_equal(events[1][IBV_EVENT_SRQ_LIMIT_REACHED], 1);
+	assert_int_equal(rxdp_engine_query_srq(b->srq, &sa), 0);
+	assert_int_equal(sa.srq_limit, 0); /* disarmed */
+	/* b's QP fails (a bad rkey): QP_FATAL and LAST_WQE_REACHED */
+	post_send1(a, IBV_WR_RDMA_WRITE, 100, 0, 10, (uintptr_t)b->buf, 0x42, 0,
+		   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, wc, 2);
+	assert_int_equal(wc[1].status, IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(events[1][IBV_EVENT_QP_FATAL], 1);
+	assert_int_equal(events[1][IBV_EVENT_QP_LAST_WQE_REACHED], 1);
+	pair_free(p);
+}
+
 /* No receive posted: RNR NAKs until rnr_retry runs out */
 static void test_rnr_exhausted(void **state)
 {
@@ -1022,11 +1121,11 @@ static void test_cq_overflow(void **state)
 	struct ibv_wc wc[8];
 	int actual = 0;
 
-	small = rxdp_engine_create_cq(b->e, 3, &actual);
+	small = rxdp_engine_create_cq(b->e, 3, &actual, NULL);
 	assert_non_null(small);
 	assert_int_equal(actual, 4); /* rounded up */
 	assert_int_equal(rxdp_engine_destroy_cq(small), 0);
-	assert_null(rxdp_engine_create_cq(b->e, 0, NULL));
+	assert_null(rxdp_engine_create_cq(b->e, 0, NULL, NULL));
 	/* a's send CQ holds 4096: the 4097th completion overflows it */
 	for (int i = 0; i < 4097; i++) {
 		post_send1(a, IBV_WR_RDMA_WRITE, i, 0, 1, (uintptr_t)b->buf,
@@ -1224,6 +1323,7 @@ int main(void)
 		cmocka_unit_test(test_lossy_atomics),
 		cmocka_unit_test(test_fence),
 		cmocka_unit_test(test_uc),
+		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),

@@ -168,8 +168,8 @@ static void qp_setup(struct side *s, int i)
 	};
 	struct ibv_qp_attr a = { 0 };
 
-	s->scq = rxdp_engine_create_cq(s->e, 1024, NULL);
-	s->rcq = rxdp_engine_create_cq(s->e, 1024, NULL);
+	s->scq = rxdp_engine_create_cq(s->e, 1024, NULL, NULL);
+	s->rcq = rxdp_engine_create_cq(s->e, 1024, NULL, NULL);
 	assert_non_null(s->scq);
 	assert_non_null(s->rcq);
 	init.send_cq = s->scq;

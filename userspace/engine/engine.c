@@ -288,11 +288,10 @@ void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s)
 	eng_unlock(e);
 }
 
-void eng_event(struct rxdp_engine *e, struct rxdp_eqp *qp, struct rxdp_ecq *cq,
-	       enum ibv_event_type ev)
+void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user)
 {
 	if (e->cfg.event_cb)
-		e->cfg.event_cb(e->cfg.event_arg, qp, cq, ev);
+		e->cfg.event_cb(e->cfg.event_arg, ev, user);
 }
 
 /* --- memory regions ------------------------------------------------------ */
@@ -374,7 +373,7 @@ struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
 /* --- completion queues ----------------------------------------------------- */
 
 struct rxdp_ecq *rxdp_engine_create_cq(struct rxdp_engine *e, int cqe,
-				       int *actual)
+				       int *actual, void *user)
 {
 	struct rxdp_ecq *cq;
 	uint32_t size = 1;
@@ -395,6 +394,7 @@ struct rxdp_ecq *rxdp_engine_create_cq(struct rxdp_engine *e, int cqe,
 		return NULL;
 	}
 	cq->e = e;
+	cq->user = user;
 	cq->size = size;
 	pthread_mutex_init(&cq->lock, NULL);
 	if (actual)
@@ -431,7 +431,7 @@ void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited)
 		cq->e->stats.cq_overflows++;
 		pr_warn("engine: CQ overflow, completion of wr_id %llu lost\n",
 			(unsigned long long)wc->wr_id);
-		eng_event(cq->e, NULL, cq, IBV_EVENT_CQ_ERR);
+		eng_event(cq->e, IBV_EVENT_CQ_ERR, cq->user);
 		return;
 	}
 	cq->ring[prod & (cq->size - 1)] = *wc;
@@ -546,6 +546,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->type = init->qp_type;
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
+	qp->srq = init->srq;
+	qp->user = init->user;
 	qp->sq_sig_all = !!init->sq_sig_all;
 	qp->sq_size = pow2_at_least(c->max_send_wr ? c->max_send_wr : 1);
 	qp->rq_size = pow2_at_least(c->max_recv_wr ? c->max_recv_wr : 1);
@@ -601,6 +603,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	e->qps = qp;
 	qp->scq->refs++;
 	qp->rcq->refs++;
+	if (qp->srq)
+		qp->srq->refs++;
 	eng_unlock(e);
 	*c = qp->cap;
 	return qp;
@@ -621,6 +625,8 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
 	qp->scq->refs--;
 	qp->rcq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
 	eng_unlock(e);
 	qp_free(qp);
 	return 0;
@@ -824,7 +830,8 @@ int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 {
 	int err = 0;
 
-	if (atomic_load(&qp->state) == IBV_QPS_RESET) {
+	/* a QP on an SRQ has no receive queue of its own */
+	if (atomic_load(&qp->state) == IBV_QPS_RESET || qp->srq) {
 		*bad = wr;
 		return EINVAL;
 	}
@@ -858,5 +865,117 @@ int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 		rxdp_engine_progress(qp->e);
 	else
 		rxdp_engine_progress(qp->e); /* an RNR-waiting peer may retry */
+	return err;
+}
+
+/* --- shared receive queues ------------------------------------------------- */
+
+struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
+					 struct ibv_srq_attr *attr, void *user)
+{
+	struct rxdp_esrq *srq;
+	uint32_t sge;
+
+	if (!attr->max_wr || attr->max_wr > ENG_MAX_WR ||
+	    attr->max_sge > ENG_MAX_SGE || attr->srq_limit > attr->max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	sge = attr->max_sge ? attr->max_sge : 1;
+	srq->size = pow2_at_least(attr->max_wr);
+	srq->rq = calloc(srq->size, sizeof(*srq->rq));
+	srq->sge = calloc((size_t)srq->size * sge, sizeof(*srq->sge));
+	if (!srq->rq || !srq->sge) {
+		free(srq->rq);
+		free(srq->sge);
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < srq->size; i++)
+		srq->rq[i].sge = srq->sge + (size_t)i * sge;
+	srq->e = e;
+	srq->user = user;
+	srq->max_wr = srq->size;
+	srq->max_sge = sge;
+	srq->limit = attr->srq_limit;
+	pthread_mutex_init(&srq->lock, NULL);
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	return srq;
+}
+
+int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
+			   int mask)
+{
+	if (mask & IBV_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & IBV_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->max_wr)
+			return -EINVAL;
+		eng_lock(srq->e);
+		srq->limit = attr->srq_limit;
+		eng_unlock(srq->e);
+	}
+	return 0;
+}
+
+int rxdp_engine_query_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr)
+{
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = srq->limit;
+	return 0;
+}
+
+int rxdp_engine_destroy_srq(struct rxdp_esrq *srq)
+{
+	struct rxdp_engine *e = srq->e;
+
+	eng_lock(e);
+	if (srq->refs) {
+		eng_unlock(e);
+		return -EBUSY;
+	}
+	eng_unlock(e);
+	free(srq->rq);
+	free(srq->sge);
+	free(srq);
+	return 0;
+}
+
+int rxdp_engine_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&srq->lock);
+	for (; wr; wr = wr->next) {
+		uint32_t prod =
+			atomic_load_explicit(&srq->prod, memory_order_relaxed);
+		uint32_t cons =
+			atomic_load_explicit(&srq->cons, memory_order_acquire);
+		struct rwqe *r;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge)
+			err = EINVAL;
+		else if (prod - cons >= srq->size)
+			err = ENOMEM;
+		if (err) {
+			*bad = wr;
+			break;
+		}
+		r = &srq->rq[prod & (srq->size - 1)];
+		r->wr_id = wr->wr_id;
+		r->num_sge = wr->num_sge;
+		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(*r->sge));
+		atomic_store_explicit(&srq->prod, prod + 1,
+				      memory_order_release);
+	}
+	pthread_mutex_unlock(&srq->lock);
+	rxdp_engine_progress(srq->e); /* an RNR-waiting peer may retry */
 	return err;
 }

@@ -21,6 +21,8 @@
  *                                 validated the transition; with the
  *                                 resolved path on RTR)
  *   ibv_post_send / post_recv  -> rxdp_engine_post_send() / _post_recv()
+ *   ibv_create_srq / post_srq_recv / modify_srq / query_srq / destroy_srq
+ *                              -> rxdp_engine_*_srq*()
  *   ibv_destroy_*              -> rxdp_engine_destroy_*()
  *
  * Conventions: create calls return NULL and set errno; post calls return 0
@@ -100,9 +102,15 @@ struct rxdp_engine_config {
 	 */
 	struct rxdp_qp_psn *psn_table;
 	int progress_thread; /* 1: start the per-engine progress thread */
-	/* QP and CQ async events (IBV_EVENT_QP_FATAL, IBV_EVENT_CQ_ERR) */
-	void (*event_cb)(void *arg, struct rxdp_eqp *qp, struct rxdp_ecq *cq,
-			 enum ibv_event_type ev);
+	/*
+	 * Async events, from whichever thread notices them: IBV_EVENT_QP_FATAL
+	 * (the engine took a QP to ERR), IBV_EVENT_QP_LAST_WQE_REACHED (a QP
+	 * on an SRQ went to ERR), IBV_EVENT_CQ_ERR (overflow),
+	 * IBV_EVENT_SRQ_LIMIT_REACHED. user is the pointer given when that
+	 * QP, CQ or SRQ was created (the verbs object, typically). Called with
+	 * the engine lock held: queue the event, do not call back in.
+	 */
+	void (*event_cb)(void *arg, enum ibv_event_type ev, void *user);
 	void *event_arg;
 	/*
 	 * Largest IB path MTU the frames can carry, in bytes (256..4096); 0:
@@ -161,7 +169,7 @@ uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr);
  * poll returns -EOVERFLOW from then on.
  */
 struct rxdp_ecq *rxdp_engine_create_cq(struct rxdp_engine *e, int cqe,
-				       int *actual);
+				       int *actual, void *user);
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
 /* Up to n completions into wc; count or -errno. Also drives progress. */
 int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);
@@ -175,13 +183,17 @@ void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
 
 /* --- queue pairs ---------------------------------------------------------- */
 
+struct rxdp_esrq;
+
 struct rxdp_eqp_init {
 	uint32_t qpn; /* allocated by the daemon */
-	enum ibv_qp_type qp_type; /* IBV_QPT_RC (UC/UD not yet: EOPNOTSUPP) */
+	enum ibv_qp_type qp_type; /* IBV_QPT_RC or UC (UD: EOPNOTSUPP) */
 	struct rxdp_ecq *send_cq;
 	struct rxdp_ecq *recv_cq;
+	struct rxdp_esrq *srq; /* receives come from it; NULL: the QP's RQ */
 	struct ibv_qp_cap cap; /* updated to what was granted */
 	int sq_sig_all;
+	void *user; /* handed to event_cb */
 };
 
 struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
@@ -208,6 +220,24 @@ int rxdp_engine_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad);
 int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad);
+
+/* --- shared receive queues ------------------------------------------- */
+
+/*
+ * An SRQ of attr->max_wr WQEs of attr->max_sge SGEs (attr updated to what
+ * was granted); attr->srq_limit arms the limit event (0: not armed).
+ * NULL + errno.
+ */
+struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
+					 struct ibv_srq_attr *attr, void *user);
+/* IBV_SRQ_LIMIT re-arms; IBV_SRQ_MAX_WR (resizing) is -EOPNOTSUPP */
+int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
+			   int mask);
+int rxdp_engine_query_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr);
+int rxdp_engine_destroy_srq(struct rxdp_esrq *srq); /* -EBUSY while used */
+/* libibverbs semantics, as rxdp_engine_post_recv */
+int rxdp_engine_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad);
 
 /* --- AF_XDP port (xsk.c) ---------------------------------------------- */
 

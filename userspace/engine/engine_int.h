@@ -36,6 +36,7 @@ struct rxdp_emr {
 
 struct rxdp_ecq {
 	struct rxdp_engine *e;
+	void *user;
 	struct ibv_wc *ring;
 	uint32_t size; /* power of two */
 	/* producer: the engine (under its lock); consumer: pollers (cq->lock) */
@@ -79,6 +80,21 @@ struct rwqe {
 	uint64_t wr_id;
 	int num_sge;
 	struct ibv_sge *sge;
+};
+
+struct rxdp_esrq {
+	struct rxdp_engine *e;
+	void *user;
+	pthread_mutex_t lock; /* posters */
+	struct rwqe *rq;
+	struct ibv_sge *sge;
+	uint32_t size; /* power of two */
+	uint32_t max_wr; /* as granted: posting more is ENOMEM */
+	uint32_t max_sge;
+	_Atomic uint32_t prod;
+	_Atomic uint32_t cons; /* the engine, under its lock */
+	uint32_t limit; /* 0: the limit event is not armed */
+	int refs;
 };
 
 enum rjob_type {
@@ -165,6 +181,17 @@ struct rxdp_eqp {
 	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
 	bool seq_nak_seen;
 
+	void *user;
+	struct rxdp_esrq *srq;
+	/*
+	 * The receive WQE in use: taken off the RQ or SRQ by the first packet
+	 * of a Send (or a Write with immediate's last), completed by the last
+	 */
+	bool cur_valid;
+	uint64_t cur_wr_id;
+	int cur_nsge;
+	struct ibv_sge cur_sge[ENG_MAX_SGE];
+
 	/* receive queue */
 	pthread_mutex_t rq_lock;
 	struct rwqe *rq;
@@ -228,8 +255,7 @@ void eng_unlock(struct rxdp_engine *e);
 
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
 void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
-void eng_event(struct rxdp_engine *e, struct rxdp_eqp *qp, struct rxdp_ecq *cq,
-	       enum ibv_event_type ev);
+void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
 
 /* rc.c */
 void rc_qp_reset(struct rxdp_eqp *qp);

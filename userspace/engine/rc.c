@@ -208,17 +208,45 @@ static void req_complete(struct rxdp_eqp *qp, struct swqe *w)
 	eng_cq_add(qp->scq, &wc, false);
 }
 
+/*
+ * Take the next receive WQE (the QP's RQ or its SRQ) as the current one, if
+ * there is no current one yet. false: none posted (RNR).
+ */
+static bool rq_take(struct rxdp_eqp *qp)
+{
+	_Atomic uint32_t *prodp = qp->srq ? &qp->srq->prod : &qp->rq_prod;
+	_Atomic uint32_t *consp = qp->srq ? &qp->srq->cons : &qp->rq_cons;
+	uint32_t prod, cons, size = qp->srq ? qp->srq->size : qp->rq_size;
+	struct rwqe *r;
+
+	if (qp->cur_valid)
+		return true;
+	prod = atomic_load_explicit(prodp, memory_order_acquire);
+	cons = atomic_load_explicit(consp, memory_order_relaxed);
+	if (prod == cons)
+		return false;
+	r = &(qp->srq ? qp->srq->rq : qp->rq)[cons & (size - 1)];
+	qp->cur_wr_id = r->wr_id;
+	qp->cur_nsge = r->num_sge;
+	memcpy(qp->cur_sge, r->sge, r->num_sge * sizeof(*r->sge));
+	qp->cur_valid = true;
+	atomic_store_explicit(consp, cons + 1, memory_order_release);
+	/* IBTA 11.2.7.1 (o11-?): the SRQ limit event fires once, then disarms */
+	if (qp->srq && qp->srq->limit && prod - cons - 1 < qp->srq->limit) {
+		qp->srq->limit = 0;
+		eng_event(qp->e, IBV_EVENT_SRQ_LIMIT_REACHED, qp->srq->user);
+	}
+	return true;
+}
+
 static void recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 			  enum ibv_wc_opcode op, uint32_t len,
 			  const struct roce_immdt *imm, bool se)
 {
-	uint32_t cons =
-		atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
-	struct rwqe *r = &qp->rq[cons & (qp->rq_size - 1)];
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = r->wr_id;
+	wc.wr_id = qp->cur_wr_id;
 	wc.status = status;
 	wc.opcode = op;
 	wc.byte_len = len;
@@ -228,7 +256,7 @@ static void recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		wc.imm_data = immdt_imm(imm);
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
-	atomic_store_explicit(&qp->rq_cons, cons + 1, memory_order_release);
+	qp->cur_valid = false;
 	eng_cq_add(qp->rcq, &wc, se);
 }
 
@@ -256,6 +284,13 @@ int rc_flush(struct rxdp_eqp *qp)
 				      memory_order_release);
 	}
 	qp->sq_cur = cons;
+	if (qp->cur_valid) {
+		recv_complete(qp, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, NULL,
+			      false);
+		n++;
+	}
+	if (qp->srq)
+		return n; /* the SRQ's WQEs belong to every QP on it */
 	prod = atomic_load_explicit(&qp->rq_prod, memory_order_acquire);
 	cons = atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
 	for (; cons != prod; cons++, n++) {
@@ -280,7 +315,10 @@ void rc_qp_to_err(struct rxdp_eqp *qp, bool event)
 	qp->ack_pending = false;
 	rc_flush(qp);
 	if (event)
-		eng_event(qp->e, qp, NULL, IBV_EVENT_QP_FATAL);
+		eng_event(qp->e, IBV_EVENT_QP_FATAL, qp->user);
+	/* 11.6.3: a QP on an SRQ reports that it will take no more WQEs */
+	if (qp->srq)
+		eng_event(qp->e, IBV_EVENT_QP_LAST_WQE_REACHED, qp->user);
 }
 
 void rc_qp_reset(struct rxdp_eqp *qp)
@@ -298,6 +336,7 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	qp->epsn = qp->msn = 0;
 	qp->nak_sent = false;
 	qp->rseq = RSEQ_NONE;
+	qp->cur_valid = false;
 	qp->rjob_head = qp->rjob_tail = 0;
 	memset(qp->acache, 0, sizeof(qp->acache));
 	qp->ack_pending = false;
@@ -936,12 +975,6 @@ static struct rjob *resp_job_new(struct rxdp_eqp *qp)
 	return &qp->rjobs[qp->rjob_head % ENG_RJOBS];
 }
 
-static bool rq_empty(struct rxdp_eqp *qp)
-{
-	return atomic_load_explicit(&qp->rq_prod, memory_order_acquire) ==
-	       atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
-}
-
 static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 {
 	if (qp->type == IBV_QPT_UC) {
@@ -958,19 +991,16 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	static __thread struct pkt_sg sg[ENG_MAX_SGE];
 	bool first = pi->flags & ROCE_OPF_FIRST,
 	     last = pi->flags & ROCE_OPF_LAST;
-	uint32_t cons =
-		atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
-	struct rwqe *r = &qp->rq[cons & (qp->rq_size - 1)];
 	uint32_t total;
 	int nsg;
 
-	if (first && rq_empty(qp)) {
+	if (!rq_take(qp)) {
 		resp_rnr(qp, psn);
 		return 1;
 	}
 	/* the buffers are looked up per packet: an MR may go away meanwhile */
-	nsg = sge_resolve(qp->e, r->sge, r->num_sge, IBV_ACCESS_LOCAL_WRITE, sg,
-			  &total);
+	nsg = sge_resolve(qp->e, qp->cur_sge, qp->cur_nsge,
+			  IBV_ACCESS_LOCAL_WRITE, sg, &total);
 	if (first) {
 		qp->recv_off = 0;
 		qp->recv_len = total;
@@ -1008,7 +1038,7 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	bool imm = pi->flags & ROCE_OPF_IMMDT;
 
 	/* Write with immediate consumes an RQ WQE: check before any effect */
-	if (imm && rq_empty(qp)) {
+	if (imm && !rq_take(qp)) {
 		resp_rnr(qp, psn);
 		return 1;
 	}
