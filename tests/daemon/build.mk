@@ -31,4 +31,6 @@ $(DTEST)/ctl_client_test: $(OBJ)/tests/daemon/ctl_client_test.o $(LIB)/librxdp-c
 
 DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_nl_parse $(DTEST)/test_ctl_proto
 
-TESTS += $(DAEMON_TESTS)
+# the integration test drives rxdpd with this client
+BINS += $(DTEST)/ctl_client_test
+TESTS += $(DAEMON_TESTS) tests/daemon/integration.sh

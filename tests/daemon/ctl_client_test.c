@@ -1,0 +1,773 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * A client of rxdpd for tests/daemon/integration.sh: drives the control
+ * socket through the client library and checks the result in the pinned
+ * maps. Exit 0 when every check holds; each failed check prints a line.
+ *
+ *   ctl_client_test gids IFNAME             print the non-empty GIDs
+ *   ctl_client_test port IFNAME             print ACTIVE or DOWN
+ *   ctl_client_test qps IFNAME PEER_IPV4 DEAD_IPV4 [hold]
+ *       RC, UC and UD QPs walked RESET->INIT->RTR->RTS against PEER, the
+ *       contexts and PSNs checked in the maps, bad modifies refused with
+ *       nothing changed, DEAD (no such host) refused with EHOSTUNREACH;
+ *       with "hold": print the live QPNs and wait to be killed
+ *   ctl_client_test hostile IFNAME          malformed requests; the daemon
+ *                                           must answer each and survive
+ *   ctl_client_test datapath IFNAME PEER_MAC  see datapath_test()
+ */
+#include <net/if.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_xdp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <infiniband/verbs.h>
+#include <libmnl/libmnl.h>
+
+#include "common/bpffs.h"
+#include "common/ctl.h"
+#include "common/ctl_client.h"
+#include "rxdp/maps.h"
+#include "rxdp/params.h"
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+static int failures;
+
+#define CHECK(cond, ...)                                                     \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fprintf(stderr, "\n");                               \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+static struct rxdp_ctl *conn(void)
+{
+	struct rxdp_ctl *c = rxdp_ctl_connect(NULL);
+
+	if (!c) {
+		fprintf(stderr, "cannot connect to rxdpd: %s\n",
+			strerror(errno));
+		exit(2);
+	}
+	return c;
+}
+
+static int cmd_gids(const char *ifname)
+{
+	struct rxdp_ctl *c = conn();
+	int ifindex = if_nametoindex(ifname);
+	struct rxdp_gid_entry g;
+	static const __u8 zero[16];
+	char s[INET6_ADDRSTRLEN];
+	__u32 i;
+
+	for (i = 0;; i++) {
+		int ret = rxdp_ctl_query_gid(c, ifindex, i, &g);
+
+		if (ret == -EINVAL)
+			break; /* past the end of the table */
+		if (ret) {
+			fprintf(stderr, "query_gid: %s\n",
+				rxdp_ctl_strerror(c));
+			return 1;
+		}
+		if (memcmp(g.gid, zero, 16)) {
+			inet_ntop(AF_INET6, g.gid, s, sizeof(s));
+			printf("%u %s\n", i, s);
+		}
+	}
+	rxdp_ctl_close(c);
+	return i == RXDP_GID_TBL_LEN ? 0 : 1;
+}
+
+static int cmd_port(const char *ifname)
+{
+	struct rxdp_ctl *c = conn();
+	struct rxdp_dev_info di;
+
+	if (rxdp_ctl_query_device(c, if_nametoindex(ifname), &di)) {
+		fprintf(stderr, "query_device: %s\n", rxdp_ctl_strerror(c));
+		return 1;
+	}
+	printf("%s\n", di.port_state == IBV_PORT_ACTIVE ? "ACTIVE" : "DOWN");
+	rxdp_ctl_close(c);
+	return 0;
+}
+
+struct maps {
+	int ctx, psn;
+};
+
+static int maps_open(const char *ifname, struct maps *m)
+{
+	char dir[512], p[600];
+
+	rxdp_bpffs_enter();
+	if (rxdp_bpffs_if_dir(ifname, dir, sizeof(dir)))
+		return -1;
+	snprintf(p, sizeof(p), "%s/%s", dir, RXDP_MAP_QP_CTX);
+	m->ctx = bpf_obj_get(p);
+	snprintf(p, sizeof(p), "%s/%s", dir, RXDP_MAP_QP_PSN);
+	m->psn = bpf_obj_get(p);
+	return m->ctx < 0 || m->psn < 0 ? -1 : 0;
+}
+
+static int ctx_get(struct maps *m, __u32 qpn, struct rxdp_qp_ctx *ctx)
+{
+	return bpf_map_lookup_elem(m->ctx, &qpn, ctx);
+}
+
+static void psn_get(struct maps *m, __u32 qpn, struct rxdp_qp_psn *p)
+{
+	__u32 idx = qpn & RXDP_QP_INDEX_MASK;
+
+	memset(p, 0xee, sizeof(*p));
+	bpf_map_lookup_elem(m->psn, &idx, p);
+}
+
+/* The GID index holding ::ffff:ip4 */
+static int gid_index_of(struct rxdp_ctl *c, int ifindex, const __u8 *ip4)
+{
+	struct rxdp_gid_entry g;
+	__u32 i;
+
+	for (i = 0; i < RXDP_GID_TBL_LEN; i++) {
+		if (rxdp_ctl_query_gid(c, ifindex, i, &g))
+			return -1;
+		if (g.gid[10] == 0xff && g.gid[11] == 0xff &&
+		    !memcmp(g.gid + 12, ip4, 4))
+			return i;
+	}
+	return -1;
+}
+
+static void v4_gid(const __u8 *ip4, __u8 *gid)
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, ip4, 4);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static __u32 walk_qp(struct rxdp_ctl *c, struct maps *m, int ifindex,
+		     __u32 type, int sgid, const __u8 *peer_gid)
+{
+	struct rxdp_qp_attr a;
+	struct rxdp_qp_info info;
+	struct rxdp_qp_ctx ctx;
+	struct rxdp_qp_psn psn;
+	__u32 qpn = 0, mask;
+	int ret;
+	const char *tn = type == IBV_QPT_RC   ? "RC"
+			 : type == IBV_QPT_UC ? "UC"
+					      : "UD";
+
+	ret = rxdp_ctl_create_qp(c, ifindex, type, &qpn);
+	CHECK(!ret, "%s create_qp: %s", tn, rxdp_ctl_strerror(c));
+	if (ret)
+		return 0;
+	CHECK(qpn >= 2 && qpn <= 0xffffff, "%s QPN %#x out of range", tn, qpn);
+	CHECK(!ctx_get(m, qpn, &ctx) && ctx.state == IBV_QPS_RESET &&
+		      ctx.qp_type == type && ctx.owner_pid == (__u32)getpid(),
+	      "%s QP %#x: no RESET context in qp_ctx", tn, qpn);
+	psn_get(m, qpn, &psn);
+	CHECK(psn.qpn == qpn, "%s qp_psn slot not claimed (%#x)", tn, psn.qpn);
+
+	/* RESET -> INIT */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.pkey_index = 0;
+	a.qkey = 0x11111111;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	       (type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+	/* first with one required attribute missing: refused, no change */
+	ret = rxdp_ctl_modify_qp(c, ifindex, qpn, &a, mask & ~IBV_QP_PORT,
+				 NULL);
+	CHECK(ret == -EINVAL, "%s INIT without PORT: %d, want -EINVAL", tn,
+	      ret);
+	CHECK(strstr(rxdp_ctl_strerror(c), "IBV_QP_PORT"),
+	      "%s: message does not name the missing attribute: %s", tn,
+	      rxdp_ctl_strerror(c));
+	CHECK(!ctx_get(m, qpn, &ctx) && ctx.state == IBV_QPS_RESET,
+	      "%s refused modify changed the context", tn);
+	/* an extra attribute: refused */
+	ret = rxdp_ctl_modify_qp(c, ifindex, qpn, &a, mask | IBV_QP_SQ_PSN,
+				 NULL);
+	CHECK(ret == -EINVAL, "%s INIT with SQ_PSN: %d, want -EINVAL", tn, ret);
+	/* an illegal transition: RESET -> RTS */
+	a.qp_state = IBV_QPS_RTS;
+	ret = rxdp_ctl_modify_qp(c, ifindex, qpn, &a, IBV_QP_STATE, NULL);
+	CHECK(ret == -EINVAL, "%s RESET->RTS: %d, want -EINVAL", tn, ret);
+	a.qp_state = IBV_QPS_INIT;
+	ret = rxdp_ctl_modify_qp(c, ifindex, qpn, &a, mask, &info);
+	CHECK(!ret, "%s INIT: %s", tn, rxdp_ctl_strerror(c));
+	CHECK(!ctx_get(m, qpn, &ctx) && ctx.state == IBV_QPS_INIT,
+	      "%s context not INIT", tn);
+	if (type == IBV_QPT_UD)
+		CHECK(ctx.qkey == 0x11111111, "%s qkey %#x", tn, ctx.qkey);
+
+	/* INIT -> RTR */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (type != IBV_QPT_UD) {
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = 0x123456;
+		a.rq_psn = 0xabcdef;
+		a.max_dest_rd_atomic = 4;
+		a.min_rnr_timer = 12;
+		memcpy(a.ah.dgid, peer_gid, 16);
+		a.ah.sgid_index = sgid;
+		a.ah.hop_limit = 64;
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN;
+		if (type == IBV_QPT_RC)
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER;
+	}
+	ret = rxdp_ctl_modify_qp(c, ifindex, qpn, &a, mask, &info);
+	CHECK(!ret, "%s RTR: %s", tn, rxdp_ctl_strerror(c));
+	CHECK(!ctx_get(m, qpn, &ctx) && ctx.state == IBV_QPS_RTR,
+	      "%s context not RTR", tn);
+	psn_get(m, qpn, &psn);
+	if (type != IBV_QPT_UD) {
+		CHECK(ctx.dest_qpn == 0x123456, "%s dest_qpn %#x", tn,
+		      ctx.dest_qpn);
+		CHECK(ctx.path_mtu == IBV_MTU_1024, "%s path_mtu %u", tn,
+		      ctx.path_mtu);
+		CHECK(psn.epsn == 0xabcdef, "%s epsn %#x, want 0xabcdef", tn,
+		      psn.epsn);
+		CHECK(info.path.udp_sport >= 0xc000,
+		      "%s udp_sport %#x outside 0xC000..0xFFFF", tn,
+		      info.path.udp_sport);
+		CHECK(!info.path.ipv6 &&
+			      !memcmp(info.path.dip + 12, peer_gid + 12, 4),
+		      "%s path dip wrong", tn);
+		CHECK(memcmp(info.path.dmac, "\0\0\0\0\0\0", 6),
+		      "%s no destination MAC", tn);
+	}
+
+	/* RTR -> RTS */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x1000001; /* bit 24 set: only 24 bits are kept */
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (type == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	ret = rxdp_ctl_modify_qp(c, ifindex, qpn, &a, mask, &info);
+	CHECK(!ret, "%s RTS: %s", tn, rxdp_ctl_strerror(c));
+	CHECK(!ctx_get(m, qpn, &ctx) && ctx.state == IBV_QPS_RTS,
+	      "%s context not RTS", tn);
+	psn_get(m, qpn, &psn);
+	CHECK(psn.una_psn == 1 && psn.next_psn == 1,
+	      "%s una/next %#x/%#x, want 1/1", tn, psn.una_psn, psn.next_psn);
+	CHECK(!rxdp_ctl_query_qp(c, ifindex, qpn, &info) &&
+		      info.attr.qp_state == IBV_QPS_RTS &&
+		      info.owner_pid == (__u32)getpid(),
+	      "%s query_qp disagrees", tn);
+	return qpn;
+}
+
+static int cmd_qps(const char *ifname, const char *peer, const char *dead,
+		   int hold)
+{
+	struct rxdp_ctl *c = conn();
+	int ifindex = if_nametoindex(ifname), sgid;
+	__u8 peer4[4], dead4[4], pgid[16], dgid[16], my4[4];
+	struct rxdp_dev_info di;
+	struct maps m;
+	__u32 rc, uc, ud, extra;
+	struct rxdp_qp_ctx ctx;
+	struct rxdp_qp_psn psn;
+	struct rxdp_path path;
+	struct rxdp_ah ah;
+	struct rxdp_gid_entry g;
+	double t0;
+	int ret, i;
+
+	if (inet_pton(AF_INET, peer, peer4) != 1 ||
+	    inet_pton(AF_INET, dead, dead4) != 1 || maps_open(ifname, &m)) {
+		fprintf(stderr, "bad arguments or no pinned maps for %s\n",
+			ifname);
+		return 2;
+	}
+	CHECK(!rxdp_ctl_query_device(c, ifindex, &di), "query_device: %s",
+	      rxdp_ctl_strerror(c));
+	/* our IPv4 GID: the first IPv4-mapped one */
+	sgid = -1;
+	for (i = 0; i < RXDP_GID_TBL_LEN && sgid < 0; i++) {
+		if (!rxdp_ctl_query_gid(c, ifindex, i, &g) &&
+		    g.gid[10] == 0xff && g.gid[11] == 0xff) {
+			sgid = i;
+			memcpy(my4, g.gid + 12, 4);
+		}
+	}
+	CHECK(sgid > 0, "no IPv4 GID on %s", ifname);
+	CHECK(gid_index_of(c, ifindex, my4) == sgid, "GID lookup");
+	v4_gid(peer4, pgid);
+	v4_gid(dead4, dgid);
+
+	rc = walk_qp(c, &m, ifindex, IBV_QPT_RC, sgid, pgid);
+	uc = walk_qp(c, &m, ifindex, IBV_QPT_UC, sgid, pgid);
+	ud = walk_qp(c, &m, ifindex, IBV_QPT_UD, sgid, pgid);
+	CHECK(rc && uc && ud && rc != uc && uc != ud && rc != ud,
+	      "QPNs not distinct");
+
+	/* resolve (ibv_create_ah) to the peer: its MAC */
+	memset(&ah, 0, sizeof(ah));
+	memcpy(ah.dgid, pgid, 16);
+	ah.sgid_index = sgid;
+	ret = rxdp_ctl_resolve(c, ifindex, &ah, &path);
+	CHECK(!ret, "resolve peer: %s", rxdp_ctl_strerror(c));
+	CHECK(!memcmp(path.smac, di.mac, 6), "resolve: smac is not ours");
+	CHECK(!memcmp(path.sip + 12, my4, 4), "resolve: sip is not ours");
+
+	/* an unreachable destination: EHOSTUNREACH, bounded, nothing changed */
+	ret = rxdp_ctl_create_qp(c, ifindex, IBV_QPT_RC, &extra);
+	CHECK(!ret, "create_qp: %s", rxdp_ctl_strerror(c));
+	{
+		struct rxdp_qp_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		ret = rxdp_ctl_modify_qp(c, ifindex, extra, &a,
+					 IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						 IBV_QP_PORT |
+						 IBV_QP_ACCESS_FLAGS,
+					 NULL);
+		CHECK(!ret, "INIT: %s", rxdp_ctl_strerror(c));
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = 77;
+		memcpy(a.ah.dgid, dgid, 16);
+		a.ah.sgid_index = sgid;
+		t0 = now_s();
+		ret = rxdp_ctl_modify_qp(
+			c, ifindex, extra, &a,
+			IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER,
+			NULL);
+		CHECK(ret == -EHOSTUNREACH, "RTR to %s: %d, want -EHOSTUNREACH",
+		      dead, ret);
+		printf("unreachable: \"%s\" after %.1f s\n",
+		       rxdp_ctl_strerror(c), now_s() - t0);
+		CHECK(!ctx_get(&m, extra, &ctx) && ctx.state == IBV_QPS_INIT,
+		      "failed RTR changed the context");
+		/* path_mtu above the port's: EINVAL */
+		a.path_mtu = IBV_MTU_4096;
+		memcpy(a.ah.dgid, pgid, 16);
+		ret = rxdp_ctl_modify_qp(
+			c, ifindex, extra, &a,
+			IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER,
+			NULL);
+		CHECK(ret == -EINVAL, "path_mtu 4096: %d, want -EINVAL", ret);
+		/* to ERR from INIT, then RESET: PSN slot cleared, QP kept */
+		a.qp_state = IBV_QPS_ERR;
+		CHECK(!rxdp_ctl_modify_qp(c, ifindex, extra, &a, IBV_QP_STATE,
+					  NULL),
+		      "to ERR: %s", rxdp_ctl_strerror(c));
+		CHECK(!ctx_get(&m, extra, &ctx) && ctx.state == IBV_QPS_ERR,
+		      "context not ERR");
+		a.qp_state = IBV_QPS_RESET;
+		CHECK(!rxdp_ctl_modify_qp(c, ifindex, extra, &a, IBV_QP_STATE,
+					  NULL),
+		      "to RESET: %s", rxdp_ctl_strerror(c));
+	}
+	/* destroy: context gone, PSN slot free */
+	CHECK(!rxdp_ctl_destroy_qp(c, ifindex, extra), "destroy: %s",
+	      rxdp_ctl_strerror(c));
+	CHECK(ctx_get(&m, extra, &ctx) && errno == ENOENT,
+	      "destroyed QP still in qp_ctx");
+	psn_get(&m, extra, &psn);
+	CHECK(psn.qpn == 0, "destroyed QP's PSN slot still claimed");
+	CHECK(rxdp_ctl_destroy_qp(c, ifindex, extra) == -ENOENT,
+	      "double destroy not ENOENT");
+	/* someone else's QP: EPERM from another connection */
+	{
+		struct rxdp_ctl *c2 = conn();
+
+		CHECK(rxdp_ctl_destroy_qp(c2, ifindex, rc) == -EPERM,
+		      "foreign destroy not EPERM");
+		rxdp_ctl_close(c2);
+	}
+	/* the list shows ours with our pid */
+	{
+		struct rxdp_qp_info qi[64];
+		int n = rxdp_ctl_list_qps(c, ifindex, qi, 64), mine = 0;
+
+		for (i = 0; i < n; i++)
+			mine += qi[i].owner_pid == (__u32)getpid();
+		CHECK(mine == 3, "list_qps shows %d of our QPs, want 3", mine);
+	}
+
+	if (hold) {
+		printf("%u %u %u\n", rc, uc, ud);
+		fflush(stdout);
+		pause();
+	}
+	rxdp_ctl_close(c);
+	return failures ? 1 : 0;
+}
+
+/* Send raw bytes, expect a reply (any) */
+static int raw_roundtrip(int fd, const void *p, size_t len, __s32 *err)
+{
+	static __u64 rb[RXDP_CTL_MSG_MAX / 8];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct rxdp_ctl_msg m;
+	ssize_t n;
+
+	if (send(fd, p, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return -errno;
+	if (poll(&pfd, 1, 5000) != 1)
+		return -ETIMEDOUT;
+	n = recv(fd, rb, sizeof(rb), 0);
+	if (n <= 0)
+		return -ECONNRESET;
+	if (rxdp_ctl_decode(rb, n, &m, 1))
+		return -EPROTO;
+	*err = m.hdr->error;
+	return 0;
+}
+
+static int cmd_hostile(const char *ifname)
+{
+	struct sockaddr_un sun;
+	unsigned int sunlen, seed = 99, i, j;
+	static __u64 b[RXDP_CTL_MSG_MAX / 8 + 1024];
+	struct nlmsghdr *nlh;
+	struct rxdp_ctl *good = conn();
+	struct rxdp_dev_info di;
+	__s32 err;
+	int fd, ret;
+
+	rxdp_ctl_sockaddr(getenv(RXDP_CTL_ENV), &sun, &sunlen);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (connect(fd, (struct sockaddr *)&sun, sunlen))
+		return 2;
+	/* wrong version */
+	nlh = rxdp_ctl_msg_start(b, RXDP_CTL_LIST_DEVICES, 0, 1, 0);
+	((struct rxdp_ctl_hdr *)mnl_nlmsg_get_payload(nlh))->version = 99;
+	ret = raw_roundtrip(fd, nlh, nlh->nlmsg_len, &err);
+	CHECK(!ret && err == -EPROTO, "wrong version: ret %d err %d", ret, err);
+	/* unknown type */
+	nlh = rxdp_ctl_msg_start(b, 0x7777, 0, 2, 0);
+	ret = raw_roundtrip(fd, nlh, nlh->nlmsg_len, &err);
+	CHECK(!ret && err == -EOPNOTSUPP, "unknown type: %d/%d", ret, err);
+	/* missing attributes */
+	nlh = rxdp_ctl_msg_start(b, RXDP_CTL_MODIFY_QP, 0, 3, 0);
+	ret = raw_roundtrip(fd, nlh, nlh->nlmsg_len, &err);
+	CHECK(!ret && err == -EINVAL, "empty modify: %d/%d", ret, err);
+	/* a lying attribute length */
+	nlh = rxdp_ctl_msg_start(b, RXDP_CTL_QUERY_QP, 0, 4, 0);
+	mnl_attr_put_u32(nlh, RXDP_CTL_A_QPN, 5);
+	((struct nlattr *)((char *)nlh + 24))->nla_len = 200;
+	ret = raw_roundtrip(fd, nlh, nlh->nlmsg_len, &err);
+	CHECK(!ret && err == -EBADMSG, "lying attr: %d/%d", ret, err);
+	/* tiny and empty-ish messages */
+	ret = raw_roundtrip(fd, "x", 1, &err);
+	CHECK(!ret && err == -EBADMSG, "1 byte: %d/%d", ret, err);
+	/* oversized: larger than the daemon's buffer */
+	memset(b, 0x41, sizeof(b));
+	ret = raw_roundtrip(fd, b, RXDP_CTL_MSG_MAX + 4096, &err);
+	CHECK(ret == 0 && err == -EMSGSIZE, "oversized: %d/%d", ret, err);
+	/* random garbage */
+	for (i = 0; i < 2000; i++) {
+		size_t len = 1 + rand_r(&seed) % 300;
+
+		for (j = 0; j < len; j++)
+			((__u8 *)b)[j] = rand_r(&seed);
+		if (i & 1) {
+			__u32 l32 = len;
+			__u16 ver = RXDP_CTL_VERSION;
+
+			memcpy(b, &l32, 4);
+			memcpy((char *)b + 16, &ver, 2);
+		}
+		ret = raw_roundtrip(fd, b, len, &err);
+		if (ret) {
+			CHECK(0, "garbage %u: no reply (%d)", i, ret);
+			break;
+		}
+	}
+	/* fds with a request that takes none: refused, closed by the daemon */
+	{
+		static __u64 rb[RXDP_CTL_MSG_MAX / 8];
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct rxdp_ctl_msg m;
+		int p[2];
+		ssize_t n;
+
+		if (pipe(p) == 0) {
+			nlh = rxdp_ctl_msg_start(b, RXDP_CTL_LIST_DEVICES, 0, 5,
+						 0);
+			CHECK(!rxdp_ctl_sendmsg(fd, nlh, p, 2), "sendmsg fds");
+			n = poll(&pfd, 1, 5000) == 1
+				    ? recv(fd, rb, sizeof(rb), 0)
+				    : -1;
+			CHECK(n > 0 && !rxdp_ctl_decode(rb, n, &m, 1) &&
+				      m.hdr->error == -EMSGSIZE,
+			      "two fds with list_devices not refused");
+			close(p[0]);
+			close(p[1]);
+		}
+	}
+	close(fd);
+	/* a client that hangs up mid-way does no harm; the first still works */
+	CHECK(!rxdp_ctl_query_device(good, if_nametoindex(ifname), &di),
+	      "daemon unusable after hostile input: %s",
+	      rxdp_ctl_strerror(good));
+	rxdp_ctl_close(good);
+	return failures ? 1 : 0;
+}
+
+/* ---- data path ------------------------------------------------------ */
+
+struct ring {
+	__u32 *producer, *consumer, *flags;
+	void *descs;
+	__u32 size;
+};
+
+static int ring_map(int fd, __u64 pgoff, const struct xdp_ring_offset *o,
+		    __u32 n, size_t desc_sz, struct ring *r)
+{
+	size_t len = o->desc + n * desc_sz;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, fd, pgoff);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	r->producer = (void *)((char *)p + o->producer);
+	r->consumer = (void *)((char *)p + o->consumer);
+	r->flags = (void *)((char *)p + o->flags);
+	r->descs = (char *)p + o->desc;
+	r->size = n;
+	return 0;
+}
+
+/*
+ * ctl_client_test datapath IFNAME QPN_FILE
+ *   attach a data path (memfd UMEM, 2048-byte frames), map the rings of
+ *   queue 0 itself, check the socket is in copy or zero-copy mode, that a
+ *   second attach from another connection gets EBUSY, then:
+ *   - TX: send one Ethernet frame (ethertype 0x88b5, payload "rxdp-dp-tx")
+ *     from the AF_XDP socket; the test script sees it on the peer
+ *   - create a UD QP, bring it to RTS, write its QPN to QPN_FILE, and wait
+ *     up to 10 s for a RoCEv2 packet for it in the RX ring (exit 3 if
+ *     none came and every other check held)
+ */
+static int cmd_datapath(const char *ifname, const char *qpn_file)
+{
+	const __u32 nframes = 256, fsz = 2048, rsz = 64;
+	struct rxdp_ctl *c = conn(), *c2;
+	int ifindex = if_nametoindex(ifname), mfd, xfd, ret;
+	struct rxdp_datapath_req req = { .ifindex = ifindex,
+					 .frame_size = fsz,
+					 .umem_size = (__u64)nframes * fsz,
+					 .ring_size = rsz };
+	struct rxdp_datapath dp, dp2;
+	struct xdp_mmap_offsets off;
+	socklen_t olen = sizeof(off);
+	struct ring fq, cq, rx, tx;
+	struct rxdp_dev_info di;
+	struct rxdp_qp_attr a;
+	__u8 *umem;
+	__u32 i, qpn = 0;
+	double t0;
+	int got = 0;
+
+	mfd = memfd_create("rxdp-umem", MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, req.umem_size))
+		return 2;
+	umem = mmap(NULL, req.umem_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    mfd, 0);
+	if (umem == MAP_FAILED)
+		return 2;
+	CHECK(!rxdp_ctl_query_device(c, ifindex, &di), "query_device");
+	ret = rxdp_ctl_attach_datapath(c, &req, mfd, &dp);
+	CHECK(!ret, "attach_datapath: %s", rxdp_ctl_strerror(c));
+	if (ret)
+		return 1;
+	printf("datapath: %u queue(s), owner slot %u, %s\n", dp.num_queues,
+	       dp.owner_slot,
+	       dp.bind_flags & XDP_ZEROCOPY ? "zero-copy" : "copy");
+	CHECK(dp.num_queues == di.num_rx_queues, "queues %u, device says %u",
+	      dp.num_queues, di.num_rx_queues);
+	/* the PSN map fd is mmapable */
+	{
+		void *p = mmap(NULL, RXDP_MAX_QP * sizeof(struct rxdp_qp_psn),
+			       PROT_READ, MAP_SHARED, dp.psn_map_fd, 0);
+
+		CHECK(p != MAP_FAILED, "cannot mmap the qp_psn fd: %s",
+		      strerror(errno));
+	}
+	/* a second data path on the same queues: EBUSY with a reason */
+	c2 = conn();
+	ret = rxdp_ctl_attach_datapath(c2, &req, mfd, &dp2);
+	CHECK(ret == -EBUSY, "second attach: %d, want -EBUSY", ret);
+	printf("second attach: \"%s\"\n", rxdp_ctl_strerror(c2));
+	rxdp_ctl_close(c2);
+
+	xfd = dp.xsk_fds[0];
+	if (getsockopt(xfd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen))
+		return 1;
+	if (ring_map(xfd, XDP_UMEM_PGOFF_FILL_RING, &off.fr, rsz, 8, &fq) ||
+	    ring_map(xfd, XDP_UMEM_PGOFF_COMPLETION_RING, &off.cr, rsz, 8,
+		     &cq) ||
+	    ring_map(xfd, XDP_PGOFF_RX_RING, &off.rx, rsz,
+		     sizeof(struct xdp_desc), &rx) ||
+	    ring_map(xfd, XDP_PGOFF_TX_RING, &off.tx, rsz,
+		     sizeof(struct xdp_desc), &tx)) {
+		CHECK(0, "cannot map the rings: %s", strerror(errno));
+		return 1;
+	}
+	/* frames 0..31 to the fill ring; frame 64 for TX */
+	for (i = 0; i < 32; i++)
+		((__u64 *)fq.descs)[i] = (__u64)i * fsz;
+	__atomic_store_n(fq.producer, 32, __ATOMIC_RELEASE);
+
+	{
+		__u8 *f = umem + 64 * fsz;
+		struct xdp_desc *d = tx.descs;
+		static const char payload[] = "rxdp-dp-tx";
+		size_t len = 14 + sizeof(payload);
+
+		memset(f, 0xff, 6); /* broadcast */
+		memcpy(f + 6, di.mac, 6);
+		f[12] = 0x88;
+		f[13] = 0xb5; /* local experimental ethertype */
+		memcpy(f + 14, payload, sizeof(payload));
+		if (len < 60) {
+			memset(f + len, 0, 60 - len);
+			len = 60;
+		}
+		d[0].addr = 64 * fsz;
+		d[0].len = len;
+		d[0].options = 0;
+		__atomic_store_n(tx.producer, 1, __ATOMIC_RELEASE);
+		sendto(xfd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+		t0 = now_s();
+		while (__atomic_load_n(cq.producer, __ATOMIC_ACQUIRE) == 0 &&
+		       now_s() - t0 < 5) {
+			sendto(xfd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+			usleep(10000);
+		}
+		CHECK(__atomic_load_n(cq.producer, __ATOMIC_ACQUIRE) == 1,
+		      "TX frame not completed");
+		printf("tx: sent\n");
+		fflush(stdout);
+	}
+
+	/* a UD QP in RTS to receive on */
+	CHECK(!rxdp_ctl_create_qp(c, ifindex, IBV_QPT_UD, &qpn), "create UD");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	CHECK(!rxdp_ctl_modify_qp(c, ifindex, qpn, &a,
+				  IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					  IBV_QP_PORT | IBV_QP_QKEY,
+				  NULL),
+	      "UD INIT: %s", rxdp_ctl_strerror(c));
+	a.qp_state = IBV_QPS_RTR;
+	CHECK(!rxdp_ctl_modify_qp(c, ifindex, qpn, &a, IBV_QP_STATE, NULL),
+	      "UD RTR");
+	a.qp_state = IBV_QPS_RTS;
+	CHECK(!rxdp_ctl_modify_qp(c, ifindex, qpn, &a,
+				  IBV_QP_STATE | IBV_QP_SQ_PSN, NULL),
+	      "UD RTS");
+	{
+		FILE *f = fopen(qpn_file, "w");
+
+		if (!f)
+			return 2;
+		fprintf(f, "%u\n", qpn);
+		fclose(f);
+	}
+	t0 = now_s();
+	while (now_s() - t0 < 10) {
+		struct pollfd pfd = { .fd = xfd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 200) > 0 &&
+		    __atomic_load_n(rx.producer, __ATOMIC_ACQUIRE) !=
+			    *rx.consumer) {
+			struct xdp_desc *d = rx.descs;
+			const __u8 *p = umem + d[*rx.consumer & (rsz - 1)].addr;
+			__u32 dq = (p[14 + 20 + 8 + 5] << 16) |
+				   (p[14 + 20 + 8 + 6] << 8) |
+				   p[14 + 20 + 8 + 7];
+
+			printf("rx: a %u-byte frame for QPN %#x\n",
+			       d[*rx.consumer & (rsz - 1)].len, dq);
+			CHECK(dq == qpn, "frame for QPN %#x, ours is %#x", dq,
+			      qpn);
+			got = 1;
+			break;
+		}
+	}
+	if (!got)
+		printf("rx: nothing for QP %#x within 10 s\n", qpn);
+	rxdp_ctl_close(c);
+	/* 3: everything held but nothing arrived (the script decides) */
+	return failures ? 1 : (got ? 0 : 3);
+}
+
+int main(int argc, char **argv)
+{
+	int ret = 2;
+
+	if (argc == 3 && !strcmp(argv[1], "gids"))
+		ret = cmd_gids(argv[2]);
+	else if (argc == 3 && !strcmp(argv[1], "port"))
+		ret = cmd_port(argv[2]);
+	else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "qps"))
+		ret = cmd_qps(argv[2], argv[3], argv[4], argc == 6);
+	else if (argc == 3 && !strcmp(argv[1], "hostile"))
+		ret = cmd_hostile(argv[2]);
+	else if (argc == 4 && !strcmp(argv[1], "datapath"))
+		ret = cmd_datapath(argv[2], argv[3]);
+	else
+		fprintf(stderr, "usage: see the header of %s\n", __FILE__);
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	return ret ? ret : (failures ? 1 : 0);
+}
