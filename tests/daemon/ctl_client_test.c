@@ -11,6 +11,7 @@
  *       contexts and PSNs checked in the maps, bad modifies refused with
  *       nothing changed, DEAD (no such host) refused with EHOSTUNREACH;
  *       with "hold": print the live QPNs and wait to be killed
+ *   ctl_client_test resolve IFNAME DGID MAC  see cmd_resolve()
  *   ctl_client_test hostile IFNAME          malformed requests; the daemon
  *                                           must answer each and survive
  *   ctl_client_test datapath IFNAME PEER_MAC  see datapath_test()
@@ -447,6 +448,49 @@ static int cmd_qps(const char *ifname, const char *peer, const char *dead,
 	return failures ? 1 : 0;
 }
 
+/*
+ * ctl_client_test resolve IFNAME DGID MAC: rxdp_ctl_resolve (ibv_create_ah)
+ * of DGID (IPv6 text; ::ffff:a.b.c.d for IPv4) from the first GID of the
+ * same IP version; the path's destination MAC must be MAC.
+ */
+static int cmd_resolve(const char *ifname, const char *dgid, const char *mac)
+{
+	struct rxdp_ctl *c = conn();
+	int ifindex = if_nametoindex(ifname), v4, i, ret;
+	struct rxdp_gid_entry g;
+	struct rxdp_path path;
+	struct rxdp_ah ah;
+	unsigned int m[6];
+
+	memset(&ah, 0, sizeof(ah));
+	if (inet_pton(AF_INET6, dgid, ah.dgid) != 1 ||
+	    sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+		   &m[5]) != 6)
+		return 2;
+	v4 = ah.dgid[10] == 0xff && ah.dgid[11] == 0xff && !ah.dgid[0];
+	for (i = 0; i < RXDP_GID_TBL_LEN; i++) {
+		if (rxdp_ctl_query_gid(c, ifindex, i, &g))
+			return 1;
+		if ((g.gid[10] == 0xff && g.gid[11] == 0xff && !g.gid[0]) ==
+			    v4 &&
+		    (g.gid[0] || g.gid[15]))
+			break;
+	}
+	ah.sgid_index = i;
+	ret = rxdp_ctl_resolve(c, ifindex, &ah, &path);
+	CHECK(!ret, "resolve %s: %s", dgid, rxdp_ctl_strerror(c));
+	if (ret)
+		return 1;
+	for (i = 0; i < 6; i++)
+		CHECK(path.dmac[i] == m[i], "dmac byte %d: %02x, want %02x", i,
+		      path.dmac[i], m[i]);
+	CHECK(path.ipv6 == !v4, "path.ipv6 %u", path.ipv6);
+	CHECK(!memcmp(path.dip, ah.dgid, 16) || v4, "dip differs");
+	CHECK(path.udp_sport >= 0xc000, "udp_sport %#x", path.udp_sport);
+	rxdp_ctl_close(c);
+	return failures ? 1 : 0;
+}
+
 /* Send raw bytes, expect a reply (any) */
 static int raw_roundtrip(int fd, const void *p, size_t len, __s32 *err)
 {
@@ -761,6 +805,8 @@ int main(int argc, char **argv)
 		ret = cmd_port(argv[2]);
 	else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "qps"))
 		ret = cmd_qps(argv[2], argv[3], argv[4], argc == 6);
+	else if (argc == 5 && !strcmp(argv[1], "resolve"))
+		ret = cmd_resolve(argv[2], argv[3], argv[4]);
 	else if (argc == 3 && !strcmp(argv[1], "hostile"))
 		ret = cmd_hostile(argv[2]);
 	else if (argc == 4 && !strcmp(argv[1], "datapath"))

@@ -123,6 +123,17 @@ DEAD=198.19.254.$(((RXDP_TEST_ID & 127) + 1))
 step "QPs: RC/UC/UD to RTS against $ADDR_B, errors, unreachable $DEAD"
 check "qp walk and map contents" nsa "$T" qps "$IF_A" "$ADDR_B" "$DEAD"
 
+step "address resolution (ibv_create_ah) over IPv4 and IPv6"
+check "IPv4 peer -> $MAC_B" nsa "$T" resolve "$IF_A" "::ffff:$ADDR_B" "$MAC_B"
+ll_ready() { ip -n "$NS_B" -6 addr show dev "$IF_B" scope link | grep -q inet6 &&
+	! ip -n "$NS_B" -6 addr show dev "$IF_B" scope link | grep -q tentative; }
+if wait_until 10 ll_ready; then
+	LL_B=$(ip -n "$NS_B" -6 addr show dev "$IF_B" scope link | awk '/inet6/ {sub("/.*", "", $2); print $2; exit}')
+	check "IPv6 link-local peer $LL_B -> $MAC_B" nsa "$T" resolve "$IF_A" "$LL_B" "$MAC_B"
+else
+	check "IPv6 link-local address on $IF_B" false
+fi
+
 step "hostile requests"
 check "daemon answers malformed input and survives" nsa "$T" hostile "$IF_A"
 check "daemon still running" kill -0 "$daemon_pid"
