@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,9 @@ struct qp_opts {
 	int srq; /* receives through an SRQ of 64 WQEs, limit 8 */
 };
 
+struct rxdp_eah;
+static struct rxdp_eah *test_ah_lookup(void *arg, struct ibv_ah *ah);
+
 /* async events seen, per host */
 static int events[2][32];
 
@@ -84,6 +88,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.psn_table = h->psn,
 		.progress_thread = o->threads,
 		.event_cb = on_event,
+		.ah_lookup = test_ah_lookup,
 		.event_arg = (void *)(uintptr_t)i,
 	};
 	struct rxdp_eqp_init init = {
@@ -765,11 +770,14 @@ static void test_uc(void **state)
 	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), EINVAL);
 
-	/* 64 messages of 3 packets, each stamped with its number */
+	/*
+	 * 64 messages of 3 packets, each stamped with its number (not in the
+	 * first bytes: tshark would take 08 00 there for an EtherType)
+	 */
 	memwire_set_faults(p->w, &f);
 	for (int i = 0; i < 64; i++) {
 		fill(a->buf + i * 4096, 3000, 1000 + i);
-		memcpy(a->buf + i * 4096, &i, sizeof(i));
+		memcpy(a->buf + i * 4096 + 100, &i, sizeof(i));
 		post_recv1(b, i, (1u << 20) + i * 4096, 4096);
 	}
 	for (int i = 0; i < 64; i++)
@@ -793,7 +801,7 @@ static void test_uc(void **state)
 
 		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
 		assert_int_equal(wc[i].byte_len, 3000);
-		memcpy(&idx, m, sizeof(idx));
+		memcpy(&idx, m + 100, sizeof(idx));
 		assert_true(idx >= 0 && idx < 64);
 		assert_memory_equal(m, a->buf + idx * 4096, 3000);
 	}
@@ -864,6 +872,108 @@ static void test_srq(void **state)
 	assert_int_equal(wc[1].status, IBV_WC_REM_ACCESS_ERR);
 	assert_int_equal(events[1][IBV_EVENT_QP_FATAL], 1);
 	assert_int_equal(events[1][IBV_EVENT_QP_LAST_WQE_REACHED], 1);
+	pair_free(p);
+}
+
+/* A verbs AH as the verbs library would wrap it, for cfg.ah_lookup */
+struct test_ah {
+	struct ibv_ah ibv;
+	struct rxdp_eah *eah;
+};
+
+static struct rxdp_eah *test_ah_lookup(void *arg, struct ibv_ah *ah)
+{
+	return ((struct test_ah *)ah)->eah;
+}
+
+/*
+ * UD: Send (with immediate) up to the MTU with the GRH area filled in and
+ * the source QP reported; a wrong Q_Key is dropped; a message over the MTU
+ * fails locally. RDMA opcodes are refused.
+ */
+static void test_ud(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 2, 0, 0, 0, 0, 2 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+		.hop_limit = 9,
+		.udp_sport = 0xc123
+	};
+	const uint32_t lens[] = { 0, 1, 100, MTU };
+	struct ibv_qp_attr qa = { .qkey = 0x11223344 };
+	struct rxdp_engine_stats st;
+	struct test_ah ah = { 0 };
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_sge s;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+
+	o.type = IBV_QPT_UD;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &qa,
+						       IBV_QP_QKEY, NULL),
+				 0);
+	ah.eah = rxdp_engine_create_ah(a->e, &path);
+	assert_non_null(ah.eah);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]) + 2; i++) {
+		bool wrong_qkey = i == sizeof(lens) / sizeof(lens[0]);
+		bool too_long = i == sizeof(lens) / sizeof(lens[0]) + 1;
+		uint32_t len = too_long ? MTU + 1 : wrong_qkey ? 10 : lens[i];
+
+		fill(a->buf, len, 300 + i);
+		memset(b->buf, 0, 4096);
+		post_recv1(b, 70 + i, 0, 4096);
+		s = sge(a, 0, len);
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = i;
+		wr.sg_list = &s;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.imm_data = htonl(0xfeed0000 + i);
+		wr.wr.ud.ah = &ah.ibv;
+		wr.wr.ud.remote_qpn = QPN_B;
+		/* high bit set: the QP's own Q_Key */
+		wr.wr.ud.remote_qkey = wrong_qkey ? 0x55 : 0x80000000;
+		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		wait_wc(p, a->scq, &wc, 1);
+		if (too_long) {
+			assert_int_equal(wc.status, IBV_WC_LOC_LEN_ERR);
+			break;
+		}
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		if (wrong_qkey) {
+			expect_no_wc(p, b->rcq);
+			rxdp_engine_get_stats(b->e, &st);
+			assert_int_equal(st.rx_drop_ud, 1);
+			/* the receive is still there for the next one */
+			continue;
+		}
+		wait_wc(p, b->rcq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 70 + i);
+		assert_int_equal(wc.byte_len, ROCE_GRH_LEN + len);
+		assert_int_equal(wc.src_qp, QPN_A);
+		assert_true(wc.wc_flags & IBV_WC_GRH);
+		assert_true(wc.wc_flags & IBV_WC_WITH_IMM);
+		assert_int_equal(ntohl(wc.imm_data), 0xfeed0000 + i);
+		/* RoCEv2 over IPv4: the IPv4 header in the GRH's last 20 */
+		assert_int_equal(b->buf[20], 0x45);
+		assert_int_equal(b->buf[20 + 8], 9); /* TTL = hop_limit */
+		assert_memory_equal(b->buf + 20 + 12, path.sip + 12, 4);
+		assert_memory_equal(b->buf + ROCE_GRH_LEN, a->buf, len);
+	}
+	s = sge(a, 0, 8);
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), EINVAL);
+	assert_int_equal(rxdp_engine_destroy_ah(ah.eah), 0);
 	pair_free(p);
 }
 
@@ -1324,6 +1434,7 @@ int main(void)
 		cmocka_unit_test(test_fence),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_srq),
+		cmocka_unit_test(test_ud),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),

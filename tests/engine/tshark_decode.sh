@@ -2,10 +2,12 @@
 # Wireshark's InfiniBand dissector reads every packet the engine sends: run
 # the in-memory-wire RC tests with the wire writing a pcap, then check with
 # tshark that each frame dissects as RoCEv2 without error and that every RC
-# opcode and the ACK/RNR NAK/NAK syndromes appear. No root needed.
+# opcode (and the UC and UD ones the tests use) and the ACK/RNR NAK/NAK
+# syndromes appear. No root needed.
 #
-# The RPC-over-RDMA heuristic dissector is turned off: it guesses at any
-# Send payload and calls the test patterns malformed RPC.
+# The dissectors that guess at what a Send payload carries (RPC over RDMA,
+# EoIB, IPoIB, FCoIB, SDP) are turned off: they read the test patterns as
+# their protocols and call them malformed. The RoCE headers are all ours.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${RXDP_BUILD:-$here/../../build}/tests/engine/test_rc
@@ -14,11 +16,17 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 pcap=$dir/wire.pcap
 for t in test_send_sizes test_write_sizes test_read_sizes test_atomics \
-	 test_rnr_exhausted test_access_errors test_recv_too_small; do
+	 test_rnr_exhausted test_access_errors test_recv_too_small test_uc \
+	 test_ud; do
 	RXDP_MEMWIRE_PCAP=$pcap RXDP_TEST_FILTER=$t "$bin" >"$dir/log" 2>&1 ||
 		{ cat "$dir/log"; echo "FAIL: $t"; exit 1; }
 done
-ts() { tshark -r "$pcap" --disable-protocol rpcordma "$@" 2>/dev/null; }
+ts() {
+	tshark -r "$pcap" --disable-protocol rpcordma \
+		--disable-protocol infiniband.eoib --disable-protocol ipoib \
+		--disable-protocol fcoib --disable-protocol infiniband_sdp \
+		"$@" 2>/dev/null
+}
 total=$(ts | wc -l)
 roce=$(ts -Y infiniband.bth | wc -l)
 bad=$(ts -Y '_ws.malformed || _ws.expert.severity >= 6291456' | wc -l)
@@ -28,7 +36,9 @@ echo "frames $total, dissected as InfiniBand $roce, with errors $bad"
 [ "$bad" -eq 0 ] || { ts -Y '_ws.malformed || _ws.expert.severity >= 6291456' | head; exit 1; }
 ops=$(ts -T fields -e infiniband.bth.opcode | sort -nu | tr '\n' ' ')
 echo "opcodes: $ops"
-for op in $(seq 0 20); do
+# RC 0-20; UC Send First/Middle/Last(+imm)/Only+imm, Write First/Middle/
+# Last/Only (32-35, 37-40, 42); UD Send Only with immediate (101)
+for op in $(seq 0 20) 32 33 34 35 37 38 39 40 42 101; do
 	case " $ops " in *" $op "*) ;; *) echo "FAIL: opcode $op never seen"; exit 1 ;; esac
 done
 syn=$(ts -T fields -e infiniband.aeth.syndrome | sort -nu | tr '\n' ' ')

@@ -526,7 +526,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	struct rxdp_eqp *qp;
 	uint32_t ssge, rsge;
 
-	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC) {
+	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
+	    init->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -654,8 +655,9 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 	int state = atomic_load(&qp->state);
 	int ns = (mask & IBV_QP_STATE) ? (int)attr->qp_state : state;
 
+	/* connected QPs learn their peer's address on RTR (UD: per WR) */
 	if (ns == IBV_QPS_RTR && state != IBV_QPS_RTR && !path &&
-	    !(mask & IBV_QP_AV))
+	    qp->type != IBV_QPT_UD)
 		return -EINVAL;
 	eng_lock(e);
 	if (ns == IBV_QPS_RESET) {
@@ -671,6 +673,8 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 		if (qp->mtu > e->max_mtu)
 			qp->mtu = e->max_mtu;
 	}
+	if (mask & IBV_QP_QKEY)
+		qp->qkey = attr->qkey;
 	if (mask & IBV_QP_DEST_QPN)
 		qp->dest_qpn = attr->dest_qp_num & ROCE_QPN_MASK;
 	if (mask & IBV_QP_ACCESS_FLAGS)
@@ -721,9 +725,21 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr)
 		atomic_load_explicit(&qp->sq_prod, memory_order_relaxed);
 	uint32_t cons =
 		atomic_load_explicit(&qp->sq_cons, memory_order_acquire);
+	struct rxdp_eah *ah = NULL;
 	struct swqe *w;
 	uint64_t len = 0;
 
+	if (qp->type == IBV_QPT_UD) {
+		struct rxdp_engine *e = qp->e;
+
+		/* IBTA Table 38: UD has Send (with immediate) only */
+		if (wr->opcode != IBV_WR_SEND &&
+		    wr->opcode != IBV_WR_SEND_WITH_IMM)
+			return EINVAL;
+		if (!e->cfg.ah_lookup || !wr->wr.ud.ah ||
+		    !(ah = e->cfg.ah_lookup(e->cfg.ah_arg, wr->wr.ud.ah)))
+			return EINVAL;
+	}
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -779,6 +795,13 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr)
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
 		w->length = 8;
+	} else if (ah) {
+		w->ud_path = ah->path;
+		w->ud_qpn = wr->wr.ud.remote_qpn & ROCE_QPN_MASK;
+		/* IBTA 10.2.5: a Q_Key with the high bit set means the QP's */
+		w->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000U)
+				     ? qp->qkey
+				     : wr->wr.ud.remote_qkey;
 	} else {
 		w->raddr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
@@ -794,7 +817,7 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr)
 			off += wr->sg_list[i].length;
 		}
 		w->inl = d;
-	} else {
+	} else if (wr->num_sge) {
 		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
 	}
 	atomic_store_explicit(&qp->sq_prod, prod + 1, memory_order_release);
@@ -856,7 +879,9 @@ int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 		r = &qp->rq[prod & (qp->rq_size - 1)];
 		r->wr_id = wr->wr_id;
 		r->num_sge = wr->num_sge;
-		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(*r->sge));
+		if (wr->num_sge)
+			memcpy(r->sge, wr->sg_list,
+			       wr->num_sge * sizeof(*r->sge));
 		atomic_store_explicit(&qp->rq_prod, prod + 1,
 				      memory_order_release);
 	}
@@ -971,11 +996,37 @@ int rxdp_engine_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
 		r = &srq->rq[prod & (srq->size - 1)];
 		r->wr_id = wr->wr_id;
 		r->num_sge = wr->num_sge;
-		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(*r->sge));
+		if (wr->num_sge)
+			memcpy(r->sge, wr->sg_list,
+			       wr->num_sge * sizeof(*r->sge));
 		atomic_store_explicit(&srq->prod, prod + 1,
 				      memory_order_release);
 	}
 	pthread_mutex_unlock(&srq->lock);
 	rxdp_engine_progress(srq->e); /* an RNR-waiting peer may retry */
 	return err;
+}
+
+/* --- address handles ---------------------------------------------------- */
+
+struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
+				       const struct rxdp_path *path)
+{
+	struct rxdp_eah *ah;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	pkt_path_init(&ah->path, path);
+	return ah;
+}
+
+int rxdp_engine_destroy_ah(struct rxdp_eah *ah)
+{
+	free(ah);
+	return 0;
 }

@@ -23,6 +23,8 @@
  *   ibv_post_send / post_recv  -> rxdp_engine_post_send() / _post_recv()
  *   ibv_create_srq / post_srq_recv / modify_srq / query_srq / destroy_srq
  *                              -> rxdp_engine_*_srq*()
+ *   ibv_create_ah / destroy_ah -> rxdp_engine_create_ah() / _destroy_ah()
+ *                                 (+ cfg.ah_lookup for UD posts)
  *   ibv_destroy_*              -> rxdp_engine_destroy_*()
  *
  * Conventions: create calls return NULL and set errno; post calls return 0
@@ -52,6 +54,7 @@
 #include "rxdp/maps.h"
 
 struct rxdp_engine;
+struct rxdp_eah;
 struct rxdp_emr;
 struct rxdp_ecq;
 struct rxdp_eqp;
@@ -117,6 +120,12 @@ struct rxdp_engine_config {
 	 * derived from the port's TX buffer size.
 	 */
 	uint32_t max_mtu;
+	/*
+	 * UD: the engine AH behind the verbs AH of a WR (wr.ud.ah), looked
+	 * up at post time. NULL (or returning NULL): the WR is refused.
+	 */
+	struct rxdp_eah *(*ah_lookup)(void *arg, struct ibv_ah *ah);
+	void *ah_arg;
 };
 
 struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
@@ -141,6 +150,7 @@ struct rxdp_engine_stats {
 	uint64_t seq_naks_sent;
 	uint64_t cq_overflows;
 	uint64_t tx_no_buf; /* TX held back: no buffer from the port */
+	uint64_t rx_drop_ud; /* UD: bad Q_Key or no receive WQE */
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 
@@ -187,7 +197,7 @@ struct rxdp_esrq;
 
 struct rxdp_eqp_init {
 	uint32_t qpn; /* allocated by the daemon */
-	enum ibv_qp_type qp_type; /* IBV_QPT_RC or UC (UD: EOPNOTSUPP) */
+	enum ibv_qp_type qp_type; /* IBV_QPT_RC, UC or UD */
 	struct rxdp_ecq *send_cq;
 	struct rxdp_ecq *recv_cq;
 	struct rxdp_esrq *srq; /* receives come from it; NULL: the QP's RQ */
@@ -220,6 +230,17 @@ int rxdp_engine_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad);
 int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad);
+
+/* --- address handles (UD) ---------------------------------------------- */
+
+/*
+ * The headers towards one destination, as rxdp_ctl_resolve() gave them
+ * (ibv_create_ah). A UD WR carries the verbs AH; cfg.ah_lookup maps it to
+ * this. The path is copied into the WQE at post time. NULL + errno.
+ */
+struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
+				       const struct rxdp_path *path);
+int rxdp_engine_destroy_ah(struct rxdp_eah *ah);
 
 /* --- shared receive queues ------------------------------------------- */
 

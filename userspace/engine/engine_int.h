@@ -25,6 +25,10 @@
 #define ENG_RX_BATCH 64
 #define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
 
+struct rxdp_eah {
+	struct pkt_path path;
+};
+
 struct rxdp_emr {
 	struct rxdp_engine *e;
 	uint8_t *addr;
@@ -64,6 +68,10 @@ struct swqe {
 	int num_sge;
 	struct ibv_sge *sge; /* this slot's share of the SGE pool */
 	uint8_t *inl; /* inline data copied at post time, or NULL */
+	/* UD: where to (the AH's headers, copied), remote QPN and Q_Key */
+	struct pkt_path ud_path;
+	uint32_t ud_qpn;
+	uint32_t ud_qkey;
 	/* requester state, engine-only */
 	bool started;
 	bool done; /* every response arrived / acknowledged */
@@ -140,6 +148,7 @@ struct rxdp_eqp {
 
 	/* attributes */
 	uint32_t dest_qpn;
+	uint32_t qkey; /* UD */
 	uint32_t mtu; /* effective payload bytes per packet */
 	uint16_t pkey;
 	uint8_t timeout; /* 4.096 us * 2^timeout, 0: infinite */

@@ -52,7 +52,9 @@ static bool is_rd_atomic(enum ibv_wr_opcode op)
 	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-static int qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d)
+/* Build and queue one packet along pp (d->dqpn already set) */
+static int qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
+			    const struct pkt_path *pp)
 {
 	struct rxdp_engine *e = qp->e;
 	uint32_t cap = 0;
@@ -66,8 +68,7 @@ static int qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d)
 		return -EAGAIN;
 	}
 	d->pkey = qp->pkey;
-	d->dqpn = qp->dest_qpn;
-	n = pkt_build(buf, cap, &qp->path, d);
+	n = pkt_build(buf, cap, pp, d);
 	if (n < 0) {
 		e->cfg.ops->tx_abort(e->cfg.port, buf);
 		pr_warn("engine: QP %u: cannot build opcode 0x%x: %d\n",
@@ -77,6 +78,13 @@ static int qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d)
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
 	return 0;
+}
+
+/* ... to the connected peer */
+static int qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d)
+{
+	d->dqpn = qp->dest_qpn;
+	return qp_send_pkt_path(qp, d, &qp->path);
 }
 
 /* Copy len bytes into a scatter list at byte offset off */
@@ -756,6 +764,13 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 		}
 		w->nsg = n;
 	}
+	if (qp->type == IBV_QPT_UD && w->length > qp->mtu) {
+		/* a UD message is one packet (9.8.4) */
+		w->status = IBV_WC_LOC_LEN_ERR;
+		w->done = true;
+		w->npkts = 0;
+		return false;
+	}
 	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		w->npkts = 1;
@@ -853,13 +868,24 @@ static int req_tx(struct rxdp_eqp *qp)
 				   qp->since_ackreq + 1 >= ENG_ACKREQ_EVERY ||
 				   psn_diff(qp->send_psn, qp->una) + 1 >=
 					   ENG_WINDOW;
-			if (qp->type == IBV_QPT_UC)
+			if (qp->type != IBV_QPT_RC)
 				d.ackreq = 0;
 			break;
 		}
 		retx = psn_before(d.psn, qp->tx_hw);
-		if (qp_send_pkt(qp, &d))
+		if (qp->type == IBV_QPT_UD) {
+			d.opcode = w->opcode == IBV_WR_SEND_WITH_IMM
+					   ? ROCE_UD_SEND_ONLY_IMM
+					   : ROCE_UD_SEND_ONLY;
+			d.ackreq = 0;
+			d.qkey = w->ud_qkey;
+			d.sqp = qp->qpn;
+			d.dqpn = w->ud_qpn;
+			if (qp_send_pkt_path(qp, &d, &w->ud_path))
+				break;
+		} else if (qp_send_pkt(qp, &d)) {
 			break;
+		}
 		sent++;
 		if (retx)
 			qp->e->stats.retransmits++;
@@ -868,8 +894,8 @@ static int req_tx(struct rxdp_eqp *qp)
 					    ? psn_add(w->first_psn, w->npkts)
 					    : psn_add(d.psn, 1);
 		qp->since_ackreq = d.ackreq ? 0 : qp->since_ackreq + 1;
-		if (qp->type == IBV_QPT_UC) {
-			/* unacknowledged: sent is done (9.8.2) */
+		if (qp->type != IBV_QPT_RC) {
+			/* unacknowledged: sent is done (9.8.2, 9.8.4) */
 			qp->una = psn_add(d.psn, 1);
 			if (roce_opcode_flags(d.opcode) & ROCE_OPF_LAST) {
 				w->done = true;
@@ -1226,6 +1252,54 @@ static void resp_rx_uc(struct rxdp_eqp *qp, struct pkt_info *pi)
 		resp_send(qp, pi, psn);
 }
 
+/*
+ * The UD responder (IBTA 9.8.4, RoCEv2 A17.4.5.2): Q_Key check, one packet
+ * per message, the 40-byte GRH area at the head of the receive buffer
+ * (an IPv4 header goes in its last 20 bytes), drops without a word.
+ */
+static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	static __thread struct pkt_sg sg[ENG_MAX_SGE];
+	uint8_t grh[ROCE_GRH_LEN] = { 0 };
+	struct rxdp_engine *e = qp->e;
+	uint32_t total;
+	struct ibv_wc wc;
+	int nsg;
+
+	if (deth_qkey(pi->deth) != qp->qkey || !rq_take(qp)) {
+		e->stats.rx_drop_ud++;
+		return;
+	}
+	nsg = sge_resolve(e, qp->cur_sge, qp->cur_nsge, IBV_ACCESS_LOCAL_WRITE,
+			  sg, &total);
+	if (nsg < 0 || total < ROCE_GRH_LEN + pi->paylen) {
+		recv_complete(
+			qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
+			IBV_WC_RECV, 0, NULL, false);
+		return;
+	}
+	if (pi->ipv6)
+		memcpy(grh, pi->l3, ROCE_GRH_LEN);
+	else
+		memcpy(grh + 20, pi->l3, 20);
+	sg_copy_to(sg, nsg, 0, grh, ROCE_GRH_LEN);
+	sg_copy_to(sg, nsg, ROCE_GRH_LEN, pi->payload, pi->paylen);
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = qp->cur_wr_id;
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = IBV_WC_RECV;
+	wc.byte_len = ROCE_GRH_LEN + pi->paylen;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = deth_sqp(pi->deth);
+	wc.wc_flags = IBV_WC_GRH;
+	if (pi->immdt) {
+		wc.imm_data = immdt_imm(pi->immdt);
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+	}
+	qp->cur_valid = false;
+	eng_cq_add(qp->rcq, &wc, bth_se(pi->bth));
+}
+
 static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 {
 	struct rxdp_engine *e = qp->e;
@@ -1241,6 +1315,10 @@ static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 	}
 	if (qp->type == IBV_QPT_UC) {
 		resp_rx_uc(qp, pi);
+		return;
+	}
+	if (qp->type == IBV_QPT_UD) {
+		resp_rx_ud(qp, pi);
 		return;
 	}
 	d = psn_diff(psn, qp->epsn);
@@ -1357,13 +1435,16 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 {
 	uint32_t qpn = bth_qpn(pi->bth);
 	struct rxdp_eqp *qp = e->qp_tab[qpn & RXDP_QP_INDEX_MASK];
+	uint32_t svc;
 
 	if (!qp || qp->qpn != qpn) {
 		e->stats.rx_drop_no_qp++;
 		return;
 	}
-	if (!(pi->flags &
-	      (qp->type == IBV_QPT_UC ? ROCE_OPF_SVC_UC : ROCE_OPF_SVC_RC))) {
+	svc = qp->type == IBV_QPT_UC   ? ROCE_OPF_SVC_UC
+	      : qp->type == IBV_QPT_UD ? ROCE_OPF_SVC_UD
+				       : ROCE_OPF_SVC_RC;
+	if (!(pi->flags & svc)) {
 		e->stats.rx_drop_malformed++;
 		return;
 	}
