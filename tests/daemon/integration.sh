@@ -61,7 +61,8 @@ PIN=$(rxdp_pin_dir "$NS_A" "$IF_A")
 daemon_pid=
 start_daemon() {
 	# not through nsa (a function): $! must be the daemon itself
-	ip netns exec "$NS_A" "$RXDPD" --verbose 2>>"$tmp/rxdpd.log" &
+	ip netns exec "$NS_A" env RXDPD_NETLINK_RCVBUF="${NLBUF:-}" \
+		"$RXDPD" --verbose 2>>"$tmp/rxdpd.log" &
 	daemon_pid=$!
 	wait_until 10 nsa "$T" port "$IF_A" >/dev/null 2>&1 ||
 		fail "rxdpd did not come up: $(tail -5 "$tmp/rxdpd.log")"
@@ -176,12 +177,28 @@ kill -9 "$h2_pid"
 wait "$h2_pid" 2>/dev/null
 # shellcheck disable=SC2154
 check "while the daemon is down, both holders' QPs are in the map" all_in_map $h1_qpns $h2_qpns
-start_daemon
+# the new daemon gets a tiny netlink buffer: the overrun test below needs it
+NLBUF=4096 start_daemon
 check "after restart: the dead holder's QPs removed" none_in_map $h2_qpns
 check "after restart: the live holder's QPs kept" all_in_map $h1_qpns
 check "rxdp-ctl lists the adopted QPs" bash -c "ip netns exec $NS_A $CTL qps | grep -q ' $h1_pid '"
 kill -9 "$h1_pid"
 check "adopted QPs released when their owner exits" wait_until 5 none_in_map $h1_qpns
+
+step "netlink overrun (ENOBUFS) -> full resync, GIDs right afterwards"
+idx_before=$(gids | awk -v g="::ffff:$ADDR_A" '$2 == g {print $1}')
+kill -STOP "$daemon_pid"
+for i in $(seq 1 40); do echo "addr add 198.19.200.$i/32 dev $IF_A"; done >"$tmp/batch"
+for i in $(seq 1 39); do echo "addr del 198.19.200.$i/32 dev $IF_A"; done >>"$tmp/batch"
+ip -n "$NS_A" -batch "$tmp/batch"
+kill -CONT "$daemon_pid"
+check "the daemon noticed the overrun" wait_until 5 grep -q "ENOBUFS" "$tmp/rxdpd.log"
+check "the surviving address has a GID" wait_until 5 has_gid "::ffff:198.19.200.40"
+only_one() { [ "$(gids | grep -c '::ffff:198\.19\.200\.')" -eq 1 ]; }
+check "none of the removed addresses has one" only_one
+idx_after=$(gids | awk -v g="::ffff:$ADDR_A" '$2 == g {print $1}')
+check "$ADDR_A keeps GID index $idx_before" [ "$idx_before" = "$idx_after" ]
+nsa ip addr del 198.19.200.40/32 dev "$IF_A"
 
 # --- data path ---------------------------------------------------------------------
 step "data path: AF_XDP sockets from rxdpd"

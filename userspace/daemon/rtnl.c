@@ -354,6 +354,11 @@ static int subscribe(void)
 int rtnl_open(void)
 {
 	int on = 1, bufsz = 4 << 20;
+	const char *test_bufsz = getenv("RXDPD_NETLINK_RCVBUF");
+
+	/* tests shrink the buffer to provoke ENOBUFS and the resync */
+	if (test_bufsz && atoi(test_bufsz) > 0)
+		bufsz = atoi(test_bufsz);
 
 	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	if (!nl)
@@ -361,8 +366,10 @@ int rtnl_open(void)
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		goto err;
 	/* a large buffer makes overruns rare; they are still handled */
-	setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVBUFFORCE, &bufsz,
-		   sizeof(bufsz));
+	if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVBUFFORCE,
+		       &bufsz, sizeof(bufsz)))
+		setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVBUF, &bufsz,
+			   sizeof(bufsz));
 	/* extended ACKs give readable errors for the requests we send */
 	setsockopt(mnl_socket_get_fd(nl), SOL_NETLINK, NETLINK_EXT_ACK, &on,
 		   sizeof(on));
