@@ -405,10 +405,47 @@ static void test_xsk_rc(void **state)
 	}
 }
 
+/*
+ * With RXDP_BENCH=1: RDMA Write throughput, 64 KiB messages, 16 in flight,
+ * for a rough figure (printed, never asserted: the machine is shared).
+ */
+static void bench_write(void **state)
+{
+	struct side *a = &sides[0], *b = &sides[1];
+	const uint32_t msg = 64 * 1024, depth = 16, total = 4096;
+	uint32_t posted = 0, done = 0;
+	struct ibv_wc wc[16];
+	double t0, t;
+
+	if (!getenv("RXDP_BENCH"))
+		skip();
+	t0 = now_s();
+	while (done < total) {
+		while (posted < total && posted - done < depth) {
+			post(a, IBV_WR_RDMA_WRITE, posted, (posted % 32) * msg,
+			     msg, (uintptr_t)b->buf + (posted % 32) * msg,
+			     rxdp_emr_rkey(b->mr), 0);
+			posted++;
+		}
+		int n = rxdp_engine_poll_cq(a->scq, 16, wc);
+
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		done += n;
+	}
+	t = now_s() - t0;
+	print_message(
+		"RDMA Write %u x %u KiB: %.2f s, %.0f MB/s, %.0f kpkt/s\n",
+		total, msg / 1024, t, total * (double)msg / t / 1e6,
+		total * (double)(msg / 1024) / t / 1e3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xsk_rc),
+		cmocka_unit_test(bench_write),
 	};
 	int ret;
 
