@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The rxdp transport engine: the InfiniBand RC transport (IBTA Vol 1 ch. 9)
- * over RoCEv2, run in the process that owns the QPs.
+ * The rxdp transport engine: the InfiniBand transport (IBTA Vol 1 ch. 9:
+ * RC, UC and UD queue pairs, SRQs) over RoCEv2, run in the process that owns
+ * the QPs.
  *
  * Who calls what
  * --------------
@@ -158,7 +159,8 @@ void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 
 /*
  * Register [addr, addr+len) for access through [iova, iova+len) (plain
- * ibv_reg_mr: iova = addr). access: enum ibv_access_flags; unknown bits
+ * ibv_reg_mr: iova = addr); local SGEs and remote accesses both address it
+ * by iova, as ibv_reg_mr_iova(3) says. access: enum ibv_access_flags; unknown bits
  * that libibverbs defines as optional (IBV_ACCESS_RELAXED_ORDERING, ...)
  * are accepted and ignored. Remote write/atomic need local write, as in
  * libibverbs (EINVAL otherwise). NULL + errno.
@@ -210,8 +212,11 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 				       struct rxdp_eqp_init *init);
 /*
  * Apply a transition the daemon has already validated. attr/mask as
- * ibv_modify_qp; path: the resolved addressing (required when moving to
- * RTR, else may be NULL). To ERR: every outstanding WR completes with
+ * ibv_modify_qp (the engine uses STATE, PATH_MTU, DEST_QPN, RQ_PSN, SQ_PSN,
+ * QKEY, ACCESS_FLAGS, TIMEOUT, RETRY_CNT, RNR_RETRY, MIN_RNR_TIMER,
+ * MAX_QP_RD_ATOMIC, MAX_DEST_RD_ATOMIC; the path MTU is capped to what the
+ * port's frames carry, 2048 on 4096-byte UMEM frames); path: the resolved
+ * addressing (required when an RC/UC QP moves to RTR, else may be NULL). To ERR: every outstanding WR completes with
  * IBV_WC_WR_FLUSH_ERR. To RESET: the queues are emptied, no completions.
  */
 int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
