@@ -12,6 +12,7 @@
  *       nothing changed, DEAD (no such host) refused with EHOSTUNREACH;
  *       with "hold": print the live QPNs and wait to be killed
  *   ctl_client_test resolve IFNAME DGID MAC  see cmd_resolve()
+ *   ctl_client_test qpmac IFNAME QPN       print the QP's destination MAC
  *   ctl_client_test hostile IFNAME          malformed requests; the daemon
  *                                           must answer each and survive
  *   ctl_client_test datapath IFNAME PEER_MAC  see datapath_test()
@@ -491,6 +492,24 @@ static int cmd_resolve(const char *ifname, const char *dgid, const char *mac)
 	return failures ? 1 : 0;
 }
 
+/* ctl_client_test qpmac IFNAME QPN: the QP's destination MAC */
+static int cmd_qpmac(const char *ifname, const char *qpn)
+{
+	struct rxdp_ctl *c = conn();
+	struct rxdp_qp_info info;
+	const __u8 *m = info.path.dmac;
+
+	if (rxdp_ctl_query_qp(c, if_nametoindex(ifname), strtoul(qpn, NULL, 0),
+			      &info)) {
+		fprintf(stderr, "query_qp: %s\n", rxdp_ctl_strerror(c));
+		return 1;
+	}
+	printf("%02x:%02x:%02x:%02x:%02x:%02x\n", m[0], m[1], m[2], m[3], m[4],
+	       m[5]);
+	rxdp_ctl_close(c);
+	return 0;
+}
+
 /* Send raw bytes, expect a reply (any) */
 static int raw_roundtrip(int fd, const void *p, size_t len, __s32 *err)
 {
@@ -805,6 +824,8 @@ int main(int argc, char **argv)
 		ret = cmd_port(argv[2]);
 	else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "qps"))
 		ret = cmd_qps(argv[2], argv[3], argv[4], argc == 6);
+	else if (argc == 4 && !strcmp(argv[1], "qpmac"))
+		ret = cmd_qpmac(argv[2], argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "resolve"))
 		ret = cmd_resolve(argv[2], argv[3], argv[4]);
 	else if (argc == 3 && !strcmp(argv[1], "hostile"))

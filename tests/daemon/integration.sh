@@ -166,6 +166,14 @@ start_holder h0
 # shellcheck disable=SC2154
 check "holder's QPs in qp_ctx" all_in_map $h0_qpns
 nsa "$CTL" qps
+step "a neighbour's MAC changes: the RC QP's path follows"
+h0_rc=${h0_qpns%% *}
+qpmac_is() { [ "$(nsa "$T" qpmac "$IF_A" "$h0_rc")" = "$1" ]; }
+check "RC QP path leads to $MAC_B" qpmac_is "$MAC_B"
+nsa ip neigh replace "$ADDR_B" lladdr 02:00:5e:00:00:99 dev "$IF_A" nud permanent
+check "after the change it leads to 02:00:5e:00:00:99" wait_until 5 qpmac_is 02:00:5e:00:00:99
+nsa ip neigh replace "$ADDR_B" lladdr "$MAC_B" dev "$IF_A" nud reachable
+check "and back" wait_until 5 qpmac_is "$MAC_B"
 kill -9 "$h0_pid"
 check "killed client's QPs gone from qp_ctx" wait_until 5 none_in_map $h0_qpns
 

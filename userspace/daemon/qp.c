@@ -295,6 +295,14 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 	out->hop_limit = ah->hop_limit ? ah->hop_limit : 64;
 	out->traffic_class = ah->traffic_class;
 	out->flow_label = ah->flow_label & 0xfffff;
+	if (!lqpn && !rqpn) {
+		/* an address handle (UD): entropy from the destination */
+		__u32 w[4];
+
+		memcpy(w, ah->dgid, 16);
+		lqpn = (w[0] ^ w[1] ^ w[2] ^ w[3]) & 0xffffff;
+		rqpn = (w[3] >> 8) | 1;
+	}
 	out->udp_sport = udp_sport(out->flow_label, lqpn, rqpn);
 	inet_ntop(family, out->ipv6 ? out->dip : out->dip + 12, dst,
 		  sizeof(dst));
@@ -533,6 +541,37 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 		 rxdp_qp_state_name(saved.state), rxdp_qp_state_name(qp->state),
 		 mask);
 	return 0;
+}
+
+void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
+{
+	struct rxdp_link *l = link_by_index(ifindex);
+	int n = 0;
+	__u32 i;
+
+	if (!l || !l->dev)
+		return;
+	for (i = 0; i < RXDP_MAX_QP; i++) {
+		struct rxdp_qp *qp = l->dev->qps[i];
+		const __u8 *dip;
+
+		if (!qp || qp->qp_type == IBV_QPT_UD ||
+		    (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS &&
+		     qp->state != IBV_QPS_SQD))
+			continue;
+		if (qp->path.ipv6 != (family == AF_INET6))
+			continue;
+		dip = qp->path.ipv6 ? qp->path.dip : qp->path.dip + 12;
+		if (memcmp(dip, ip, family == AF_INET6 ? 16 : 4) ||
+		    !memcmp(qp->path.dmac, mac, 6))
+			continue;
+		memcpy(qp->path.dmac, mac, 6);
+		n++;
+	}
+	if (n)
+		pr_info("rxdp_%s: a neighbour's MAC changed; %d QP path(s) "
+			"updated (rxdp_ctl_query_qp shows them)\n",
+			l->ifname, n);
 }
 
 void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out)

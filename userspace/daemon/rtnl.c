@@ -310,6 +310,8 @@ static void handle_neigh(const struct nlmsghdr *nlh)
 		rxdpd.neighs = n;
 	}
 	n->state = m.state;
+	if (m.has_mac && (m.state & NUD_USABLE) && memcmp(n->mac, m.mac, 6))
+		qp_paths_update(m.ifindex, m.family, m.ip, m.mac);
 	if (m.has_mac)
 		memcpy(n->mac, m.mac, 6);
 	else if (!(m.state & NUD_USABLE))

@@ -173,6 +173,8 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, char *msg, size_t msglen);
 void qp_adopt_all(struct rxdp_link *l);
+/* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
+void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
 
 /* datapath.c */
 int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
