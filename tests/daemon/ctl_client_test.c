@@ -13,6 +13,7 @@
  *       with "hold": print the live QPNs and wait to be killed
  *   ctl_client_test resolve IFNAME DGID MAC  see cmd_resolve()
  *   ctl_client_test qpmac IFNAME QPN       print the QP's destination MAC
+ *   ctl_client_test unreach IFNAME DGID    resolve must give EHOSTUNREACH
  *   ctl_client_test hostile IFNAME          malformed requests; the daemon
  *                                           must answer each and survive
  *   ctl_client_test datapath IFNAME PEER_MAC  see datapath_test()
@@ -492,6 +493,31 @@ static int cmd_resolve(const char *ifname, const char *dgid, const char *mac)
 	return failures ? 1 : 0;
 }
 
+/* ctl_client_test unreach IFNAME DGID: rxdp_ctl_resolve must fail with
+ * EHOSTUNREACH (DGID: a GID nobody answers for) */
+static int cmd_unreach(const char *ifname, const char *dgid)
+{
+	struct rxdp_ctl *c = conn();
+	int ifindex = if_nametoindex(ifname), i, ret;
+	struct rxdp_gid_entry g;
+	struct rxdp_path path;
+	struct rxdp_ah ah;
+
+	memset(&ah, 0, sizeof(ah));
+	if (inet_pton(AF_INET6, dgid, ah.dgid) != 1)
+		return 2;
+	for (i = 1; i < RXDP_GID_TBL_LEN; i++)
+		if (!rxdp_ctl_query_gid(c, ifindex, i, &g) && g.gid[10] == 0xff)
+			break;
+	ah.sgid_index = i;
+	ret = rxdp_ctl_resolve(c, ifindex, &ah, &path);
+	CHECK(ret == -EHOSTUNREACH, "resolve %s: %d, want -EHOSTUNREACH", dgid,
+	      ret);
+	printf("%s\n", rxdp_ctl_strerror(c));
+	rxdp_ctl_close(c);
+	return failures ? 1 : 0;
+}
+
 /* ctl_client_test qpmac IFNAME QPN: the QP's destination MAC */
 static int cmd_qpmac(const char *ifname, const char *qpn)
 {
@@ -824,6 +850,8 @@ int main(int argc, char **argv)
 		ret = cmd_port(argv[2]);
 	else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "qps"))
 		ret = cmd_qps(argv[2], argv[3], argv[4], argc == 6);
+	else if (argc == 4 && !strcmp(argv[1], "unreach"))
+		ret = cmd_unreach(argv[2], argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "qpmac"))
 		ret = cmd_qpmac(argv[2], argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "resolve"))

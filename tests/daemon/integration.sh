@@ -135,6 +135,19 @@ else
 	check "IPv6 link-local address on $IF_B" false
 fi
 
+step "a client waiting for an unreachable peer does not hold up the others"
+DEAD2=198.19.253.$(((RXDP_TEST_ID & 127) + 1))
+ip netns exec "$NS_A" "$T" unreach "$IF_A" "::ffff:$DEAD2" >"$tmp/unreach.out" 2>&1 &
+unreach_pid=$!
+on_exit "kill $unreach_pid 2>/dev/null"
+sleep 0.3
+check "another client is served meanwhile" port_is ACTIVE
+# resolution takes 3 s; the query above takes milliseconds
+check "... while the first still waits" kill -0 "$unreach_pid"
+wait "$unreach_pid"
+check "the waiting client gets EHOSTUNREACH" [ $? -eq 0 ]
+cat "$tmp/unreach.out"
+
 step "hostile requests"
 check "daemon answers malformed input and survives" nsa "$T" hostile "$IF_A"
 check "daemon still running" kill -0 "$daemon_pid"

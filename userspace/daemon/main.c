@@ -43,6 +43,15 @@ int ep_add(int fd, struct ep_tag *tag)
 	return 0;
 }
 
+int ep_mod(int fd, struct ep_tag *tag, __u32 events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = tag };
+
+	if (epoll_ctl(rxdpd.epfd, EPOLL_CTL_MOD, fd, &ev))
+		return -errno;
+	return 0;
+}
+
 void ep_del(int fd)
 {
 	epoll_ctl(rxdpd.epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -68,7 +77,9 @@ int main(int argc, char **argv)
 	};
 	static struct ep_tag nl_tag = { EP_NETLINK, NULL };
 	static struct ep_tag timer_tag = { EP_TIMER, NULL };
-	struct itimerspec its = { { 1, 0 }, { 1, 0 } };
+	/* 250 ms: parked neighbour resolutions time out on a tick */
+	struct itimerspec its = { { 0, 250000000 }, { 0, 250000000 } };
+	unsigned long ticks_seen = 0;
 	const char *path = NULL;
 	struct sigaction sa;
 	int opt, ret;
@@ -174,6 +185,7 @@ int main(int argc, char **argv)
 				break;
 			case EP_NETLINK:
 				rtnl_event();
+				clients_retry();
 				break;
 			case EP_TIMER: {
 				__u64 ticks;
@@ -181,7 +193,10 @@ int main(int argc, char **argv)
 				if (read(rxdpd.timer_fd, &ticks,
 					 sizeof(ticks)) < 0)
 					break;
-				dev_check_all();
+				/* a second for pin directories */
+				if (++ticks_seen % 4 == 0)
+					dev_check_all();
+				clients_retry();
 				break;
 			}
 			case EP_CLIENT:

@@ -259,7 +259,8 @@ static __u16 udp_sport(__u32 flow_label, __u32 lqpn, __u32 rqpn)
 }
 
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
-		 __u32 rqpn, struct rxdp_path *out, char *msg, size_t msglen)
+		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
+		 size_t msglen)
 {
 	const __u8 *sgid;
 	char dst[INET6_ADDRSTRLEN];
@@ -337,10 +338,11 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 
 		memcpy(ip, out->ipv6 ? ah->dgid : ah->dgid + 12,
 		       family == AF_INET ? 4 : 16);
-		/* l may be freed while we wait: do not touch it after this */
-		ret = rtnl_resolve(ifindex, family, ip, out->dmac,
-				   RESOLVE_TIMEOUT_MS);
+		ret = rtnl_neigh_lookup(ifindex, family, ip, out->dmac,
+					deadline, RESOLVE_TIMEOUT_MS);
 	}
+	if (ret == -EINPROGRESS)
+		return ret;
 	if (ret) {
 		snprintf(msg, msglen,
 			 "%s is unreachable: no neighbour entry (ARP/ND) for "
@@ -440,14 +442,14 @@ static void apply(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask)
 }
 
 int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
-	      const struct rxdp_qp_attr *attr, __u32 mask, char *msg,
-	      size_t msglen)
+	      const struct rxdp_qp_attr *attr, __u32 mask, long *deadline,
+	      char *msg, size_t msglen)
 {
 	struct rxdp_qp_sm_result res;
 	struct rxdp_path path;
 	struct rxdp_qp *qp, saved;
-	int ifindex = l->ifindex, ret;
 	bool new_path = false;
+	int ret;
 
 	qp = qp_lookup(l, qpn);
 	if (!qp) {
@@ -478,23 +480,18 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	if (ret)
 		return ret;
 
-	/* RC/UC: the address vector becomes a resolved path (may wait) */
+	/* RC/UC: the address vector becomes a resolved path; if the
+	 * neighbour is not known yet, nothing has changed and the request is
+	 * run again when it is (-EINPROGRESS) */
 	if ((mask & IBV_QP_AV) && qp->qp_type != IBV_QPT_UD) {
 		__u32 rqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num
 						      : qp->attr.dest_qp_num;
 
-		ret = path_resolve(l, &attr->ah, qpn, rqpn, &path, msg, msglen);
+		ret = path_resolve(l, &attr->ah, qpn, rqpn, &path, deadline,
+				   msg, msglen);
 		if (ret)
 			return ret;
 		new_path = true;
-		/* the wait may have seen the device or the QP go */
-		l = link_by_index(ifindex);
-		qp = qp_lookup(l, qpn);
-		if (!qp || qp->owner != c) {
-			snprintf(msg, msglen, "QP %#x went away meanwhile",
-				 qpn);
-			return -ENOENT;
-		}
 	}
 
 	saved = *qp;

@@ -551,37 +551,37 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-int rtnl_resolve(int ifindex, int family, const __u8 *ip, __u8 *mac,
-		 int timeout_ms)
+/*
+ * The MAC of ip on ifindex from the neighbour table, without waiting: 0 and
+ * the MAC; -EINPROGRESS after asking the kernel to resolve it (the first
+ * call, *deadline_ms 0, sets the deadline); -EHOSTUNREACH once the kernel
+ * gave up (NUD_FAILED) or the deadline passed. The caller retries on
+ * neighbour events and timer ticks.
+ */
+int rtnl_neigh_lookup(int ifindex, int family, const __u8 *ip, __u8 *mac,
+		      long *deadline_ms, int timeout_ms)
 {
-	long deadline = now_ms() + timeout_ms;
-	struct rxdp_neigh *n;
-	int kicked = 0;
+	struct rxdp_neigh *n = neigh_find(ifindex, family, ip);
+	long now = now_ms();
 
-	for (;;) {
-		long left;
-		struct pollfd pfd = { .fd = rxdpd.nl_fd, .events = POLLIN };
-
-		n = neigh_find(ifindex, family, ip);
-		if (n && (n->state & NUD_USABLE)) {
-			memcpy(mac, n->mac, 6);
-			return 0;
-		}
-		if (n && (n->state & NUD_FAILED) && kicked)
-			return -EHOSTUNREACH;
-		if (!kicked || (n && (n->state & NUD_FAILED))) {
-			int err = neigh_kick(ifindex, family, ip);
-
-			if (err)
-				pr_debug("neighbour request failed: %s\n",
-					 strerror(-err));
-			kicked++;
-		}
-		left = deadline - now_ms();
-		if (left <= 0)
-			return -EHOSTUNREACH;
-		/* Other clients wait meanwhile; the wait is bounded. */
-		if (poll(&pfd, 1, (int)left) > 0)
-			rtnl_event();
+	if (n && (n->state & NUD_USABLE)) {
+		memcpy(mac, n->mac, 6);
+		return 0;
 	}
+	if (!*deadline_ms) {
+		int err = neigh_kick(ifindex, family, ip);
+
+		if (err)
+			pr_debug("neighbour request failed: %s\n",
+				 strerror(-err));
+		/* the kick restarts a failed entry: do not take the old
+		 * verdict for the new attempt's */
+		if (n && (n->state & NUD_FAILED))
+			n->state = NUD_INCOMPLETE;
+		*deadline_ms = now + timeout_ms;
+		return -EINPROGRESS;
+	}
+	if (n && (n->state & NUD_FAILED))
+		return -EHOSTUNREACH;
+	return now >= *deadline_ms ? -EHOSTUNREACH : -EINPROGRESS;
 }

@@ -122,6 +122,10 @@ struct rxdp_client {
 	struct rxdp_dp *dps;
 	bool dead;
 	struct ep_tag tag;
+	/* a request parked while its destination is resolved */
+	void *pend;
+	size_t pend_len;
+	long pend_deadline;
 };
 
 struct rxdpd {
@@ -147,10 +151,8 @@ int rtnl_resync(void);
 void rtnl_event(void);
 struct rxdp_link *link_by_index(int ifindex);
 struct rxdp_neigh *neigh_find(int ifindex, int family, const __u8 *ip);
-/* Resolve ip on ifindex to a MAC, triggering resolution and waiting up to
- * timeout_ms. 0, -EHOSTUNREACH, or -errno. */
-int rtnl_resolve(int ifindex, int family, const __u8 *ip, __u8 *mac,
-		 int timeout_ms);
+int rtnl_neigh_lookup(int ifindex, int family, const __u8 *ip, __u8 *mac,
+		      long *deadline_ms, int timeout_ms);
 void link_gid_rebuild(struct rxdp_link *l);
 __u32 rxdp_ib_mtu(__u32 if_mtu);
 
@@ -163,15 +165,17 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
 /* qp.c */
 int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	      __u32 *qpn, char *msg, size_t msglen);
+/* -EINPROGRESS: the path is being resolved, call again (same *deadline) */
 int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
-	      const struct rxdp_qp_attr *attr, __u32 mask, char *msg,
-	      size_t msglen);
+	      const struct rxdp_qp_attr *attr, __u32 mask, long *deadline,
+	      char *msg, size_t msglen);
 int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp);
 struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn);
 void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
-		 __u32 rqpn, struct rxdp_path *out, char *msg, size_t msglen);
+		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
+		 size_t msglen);
 void qp_adopt_all(struct rxdp_link *l);
 /* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
 void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
@@ -190,8 +194,10 @@ void client_release(struct rxdp_client *c);
 int client_owner_slot(struct rxdp_client *c);
 struct rxdp_client *orphan_get(pid_t pid);
 void clients_reap(void);
+void clients_retry(void);
 
 int ep_add(int fd, struct ep_tag *tag);
+int ep_mod(int fd, struct ep_tag *tag, __u32 events);
 void ep_del(int fd);
 
 #endif /* RXDP_DAEMON_RXDPD_H */

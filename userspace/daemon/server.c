@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -162,6 +163,8 @@ void client_release(struct rxdp_client *c)
 		close(c->pidfd);
 		c->pidfd = -1;
 	}
+	free(c->pend);
+	c->pend = NULL;
 	if (nq)
 		pr_info("pid %d gone: %d QP(s) released\n", (int)c->pid, nq);
 	else
@@ -226,6 +229,7 @@ struct req {
 	int fds[RXDP_CTL_MAX_FDS];
 	int nfds;
 	int umem_fd;
+	long *deadline; /* of the neighbour resolution this request waits on */
 	char msg[512];
 };
 
@@ -359,7 +363,8 @@ static int do_resolve(struct req *r)
 	if ((err = need(r, RXDP_CTL_A_AH, "the address")))
 		return err;
 	memcpy(&ah, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_AH]), sizeof(ah));
-	err = path_resolve(l, &ah, 0, 0, &path, r->msg, sizeof(r->msg));
+	err = path_resolve(l, &ah, 0, 0, &path, r->deadline, r->msg,
+			   sizeof(r->msg));
 	if (err)
 		return err;
 	mnl_attr_put(r->rep, RXDP_CTL_A_PATH, sizeof(path), &path);
@@ -419,7 +424,7 @@ static int do_modify_qp(struct req *r)
 	memcpy(&attr, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_QP_ATTR]),
 	       sizeof(attr));
 	err = qp_modify(l, r->c, qpn, &attr, get_u32(r, RXDP_CTL_A_ATTR_MASK),
-			r->msg, sizeof(r->msg));
+			r->deadline, r->msg, sizeof(r->msg));
 	if (err)
 		return err;
 	/* l may be stale after a neighbour wait: look up again */
@@ -624,29 +629,27 @@ static void reply(struct rxdp_client *c, __u16 type, __u32 seq, int err,
 	}
 }
 
-void client_event(struct rxdp_client *c, __u32 events)
+/*
+ * Decode and run one request (buf, n bytes; n < 0: the receive already
+ * failed with that error) and reply, unless it must wait for a neighbour:
+ * then a copy is parked on the client, whose socket is not read until the
+ * request is answered (replies stay in order), and 1 is returned.
+ */
+static int process(struct rxdp_client *c, const void *buf, ssize_t n,
+		   int umem_fd, int nfds, long *deadline)
 {
+	const struct nlmsghdr *in = buf;
 	struct rxdp_ctl_msg m;
 	struct req r;
-	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
-	const struct nlmsghdr *in = (const struct nlmsghdr *)rbuf;
 	__u32 seq = 0;
 	__u16 type = RXDP_CTL_UNSPEC;
-	ssize_t n;
+	int err;
 
-	if (c->dead)
-		return;
-	n = rxdp_ctl_recvmsg(c->fd, rbuf, sizeof(rbuf), fds, &nfds, 1);
-	if (n == -EAGAIN)
-		return;
-	if (n == 0 || (n < 0 && n != -EMSGSIZE)) {
-		client_release(c);
-		return;
-	}
 	memset(&r, 0, sizeof(r));
 	r.c = c;
 	r.m = &m;
-	r.umem_fd = nfds ? fds[0] : -1;
+	r.umem_fd = umem_fd;
+	r.deadline = deadline;
 	r.rep = rxdp_ctl_msg_start(wbuf, RXDP_CTL_UNSPEC, RXDP_CTL_F_REPLY, 0,
 				   0);
 	if (n < 0) {
@@ -662,7 +665,7 @@ void client_event(struct rxdp_client *c, __u32 events)
 		seq = in->nlmsg_seq;
 		type = in->nlmsg_type;
 	}
-	err = rxdp_ctl_decode(rbuf, n, &m, 0);
+	err = rxdp_ctl_decode(buf, n, &m, 0);
 	if (err) {
 		snprintf(r.msg, sizeof(r.msg),
 			 err == -EPROTO
@@ -685,9 +688,76 @@ void client_event(struct rxdp_client *c, __u32 events)
 		goto out;
 	}
 	err = handlers[type](&r);
+	if (err == -EINPROGRESS)
+		return 1;
 out:
 	reply(c, type, seq, err, &r, r.rep);
+	return 0;
+}
+
+static void unpark(struct rxdp_client *c)
+{
+	free(c->pend);
+	c->pend = NULL;
+	c->pend_len = 0;
+	c->pend_deadline = 0;
+	if (!c->dead && c->fd >= 0)
+		ep_mod(c->fd, &c->tag, EPOLLIN);
+}
+
+void client_event(struct rxdp_client *c, __u32 events)
+{
+	int fds[RXDP_CTL_MAX_FDS], nfds = 0, i;
+	long deadline = 0;
+	ssize_t n;
+
+	if (c->dead)
+		return;
+	if (c->pend) {
+		/* not reading while a request is parked; only notice hang-ups */
+		if (events & (EPOLLHUP | EPOLLERR))
+			client_release(c);
+		return;
+	}
+	n = rxdp_ctl_recvmsg(c->fd, rbuf, sizeof(rbuf), fds, &nfds, 1);
+	if (n == -EAGAIN)
+		return;
+	if (n == 0 || (n < 0 && n != -EMSGSIZE)) {
+		client_release(c);
+		return;
+	}
+	if (process(c, rbuf, n, nfds ? fds[0] : -1, nfds, &deadline) == 1) {
+		c->pend = malloc(n);
+		if (!c->pend) {
+			const struct nlmsghdr *in = (const void *)rbuf;
+			struct req r = { .c = c };
+
+			snprintf(r.msg, sizeof(r.msg), "out of memory");
+			reply(c, in->nlmsg_type, in->nlmsg_seq, -ENOMEM, &r,
+			      rxdp_ctl_msg_start(wbuf, 0, RXDP_CTL_F_REPLY, 0,
+						 0));
+		} else {
+			memcpy(c->pend, rbuf, n);
+			c->pend_len = n;
+			c->pend_deadline = deadline;
+			ep_mod(c->fd, &c->tag, 0);
+		}
+	}
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
-	(void)events;
+}
+
+/* Run the parked requests again: a neighbour may have appeared, or its
+ * deadline passed. Called after netlink events and on timer ticks. */
+void clients_retry(void)
+{
+	struct rxdp_client *c;
+
+	for (c = rxdpd.clients; c; c = c->next) {
+		if (!c->pend || c->dead)
+			continue;
+		if (process(c, c->pend, c->pend_len, -1, 0,
+			    &c->pend_deadline) == 0)
+			unpark(c);
+	}
 }
