@@ -209,6 +209,7 @@ int main(int argc, char **argv)
 		}
 		clients_reap();
 	}
+	server_close();
 	pr_info("exiting on signal %d; QPs of running clients stay in the maps "
 		"and are adopted by the next rxdpd\n",
 		(int)stop);

@@ -188,6 +188,7 @@ void dp_release(struct rxdp_client *c, struct rxdp_dp *dp);
 
 /* server.c */
 int server_open(const char *path);
+void server_close(void);
 void server_accept(void);
 void client_event(struct rxdp_client *c, __u32 events);
 void client_release(struct rxdp_client *c);

@@ -30,6 +30,29 @@ static __u64 rbuf[RXDP_CTL_MSG_MAX / 8];
 static __u64 wbuf[RXDP_CTL_MSG_MAX / 8];
 static int nclients;
 
+/* A socket file nobody listens on: left by a daemon that died */
+static bool socket_stale(const struct sockaddr_un *sun, unsigned int sunlen)
+{
+	int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool stale;
+
+	if (probe < 0)
+		return false;
+	stale = connect(probe, (const struct sockaddr *)sun, sunlen) &&
+		errno == ECONNREFUSED;
+	close(probe);
+	return stale;
+}
+
+static char socket_file[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+/* Remove the socket file (not an abstract name) at exit */
+void server_close(void)
+{
+	if (socket_file[0])
+		unlink(socket_file);
+}
+
 int server_open(const char *path)
 {
 	struct sockaddr_un sun;
@@ -43,14 +66,22 @@ int server_open(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sun, sunlen)) {
-		ret = -errno;
+	ret = bind(fd, (struct sockaddr *)&sun, sunlen) ? -errno : 0;
+	if (ret == -EADDRINUSE && sun.sun_path[0] &&
+	    socket_stale(&sun, sunlen)) {
+		pr_info("removing the stale socket %s\n", sun.sun_path);
+		unlink(sun.sun_path);
+		ret = bind(fd, (struct sockaddr *)&sun, sunlen) ? -errno : 0;
+	}
+	if (ret) {
 		close(fd);
 		return ret;
 	}
 	/* a filesystem socket is for whoever may reach the path */
-	if (sun.sun_path[0])
+	if (sun.sun_path[0]) {
 		chmod(sun.sun_path, 0666);
+		memcpy(socket_file, sun.sun_path, sizeof(socket_file));
+	}
 	if (listen(fd, 64)) {
 		ret = -errno;
 		close(fd);
