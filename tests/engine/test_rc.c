@@ -52,6 +52,7 @@ struct qp_opts {
 	uint32_t sq, rq;
 	enum ibv_qp_type type; /* 0: RC */
 	int srq; /* receives through an SRQ of 64 WQEs, limit 8 */
+	int ipv6_vlan; /* IPv6 headers in VLAN 42 frames */
 };
 
 struct rxdp_eah;
@@ -144,6 +145,18 @@ static void host_connect(struct pair *p, int i, const struct qp_opts *o)
 		.udp_sport = 0xc000 + i,
 	};
 	struct ibv_qp_attr a = { 0 };
+
+	if (o->ipv6_vlan) {
+		uint8_t me[16] = { 0xfd, 0x42, [15] = (uint8_t)(1 + i) };
+		uint8_t peer[16] = { 0xfd, 0x42, [15] = (uint8_t)(2 - i) };
+
+		path.ipv6 = 1;
+		path.vlan = 42;
+		path.traffic_class = 0x68;
+		path.flow_label = 0x12345;
+		memcpy(path.sip, me, 16);
+		memcpy(path.dip, peer, 16);
+	}
 
 	a.qp_state = IBV_QPS_INIT;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
@@ -977,6 +990,44 @@ static void test_ud(void **state)
 	pair_free(p);
 }
 
+/* The same transport over IPv6 in VLAN-tagged frames, with some loss */
+static void test_ipv6_vlan(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct memwire_faults f = { .loss = 100, .seed = 4242 };
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_wc wc[3];
+	const uint32_t len = 300000;
+
+	o.ipv6_vlan = 1;
+	o.threads = 1;
+	o.timeout = 12;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	memwire_set_faults(p->w, &f);
+	fill(a->buf, len, 1);
+	fill(b->buf + BUF / 2, len, 2);
+	post_recv1(b, 1, 0, len);
+	post_send1(a, IBV_WR_SEND_WITH_IMM, 1, 0, len, 0, 0, 5,
+		   IBV_SEND_SIGNALED);
+	post_send1(a, IBV_WR_RDMA_WRITE, 2, 0, len, (uintptr_t)b->buf + BUF / 4,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	post_send1(a, IBV_WR_RDMA_READ, 3, BUF / 2, len,
+		   (uintptr_t)b->buf + BUF / 2, rxdp_emr_rkey(b->mr), 0,
+		   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, wc, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, wc, 1);
+	assert_int_equal(wc[0].byte_len, len);
+	assert_memory_equal(b->buf, a->buf, len);
+	assert_memory_equal(b->buf + BUF / 4, a->buf, len);
+	assert_memory_equal(a->buf + BUF / 2, b->buf + BUF / 2, len);
+	pair_free(p);
+}
+
 /* No receive posted: RNR NAKs until rnr_retry runs out */
 static void test_rnr_exhausted(void **state)
 {
@@ -1435,6 +1486,7 @@ int main(void)
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_ipv6_vlan),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),

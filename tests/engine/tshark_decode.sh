@@ -17,7 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 pcap=$dir/wire.pcap
 for t in test_send_sizes test_write_sizes test_read_sizes test_atomics \
 	 test_rnr_exhausted test_access_errors test_recv_too_small test_uc \
-	 test_ud; do
+	 test_ud test_ipv6_vlan; do
 	RXDP_MEMWIRE_PCAP=$pcap RXDP_TEST_FILTER=$t "$bin" >"$dir/log" 2>&1 ||
 		{ cat "$dir/log"; echo "FAIL: $t"; exit 1; }
 done
@@ -41,6 +41,9 @@ echo "opcodes: $ops"
 for op in $(seq 0 20) 32 33 34 35 37 38 39 40 42 101; do
 	case " $ops " in *" $op "*) ;; *) echo "FAIL: opcode $op never seen"; exit 1 ;; esac
 done
+v6=$(ts -Y 'vlan.id == 42 && ipv6 && infiniband.bth' | wc -l)
+echo "IPv6 in VLAN 42: $v6"
+[ "$v6" -gt 100 ] || { echo "FAIL: no IPv6/VLAN RoCEv2 frames"; exit 1; }
 syn=$(ts -T fields -e infiniband.aeth.syndrome | sort -nu | tr '\n' ' ')
 echo "AETH syndromes: $syn"
 # 31: ACK (no credits), 33: RNR NAK, 97/98: NAK invalid request / access
