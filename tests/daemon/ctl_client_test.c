@@ -50,6 +50,15 @@
 
 static int failures;
 
+/* ::ffff:a.b.c.d, an IPv4 address's RoCEv2 GID (all 12 prefix bytes:
+ * a link-local GID can have 0xff at byte 11 and at byte 10) */
+static int is_v4mapped(const __u8 *gid)
+{
+	static const __u8 p[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(gid, p, 12);
+}
+
 #define CHECK(cond, ...)                                                     \
 	do {                                                                 \
 		if (!(cond)) {                                               \
@@ -154,8 +163,7 @@ static int gid_index_of(struct rxdp_ctl *c, int ifindex, const __u8 *ip4)
 	for (i = 0; i < RXDP_GID_TBL_LEN; i++) {
 		if (rxdp_ctl_query_gid(c, ifindex, i, &g))
 			return -1;
-		if (g.gid[10] == 0xff && g.gid[11] == 0xff &&
-		    !memcmp(g.gid + 12, ip4, 4))
+		if (is_v4mapped(g.gid) && !memcmp(g.gid + 12, ip4, 4))
 			return i;
 	}
 	return -1;
@@ -331,7 +339,7 @@ static int cmd_qps(const char *ifname, const char *peer, const char *dead,
 	sgid = -1;
 	for (i = 0; i < RXDP_GID_TBL_LEN && sgid < 0; i++) {
 		if (!rxdp_ctl_query_gid(c, ifindex, i, &g) &&
-		    g.gid[10] == 0xff && g.gid[11] == 0xff) {
+		    is_v4mapped(g.gid)) {
 			sgid = i;
 			memcpy(my4, g.gid + 12, 4);
 		}
@@ -469,13 +477,11 @@ static int cmd_resolve(const char *ifname, const char *dgid, const char *mac)
 	    sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
 		   &m[5]) != 6)
 		return 2;
-	v4 = ah.dgid[10] == 0xff && ah.dgid[11] == 0xff && !ah.dgid[0];
+	v4 = is_v4mapped(ah.dgid);
 	for (i = 0; i < RXDP_GID_TBL_LEN; i++) {
 		if (rxdp_ctl_query_gid(c, ifindex, i, &g))
 			return 1;
-		if ((g.gid[10] == 0xff && g.gid[11] == 0xff && !g.gid[0]) ==
-			    v4 &&
-		    (g.gid[0] || g.gid[15]))
+		if (is_v4mapped(g.gid) == v4 && (g.gid[0] || g.gid[15]))
 			break;
 	}
 	ah.sgid_index = i;
@@ -507,7 +513,8 @@ static int cmd_unreach(const char *ifname, const char *dgid)
 	if (inet_pton(AF_INET6, dgid, ah.dgid) != 1)
 		return 2;
 	for (i = 1; i < RXDP_GID_TBL_LEN; i++)
-		if (!rxdp_ctl_query_gid(c, ifindex, i, &g) && g.gid[10] == 0xff)
+		if (!rxdp_ctl_query_gid(c, ifindex, i, &g) &&
+		    is_v4mapped(g.gid))
 			break;
 	ah.sgid_index = i;
 	ret = rxdp_ctl_resolve(c, ifindex, &ah, &path);
