@@ -44,6 +44,10 @@ done
 v6=$(ts -Y 'vlan.id == 42 && ipv6 && infiniband.bth' | wc -l)
 echo "IPv6 in VLAN 42: $v6"
 [ "$v6" -gt 100 ] || { echo "FAIL: no IPv6/VLAN RoCEv2 frames"; exit 1; }
+# IPv6 carries a real UDP checksum (it covers the ICRC): all good
+badsum=$(ts -o udp.check_checksum:TRUE -Y 'ipv6 && udp.checksum.status != 1' | wc -l)
+echo "IPv6 frames with a bad UDP checksum: $badsum"
+[ "$badsum" -eq 0 ] || { echo "FAIL: bad IPv6 UDP checksums"; exit 1; }
 syn=$(ts -T fields -e infiniband.aeth.syndrome | sort -nu | tr '\n' ' ')
 echo "AETH syndromes: $syn"
 # 31: ACK (no credits), 33: RNR NAK, 97/98: NAK invalid request / access

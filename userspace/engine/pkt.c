@@ -234,11 +234,17 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	if (copied < d->paylen)
 		return -EINVAL;
 	memset(pay + copied, 0, pad);
+	icrc = pkt_icrc(l3, l3len + l4len - ROCE_ICRC_LEN, pp->ipv6);
+	p = udp + l4len - ROCE_ICRC_LEN;
+	p[0] = icrc;
+	p[1] = icrc >> 8;
+	p[2] = icrc >> 16;
+	p[3] = icrc >> 24;
 	if (pp->ipv6) {
 		/*
 		 * IPv6 forbids a zero UDP checksum in general (RFC 8200 8.1);
-		 * a real one is always accepted, so compute it. It is masked
-		 * out of the ICRC, so order does not matter.
+		 * a real one is always accepted, so compute it: last, as it
+		 * covers the ICRC (which masks it out).
 		 */
 		uint32_t sum = csum_add(0, l3 + 8, 32);
 		uint16_t c;
@@ -248,12 +254,6 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 		c = csum_fold(sum);
 		put16(udp + 6, c ? c : 0xffff);
 	}
-	icrc = pkt_icrc(l3, l3len + l4len - ROCE_ICRC_LEN, pp->ipv6);
-	p = udp + l4len - ROCE_ICRC_LEN;
-	p[0] = icrc;
-	p[1] = icrc >> 8;
-	p[2] = icrc >> 16;
-	p[3] = icrc >> 24;
 	return len;
 }
 
