@@ -48,6 +48,9 @@ echo "IPv6 in VLAN 42: $v6"
 badsum=$(ts -o udp.check_checksum:TRUE -Y 'ipv6 && udp.checksum.status != 1' | wc -l)
 echo "IPv6 frames with a bad UDP checksum: $badsum"
 [ "$badsum" -eq 0 ] || { echo "FAIL: bad IPv6 UDP checksums"; exit 1; }
+badip=$(ts -o ip.check_checksum:TRUE -Y 'ip && ip.checksum.status != 1' | wc -l)
+echo "IPv4 headers with a bad checksum: $badip"
+[ "$badip" -eq 0 ] || { echo "FAIL: bad IPv4 header checksums"; exit 1; }
 syn=$(ts -T fields -e infiniband.aeth.syndrome | sort -nu | tr '\n' ' ')
 echo "AETH syndromes: $syn"
 # 31: ACK (no credits), 33: RNR NAK, 97/98: NAK invalid request / access
