@@ -465,6 +465,7 @@ static int cmd_qps(const char *ifname, const char *peer, const char *dead,
  */
 static int cmd_resolve(const char *ifname, const char *dgid, const char *mac)
 {
+	static const __u8 zero[16];
 	struct rxdp_ctl *c = conn();
 	int ifindex = if_nametoindex(ifname), v4, i, ret;
 	struct rxdp_gid_entry g;
@@ -481,7 +482,7 @@ static int cmd_resolve(const char *ifname, const char *dgid, const char *mac)
 	for (i = 0; i < RXDP_GID_TBL_LEN; i++) {
 		if (rxdp_ctl_query_gid(c, ifindex, i, &g))
 			return 1;
-		if (is_v4mapped(g.gid) == v4 && (g.gid[0] || g.gid[15]))
+		if (is_v4mapped(g.gid) == v4 && memcmp(g.gid, zero, 16))
 			break;
 	}
 	ah.sgid_index = i;
