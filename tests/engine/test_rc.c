@@ -7,6 +7,8 @@
  * byte. No root needed.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -133,9 +135,18 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 	assert_non_null(h->mr);
 }
 
+static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
+		       const struct qp_opts *o);
+
 static void host_connect(struct pair *p, int i, const struct qp_opts *o)
 {
-	struct host *h = &p->h[i];
+	qp_connect(p->h[i].qp, i, i ? QPN_A : QPN_B, o);
+}
+
+/* INIT, RTR (to dest), RTS; i: which side, for addresses and PSNs */
+static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
+		       const struct qp_opts *o)
+{
 	struct rxdp_path path = {
 		.smac = { 2, 0, 0, 0, 0, (uint8_t)(1 + i) },
 		.dmac = { 2, 0, 0, 0, 0, (uint8_t)(2 - i) },
@@ -162,17 +173,17 @@ static void host_connect(struct pair *p, int i, const struct qp_opts *o)
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			    IBV_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(
-		rxdp_engine_qp_modify(h->qp, &a,
+		rxdp_engine_qp_modify(qp, &a,
 				      IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, NULL),
 		0);
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = i ? QPN_A : QPN_B;
+	a.dest_qp_num = dest;
 	a.rq_psn = i ? 0xfffff0 : 0x100; /* b's PSNs wrap during a test */
 	a.max_dest_rd_atomic = 16;
 	a.min_rnr_timer = o->min_rnr_timer;
 	assert_int_equal(
-		rxdp_engine_qp_modify(h->qp, &a,
+		rxdp_engine_qp_modify(qp, &a,
 				      IBV_QP_STATE | IBV_QP_PATH_MTU |
 					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					      IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -186,7 +197,7 @@ static void host_connect(struct pair *p, int i, const struct qp_opts *o)
 	a.rnr_retry = o->rnr_retry;
 	a.max_rd_atomic = o->max_rd;
 	assert_int_equal(rxdp_engine_qp_modify(
-				 h->qp, &a,
+				 qp, &a,
 				 IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					 IBV_QP_MAX_QP_RD_ATOMIC,
@@ -1028,6 +1039,168 @@ static void test_ipv6_vlan(void **state)
 	pair_free(p);
 }
 
+#define MQ 8 /* extra QPs per host */
+#define MQ_MSGS 32
+#define MQ_LEN 8192
+
+struct mq_worker {
+	struct pair *p;
+	struct rxdp_eqp *qps[2];
+	int idx[2];
+};
+
+static void *mq_post(void *arg)
+{
+	struct mq_worker *w = arg;
+	struct host *a = &w->p->h[0], *b = &w->p->h[1];
+
+	for (int m = 0; m < MQ_MSGS; m++) {
+		for (int k = 0; k < 2; k++) {
+			uint32_t q = w->idx[k];
+			uint32_t off = (q * MQ_MSGS + m) * MQ_LEN;
+			struct ibv_sge s = sge(a, off, MQ_LEN);
+			struct ibv_send_wr wr[2] = {
+				{ .wr_id = q << 16 | m,
+				  .sg_list = &s,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .next = &wr[1] },
+				{ .wr_id = q << 16 | m | 0x8000,
+				  .sg_list = &s,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED },
+			};
+			struct ibv_send_wr *bad;
+			int err;
+
+			wr[0].wr.rdma.remote_addr = (uintptr_t)b->buf + off;
+			wr[0].wr.rdma.rkey = rxdp_emr_rkey(b->mr);
+			while ((err = rxdp_engine_post_send(w->qps[k], wr,
+							    &bad)) == ENOMEM &&
+			       bad == wr)
+				sched_yield();
+			if (err == ENOMEM) { /* the write went, the send not */
+				while (rxdp_engine_post_send(w->qps[k], &wr[1],
+							     &bad) == ENOMEM)
+					sched_yield();
+			} else if (err) {
+				return (void *)1;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Many QPs on one pair of engines sharing CQs, posted to by four threads at
+ * once while the progress threads run: every completion arrives once, with
+ * its QP's number, and every byte lands where it should.
+ */
+static void test_many_qps_threads(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_eqp *qa[MQ], *qb[MQ];
+	struct mq_worker w[MQ / 2];
+	pthread_t th[MQ / 2];
+	struct pair *p;
+	struct host *a, *b;
+	static int seen[MQ][MQ_MSGS][2], recvd[MQ];
+	struct ibv_wc wc[64];
+	int total = 0, rtotal = 0;
+
+	o.threads = 1;
+	o.sq = 16; /* small queues: the posters meet ENOMEM and retry */
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	memset(seen, 0, sizeof(seen));
+	memset(recvd, 0, sizeof(recvd));
+	fill(a->buf, MQ * MQ_MSGS * MQ_LEN, 3);
+	for (int q = 0; q < MQ; q++) {
+		for (int side = 0; side < 2; side++) {
+			struct host *h = &p->h[side];
+			struct rxdp_eqp_init init = {
+				.qpn = 0x100 + 2 * q + side,
+				.qp_type = IBV_QPT_RC,
+				.send_cq = h->scq,
+				.recv_cq = h->rcq,
+				.cap = { .max_send_wr = 16,
+					 .max_recv_wr = MQ_MSGS,
+					 .max_send_sge = 1,
+					 .max_recv_sge = 1 },
+			};
+			struct rxdp_eqp *qp =
+				rxdp_engine_create_qp(h->e, &init);
+
+			assert_non_null(qp);
+			*(side ? &qb[q] : &qa[q]) = qp;
+		}
+		qp_connect(qa[q], 0, 0x100 + 2 * q + 1, &o);
+		qp_connect(qb[q], 1, 0x100 + 2 * q, &o);
+		for (int m = 0; m < MQ_MSGS; m++) {
+			struct ibv_sge s =
+				sge(b, BUF / 2 + (q * MQ_MSGS + m) * MQ_LEN,
+				    MQ_LEN);
+			struct ibv_recv_wr r = { .wr_id = q << 16 | m,
+						 .sg_list = &s,
+						 .num_sge = 1 };
+			struct ibv_recv_wr *rbad;
+
+			assert_int_equal(
+				rxdp_engine_post_recv(qb[q], &r, &rbad), 0);
+		}
+	}
+	for (int t = 0; t < MQ / 2; t++) {
+		w[t] = (struct mq_worker){ .p = p,
+					   .qps = { qa[2 * t], qa[2 * t + 1] },
+					   .idx = { 2 * t, 2 * t + 1 } };
+		assert_int_equal(pthread_create(&th[t], NULL, mq_post, &w[t]),
+				 0);
+	}
+	while (total < MQ * MQ_MSGS * 2 || rtotal < MQ * MQ_MSGS) {
+		int n = rxdp_engine_poll_cq(a->scq, 64, wc);
+
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++) {
+			int q = wc[i].wr_id >> 16 & 0xff,
+			    m = wc[i].wr_id & 0xff;
+			int send = !!(wc[i].wr_id & 0x8000);
+
+			assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+			assert_int_equal(wc[i].qp_num, 0x100 + 2 * q);
+			assert_int_equal(seen[q][m][send]++, 0);
+			total++;
+		}
+		n = rxdp_engine_poll_cq(b->rcq, 64, wc);
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++) {
+			int q = wc[i].wr_id >> 16;
+
+			assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+			assert_int_equal(wc[i].qp_num, 0x100 + 2 * q + 1);
+			assert_int_equal(wc[i].wr_id & 0xffff, recvd[q]++);
+			rtotal++;
+		}
+		if (!n)
+			sched_yield();
+	}
+	for (int t = 0; t < MQ / 2; t++) {
+		void *r;
+
+		pthread_join(th[t], &r);
+		assert_null(r);
+	}
+	assert_memory_equal(b->buf, a->buf, MQ * MQ_MSGS * MQ_LEN);
+	assert_memory_equal(b->buf + BUF / 2, a->buf, MQ * MQ_MSGS * MQ_LEN);
+	for (int q = 0; q < MQ; q++) {
+		assert_int_equal(rxdp_engine_destroy_qp(qa[q]), 0);
+		assert_int_equal(rxdp_engine_destroy_qp(qb[q]), 0);
+	}
+	pair_free(p);
+}
+
 /* No receive posted: RNR NAKs until rnr_retry runs out */
 static void test_rnr_exhausted(void **state)
 {
@@ -1487,6 +1660,7 @@ int main(void)
 		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_ud),
 		cmocka_unit_test(test_ipv6_vlan),
+		cmocka_unit_test(test_many_qps_threads),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),

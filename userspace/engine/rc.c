@@ -387,12 +387,16 @@ static void req_retire(struct rxdp_eqp *qp)
 	while (cons != prod) {
 		struct swqe *w = &qp->sq[cons & (qp->sq_size - 1)];
 
+		bool failed;
+
 		if (!w->started || !w->done)
 			break;
 		req_complete(qp, w);
+		/* the slot is the posters' once sq_cons passes it */
+		failed = w->status != IBV_WC_SUCCESS;
 		atomic_store_explicit(&qp->sq_cons, ++cons,
 				      memory_order_release);
-		if (w->status != IBV_WC_SUCCESS) {
+		if (failed) {
 			qp->sq_cur = cons;
 			rc_qp_to_err(qp, true);
 			return;
