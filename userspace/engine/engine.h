@@ -187,7 +187,9 @@ int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
 int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);
 /*
  * Arm the CQ: the next completion added (a solicited one if
- * solicited_only) calls notify(arg) once, from whichever thread adds it.
+ * solicited_only; an error one always) calls notify(arg) once, from
+ * whichever thread adds it, with the engine lock held: notify must only
+ * queue the event (rxdp_cq_notify), not call back into the engine.
  */
 int rxdp_engine_req_notify_cq(struct rxdp_ecq *cq, int solicited_only);
 void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
