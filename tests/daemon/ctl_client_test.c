@@ -14,6 +14,7 @@
  *   ctl_client_test resolve IFNAME DGID MAC  see cmd_resolve()
  *   ctl_client_test qpmac IFNAME QPN       print the QP's destination MAC
  *   ctl_client_test unreach IFNAME DGID    resolve must give EHOSTUNREACH
+ *   ctl_client_test many IFNAME N          N QPs, listed across pages
  *   ctl_client_test hostile IFNAME          malformed requests; the daemon
  *                                           must answer each and survive
  *   ctl_client_test datapath IFNAME PEER_MAC  see datapath_test()
@@ -526,6 +527,40 @@ static int cmd_unreach(const char *ifname, const char *dgid)
 	return failures ? 1 : 0;
 }
 
+/* ctl_client_test many IFNAME N: N QPs, all listed (the list is paged),
+ * all distinct; released by disconnecting */
+static int cmd_many(const char *ifname, int n)
+{
+	struct rxdp_ctl *c = conn();
+	int ifindex = if_nametoindex(ifname), i, k, listed, mine = 0;
+	__u32 *qpns = calloc(n, sizeof(*qpns));
+	struct rxdp_qp_info *qi = calloc(n + 64, sizeof(*qi));
+	__u8 *seen = calloc(1 << 24, 1);
+
+	if (!qpns || !qi || !seen)
+		return 2;
+	for (i = 0; i < n; i++) {
+		if (rxdp_ctl_create_qp(c, ifindex, IBV_QPT_UD, &qpns[i])) {
+			CHECK(0, "create %d: %s", i, rxdp_ctl_strerror(c));
+			return 1;
+		}
+		CHECK(!seen[qpns[i]], "QPN %#x handed out twice", qpns[i]);
+		seen[qpns[i]] = 1;
+	}
+	listed = rxdp_ctl_list_qps(c, ifindex, qi, n + 64);
+	for (k = 0; k < listed; k++)
+		if (qi[k].owner_pid == (__u32)getpid() &&
+		    seen[qi[k].qpn] == 1) {
+			seen[qi[k].qpn] = 2;
+			mine++;
+		}
+	CHECK(mine == n, "list_qps returned %d of our %d QPs (%d in all)", mine,
+	      n, listed);
+	printf("%d QPs created and listed\n", mine);
+	rxdp_ctl_close(c);
+	return failures ? 1 : 0;
+}
+
 /* ctl_client_test qpmac IFNAME QPN: the QP's destination MAC */
 static int cmd_qpmac(const char *ifname, const char *qpn)
 {
@@ -858,6 +893,8 @@ int main(int argc, char **argv)
 		ret = cmd_port(argv[2]);
 	else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "qps"))
 		ret = cmd_qps(argv[2], argv[3], argv[4], argc == 6);
+	else if (argc == 4 && !strcmp(argv[1], "many"))
+		ret = cmd_many(argv[2], atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "unreach"))
 		ret = cmd_unreach(argv[2], argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "qpmac"))

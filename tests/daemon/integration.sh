@@ -148,10 +148,6 @@ wait "$unreach_pid"
 check "the waiting client gets EHOSTUNREACH" [ $? -eq 0 ]
 cat "$tmp/unreach.out"
 
-step "hostile requests"
-check "daemon answers malformed input and survives" nsa "$T" hostile "$IF_A"
-check "daemon still running" kill -0 "$daemon_pid"
-
 # qpns_in_map: the QPNs in A's qp_ctx, one per line
 qpns_in_map() {
 	bpftool -j map dump pinned "$PIN/qp_ctx" |
@@ -163,6 +159,15 @@ for e in json.load(sys.stdin):
 }
 all_in_map() { local q m; m=$(qpns_in_map); for q in "$@"; do grep -qx "$q" <<<"$m" || return 1; done; }
 none_in_map() { local q m; m=$(qpns_in_map); for q in "$@"; do grep -qx "$q" <<<"$m" && return 1; done; return 0; }
+
+step "many QPs: distinct numbers, the list is paged, all released on exit"
+check "1000 QPs created and listed" nsa "$T" many "$IF_A" 1000
+map_empty() { [ "$(qpns_in_map | wc -l)" -eq 0 ]; }
+check "none left in qp_ctx after the client exits" wait_until 5 map_empty
+
+step "hostile requests"
+check "daemon answers malformed input and survives" nsa "$T" hostile "$IF_A"
+check "daemon still running" kill -0 "$daemon_pid"
 
 start_holder() { # start_holder NAME: a client holding 3 QPs; sets NAME_pid, NAME_qpns
 	ip netns exec "$NS_A" "$T" qps "$IF_A" "$ADDR_B" "$DEAD" hold \
