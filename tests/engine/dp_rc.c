@@ -115,7 +115,10 @@ static int find_sgid(struct rxdp_ctl *c, uint32_t ifindex)
 
 		if (rxdp_ctl_query_gid(c, ifindex, i, &g))
 			break;
-		if (g.gid[10] == 0xff && g.gid[11] == 0xff)
+		static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+		/* all 12 bytes: a link-local GID can have ff in byte 10/11 */
+		if (!memcmp(g.gid, v4mapped, sizeof(v4mapped)))
 			return i;
 	}
 	return -1;
