@@ -267,6 +267,40 @@ else
 fi
 check "data path released when the client exits" wait_until 5 grep -q "data path of pid $dp_pid .* released" "$tmp/rxdpd.log"
 
+step "data path RX on B, through a minimal redirecting program (tests/daemon/redirect_test.bpf.c)"
+# Independent of rxdp's classifier: B gets a stand-in program with the same
+# maps, pinned where rxdp-loader would pin them, and a daemon of its own.
+PIN_B=$(rxdp_pin_dir "$NS_B" "$IF_B")
+REDIR=$B/tests/daemon/redirect_test.bpf.o
+mkdir -p "$PIN_B" || fail "mkdir $PIN_B"
+on_exit "rm -rf '$PIN_B'; rmdir '$(dirname "$PIN_B")'"
+nsb bpftool prog load "$REDIR" "$PIN_B/prog" type xdp pinmaps "$PIN_B" ||
+	fail "cannot load $REDIR"
+nsb bpftool net attach xdpdrv pinned "$PIN_B/prog" dev "$IF_B" ||
+	fail "cannot attach $REDIR to $IF_B"
+on_exit "ip netns exec $NS_B bpftool net detach xdpdrv dev $IF_B"
+ip netns exec "$NS_B" "$RXDPD" 2>>"$tmp/rxdpd-b.log" &
+daemon_b=$!
+on_exit "kill $daemon_b 2>/dev/null"
+wait_until 10 nsb "$T" port "$IF_B" >/dev/null 2>&1 || fail "rxdpd in $NS_B did not come up"
+rm -f "$tmp/qpn"
+ip netns exec "$NS_B" "$T" datapath "$IF_B" "$tmp/qpn" >"$tmp/dp-b.out" 2>&1 &
+dp_pid=$!
+on_exit "kill -9 $dp_pid 2>/dev/null"
+if wait_until 20 test -s "$tmp/qpn"; then
+	qpn=$(cat "$tmp/qpn")
+	for _ in 1 2 3; do
+		nsa /usr/bin/python3 "$root/tests/lib/roce_send.py" "$ADDR_B" \
+			--opcode 0x64 --qpn "$qpn" --ext 1111111100000005 \
+			--payload-len 16 >/dev/null 2>&1
+		sleep 0.3
+	done
+fi
+wait "$dp_pid"
+dp_rc=$?
+cat "$tmp/dp-b.out"
+check "RoCEv2 packet for the QP arrived in the client's RX ring" [ "$dp_rc" -eq 0 ]
+
 check "daemon alive at the end" kill -0 "$daemon_pid"
 [ "$errors" -eq 0 ] || fail "$errors check(s) failed"
 echo "PASS"
