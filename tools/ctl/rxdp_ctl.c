@@ -142,24 +142,25 @@ static int show_qps(struct rxdp_ctl *c, struct rxdp_dev_info *d, int nd)
 	}
 	printf("QPS (%d)\n", n);
 	if (n)
-		printf("  %-14s %-8s %-4s %-5s %7s %8s %8s %8s %8s %10s %10s "
-		       "%8s\n",
+		printf("  %-14s %-8s %-4s %-5s %7s %8s %5s %8s %8s %8s %10s "
+		       "%10s %8s\n",
 		       "device", "qpn", "type", "state", "pid", "dest_qp",
-		       "rq_psn", "sq_psn", "mtu", "rx_pkts", "rx_bytes",
-		       "rx_drops");
+		       "mtu", "epsn", "una_psn", "next_psn", "rx_pkts",
+		       "rx_bytes", "rx_drops");
 	for (i = 0; i < n; i++) {
 		const char *dev = "?";
 
 		for (j = 0; j < nd; j++)
 			if (d[j].ifindex == st[i].ifindex)
 				dev = d[j].name;
-		printf("  %-14s %#8x %-4s %-5s %7u %#8x %#8x %#8x %8u %10llu "
-		       "%10llu %8llu\n",
+		/* PSNs as the engine keeps them now (qp_psn), not as set */
+		printf("  %-14s %#8x %-4s %-5s %7u %#8x %5u %#8x %#8x %#8x "
+		       "%10llu %10llu %8llu\n",
 		       dev, qi[i].qpn, qp_type(qi[i].qp_type),
 		       qp_state(qi[i].attr.qp_state), qi[i].owner_pid,
-		       qi[i].attr.dest_qp_num, qi[i].attr.rq_psn,
-		       qi[i].attr.sq_psn,
+		       qi[i].attr.dest_qp_num,
 		       qi[i].attr.path_mtu ? 128U << qi[i].attr.path_mtu : 0,
+		       st[i].epsn, st[i].una_psn, st[i].next_psn,
 		       (unsigned long long)st[i].rx_packets,
 		       (unsigned long long)st[i].rx_bytes,
 		       (unsigned long long)st[i].rx_drops);

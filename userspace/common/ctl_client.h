@@ -182,6 +182,7 @@ int rxdp_ctl_list_qps(struct rxdp_ctl *c, __u32 ifindex,
 
 /*
  * Additions for tools (rxdp-ctl): per-QP receive counters, summed over CPUs,
+ * and the QP's current PSNs,
  * in the same order as the QPs of rxdp_ctl_list_qps_stats(), and the XDP
  * program's verdict counters (enum rxdp_verdict) of one device.
  */
@@ -191,6 +192,11 @@ struct rxdp_ctl_qp_stats {
 	__u64 rx_packets;
 	__u64 rx_bytes;
 	__u64 rx_drops;
+	/* the live sequence state in qp_psn, as the engine keeps it */
+	__u32 epsn;
+	__u32 una_psn;
+	__u32 next_psn;
+	__u32 psn_flags;
 };
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,

@@ -101,6 +101,14 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 	memset(s, 0, sizeof(*s));
 	s->ifindex = l->ifindex;
 	s->qpn = qpn;
+	if (l->dev->maps.psn[idx].qpn == qpn) {
+		const struct rxdp_qp_psn *p = &l->dev->maps.psn[idx];
+
+		s->epsn = __atomic_load_n(&p->epsn, __ATOMIC_RELAXED);
+		s->una_psn = __atomic_load_n(&p->una_psn, __ATOMIC_RELAXED);
+		s->next_psn = __atomic_load_n(&p->next_psn, __ATOMIC_RELAXED);
+		s->psn_flags = __atomic_load_n(&p->flags, __ATOMIC_RELAXED);
+	}
 	v = calloc(rxdpd.ncpus, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
