@@ -53,8 +53,11 @@ struct rxdp_link *link_by_index(int ifindex)
 
 /*
  * The RoCE MTU for an interface MTU. Soft-RoCE's rule (rxe_param.h,
- * eth_mtu_int_to_enum()): subtract RXE_MAX_HDR_LENGTH, 80 bytes for IP, UDP,
- * BTH, extension headers and ICRC, and take the largest IB MTU that fits.
+ * eth_mtu_int_to_enum()): subtract RXE_MAX_HDR_LENGTH (rxe_hdr.h: 80 bytes
+ * for IP, UDP, BTH, extension headers and ICRC) and take the largest IB MTU
+ * that fits. (The true worst case is 84: IPv6 40 + UDP 8 + BTH 12 + RETH 16
+ * + ImmDt 4 + ICRC 4; it matters only for an interface MTU within 4 bytes
+ * above ib_mtu + 80, and we do what Soft-RoCE does, for interoperability.)
  * Capped at 2048: AF_XDP frames are 4096 bytes and a 4096-byte payload with
  * its headers needs multi-buffer AF_XDP, which the data path does not use.
  */
