@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <infiniband/verbs.h>
 
+#include "daemon/mtu.h"
 #include "daemon/qp_sm.h"
 
 #define NSTATES 7
@@ -332,6 +333,23 @@ static void test_names(void **state)
 	assert_string_equal(rxdp_qp_type_name(IBV_QPT_UC), "UC");
 }
 
+/* Soft-RoCE's rule (interface MTU - 80, largest IB MTU that fits), capped
+ * at 2048 by the AF_XDP frame size */
+static void test_mtu(void **state)
+{
+	(void)state;
+	assert_int_equal(rxdp_ib_mtu(1500), IBV_MTU_1024);
+	assert_int_equal(rxdp_ib_mtu(1104), IBV_MTU_1024); /* 1024 + 80 */
+	assert_int_equal(rxdp_ib_mtu(1103), IBV_MTU_512); /* 1024 + 79 */
+	assert_int_equal(rxdp_ib_mtu(2127), IBV_MTU_1024);
+	assert_int_equal(rxdp_ib_mtu(2128), IBV_MTU_2048);
+	assert_int_equal(rxdp_ib_mtu(9000), IBV_MTU_2048); /* the cap */
+	assert_int_equal(rxdp_ib_mtu(4176), IBV_MTU_2048);
+	assert_int_equal(rxdp_ib_mtu(576), IBV_MTU_256);
+	assert_int_equal(rxdp_ib_mtu(68), IBV_MTU_256); /* the floor */
+	assert_int_equal(rxdp_ib_mtu(0), IBV_MTU_256);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_real_sequences),
 		cmocka_unit_test(test_cur_state_and_args),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_mtu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,30 +51,6 @@ struct rxdp_link *link_by_index(int ifindex)
 	return NULL;
 }
 
-/*
- * The RoCE MTU for an interface MTU. Soft-RoCE's rule (rxe_param.h,
- * eth_mtu_int_to_enum()): subtract RXE_MAX_HDR_LENGTH (rxe_hdr.h: 80 bytes
- * for IP, UDP, BTH, extension headers and ICRC) and take the largest IB MTU
- * that fits. (The true worst case is 84: IPv6 40 + UDP 8 + BTH 12 + RETH 16
- * + ImmDt 4 + ICRC 4; it matters only for an interface MTU within 4 bytes
- * above ib_mtu + 80, and we do what Soft-RoCE does, for interoperability.)
- * Capped at 2048: AF_XDP frames are 4096 bytes and a 4096-byte payload with
- * its headers needs multi-buffer AF_XDP, which the data path does not use.
- */
-#define ROCE_MAX_HDR_LENGTH 80
-#define RXDP_DATAPATH_MAX_MTU 4 /* IBV_MTU_2048 */
-
-__u32 rxdp_ib_mtu(__u32 if_mtu)
-{
-	__u32 room = if_mtu > ROCE_MAX_HDR_LENGTH ? if_mtu - ROCE_MAX_HDR_LENGTH
-						  : 0;
-	__u32 mtu = 1; /* IBV_MTU_256: the smallest there is */
-
-	while (mtu < RXDP_DATAPATH_MAX_MTU && (256U << mtu) <= room)
-		mtu++;
-	return mtu;
-}
-
 /* IPv4-mapped IPv6 address: the RoCEv2 GID of an IPv4 address (A17.4.5.1) */
 static void gid_from_ip(const struct rxdp_addr *a, __u8 *gid)
 {

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "common/ctl.h"
+#include "daemon/mtu.h"
 #include "common/ctl_client.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
@@ -154,7 +155,6 @@ struct rxdp_neigh *neigh_find(int ifindex, int family, const __u8 *ip);
 int rtnl_neigh_lookup(int ifindex, int family, const __u8 *ip, __u8 *mac,
 		      long *deadline_ms, int timeout_ms);
 void link_gid_rebuild(struct rxdp_link *l);
-__u32 rxdp_ib_mtu(__u32 if_mtu);
 
 /* dev.c: devices = links with maps */
 void dev_check(struct rxdp_link *l);
