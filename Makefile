@@ -36,7 +36,7 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	   -Wno-missing-field-initializers -fPIC -D_GNU_SOURCE \
 	   -Iinclude -Iuserspace -I$(GEN) -MMD -MP
 LDFLAGS ?=
-BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -I. -Iinclude -I$(GEN) -MMD -MP
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -I. -Iinclude -I$(GEN) -MMD -MP
 
 # Filled by the build.mk files
 BINS      :=

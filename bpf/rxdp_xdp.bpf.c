@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rxdp's XDP program: classify RoCEv2 packets and steer them to the AF_XDP
- * socket of the owning engine. (Skeleton: maps only; the classifier follows.)
+ * rxdp's XDP program: classify RoCEv2 packets like an HCA's receive logic
+ * would, and steer the ones it accepts to the AF_XDP socket of the engine
+ * that owns the destination QP. Everything that is not RoCEv2 goes to the
+ * kernel untouched. No transport semantics that write memory: those belong
+ * to the engine. Every packet is counted under exactly one verdict.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
 #include "rxdp/params.h"
 #include "rxdp/maps.h"
+#include "rxdp/roce.h"
+#include "rxdp/opcodes.h"
+#include "rxdp/psn.h"
+#include "parse.h"
+
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -45,10 +54,178 @@ struct {
 	__type(value, __u32);
 } xsks SEC(".maps");
 
+static __always_inline int verdict(__u32 v, int action)
+{
+	__u64 *cnt = bpf_map_lookup_elem(&stats, &v);
+
+	if (cnt)
+		*cnt += 1; /* per-CPU: no atomic needed */
+	return action;
+}
+
+/* A verdict for a packet whose QP was found: also count it on the QP */
+static __always_inline int qp_verdict(__u32 qpn, __u32 v, int action,
+				      __u32 bytes)
+{
+	__u32 idx = qpn & RXDP_QP_INDEX_MASK;
+	struct rxdp_qp_stats *qs = bpf_map_lookup_elem(&qp_stats, &idx);
+
+	if (qs) {
+		if (action == XDP_DROP) {
+			qs->rx_drops++;
+		} else {
+			qs->rx_packets++;
+			qs->rx_bytes += bytes;
+		}
+	}
+	return verdict(v, action);
+}
+
+static __always_inline __u32 svc_flag(__u8 qp_type)
+{
+	switch (qp_type) {
+	case RXDP_QPT_RC:
+		return ROCE_OPF_SVC_RC;
+	case RXDP_QPT_UC:
+		return ROCE_OPF_SVC_UC;
+	case RXDP_QPT_UD:
+		return ROCE_OPF_SVC_UD;
+	}
+	return 0;
+}
+
+/*
+ * RC PSN check (IBTA 9.7.4 responder, 9.7.5 requester). Returns the verdict
+ * to drop with, or RXDP_V_REDIRECT to accept.
+ *
+ * Requests: expected and duplicate PSNs pass (the engine re-acknowledges
+ * duplicates, re-executes reads, replays atomics). Of the requests ahead of
+ * the expected PSN only the first passes, so the engine sends one sequence
+ * NAK; the flag it sets here is cleared by the engine when the expected PSN
+ * arrives. Responses must fall inside the requester's outstanding window.
+ */
+static __always_inline __u32 rc_psn_check(struct rxdp_qp_psn *ps, __u32 opf,
+					  __u32 psn)
+{
+	if (opf & ROCE_OPF_REQUEST) {
+		__u32 epsn = READ_ONCE(ps->epsn);
+
+		if (psn_diff(psn, epsn) <= 0)
+			return RXDP_V_REDIRECT;
+		if (__sync_fetch_and_or(&ps->flags, RXDP_PSNF_NAK_SENT) &
+		    RXDP_PSNF_NAK_SENT)
+			return RXDP_V_DROP_PSN_OOS;
+		return RXDP_V_REDIRECT;
+	}
+	if (opf & ROCE_OPF_RESPONSE) {
+		__u32 una = READ_ONCE(ps->una_psn);
+		__u32 next = READ_ONCE(ps->next_psn);
+
+		if (!psn_in_window(psn, una, next))
+			return RXDP_V_DROP_PSN_STALE_RESP;
+	}
+	return RXDP_V_REDIRECT;
+}
+
 SEC("xdp")
 int rxdp_xdp(struct xdp_md *ctx)
 {
-	return XDP_PASS;
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct parsed p = {};
+	struct roce_bth *bth;
+	struct rxdp_qp_ctx *qc;
+	__u32 opf, qpn, hdrs, len, idx, v;
+	__u8 opcode;
+
+	switch (parse_to_udp(data, data_end, &p)) {
+	case PARSE_ROCE:
+		break;
+	case PARSE_TRUNCATED:
+		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+	case PARSE_FRAGMENT:
+		return verdict(RXDP_V_DROP_IP_FRAGMENT, XDP_DROP);
+	case PARSE_BAD_UDP:
+		return verdict(RXDP_V_DROP_BAD_UDP, XDP_DROP);
+	default:
+		return verdict(RXDP_V_PASS_NOT_ROCE, XDP_PASS);
+	}
+
+	/* the RoCE part: from the BTH to the end of the UDP datagram */
+	if (p.l4_off > 128)
+		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+	bth = data + p.l4_off + sizeof(struct udphdr);
+	if ((void *)(bth + 1) > data_end)
+		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+	len = p.ip_end - p.l4_off - sizeof(struct udphdr);
+
+	if (bth_tver(bth) != 0)
+		return verdict(RXDP_V_DROP_BAD_TVER, XDP_DROP);
+	opcode = bth_opcode(bth);
+	opf = roce_opcode_flags(opcode);
+	if (!opf)
+		return verdict(RXDP_V_DROP_BAD_OPCODE, XDP_DROP);
+
+	/* BTH + extension headers + pad + ICRC must fit; no payload where
+	 * the opcode carries none (IBTA 9.2.2, 9.3). */
+	hdrs = sizeof(*bth) + roce_ext_hdr_len(opf) + ROCE_ICRC_LEN;
+	if (len < hdrs + bth_pad(bth))
+		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+	if (!(opf & ROCE_OPF_PAYLOAD) && len != hdrs)
+		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+
+	qpn = bth_qpn(bth);
+	qc = bpf_map_lookup_elem(&qp_ctx, &qpn);
+	if (!qc)
+		return verdict(RXDP_V_DROP_UNKNOWN_QP, XDP_DROP);
+
+	if (!(opf & svc_flag(qc->qp_type)))
+		return qp_verdict(qpn, RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP, 0);
+
+	/* IBTA 10.3.1: RESET and INIT take no packets; ERR drops them too */
+	switch (qc->state) {
+	case RXDP_QPS_RTR:
+	case RXDP_QPS_RTS:
+	case RXDP_QPS_SQD:
+	case RXDP_QPS_SQE:
+		break;
+	default:
+		return qp_verdict(qpn, RXDP_V_DROP_QP_STATE, XDP_DROP, 0);
+	}
+
+	if (!roce_pkey_match(bth_pkey(bth), qc->pkey))
+		return qp_verdict(qpn, RXDP_V_DROP_BAD_PKEY, XDP_DROP, 0);
+
+	if (opf & ROCE_OPF_DETH) {
+		/* the DETH comes first after the BTH (IBTA 9.3) */
+		struct roce_deth *deth = (void *)(bth + 1);
+
+		if ((void *)(deth + 1) > data_end)
+			return qp_verdict(qpn, RXDP_V_DROP_TRUNCATED, XDP_DROP,
+					  0);
+		if (deth_qkey(deth) != qc->qkey)
+			return qp_verdict(qpn, RXDP_V_DROP_BAD_QKEY, XDP_DROP,
+					  0);
+	}
+
+	if (qc->qp_type == RXDP_QPT_RC && !(opf & ROCE_OPF_CNP)) {
+		__u32 pidx = qpn & RXDP_QP_INDEX_MASK;
+		struct rxdp_qp_psn *ps = bpf_map_lookup_elem(&qp_psn, &pidx);
+
+		if (!ps || READ_ONCE(ps->qpn) != qpn)
+			return verdict(RXDP_V_DROP_UNKNOWN_QP, XDP_DROP);
+		v = rc_psn_check(ps, opf, bth_psn(bth));
+		if (v != RXDP_V_REDIRECT)
+			return qp_verdict(qpn, v, XDP_DROP, 0);
+	}
+
+	if (qc->owner_slot >= RXDP_MAX_OWNERS ||
+	    ctx->rx_queue_index >= RXDP_MAX_QUEUES)
+		return qp_verdict(qpn, RXDP_V_DROP_NO_XSK, XDP_DROP, 0);
+	idx = qc->owner_slot * RXDP_MAX_QUEUES + ctx->rx_queue_index;
+	if (bpf_redirect_map(&xsks, idx, XDP_DROP) != XDP_REDIRECT)
+		return qp_verdict(qpn, RXDP_V_DROP_NO_XSK, XDP_DROP, 0);
+	return qp_verdict(qpn, RXDP_V_REDIRECT, XDP_REDIRECT, data_end - data);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
