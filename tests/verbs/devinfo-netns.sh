@@ -46,8 +46,8 @@ nsx() { ip netns exec "$ns" "$@"; }
 ip netns add "$ns" || fail "cannot create namespace $ns"
 nsx ip link set lo up
 nsx ip link add "$ifa" type veth peer name "$ifb" || fail "cannot create veth"
-nsx ip addr add 10.201.0.1/24 dev "$ifa"
-nsx ip addr add 10.201.0.2/24 dev "$ifb"
+nsx ip addr add 198.18.201.1/24 dev "$ifa"
+nsx ip addr add 198.18.201.2/24 dev "$ifb"
 nsx ip link set "$ifa" up
 nsx ip link set "$ifb" up
 
@@ -89,7 +89,7 @@ grep -qE 'gid_tbl_len:\s+[1-9]' "$out" || fail "devinfo: gid_tbl_len"
 # GID 0: the link-local GID from the MAC; the IPv4 address in an
 # IPv4-mapped GID; both RoCE v2
 grep -qE 'GID\[\s*0\]:\s+fe80::.*, RoCE v2' "$out" || fail "devinfo: GID[0] not link-local RoCE v2"
-grep -qE 'GID\[\s*[0-9]+\]:\s+::ffff:10\.201\.0\.1, RoCE v2' "$out" || fail "devinfo: no GID for 10.201.0.1"
+grep -qE 'GID\[\s*[0-9]+\]:\s+::ffff:198\.18\.201\.1, RoCE v2' "$out" || fail "devinfo: no GID for 198.18.201.1"
 # the device's node GUID matches what ibv_devices printed
 guid=$(awk -v d="$dev" '$1 == d {print $2}' "$tmp/devices.out")
 g=$(grep -E 'node_guid:' "$out" | awk '{print $2}' | tr -d ':')
