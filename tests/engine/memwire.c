@@ -31,6 +31,10 @@ struct mw_dir {
 	int evfd; /* readable while the queue is not empty */
 	uint64_t rng;
 	struct mw_frame *held; /* a frame held back to reorder */
+	/* run as frames arrive at the receiving side (an XDP stand-in) */
+	int (*filter)(void *arg, uint8_t *frame, uint32_t len);
+	void *filter_arg;
+	uint64_t filtered;
 	/* frames the sender built, not yet flushed */
 	struct mw_frame *pend[256];
 	int npend;
@@ -134,6 +138,11 @@ static void mw_push(struct memwire *w, struct mw_dir *d, struct mw_frame *f)
 {
 	uint64_t one = 1;
 
+	if (d->filter && !d->filter(d->filter_arg, f->data, f->len)) {
+		d->filtered++;
+		free(f);
+		return;
+	}
 	if (d->head - d->tail >= MW_QLEN) {
 		free(f); /* a full queue drops, as a NIC ring would */
 		w->st.lost++;
@@ -143,6 +152,16 @@ static void mw_push(struct memwire *w, struct mw_dir *d, struct mw_frame *f)
 	if (write(d->evfd, &one, sizeof(one)) < 0) {
 		/* the counter saturates only after 2^64 frames */
 	}
+}
+
+void memwire_set_filter(struct memwire *w, int to,
+			int (*fn)(void *arg, uint8_t *frame, uint32_t len),
+			void *arg)
+{
+	pthread_mutex_lock(&w->lock);
+	w->dir[!to].filter = fn;
+	w->dir[!to].filter_arg = arg;
+	pthread_mutex_unlock(&w->lock);
 }
 
 void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len)

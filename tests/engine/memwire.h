@@ -30,6 +30,14 @@ void memwire_cut(struct memwire *w, int cut);
 void *memwire_port(struct memwire *w, int side);
 extern const struct rxdp_port_ops memwire_ops;
 
+/*
+ * A filter run on every frame as it arrives at side `to` (as an XDP program
+ * would): return 0 to drop it. NULL: none.
+ */
+void memwire_set_filter(struct memwire *w, int to,
+			int (*fn)(void *arg, uint8_t *frame, uint32_t len),
+			void *arg);
+
 /* Put a frame on the wire towards side `to`, as if its peer sent it */
 void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len);
 

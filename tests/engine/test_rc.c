@@ -24,6 +24,7 @@
 #include "engine/pkt.h"
 #include "memwire.h"
 #include "rxdp/params.h"
+#include "rxdp/psn.h"
 #include <arpa/inet.h>
 
 #define MTU 1024
@@ -205,6 +206,9 @@ static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 			 0);
 }
 
+static int xdp_like(void *arg, uint8_t *frame, uint32_t len);
+static uint64_t xdp_drops, xdp_resp_drops;
+
 static struct pair *pair_new(const struct qp_opts *o)
 {
 	struct pair *p = calloc(1, sizeof(*p));
@@ -217,6 +221,12 @@ static struct pair *pair_new(const struct qp_opts *o)
 	host_init(p, 1, o);
 	host_connect(p, 0, o);
 	host_connect(p, 1, o);
+	/* RXDP_TEST_XDP_FILTER=0: without the XDP program's PSN filtering */
+	if (!getenv("RXDP_TEST_XDP_FILTER") ||
+	    strcmp(getenv("RXDP_TEST_XDP_FILTER"), "0")) {
+		memwire_set_filter(p->w, 0, xdp_like, p->h[0].psn);
+		memwire_set_filter(p->w, 1, xdp_like, p->h[1].psn);
+	}
 	return p;
 }
 
@@ -663,6 +673,9 @@ static void test_lossy(void **state)
 	assert_memory_equal(a->buf + BUF / 2, b->buf, n * chunk);
 	memwire_get_stats(p->w, &ms);
 	rxdp_engine_get_stats(a->e, &st);
+	print_message("xdp filter drops %llu (responses %llu)\n",
+		      (unsigned long long)xdp_drops,
+		      (unsigned long long)xdp_resp_drops);
 	print_message("wire: %llu frames, %llu lost, %llu dup, %llu reordered; "
 		      "a: %llu retransmitted, %llu timeouts\n",
 		      (unsigned long long)ms.frames,
@@ -1201,6 +1214,127 @@ static void test_many_qps_threads(void **state)
 	pair_free(p);
 }
 
+/*
+ * What the XDP program does with RC packets (see the qp_psn map in
+ * include/rxdp/maps.h), applied as they arrive at a host, against the
+ * qp_psn entries that host's engine keeps: requests at or before the
+ * expected PSN pass; the first one ahead passes and sets NAK_SENT, later
+ * ones are dropped while it is set; responses pass only inside
+ * [una_psn, next_psn).
+ */
+
+static int xdp_like(void *arg, uint8_t *frame, uint32_t len)
+{
+	struct rxdp_qp_psn *tab = arg, *q;
+	uint8_t copy[4096];
+	struct pkt_info pi;
+	uint32_t psn;
+
+	memcpy(copy, frame, len);
+	if (pkt_parse(copy, len, &pi) || !(pi.flags & ROCE_OPF_SVC_RC))
+		return 1; /* the engine's to count */
+	q = &tab[bth_qpn(pi.bth) & RXDP_QP_INDEX_MASK];
+	psn = bth_psn(pi.bth);
+	if (pi.flags & ROCE_OPF_REQUEST) {
+		if (psn_diff(psn,
+			     __atomic_load_n(&q->epsn, __ATOMIC_ACQUIRE)) <= 0)
+			return 1;
+		if (__atomic_fetch_or(&q->flags, RXDP_PSNF_NAK_SENT,
+				      __ATOMIC_ACQ_REL) &
+		    RXDP_PSNF_NAK_SENT) {
+			__atomic_fetch_add(&xdp_drops, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		return 1;
+	}
+	if (psn_in_window(psn, __atomic_load_n(&q->una_psn, __ATOMIC_ACQUIRE),
+			  __atomic_load_n(&q->next_psn, __ATOMIC_ACQUIRE)))
+		return 1;
+	__atomic_fetch_add(&xdp_drops, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&xdp_resp_drops, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * The lossy mixed stream again, with the XDP program's PSN filtering in
+ * front of both engines: the engines keep the map current enough that
+ * nothing needed is ever filtered out.
+ */
+static void test_lossy_xdp_filter(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct memwire_faults f = {
+		.loss = 150, .dup = 100, .reorder = 200, .seed = 31337
+	};
+	struct pair *p;
+	struct host *a, *b;
+	const uint32_t chunk = 200 * 1024 + 5, n = 6;
+	struct ibv_wc wc[3 * 6 + 8];
+	uint64_t *target;
+
+	o.threads = 1;
+	o.timeout = 12;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	xdp_drops = 0;
+	memwire_set_filter(p->w, 0, xdp_like, a->psn);
+	memwire_set_filter(p->w, 1, xdp_like, b->psn);
+	memwire_set_faults(p->w, &f);
+	fill(a->buf, BUF, 11);
+	fill(b->buf, BUF, 12);
+	target = (uint64_t *)(b->buf + BUF - 64);
+	*target = 0;
+	for (uint32_t i = 0; i < n; i++)
+		post_recv1(b, 1000 + i, BUF / 2 + i * chunk, chunk);
+	for (uint32_t i = 0; i < n; i++) {
+		post_send1(a, IBV_WR_RDMA_WRITE, 3 * i, i * chunk, chunk,
+			   (uintptr_t)b->buf + BUF / 4 + i * chunk,
+			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+		post_send1(a, IBV_WR_SEND, 3 * i + 1, i * chunk, chunk, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+		post_send1(a, IBV_WR_RDMA_READ, 3 * i + 2, BUF / 2 + i * chunk,
+			   chunk, (uintptr_t)b->buf + i * chunk,
+			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	}
+	for (int i = 0; i < 8; i++)
+		post_atomic(a, IBV_WR_ATOMIC_FETCH_AND_ADD, 100 + i,
+			    BUF - 4096 + 8 * i, (uintptr_t)target,
+			    rxdp_emr_rkey(b->mr), 1, 0);
+	wait_wc(p, a->scq, wc, 3 * n + 8);
+	for (uint32_t i = 0; i < 3 * n + 8; i++)
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, wc, n);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(wc[i].byte_len, chunk);
+	assert_memory_equal(b->buf + BUF / 4, a->buf, n * chunk);
+	assert_memory_equal(b->buf + BUF / 2, a->buf, n * chunk);
+	assert_memory_equal(a->buf + BUF / 2, b->buf, n * chunk);
+	assert_int_equal(*target, 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(((uint64_t *)(a->buf + BUF - 4096))[i], i);
+	{
+		struct rxdp_engine_stats sa, sb;
+		struct memwire_stats ms;
+
+		memwire_get_stats(p->w, &ms);
+		rxdp_engine_get_stats(a->e, &sa);
+		rxdp_engine_get_stats(b->e, &sb);
+		print_message("XDP-like filter dropped %llu of %llu frames; "
+			      "a: retx %llu timeouts %llu; b: seq NAKs %llu "
+			      "psn drops %llu dup %llu\n",
+			      (unsigned long long)xdp_drops,
+			      (unsigned long long)ms.frames,
+			      (unsigned long long)sa.retransmits,
+			      (unsigned long long)sa.timeouts,
+			      (unsigned long long)sb.seq_naks_sent,
+			      (unsigned long long)sb.rx_drop_psn,
+			      (unsigned long long)sb.rx_duplicates);
+	}
+	assert_true(xdp_drops > 0); /* it did filter */
+	pair_free(p);
+}
+
 /* No receive posted: RNR NAKs until rnr_retry runs out */
 static void test_rnr_exhausted(void **state)
 {
@@ -1661,6 +1795,7 @@ int main(void)
 		cmocka_unit_test(test_ud),
 		cmocka_unit_test(test_ipv6_vlan),
 		cmocka_unit_test(test_many_qps_threads),
+		cmocka_unit_test(test_lossy_xdp_filter),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),

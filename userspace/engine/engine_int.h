@@ -213,6 +213,8 @@ struct rxdp_eqp {
 	uint32_t epsn;
 	uint32_t msn;
 	bool nak_sent; /* a PSN sequence NAK for epsn is out */
+	bool xdp_open; /* publishing an open epsn to XDP (resp_publish_epsn) */
+	uint32_t xdp_open_until;
 	enum resp_seq rseq;
 	uint32_t recv_off; /* bytes of the current Send received */
 	uint32_t recv_len; /* room in the current receive WQE */

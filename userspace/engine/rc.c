@@ -342,6 +342,7 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	qp->timer_at = qp->rnr_at = 0;
 	qp->read_rewound = false;
 	qp->epsn = qp->msn = 0;
+	qp->xdp_open = false;
 	qp->nak_sent = false;
 	qp->rseq = RSEQ_NONE;
 	qp->cur_valid = false;
@@ -1005,6 +1006,41 @@ static struct rjob *resp_job_new(struct rxdp_eqp *qp)
 	return &qp->rjobs[qp->rjob_head % ENG_RJOBS];
 }
 
+/*
+ * After a NAK that makes the requester resend from epsn (PSN sequence error
+ * or RNR), open the XDP program's view for the resent burst.
+ *
+ * The program passes requests up to the expected PSN, passes the first one
+ * ahead of it (setting RXDP_PSNF_NAK_SENT) and drops the later ones while
+ * the flag is set. But it compares with the epsn this engine published,
+ * which lags the wire: the resent burst epsn, epsn+1, ... arrives faster
+ * than the engine takes it, so most of it would look "ahead" and be dropped
+ * (even after the engine took epsn and cleared the flag, the first packet
+ * still ahead sets it again), and every loss would cost a retransmission
+ * timeout (measured: test_lossy_xdp_filter). So the engine publishes an
+ * epsn far ahead, which makes the burst look like duplicates (they pass),
+ * until its own epsn has moved RESP_XDP_RESYNC PSNs past the NAK (more than
+ * any requester's window); then the real epsn again. The out-of-sequence
+ * storm between a loss and its NAK is still dropped in XDP.
+ */
+#define RESP_XDP_RESYNC 4096
+
+static void resp_publish_epsn(struct rxdp_eqp *qp)
+{
+	if (qp->xdp_open && psn_diff(qp->epsn, qp->xdp_open_until) >= 0)
+		qp->xdp_open = false;
+	psn_store(&qp->psn->epsn, qp->xdp_open
+					  ? psn_add(qp->epsn, ROCE_PSN_HALF / 2)
+					  : qp->epsn);
+}
+
+static void resp_open_xdp_window(struct rxdp_eqp *qp)
+{
+	qp->xdp_open = true;
+	qp->xdp_open_until = psn_add(qp->epsn, RESP_XDP_RESYNC);
+	resp_publish_epsn(qp);
+}
+
 static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 {
 	if (qp->type == IBV_QPT_UC) {
@@ -1013,6 +1049,7 @@ static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 	}
 	qp->e->stats.rnr_naks_sent++;
 	resp_ack(qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
+	resp_open_xdp_window(qp);
 }
 
 /* Returns 0 (accepted), 1 (RNR: not accepted) or -1 (the QP failed) */
@@ -1338,6 +1375,7 @@ static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 			e->stats.seq_naks_sent++;
 			resp_ack(qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR,
 				 qp->epsn);
+			resp_open_xdp_window(qp);
 		}
 		return;
 	}
@@ -1376,7 +1414,7 @@ static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		qp->epsn = psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
 	else
 		qp->epsn = psn_add(psn, 1);
-	psn_store(&qp->psn->epsn, qp->epsn);
+	resp_publish_epsn(qp);
 	if (bth_ackreq(pi->bth) && !(f & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)))
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
 }
