@@ -15,6 +15,7 @@
  *   ctl_client_test qpmac IFNAME QPN       print the QP's destination MAC
  *   ctl_client_test unreach IFNAME DGID    resolve must give EHOSTUNREACH
  *   ctl_client_test many IFNAME N          N QPs, listed across pages
+ *   ctl_client_test events IFNAME SECONDS  print the device's events
  *   ctl_client_test hostile IFNAME          malformed requests; the daemon
  *                                           must answer each and survive
  *   ctl_client_test datapath IFNAME PEER_MAC  see datapath_test()
@@ -561,6 +562,56 @@ static int cmd_many(const char *ifname, int n)
 	return failures ? 1 : 0;
 }
 
+/*
+ * ctl_client_test events IFNAME SECONDS: subscribe, then for SECONDS print
+ * each event as "event NAME" (line-buffered). A query every 100 ms makes
+ * events also arrive while a call waits for its reply (the queued path).
+ */
+static int cmd_events(const char *ifname, int seconds)
+{
+	struct rxdp_ctl *c = conn();
+	int ifindex = if_nametoindex(ifname), ret;
+	struct rxdp_ctl_event ev;
+	struct rxdp_dev_info di;
+	double t0 = now_s();
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (rxdp_ctl_subscribe(c, ifindex)) {
+		fprintf(stderr, "subscribe: %s\n", rxdp_ctl_strerror(c));
+		return 1;
+	}
+	CHECK(rxdp_ctl_subscribe(c, 999999) == -ENODEV,
+	      "subscribing to no device is not ENODEV");
+	printf("subscribed\n");
+	while (now_s() - t0 < seconds) {
+		struct pollfd pfd = { .fd = rxdp_ctl_fd(c), .events = POLLIN };
+
+		poll(&pfd, 1, 100);
+		/* a call: events arriving meanwhile are queued, not lost */
+		if (rxdp_ctl_query_device(c, ifindex, &di) == -ECONNRESET)
+			break;
+		while ((ret = rxdp_ctl_get_event(c, &ev)) == 1) {
+			CHECK(ev.ifindex == (__u32)ifindex,
+			      "event for ifindex %u", ev.ifindex);
+			printf("event %s%s\n",
+			       ev.event_type == IBV_EVENT_PORT_ACTIVE
+				       ? "PORT_ACTIVE"
+			       : ev.event_type == IBV_EVENT_PORT_ERR
+				       ? "PORT_ERR"
+			       : ev.event_type == IBV_EVENT_GID_CHANGE
+				       ? "GID_CHANGE"
+			       : ev.event_type == IBV_EVENT_DEVICE_FATAL
+				       ? "DEVICE_FATAL"
+				       : "?",
+			       ev.dropped ? " (after drops)" : "");
+		}
+		if (ret < 0)
+			break;
+	}
+	rxdp_ctl_close(c);
+	return failures ? 1 : 0;
+}
+
 /* ctl_client_test qpmac IFNAME QPN: the QP's destination MAC */
 static int cmd_qpmac(const char *ifname, const char *qpn)
 {
@@ -893,6 +944,8 @@ int main(int argc, char **argv)
 		ret = cmd_port(argv[2]);
 	else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "qps"))
 		ret = cmd_qps(argv[2], argv[3], argv[4], argc == 6);
+	else if (argc == 4 && !strcmp(argv[1], "events"))
+		ret = cmd_events(argv[2], atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "many"))
 		ret = cmd_many(argv[2], atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "unreach"))

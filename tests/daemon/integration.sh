@@ -109,13 +109,24 @@ idx_after=$(gids | awk -v g="::ffff:$ADDR_A" '$2 == g {print $1}')
 check "remaining GID keeps its index ($idx_before)" [ "$idx_before" = "$idx_after" ]
 
 # --- port state -------------------------------------------------------------------
-step "port state follows the link"
+step "port state follows the link; subscribers get the events"
+ip netns exec "$NS_A" "$T" events "$IF_A" 12 >"$tmp/events.out" 2>&1 &
+events_pid=$!
+on_exit "kill $events_pid 2>/dev/null"
+wait_until 5 grep -q subscribed "$tmp/events.out" || fail "events client did not subscribe"
 port_is() { [ "$(nsa "$T" port "$IF_A")" = "$1" ]; }
 check "port ACTIVE" port_is ACTIVE
 nsa ip link set "$IF_A" down
 check "link down -> port DOWN" wait_until 5 port_is DOWN
+check "... and IBV_EVENT_PORT_ERR" wait_until 5 grep -q "event PORT_ERR" "$tmp/events.out"
 nsa ip link set "$IF_A" up
 check "link up -> port ACTIVE" wait_until 10 port_is ACTIVE
+check "... and IBV_EVENT_PORT_ACTIVE" wait_until 5 grep -q "event PORT_ACTIVE" "$tmp/events.out"
+nsa ip addr add "$V4/32" dev "$IF_A"
+check "an address added -> IBV_EVENT_GID_CHANGE" wait_until 5 grep -q "event GID_CHANGE" "$tmp/events.out"
+nsa ip addr del "$V4/32" dev "$IF_A"
+wait "$events_pid"
+check "the events client saw nothing wrong" [ $? -eq 0 ]
 # IPv6 link-local and ND settle after the link comes back
 sleep 1
 

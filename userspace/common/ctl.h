@@ -73,6 +73,8 @@ enum rxdp_ctl_type {
 	RXDP_CTL_LIST_QPS, /* IFINDEX (0: all), QPN (start after) ->
 			      QP_INFO*, QP_STATS* (same order), MORE */
 	RXDP_CTL_QUERY_STATS, /* IFINDEX -> COUNTERS (enum rxdp_verdict) */
+	RXDP_CTL_SUBSCRIBE, /* IFINDEX: send this device's events */
+	RXDP_CTL_EVENT, /* daemon -> client, F_NOTIFY, seq 0: EVENT */
 	RXDP_CTL_TYPE_MAX,
 };
 
@@ -98,6 +100,7 @@ enum rxdp_ctl_attr {
 	RXDP_CTL_A_QP_STATS, /* struct rxdp_ctl_qp_stats */
 	RXDP_CTL_A_COUNTERS, /* __u64[n], n <= RXDP_CTL_MAX_COUNTERS */
 	RXDP_CTL_A_MORE, /* u32: a list reply was cut short, ask again */
+	RXDP_CTL_A_EVENT, /* struct rxdp_ctl_event */
 	RXDP_CTL_A_MAX,
 };
 

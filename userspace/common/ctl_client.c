@@ -5,6 +5,7 @@
  * same struct rxdp_ctl (the verbs library serialises them per context).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@ struct rxdp_ctl {
 	int fd;
 	__u32 seq;
 	char err[256];
+	/* events that arrived while a call waited for its reply */
+	struct rxdp_ctl_event evq[RXDP_CTL_EVENT_QUEUE];
+	unsigned int evq_head, evq_len, evq_dropped;
 	/* one buffer for the request, one for the reply; 8-byte aligned */
 	__u64 req[RXDP_CTL_MSG_MAX / 8];
 	__u64 rep[RXDP_CTL_MSG_MAX / 8];
@@ -79,6 +83,25 @@ int rxdp_ctl_fd(struct rxdp_ctl *c)
 	return c ? c->fd : -1;
 }
 
+static void event_push(struct rxdp_ctl *c, const struct rxdp_ctl_msg *msg)
+{
+	const struct nlattr *a = msg->tb[RXDP_CTL_A_EVENT];
+	unsigned int tail;
+
+	if (msg->nlh->nlmsg_type != RXDP_CTL_EVENT || !a)
+		return;
+	if (c->evq_len == RXDP_CTL_EVENT_QUEUE) {
+		/* full: the oldest goes */
+		c->evq_head = (c->evq_head + 1) % RXDP_CTL_EVENT_QUEUE;
+		c->evq_len--;
+		c->evq_dropped++;
+	}
+	tail = (c->evq_head + c->evq_len) % RXDP_CTL_EVENT_QUEUE;
+	memcpy(&c->evq[tail], mnl_attr_get_payload(a), sizeof(c->evq[tail]));
+	c->evq[tail].dropped = 0;
+	c->evq_len++;
+}
+
 static struct nlmsghdr *req_start(struct rxdp_ctl *c, __u16 type)
 {
 	c->err[0] = '\0';
@@ -131,6 +154,8 @@ static int call_fds(struct rxdp_ctl *c, struct rxdp_ctl_msg *msg,
 						: "bad lengths");
 			goto err_fds;
 		}
+		if (msg->nlh->nlmsg_flags & RXDP_CTL_F_NOTIFY)
+			event_push(c, msg);
 		if (msg->nlh->nlmsg_flags & RXDP_CTL_F_NOTIFY ||
 		    msg->nlh->nlmsg_seq != req->nlmsg_seq) {
 			for (i = 0; i < n_fds; i++)
@@ -475,4 +500,50 @@ int rxdp_ctl_query_stats(struct rxdp_ctl *c, __u32 ifindex, __u64 *counters,
 	memcpy(counters, mnl_attr_get_payload(a),
 	       sizeof(__u64) * (n < max ? n : max));
 	return n;
+}
+
+int rxdp_ctl_subscribe(struct rxdp_ctl *c, __u32 ifindex)
+{
+	struct rxdp_ctl_msg msg;
+
+	req_start(c, RXDP_CTL_SUBSCRIBE);
+	put_u32(c, RXDP_CTL_A_IFINDEX, ifindex);
+	return call(c, &msg);
+}
+
+int rxdp_ctl_get_event(struct rxdp_ctl *c, struct rxdp_ctl_event *ev)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		struct rxdp_ctl_msg msg;
+		int fds[RXDP_CTL_MAX_FDS], nfds = 0, i;
+		ssize_t n;
+
+		if (c->evq_len) {
+			*ev = c->evq[c->evq_head];
+			ev->dropped = c->evq_dropped;
+			c->evq_dropped = 0;
+			c->evq_head = (c->evq_head + 1) % RXDP_CTL_EVENT_QUEUE;
+			c->evq_len--;
+			return 1;
+		}
+		/* a readable SOCK_SEQPACKET socket holds a whole message */
+		if (poll(&pfd, 1, 0) <= 0)
+			return 0;
+		if (pfd.revents & (POLLHUP | POLLERR) &&
+		    !(pfd.revents & POLLIN))
+			return -ECONNRESET;
+		n = rxdp_ctl_recvmsg(c->fd, c->rep, sizeof(c->rep), fds, &nfds,
+				     RXDP_CTL_MAX_FDS);
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0)
+			return (int)n;
+		if (!rxdp_ctl_decode(c->rep, n, &msg, 1) &&
+		    msg.nlh->nlmsg_flags & RXDP_CTL_F_NOTIFY)
+			event_push(c, &msg);
+		/* anything else (a stray reply) is dropped */
+	}
 }

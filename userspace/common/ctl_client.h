@@ -206,4 +206,27 @@ int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,
 int rxdp_ctl_query_stats(struct rxdp_ctl *c, __u32 ifindex, __u64 *counters,
 			 int max); /* number of counters or -errno */
 
+/*
+ * Asynchronous events (additive): after rxdp_ctl_subscribe(ifindex), the
+ * daemon sends the device's events on this connection: IBV_EVENT_PORT_ACTIVE
+ * and IBV_EVENT_PORT_ERR when the link goes up or down, IBV_EVENT_GID_CHANGE
+ * when the GID table changes, IBV_EVENT_DEVICE_FATAL when rxdp is detached
+ * from the interface (the device is gone). Events that arrive while a call
+ * waits for its reply are kept (up to RXDP_CTL_EVENT_QUEUE; older ones are
+ * dropped first and counted in .dropped). rxdp_ctl_fd() polls readable when
+ * one may be there; rxdp_ctl_get_event() never blocks: 1 and *ev, 0 if none,
+ * or -errno.
+ */
+#define RXDP_CTL_EVENT_QUEUE 64
+
+struct rxdp_ctl_event {
+	__u32 ifindex;
+	__u32 event_type; /* enum ibv_event_type */
+	__u32 port_num; /* 1 for port events, else 0 */
+	__u32 dropped; /* events lost before this one (queue full) */
+};
+
+int rxdp_ctl_subscribe(struct rxdp_ctl *c, __u32 ifindex);
+int rxdp_ctl_get_event(struct rxdp_ctl *c, struct rxdp_ctl_event *ev);
+
 #endif /* RXDP_CTL_CLIENT_H */

@@ -42,6 +42,7 @@ static const struct {
 	[RXDP_CTL_A_QP_STATS] = { sizeof(struct rxdp_ctl_qp_stats), .list = 1 },
 	[RXDP_CTL_A_COUNTERS] = { sizeof(__u64), .var = 1 },
 	[RXDP_CTL_A_MORE] = { sizeof(__u32) },
+	[RXDP_CTL_A_EVENT] = { sizeof(struct rxdp_ctl_event) },
 };
 
 int rxdp_ctl_attr_check(const struct nlattr *attr)
@@ -267,6 +268,8 @@ const char *rxdp_ctl_type_name(unsigned int type)
 		[RXDP_CTL_ATTACH_DATAPATH] = "attach_datapath",
 		[RXDP_CTL_LIST_QPS] = "list_qps",
 		[RXDP_CTL_QUERY_STATS] = "query_stats",
+		[RXDP_CTL_SUBSCRIBE] = "subscribe",
+		[RXDP_CTL_EVENT] = "event",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

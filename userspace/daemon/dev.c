@@ -160,6 +160,8 @@ void dev_release(struct rxdp_link *l)
 
 	if (!d)
 		return;
+	/* the device is going away under its users */
+	clients_notify(l->ifindex, IBV_EVENT_DEVICE_FATAL, 0);
 	for (i = 0; i < RXDP_MAX_QP; i++)
 		if (d->qps[i])
 			qp_destroy(l, d->qps[i]);

@@ -27,6 +27,8 @@
 #include <net/if.h>
 #include <sys/socket.h>
 
+#include <infiniband/verbs.h>
+
 #include "common/log.h"
 #include "daemon/nl_parse.h"
 #include "daemon/rxdpd.h"
@@ -40,6 +42,12 @@ static struct mnl_socket *nl;
 #define NUD_USABLE                                                           \
 	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | \
 	 NUD_DELAY)
+
+/* The port is ACTIVE when the link is up and running (has carrier) */
+static bool port_active(unsigned int flags)
+{
+	return (flags & IFF_UP) && (flags & IFF_RUNNING);
+}
 
 struct rxdp_link *link_by_index(int ifindex)
 {
@@ -87,9 +95,11 @@ static void gid_link_local(const __u8 *mac, __u8 *gid)
  */
 void link_gid_rebuild(struct rxdp_link *l)
 {
+	__u8 before[RXDP_GID_TBL_LEN][16];
 	struct rxdp_addr *a;
 	int i;
 
+	memcpy(before, l->gids, sizeof(before));
 	memset(l->gids, 0, sizeof(l->gids));
 	memset(l->gid_used, 0, sizeof(l->gid_used));
 	gid_link_local(l->mac, l->gids[0]);
@@ -121,6 +131,9 @@ void link_gid_rebuild(struct rxdp_link *l)
 		}
 		memcpy(l->gids[a->gid_index], gid, 16);
 	}
+	/* IBTA 11.6.3: GID table changes are an affiliated port event */
+	if (l->dev && memcmp(before, l->gids, sizeof(before)))
+		clients_notify(l->ifindex, IBV_EVENT_GID_CHANGE, 1);
 }
 
 static void link_free(struct rxdp_link *l)
@@ -191,12 +204,23 @@ static void handle_link(const struct nlmsghdr *nlh)
 	}
 	if (l->flags != m.flags || l->mtu != m.mtu)
 		pr_debug("%s: flags %#x mtu %u\n", l->ifname, m.flags, m.mtu);
-	l->flags = m.flags;
-	if (m.mtu)
-		l->mtu = m.mtu;
-	if (m.num_rx_queues)
-		l->num_rx_queues = m.num_rx_queues;
-	dev_check(l);
+	{
+		bool was_dev = l->dev != NULL;
+		bool was_up = port_active(l->flags);
+
+		l->flags = m.flags;
+		if (m.mtu)
+			l->mtu = m.mtu;
+		if (m.num_rx_queues)
+			l->num_rx_queues = m.num_rx_queues;
+		dev_check(l);
+		if (was_dev && l->dev && was_up != port_active(l->flags))
+			clients_notify(l->ifindex,
+				       port_active(l->flags)
+					       ? IBV_EVENT_PORT_ACTIVE
+					       : IBV_EVENT_PORT_ERR,
+				       1);
+	}
 }
 
 static void handle_addr(const struct nlmsghdr *nlh)

@@ -123,6 +123,9 @@ struct rxdp_client {
 	struct rxdp_dp *dps;
 	bool dead;
 	struct ep_tag tag;
+	/* devices whose events this client asked for (rxdp_ctl_subscribe) */
+	int subs[16];
+	int nsubs;
 	/* a request parked while its destination is resolved */
 	void *pend;
 	size_t pend_len;
@@ -196,6 +199,8 @@ int client_owner_slot(struct rxdp_client *c);
 struct rxdp_client *orphan_get(pid_t pid);
 void clients_reap(void);
 void clients_retry(void);
+/* Send an event (enum ibv_event_type) to the clients subscribed to ifindex */
+void clients_notify(int ifindex, __u32 event_type, __u32 port_num);
 
 int ep_add(int fd, struct ep_tag *tag);
 int ep_mod(int fd, struct ep_tag *tag, __u32 events);

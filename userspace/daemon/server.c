@@ -615,6 +615,55 @@ static int do_query_stats(struct req *r)
 	return 0;
 }
 
+static int do_subscribe(struct req *r)
+{
+	struct rxdp_link *l;
+	int err, i;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	for (i = 0; i < r->c->nsubs; i++)
+		if (r->c->subs[i] == l->ifindex)
+			return 0;
+	if (r->c->nsubs == (int)(sizeof(r->c->subs) / sizeof(r->c->subs[0]))) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "too many subscriptions on one connection");
+		return -ENOSPC;
+	}
+	r->c->subs[r->c->nsubs++] = l->ifindex;
+	return 0;
+}
+
+void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
+{
+	static __u64 nbuf[256];
+	struct rxdp_ctl_event ev = { .ifindex = ifindex,
+				     .event_type = event_type,
+				     .port_num = port_num };
+	struct rxdp_client *c;
+	struct nlmsghdr *nlh;
+	int i, ret;
+
+	for (c = rxdpd.clients; c; c = c->next) {
+		if (c->dead || c->fd < 0)
+			continue;
+		for (i = 0; i < c->nsubs && c->subs[i] != ifindex; i++)
+			;
+		if (i == c->nsubs)
+			continue;
+		nlh = rxdp_ctl_msg_start(nbuf, RXDP_CTL_EVENT,
+					 RXDP_CTL_F_NOTIFY, 0, 0);
+		mnl_attr_put(nlh, RXDP_CTL_A_EVENT, sizeof(ev), &ev);
+		ret = rxdp_ctl_sendmsg(c->fd, nlh, NULL, 0);
+		if (ret)
+			pr_warn("pid %d does not read its events (%s): event "
+				"%u of ifindex %d dropped\n",
+				(int)c->pid, strerror(-ret), event_type,
+				ifindex);
+	}
+}
+
 typedef int (*handler_t)(struct req *r);
 
 static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
@@ -630,6 +679,7 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_ATTACH_DATAPATH] = do_attach_datapath,
 	[RXDP_CTL_LIST_QPS] = do_list_qps,
 	[RXDP_CTL_QUERY_STATS] = do_query_stats,
+	[RXDP_CTL_SUBSCRIBE] = do_subscribe,
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */
