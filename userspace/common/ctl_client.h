@@ -19,6 +19,8 @@ struct rxdp_ctl;
 /*
  * Connect to the daemon of this network namespace (path NULL: the default
  * abstract socket; or $RXDP_SOCKET; or an explicit path). NULL + errno.
+ * A path that starts with '@' names an abstract socket ("@rxdp/rxdpd" is
+ * the default). The connection is blocking; calls retry on EINTR.
  */
 struct rxdp_ctl *rxdp_ctl_connect(const char *path);
 void rxdp_ctl_close(struct rxdp_ctl *c);
