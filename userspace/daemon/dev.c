@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

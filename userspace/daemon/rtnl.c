@@ -24,7 +24,6 @@
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
-#include <net/if.h>
 #include <sys/socket.h>
 
 #include <infiniband/verbs.h>
