@@ -54,6 +54,20 @@ crc=$?
 wait $server
 src=$?
 cat "$tmp/client.out" "$tmp/server.out"
+if [ -n "${RXDP_TEST_DEBUG:-}" ]; then
+	for side in A B; do
+		ns=NS_$side if=IF_$side
+		ip -n "${!ns}" -s link show "${!if}" | sed -n '/RX:/,$p'
+		echo "--- XDP verdicts on ${!if}"
+		bpftool -j map dump pinned "$(rxdp_pin_dir "${!ns}" "${!if}")/stats" |
+			/usr/bin/python3 -c 'import json,sys
+for e in json.load(sys.stdin):
+    v = lambda x: int.from_bytes(bytes(int(b, 16) for b in x), "little") if isinstance(x, list) else int(x)
+    k = v(e["key"])
+    n = sum(v(x["value"]) for x in e["values"])
+    if n: print("verdict", k, n)' 
+	done
+fi
 if [ $crc -eq 3 ] || [ $src -eq 3 ]; then
 	skip "no RoCEv2 packet reached an AF_XDP socket (is the XDP classifier in?)"
 fi

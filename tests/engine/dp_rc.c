@@ -22,8 +22,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "common/ctl_client.h"
+#include "common/log.h"
 #include "engine/engine.h"
 
 #define BUF (16u << 20)
@@ -194,6 +196,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	server = !strcmp(argv[1], "server");
+	if (getenv("RXDP_DEBUG"))
+		rxdp_log_set_level(RXDP_LOG_DEBUG);
 	ifindex = if_nametoindex(argv[2]);
 	c = rxdp_ctl_connect(NULL);
 	if (!ifindex || !c) {
@@ -315,15 +319,12 @@ int main(int argc, char **argv)
 				      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				      IBV_QP_MAX_QP_RD_ATOMIC,
 			      NULL);
-	printf("%s: QP %#x -> %#x, %u queue(s), %s\n", argv[1], qpn, pr.qpn,
-	       dp->dp.num_queues,
-	       dp->dp.bind_flags & XDP_ZEROCOPY ? "zero-copy" : "copy");
-
 	if (server) {
 		/*
-		 * Receives for the client's Sends; its Writes, Reads and
-		 * atomics land here with no call from us (the progress thread).
-		 * The client's Sends carry fill(seed = size index).
+		 * Receives for the client's Sends, posted before we say we
+		 * are ready. Its Writes, Reads and atomics land here with no
+		 * call from us (the progress thread). The client's Sends carry
+		 * fill(seed = size index).
 		 */
 		for (int i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0]));
 		     i++) {
@@ -339,6 +340,24 @@ int main(int argc, char **argv)
 			CHECK(!rxdp_engine_post_recv(qp, &r, &bad),
 			      "post_recv");
 		}
+	}
+	/* both QPs in RTS before the first packet (else XDP drops it) */
+	{
+		struct peer ready;
+		char mine[32], theirs[32];
+
+		snprintf(mine, sizeof(mine), "%s-ready", argv[1]);
+		snprintf(theirs, sizeof(theirs), "%s-ready",
+			 server ? "client" : "server");
+		if (publish(argv[4], mine, &me) ||
+		    await(argv[4], theirs, &ready))
+			return 2;
+	}
+	printf("%s: QP %#x -> %#x, %u queue(s), %s\n", argv[1], qpn, pr.qpn,
+	       dp->dp.num_queues,
+	       dp->dp.bind_flags & XDP_ZEROCOPY ? "zero-copy" : "copy");
+
+	if (server) {
 		fill(buf + R_SRC, R_LEN, 77); /* for the client's Read */
 		/* up to 60 s, or until the client gave up */
 		got = 0;
@@ -396,7 +415,25 @@ int main(int argc, char **argv)
 				       wc[0].status == IBV_WC_RETRY_EXC_ERR)) {
 				struct rxdp_engine_stats st;
 
+				struct xdp_statistics xs = { 0 };
+				socklen_t xl = sizeof(xs);
+
 				rxdp_engine_get_stats(dp->engine, &st);
+				getsockopt(dp->dp.xsk_fds[0], SOL_XDP,
+					   XDP_STATISTICS, &xs, &xl);
+				printf("%s: xsk rx_dropped %llu rx_ring_full "
+				       "%llu "
+				       "fill_ring_empty %llu; engine seq NAKs "
+				       "%llu psn drops "
+				       "%llu dup %llu\n",
+				       argv[1],
+				       (unsigned long long)xs.rx_dropped,
+				       (unsigned long long)xs.rx_ring_full,
+				       (unsigned long long)
+					       xs.rx_fill_ring_empty_descs,
+				       (unsigned long long)st.seq_naks_sent,
+				       (unsigned long long)st.rx_drop_psn,
+				       (unsigned long long)st.rx_duplicates);
 				if (!st.rx_packets) {
 					fprintf(stderr, "client: no answer\n");
 					publish(argv[4], "client-done", &me);
@@ -452,7 +489,21 @@ int main(int argc, char **argv)
 	{
 		struct rxdp_engine_stats st;
 
+		struct xdp_statistics xs = { 0 };
+		socklen_t xl = sizeof(xs);
+
 		rxdp_engine_get_stats(dp->engine, &st);
+		getsockopt(dp->dp.xsk_fds[0], SOL_XDP, XDP_STATISTICS, &xs,
+			   &xl);
+		printf("%s: xsk rx_dropped %llu rx_ring_full %llu "
+		       "fill_ring_empty %llu; engine seq NAKs %llu psn drops "
+		       "%llu dup %llu\n",
+		       argv[1], (unsigned long long)xs.rx_dropped,
+		       (unsigned long long)xs.rx_ring_full,
+		       (unsigned long long)xs.rx_fill_ring_empty_descs,
+		       (unsigned long long)st.seq_naks_sent,
+		       (unsigned long long)st.rx_drop_psn,
+		       (unsigned long long)st.rx_duplicates);
 		printf("%s: tx %llu rx %llu retransmits %llu timeouts %llu "
 		       "icrc drops %llu\n",
 		       argv[1], (unsigned long long)st.tx_packets,

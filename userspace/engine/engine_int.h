@@ -213,8 +213,6 @@ struct rxdp_eqp {
 	uint32_t epsn;
 	uint32_t msn;
 	bool nak_sent; /* a PSN sequence NAK for epsn is out */
-	bool xdp_open; /* publishing an open epsn to XDP (resp_publish_epsn) */
-	uint32_t xdp_open_until;
 	enum resp_seq rseq;
 	uint32_t recv_off; /* bytes of the current Send received */
 	uint32_t recv_len; /* room in the current receive WQE */
@@ -225,6 +223,9 @@ struct rxdp_eqp {
 	uint32_t rjob_head, rjob_tail; /* free-running */
 	struct atomic_cache acache[ENG_ATOMIC_CACHE];
 	uint32_t acache_next;
+	/* the PSN of the last read/atomic response sent */
+	bool resp_sent;
+	uint32_t resp_sent_psn;
 	/* one coalesced ACK/NAK, sent after the queued responses */
 	bool ack_pending;
 	uint8_t ack_syndrome;
