@@ -95,23 +95,61 @@ static __always_inline __u32 svc_flag(__u8 qp_type)
 }
 
 /*
+ * PSNs an RC request takes: one, or for an RDMA Read request one per
+ * response packet it asks for (IBTA 9.7.1.1).
+ */
+static __always_inline __u32 req_npkts(struct roce_bth *bth, void *data_end,
+				       __u8 opcode, __u8 path_mtu)
+{
+	struct roce_reth *reth = (void *)(bth + 1);
+	__u32 len, shift;
+
+	if (opcode != ROCE_RC_READ_REQUEST)
+		return 1;
+	if ((void *)(reth + 1) > data_end)
+		return 1;
+	len = reth_len(reth);
+	/* enum ibv_mtu: 1 = 256 ... 5 = 4096, i.e. 2^(7 + path_mtu) */
+	shift = 7 + (path_mtu >= 1 && path_mtu <= 5 ? path_mtu : 1);
+	if (len == 0)
+		return 1;
+	return (__u32)(((__u64)len + (1U << shift) - 1) >> shift);
+}
+
+/*
  * RC PSN check (IBTA 9.7.4 responder, 9.7.5 requester). Returns the verdict
  * to drop with, or RXDP_V_REDIRECT to accept.
  *
- * Requests: expected and duplicate PSNs pass (the engine re-acknowledges
- * duplicates, re-executes reads, replays atomics). Of the requests ahead of
- * the expected PSN only the first passes, so the engine sends one sequence
- * NAK; the flag it sets here is cleared by the engine when the expected PSN
- * arrives. Responses must fall inside the requester's outstanding window.
+ * Requests: epsn here is the program's own expected PSN, which it advances
+ * as in-order requests pass (the engine sees them only later, so its view
+ * always lags the wire; it seeds epsn at RTR and never writes it after).
+ * Expected and duplicate PSNs pass (the engine re-acknowledges duplicates,
+ * re-executes reads, replays atomics, and takes a retransmission the program
+ * counted as a duplicate because the engine refused it the first time, e.g.
+ * with an RNR NAK or a bad ICRC). Of the requests ahead of epsn only the
+ * first passes, so the engine sends one sequence NAK (9.7.5.1.3); the
+ * expected PSN arriving again clears the flag. Responses must fall inside
+ * the requester's outstanding window [una_psn, next_psn), which the engine
+ * publishes before it transmits.
  */
 static __always_inline __u32 rc_psn_check(struct rxdp_qp_psn *ps, __u32 opf,
-					  __u32 psn)
+					  __u32 psn, __u32 npkts)
 {
 	if (opf & ROCE_OPF_REQUEST) {
 		__u32 epsn = READ_ONCE(ps->epsn);
+		__s32 d = psn_diff(psn, epsn);
 
-		if (psn_diff(psn, epsn) <= 0)
+		if (d < 0)
 			return RXDP_V_REDIRECT;
+		if (d == 0) {
+			/* another CPU may have moved it already: then it won */
+			__sync_val_compare_and_swap(&ps->epsn, epsn,
+						    psn_add(psn, npkts));
+			if (READ_ONCE(ps->flags) & RXDP_PSNF_NAK_SENT)
+				__sync_fetch_and_and(&ps->flags,
+						     ~RXDP_PSNF_NAK_SENT);
+			return RXDP_V_REDIRECT;
+		}
 		if (__sync_fetch_and_or(&ps->flags, RXDP_PSNF_NAK_SENT) &
 		    RXDP_PSNF_NAK_SENT)
 			return RXDP_V_DROP_PSN_OOS;
@@ -214,7 +252,9 @@ int rxdp_xdp(struct xdp_md *ctx)
 
 		if (!ps || READ_ONCE(ps->qpn) != qpn)
 			return verdict(RXDP_V_DROP_UNKNOWN_QP, XDP_DROP);
-		v = rc_psn_check(ps, opf, bth_psn(bth));
+		v = rc_psn_check(ps, opf, bth_psn(bth),
+				 req_npkts(bth, data_end, opcode,
+					   qc->path_mtu));
 		if (v != RXDP_V_REDIRECT)
 			return qp_verdict(qpn, v, XDP_DROP, 0);
 	}

@@ -10,9 +10,11 @@
  *         RCU), so the XDP program never sees a half-written context.
  * qp_psn  (ARRAY, BPF_F_MMAPABLE, QPN & RXDP_QP_INDEX_MASK -> struct
  *         rxdp_qp_psn): the sequence state that changes per packet. The daemon
- *         seeds it on RTR/RTS; the owning engine then keeps it current through
- *         a shared mapping, with plain aligned 32-bit stores (no syscall per
- *         packet). Each field is independent; the XDP program reads each once.
+ *         seeds it on RTR/RTS. The XDP program itself advances epsn as
+ *         in-order requests pass (the engine sees them later, so its view
+ *         lags the wire); the owning engine keeps una_psn/next_psn current
+ *         through a shared mapping with plain aligned 32-bit stores (no
+ *         syscall per packet). Each field is independent.
  * qp_stats (PERCPU_ARRAY, same index -> struct rxdp_qp_stats)
  * stats   (PERCPU_ARRAY, enum rxdp_verdict -> __u64 packets)
  * xsks    (XSKMAP, owner_slot * RXDP_MAX_QUEUES + rx queue -> AF_XDP socket)
@@ -68,7 +70,7 @@ struct rxdp_qp_ctx {
 
 struct rxdp_qp_psn {
 	__u32 qpn; /* the QP this slot belongs to now; 0 when free */
-	__u32 epsn; /* responder: next expected request PSN */
+	__u32 epsn; /* responder: next expected request PSN, as XDP saw it */
 	__u32 una_psn; /* requester: oldest unacknowledged PSN */
 	__u32 next_psn; /* requester: PSN of the next packet to send */
 	__u32 flags; /* RXDP_PSNF_* */

@@ -700,6 +700,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 	if (mask & IBV_QP_RQ_PSN) {
 		qp->epsn = attr->rq_psn & ROCE_PSN_MASK;
 		qp->nak_sent = false;
+		rc_psn_seed_epsn(qp);
 	}
 	if (mask & IBV_QP_SQ_PSN) {
 		uint32_t psn = attr->sq_psn & ROCE_PSN_MASK;

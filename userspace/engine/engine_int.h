@@ -278,5 +278,6 @@ int rc_timers(struct rxdp_eqp *qp);
 int rc_flush(struct rxdp_eqp *qp);
 uint64_t rc_deadline(struct rxdp_eqp *qp);
 void rc_psn_sync(struct rxdp_eqp *qp);
+void rc_psn_seed_epsn(struct rxdp_eqp *qp);
 
 #endif /* RXDP_ENGINE_INT_H */

@@ -26,11 +26,14 @@ static void psn_store(__u32 *p, uint32_t v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
-static void resp_publish_epsn(struct rxdp_eqp *qp);
-
+/*
+ * Publish the requester's window to the XDP program. The responder's epsn is
+ * not published here: the XDP program advances its own copy as in-order
+ * requests pass (it sees them before the engine does), so the engine only
+ * seeds it when the QP gets its rq_psn (rc_psn_seed_epsn).
+ */
 void rc_psn_sync(struct rxdp_eqp *qp)
 {
-	resp_publish_epsn(qp);
 	psn_store(&qp->psn->una_psn, qp->una);
 	psn_store(&qp->psn->next_psn, qp->next_psn);
 }
@@ -352,6 +355,14 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	memset(qp->acache, 0, sizeof(qp->acache));
 	qp->ack_pending = false;
 	rc_psn_sync(qp);
+	rc_psn_seed_epsn(qp);
+}
+
+void rc_psn_seed_epsn(struct rxdp_eqp *qp)
+{
+	psn_store(&qp->psn->epsn, qp->epsn);
+	__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_NAK_SENT,
+			   __ATOMIC_RELEASE);
 }
 
 uint64_t rc_deadline(struct rxdp_eqp *qp)
@@ -1019,28 +1030,6 @@ static struct rjob *resp_job_new(struct rxdp_eqp *qp)
 	return &qp->rjobs[qp->rjob_head % ENG_RJOBS];
 }
 
-/*
- * The epsn the XDP program sees: RESP_XDP_SLACK PSNs ahead of the real one.
- *
- * The program passes requests up to the published epsn, passes the first
- * one ahead of it (setting RXDP_PSNF_NAK_SENT) and drops the later ones
- * while the flag is set. An engine always lags the wire: a burst epsn,
- * epsn+1, epsn+2, ... reaches XDP before the engine has taken epsn, so with
- * the exact epsn published every burst lost all but its first two packets
- * (measured over rxdpd and the classifier: 11-61 drops and a sequence NAK
- * or a timeout per 1 MiB Send; and behind a resent burst after a loss,
- * test_lossy_xdp_filter: 390k frames, 300 timeouts instead of 40k and 10).
- * With the slack, anything a requester can have in flight (a window is at
- * most a few thousand packets) passes and the engine sorts out sequence
- * errors itself (one NAK per gap); what XDP still drops is far-ahead junk.
- */
-#define RESP_XDP_SLACK 4096
-
-static void resp_publish_epsn(struct rxdp_eqp *qp)
-{
-	psn_store(&qp->psn->epsn, psn_add(qp->epsn, RESP_XDP_SLACK));
-}
-
 static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 {
 	if (qp->type == IBV_QPT_UC) {
@@ -1275,7 +1264,6 @@ static void resp_rx_uc(struct rxdp_eqp *qp, struct pkt_info *pi)
 		qp->rseq = RSEQ_DROP;
 	}
 	qp->epsn = psn_add(psn, 1);
-	resp_publish_epsn(qp);
 	if (f & ROCE_OPF_FIRST) {
 		qp->rseq = RSEQ_NONE; /* a partial message is abandoned */
 	} else if (qp->rseq == RSEQ_DROP) {
@@ -1377,12 +1365,8 @@ static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		}
 		return;
 	}
-	/* the expected PSN: the XDP program may pass OOS requests again */
+	/* the expected PSN (the XDP program clears its NAK_SENT itself) */
 	qp->nak_sent = false;
-	if (__atomic_load_n(&qp->psn->flags, __ATOMIC_RELAXED) &
-	    RXDP_PSNF_NAK_SENT)
-		__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_NAK_SENT,
-				   __ATOMIC_RELEASE);
 
 	/* 9.7.4.1.2: opcode sequence inside a multi-packet message */
 	if (f & ROCE_OPF_FIRST) {
@@ -1412,7 +1396,6 @@ static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		qp->epsn = psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
 	else
 		qp->epsn = psn_add(psn, 1);
-	resp_publish_epsn(qp);
 	if (bth_ackreq(pi->bth) && !(f & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)))
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
 }
