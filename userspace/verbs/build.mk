@@ -6,10 +6,9 @@ VERBS_SRCS := $(wildcard userspace/verbs/*.c)
 VERBS_OBJS := $(VERBS_SRCS:%.c=$(OBJ)/%.o)
 VERBS_MAP  := userspace/verbs/libibverbs.map
 VERBS_SO   := $(LIB)/libibverbs.so.1
-# What the verbs objects link with (also used by tests/verbs): the engine
-# glue adds $(ENGINE_LIB) before $(COMMON_LIB) and $(ENGINE_LDLIBS) here.
-VERBS_LINK   := $(COMMON_LIB)
-VERBS_LDLIBS := -lmnl -lpthread
+# What the verbs objects link with (also used by tests/verbs)
+VERBS_LINK   := $(ENGINE_LIB) $(COMMON_LIB)
+VERBS_LDLIBS := $(ENGINE_LDLIBS)
 
 $(VERBS_SO): $(VERBS_OBJS) $(VERBS_LINK) $(VERBS_MAP)
 	$(msg) LD $@
