@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Unmodified Debian perftest and ibverbs-utils over rxdp, between two network
+# namespaces joined by a veth pair: each tool must exit 0 and print figures.
+# Usage: perftest.sh [TOOL...] (default: all of them)
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+bin=$root/build/bin
+lib=$root/build/lib
+
+require_root
+require_cmd ib_write_bw ibv_rc_pingpong timeout
+[ -x "$bin/rxdpd" ] && [ -x "$bin/rxdp-loader" ] || fail "rxdpd/rxdp-loader not built"
+
+tmp=$(mktemp -d)
+on_exit "rm -rf '$tmp'"
+
+NETNS_NO_IPV6=1 netns_pair
+for side in A B; do
+	ns_var=NS_$side if_var=IF_$side
+	ns=${!ns_var} ifn=${!if_var}
+	on_exit "ip netns exec $ns $bin/rxdp-loader detach $ifn"
+	ip netns exec "$ns" "$bin/rxdp-loader" attach "$ifn" >/dev/null ||
+		fail "attach $ifn"
+	ip netns exec "$ns" "$bin/rxdpd" >"$tmp/rxdpd-$side.log" 2>&1 &
+	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
+done
+devA=rxdp_$IF_A
+devB=rxdp_$IF_B
+verbs() { # verbs NS CMD...: with our libibverbs, bounded
+	local ns=$1
+	shift
+	ip netns exec "$ns" env LD_LIBRARY_PATH="$lib" timeout 60 "$@"
+}
+for _ in $(seq 50); do
+	verbs "$NS_A" ibv_devices 2>/dev/null | grep -q "$devA" &&
+		verbs "$NS_B" ibv_devices 2>/dev/null | grep -q "$devB" && break
+	sleep 0.2
+done
+gid=$(verbs "$NS_A" ibv_devinfo -v -d "$devA" |
+	sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1)
+[ -n "$gid" ] || fail "no IPv4 GID on $devA"
+
+failed=()
+# pair NAME SERVER-ARGS -- CLIENT-ARGS: server in A, client in B (to ADDR_A)
+pair() {
+	local name=$1 port=$2
+	shift 2
+	local srv_args=() cli_args=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv_args+=("$1"); shift; done
+	shift
+	cli_args=("$@")
+	verbs "$NS_A" "${srv_args[@]}" >"$tmp/$name.srv" 2>&1 &
+	local srv=$!
+	local ok=1
+	# the server listens on TCP before it creates verbs resources
+	for _ in $(seq 50); do
+		ip netns exec "$NS_A" ss -ltn 2>/dev/null | grep -q ":$port " && break
+		sleep 0.1
+	done
+	verbs "$NS_B" "${cli_args[@]}" >"$tmp/$name.cli" 2>&1 || ok=0
+	wait "$srv" || ok=0
+	if [ $ok = 1 ]; then
+		printf 'ok: %s\n' "$name"
+		tail -n 3 "$tmp/$name.cli" | sed 's/^/    /'
+	else
+		printf 'FAIL: %s\n' "$name"
+		for f in "$tmp/$name.srv" "$tmp/$name.cli"; do
+			echo "--- $f"
+			tail -n 15 "$f"
+		done
+		failed+=("$name")
+	fi
+}
+
+pt() { # pt TOOL ARGS...: a perftest tool, server/client with the same args
+	local tool=$1
+	shift
+	pair "$tool $*" 18515 "$tool" -d "$devA" -x "$gid" -F "$@" -- \
+		"$tool" -d "$devB" -x "$gid" -F "$@" "$ADDR_A"
+}
+
+pp() { # pp TOOL ARGS...: an ibv_*_pingpong, with data validation
+	local tool=$1
+	shift
+	pair "$tool $*" 18515 "$tool" -d "$devA" -g "$gid" "$@" -- \
+		"$tool" -d "$devB" -g "$gid" "$@" "$ADDR_A"
+}
+
+want=" ${*:-all} "
+sel() { [ "$want" = " all " ] || [[ "$want" == *" $1 "* ]]; }
+
+sel rc_pingpong && {
+	pp ibv_rc_pingpong -c -n 200 -s 1
+	pp ibv_rc_pingpong -c -n 200 -s 1023
+	pp ibv_rc_pingpong -c -n 200 -s 1025
+	pp ibv_rc_pingpong -c -n 50 -s 1048576
+}
+sel write_bw && pt ib_write_bw -n 500 -s 65536 --report_gbits
+sel read_bw && pt ib_read_bw -n 500 -s 65536 --report_gbits
+sel send_bw && pt ib_send_bw -n 500 -s 65536 --report_gbits
+sel atomic_bw && pt ib_atomic_bw -n 500
+sel write_lat && pt ib_write_lat -n 500 -s 2
+sel read_lat && pt ib_read_lat -n 500 -s 2
+sel send_lat && pt ib_send_lat -n 500 -s 2
+sel atomic_lat && pt ib_atomic_lat -n 500
+sel write_bw_all && pt ib_write_bw -a -n 20 --report_gbits
+sel uc_pingpong && pp ibv_uc_pingpong -c -n 200 -s 1024
+sel ud_pingpong && pp ibv_ud_pingpong -c -n 200 -s 512
+sel srq_pingpong && pp ibv_srq_pingpong -c -n 200 -s 1024
+sel send_bw_uc && pt ib_send_bw -c UC -n 500 -s 4096 --report_gbits
+sel write_bw_uc && pt ib_write_bw -c UC -n 500 -s 4096 --report_gbits
+sel send_bw_ud && pt ib_send_bw -c UD -n 500 -s 1024 --report_gbits
+sel send_lat_ud && pt ib_send_lat -c UD -n 500 -s 2
+sel write_bw_bidir && pt ib_write_bw -b -n 500 -s 65536 --report_gbits
+sel send_bw_qps && pt ib_send_bw -q 4 -n 500 -s 4096 --report_gbits
+sel send_bw_events && pt ib_send_bw -e -n 500 -s 4096 --report_gbits
+sel send_lat_events && pt ib_send_lat -e -n 500 -s 2
+sel read_bw_all && pt ib_read_bw -a -n 20 --report_gbits
+sel send_bw_all && pt ib_send_bw -a -n 20 --report_gbits
+sel write_lat_all && pt ib_write_lat -a -n 20
+sel send_lat_uc && pt ib_send_lat -c UC -n 500 -s 2
+sel write_lat_uc && pt ib_write_lat -c UC -n 500 -s 2
+sel send_bw_ud_all && pt ib_send_bw -c UD -a -n 20 --report_gbits
+sel atomic_bw_qps && pt ib_atomic_bw -q 2 -n 500
+sel read_bw_bidir && pt ib_read_bw -b -n 200 -s 65536 --report_gbits
+sel send_bw_events_qps && pt ib_send_bw -e -q 2 -n 500 -s 16384 --report_gbits
+
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "failed: ${failed[*]}"
+	exit 1
+fi
+echo "PASS: perftest and pingpong over rxdp"
