@@ -64,10 +64,11 @@ for side in A B; do
 done
 devA=rxdp_$IF_A
 devB=rxdp_$IF_B
-for _ in $(seq 50); do
-	verbs "$NS_A" ibv_devices 2>/dev/null | grep -q "$devA" &&
-		verbs "$NS_B" ibv_devices 2>/dev/null | grep -q "$devB" && break
-	sleep 0.2
+# both devices listed and their ports ACTIVE (the link settles after attach)
+port_active() { verbs "$1" ibv_devinfo -d "$2" 2>/dev/null | grep -q PORT_ACTIVE; }
+for _ in $(seq 100); do
+	port_active "$NS_A" "$devA" && port_active "$NS_B" "$devB" && break
+	sleep 0.1
 done
 verbs "$NS_A" ibv_devices | grep -q "$devA" || die "rxdpd on host A shows no device"
 echo "verbs devices on host A (unmodified ibv_devices over rxdp):"

@@ -32,10 +32,11 @@ verbs() { # verbs NS CMD...: with our libibverbs, bounded
 	shift
 	ip netns exec "$ns" env LD_LIBRARY_PATH="$lib" timeout 60 "$@"
 }
-for _ in $(seq 50); do
-	verbs "$NS_A" ibv_devices 2>/dev/null | grep -q "$devA" &&
-		verbs "$NS_B" ibv_devices 2>/dev/null | grep -q "$devB" && break
-	sleep 0.2
+# both devices listed and their ports ACTIVE (the link settles after attach)
+port_active() { verbs "$1" ibv_devinfo -d "$2" 2>/dev/null | grep -q PORT_ACTIVE; }
+for _ in $(seq 100); do
+	port_active "$NS_A" "$devA" && port_active "$NS_B" "$devB" && break
+	sleep 0.1
 done
 gid=$(verbs "$NS_A" ibv_devinfo -v -d "$devA" |
 	sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1)

@@ -33,9 +33,23 @@ struct rxdp_mr {
 struct rxdp_cq {
 	struct ibv_cq cq;
 	struct rxdp_ecq *ecq;
-	uint32_t comp_events; /* atomic */
+	uint32_t comp_events; /* atomic: queued on the channel */
 	uint32_t async_events; /* atomic */
+	/* once destroyed, under cq_event_lock: */
+	uint32_t unread; /* its records still in the channel */
+	struct rxdp_cq *next_dead;
 };
+
+/*
+ * ibv_destroy_cq waits for the acks of the completion events the
+ * application has read (counted in ibv_cq.handle, which has no kernel
+ * object to name here), and discards those it has not, as the kernel's
+ * uverbs does. The channel still holds their records, so a destroyed CQ
+ * stays on the dead list, unfreed (its address cannot be reused), until
+ * the last of them is read and skipped.
+ */
+static pthread_mutex_t cq_event_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rxdp_cq *dead_cqs;
 
 struct rxdp_srq {
 	struct ibv_srq srq;
@@ -366,21 +380,56 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return refuse();
 }
 
+int rxdp_dp_cq_event_read(struct ibv_cq *cq)
+{
+	struct rxdp_cq **pp, *gone = NULL;
+	int dead = 0;
+
+	pthread_mutex_lock(&cq_event_lock);
+	for (pp = &dead_cqs; *pp; pp = &(*pp)->next_dead) {
+		if (&(*pp)->cq != cq)
+			continue;
+		dead = 1;
+		if (--(*pp)->unread == 0) {
+			gone = *pp;
+			*pp = gone->next_dead;
+		}
+		break;
+	}
+	if (!dead)
+		cq->handle++; /* delivered */
+	pthread_mutex_unlock(&cq_event_lock);
+	free(gone);
+	return dead;
+}
+
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct rxdp_cq *w = to_cq(cq);
-	int ret;
+	uint32_t delivered;
+	int ret, keep;
 
 	if (!cq)
 		return EINVAL;
 	ret = rxdp_engine_destroy_cq(w->ecq);
 	if (ret)
 		return -ret; /* EBUSY while a QP uses it */
-	rxdp_cq_wait_acked(cq,
-			   __atomic_load_n(&w->comp_events, __ATOMIC_ACQUIRE),
+	/* no more notifies now: comp_events is final */
+	pthread_mutex_lock(&cq_event_lock);
+	delivered = cq->handle;
+	w->unread =
+		__atomic_load_n(&w->comp_events, __ATOMIC_ACQUIRE) - delivered;
+	keep = w->unread != 0;
+	if (keep) {
+		w->next_dead = dead_cqs;
+		dead_cqs = w;
+	}
+	pthread_mutex_unlock(&cq_event_lock);
+	rxdp_cq_wait_acked(cq, delivered,
 			   __atomic_load_n(&w->async_events, __ATOMIC_ACQUIRE));
 	rxdp_cq_fini(cq);
-	free(w);
+	if (!keep)
+		free(w);
 	return 0;
 }
 

@@ -64,6 +64,7 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 	cq->cq_context = cq_context;
 	cq->comp_events_completed = 0;
 	cq->async_events_completed = 0;
+	cq->handle = 0; /* events delivered by ibv_get_cq_event */
 	pthread_mutex_init(&cq->mutex, NULL);
 	pthread_cond_init(&cq->cond, NULL);
 	if (channel) {
@@ -125,11 +126,13 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	struct ibv_cq *ev;
 	int ret;
 
-	ret = read_record(channel->fd, &ev, sizeof(ev));
-	if (ret) {
-		errno = -ret;
-		return -1;
-	}
+	do {
+		ret = read_record(channel->fd, &ev, sizeof(ev));
+		if (ret) {
+			errno = -ret;
+			return -1;
+		}
+	} while (rxdp_dp_cq_event_read(ev)); /* skip destroyed CQs' events */
 	*cq = ev;
 	*cq_context = ev->cq_context;
 	return 0;

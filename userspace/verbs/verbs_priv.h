@@ -155,6 +155,12 @@ void rxdp_srq_wait_acked(struct ibv_srq *srq, uint32_t events);
 int rxdp_dp_context_init(struct rxdp_context *c);
 /* Called by ibv_close_device before the context is torn down */
 void rxdp_dp_context_fini(struct rxdp_context *c);
+/*
+ * ibv_get_cq_event read an event of cq from its channel: count it as
+ * delivered (in cq->handle), or, if cq was destroyed meanwhile, return 1:
+ * the record is to be skipped (the last one frees the CQ).
+ */
+int rxdp_dp_cq_event_read(struct ibv_cq *cq);
 /* Fill context.ops with the data-path entry points */
 void rxdp_dp_set_ops(struct ibv_context_ops *ops);
 
