@@ -1,0 +1,11 @@
+# The XDP classifier on crafted packets (BPF_PROG_TEST_RUN; root, else 77).
+BPF_TEST := $(BUILD)/tests/bpf/test_xdp
+
+$(OBJ)/tests/bpf/test_xdp.o: $(BPF_SKEL)
+
+$(BPF_TEST): $(OBJ)/tests/bpf/test_xdp.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lbpf
+
+TESTS += $(BPF_TEST)

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The XDP classifier run on crafted packets with BPF_PROG_TEST_RUN: each case
+ * asserts the verdict, that the packet is unchanged, and the exact counter
+ * deltas. An accepted packet for a QP whose owner has no AF_XDP socket ends
+ * as drop_no_xsk: that counter is how these tests see "accepted".
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "rxdp/maps.h"
+#include "rxdp/opcodes.h"
+#include "rxdp/params.h"
+#include "rxdp/psn.h"
+#include "rxdp/roce.h"
+#include "rxdp_xdp.skel.h"
+
+#define XDP_DROP_ 1
+#define XDP_PASS_ 2
+#define XDP_REDIRECT_ 4
+
+static struct rxdp_xdp_bpf *skel;
+static int ncpus;
+
+/* --- packets ------------------------------------------------------------- */
+
+struct pkt_opts {
+	int vlan; /* 0, 0x8100 or 0x88a8 */
+	int ipv6;
+	int ip_opt_words; /* IPv4 options, in 32-bit words */
+	int frag; /* IPv4 MF set */
+	uint16_t ethertype; /* 0: IP */
+	uint16_t dport; /* 0: 4791 */
+	int udp_len_delta; /* lie in the UDP length */
+	uint8_t opcode;
+	uint32_t qpn;
+	uint32_t psn;
+	uint16_t pkey; /* 0: 0xffff */
+	uint8_t tver;
+	uint8_t pad;
+	uint32_t payload;
+	uint32_t qkey; /* DETH */
+	uint32_t dma_len; /* RETH */
+};
+
+static uint32_t build(uint8_t *buf, const struct pkt_opts *o)
+{
+	uint32_t flags = roce_opcode_flags(o->opcode);
+	uint32_t off = 0, l3, l4, roce_len, ulen;
+	struct roce_bth *bth;
+	uint8_t *ext;
+
+	memset(buf, 0, 4096);
+	memcpy(buf, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
+	off = 12;
+	if (o->vlan) {
+		buf[off] = o->vlan >> 8;
+		buf[off + 1] = o->vlan & 0xff;
+		buf[off + 2] = 0;
+		buf[off + 3] = 5; /* VID 5 */
+		off += 4;
+	}
+	{
+		uint16_t et = o->ethertype ? o->ethertype
+			      : o->ipv6	   ? ETH_P_IPV6
+					   : ETH_P_IP;
+
+		buf[off] = et >> 8;
+		buf[off + 1] = et & 0xff;
+		off += 2;
+	}
+	l3 = off;
+	/* the RoCE part: BTH, extension headers, payload, pad, ICRC */
+	roce_len = sizeof(*bth) + roce_ext_hdr_len(flags) + o->payload +
+		   o->pad + ROCE_ICRC_LEN;
+	if (!flags) /* unknown opcode: a BTH and an ICRC */
+		roce_len = sizeof(*bth) + o->payload + ROCE_ICRC_LEN;
+	ulen = sizeof(struct udphdr) + roce_len;
+	if (o->ipv6) {
+		struct ipv6hdr *ip6 = (void *)(buf + l3);
+
+		ip6->version = 6;
+		ip6->payload_len = htons(ulen);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		ip6->saddr.s6_addr[15] = 1;
+		ip6->daddr.s6_addr[15] = 2;
+		l4 = l3 + sizeof(*ip6);
+	} else {
+		struct iphdr *ip = (void *)(buf + l3);
+		uint32_t ihl = 5 + o->ip_opt_words;
+
+		ip->version = 4;
+		ip->ihl = ihl;
+		ip->tot_len = htons(ihl * 4 + ulen);
+		ip->frag_off = htons(o->frag ? 0x2000 : 0x4000); /* MF / DF */
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->saddr = htonl(0xc6120001);
+		ip->daddr = htonl(0xc6130001);
+		for (int i = 0; i < o->ip_opt_words; i++)
+			buf[l3 + 20 + 4 * i] = 1; /* NOP options */
+		l4 = l3 + ihl * 4;
+	}
+	{
+		struct udphdr *udp = (void *)(buf + l4);
+
+		udp->source = htons(0xc000);
+		udp->dest = htons(o->dport ? o->dport : ROCE_V2_UDP_PORT);
+		udp->len = htons(ulen + o->udp_len_delta);
+	}
+	bth = (void *)(buf + l4 + sizeof(struct udphdr));
+	bth_init(bth, o->opcode, 0, o->pad, o->pkey ? o->pkey : 0xffff, o->qpn,
+		 0, o->psn);
+	bth->flags |= o->tver & ROCE_BTH_TVER_MASK;
+	ext = (uint8_t *)(bth + 1);
+	if (flags & ROCE_OPF_DETH)
+		deth_init((void *)(ext +
+				   roce_ext_hdr_offset(flags, ROCE_OPF_DETH)),
+			  o->qkey, 0x77);
+	if (flags & ROCE_OPF_RETH)
+		reth_init((void *)(ext +
+				   roce_ext_hdr_offset(flags, ROCE_OPF_RETH)),
+			  0x1000, 0x1234, o->dma_len);
+	for (uint32_t i = 0; i < o->payload; i++)
+		ext[roce_ext_hdr_len(flags) + i] = (uint8_t)i;
+	return l4 + ulen;
+}
+
+/* --- maps ------------------------------------------------------------------ */
+
+static void set_qp(uint32_t qpn, int type, int state, uint16_t pkey,
+		   uint32_t qkey, uint32_t owner_slot)
+{
+	struct rxdp_qp_ctx c = {
+		.qpn = qpn,
+		.qp_type = type,
+		.state = state,
+		.pkey = pkey,
+		.qkey = qkey,
+		.owner_slot = owner_slot,
+		.path_mtu = 3, /* 1024 */
+	};
+
+	assert_int_equal(bpf_map__update_elem(skel->maps.qp_ctx, &qpn,
+					      sizeof(qpn), &c, sizeof(c), 0),
+			 0);
+}
+
+static void set_psn(uint32_t qpn, uint32_t epsn, uint32_t una, uint32_t next,
+		    uint32_t flags)
+{
+	uint32_t idx = qpn & RXDP_QP_INDEX_MASK;
+	struct rxdp_qp_psn p = {
+		.qpn = qpn,
+		.epsn = epsn,
+		.una_psn = una,
+		.next_psn = next,
+		.flags = flags,
+	};
+
+	assert_int_equal(bpf_map__update_elem(skel->maps.qp_psn, &idx,
+					      sizeof(idx), &p, sizeof(p), 0),
+			 0);
+}
+
+static struct rxdp_qp_psn get_psn(uint32_t qpn)
+{
+	uint32_t idx = qpn & RXDP_QP_INDEX_MASK;
+	struct rxdp_qp_psn p;
+
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.qp_psn, &idx,
+					      sizeof(idx), &p, sizeof(p), 0),
+			 0);
+	return p;
+}
+
+static void read_stats(uint64_t out[RXDP_V_MAX])
+{
+	uint64_t vals[ncpus];
+
+	for (uint32_t v = 0; v < RXDP_V_MAX; v++) {
+		assert_int_equal(bpf_map__lookup_elem(skel->maps.stats, &v,
+						      sizeof(v), vals,
+						      sizeof(vals), 0),
+				 0);
+		out[v] = 0;
+		for (int c = 0; c < ncpus; c++)
+			out[v] += vals[c];
+	}
+}
+
+static struct rxdp_qp_stats qp_stats(uint32_t qpn)
+{
+	uint32_t idx = qpn & RXDP_QP_INDEX_MASK;
+	struct rxdp_qp_stats vals[ncpus], sum = { 0 };
+
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.qp_stats, &idx,
+					      sizeof(idx), vals, sizeof(vals),
+					      0),
+			 0);
+	for (int c = 0; c < ncpus; c++) {
+		sum.rx_packets += vals[c].rx_packets;
+		sum.rx_bytes += vals[c].rx_bytes;
+		sum.rx_drops += vals[c].rx_drops;
+	}
+	return sum;
+}
+
+/*
+ * Run the program on len bytes of buf; assert the packet comes out
+ * unchanged and that exactly one counter moved, by one: `verdict`.
+ * Returns the program's return code.
+ */
+static int run_expect(const uint8_t *buf, uint32_t len, uint32_t verdict)
+{
+	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX];
+	uint8_t out[4096];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf,
+		    .data_size_in = len, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1);
+	int err;
+
+	read_stats(before);
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.rxdp_xdp),
+				     &opts);
+	assert_int_equal(err, 0);
+	assert_int_equal(opts.data_size_out, len);
+	assert_memory_equal(out, buf, len);
+	read_stats(after);
+	for (uint32_t v = 0; v < RXDP_V_MAX; v++) {
+		uint64_t want = v == verdict ? 1 : 0;
+
+		if (after[v] - before[v] != want)
+			fail_msg("len %u: counter %s moved by %llu, want %llu",
+				 len, rxdp_verdict_names[v],
+				 (unsigned long long)(after[v] - before[v]),
+				 (unsigned long long)want);
+	}
+	return opts.retval;
+}
+
+static void expect(const struct pkt_opts *o, uint32_t verdict, int action)
+{
+	uint8_t buf[4096];
+	uint32_t len = build(buf, o);
+
+	assert_int_equal(run_expect(buf, len, verdict), action);
+}
+
+/* Accepted: everything passed; the owner has no socket in these tests */
+static void accepted(const struct pkt_opts *o)
+{
+	expect(o, RXDP_V_DROP_NO_XSK, XDP_DROP_);
+}
+
+#define QP_RC 0x000102
+#define QP_UC 0x000203
+#define QP_UD 0x000304
+#define QKEY 0x11111111
+
+static int setup(void **state)
+{
+	set_qp(QP_RC, RXDP_QPT_RC, RXDP_QPS_RTS, 0xffff, 0, 0);
+	set_qp(QP_UC, RXDP_QPT_UC, RXDP_QPS_RTS, 0xffff, 0, 0);
+	set_qp(QP_UD, RXDP_QPT_UD, RXDP_QPS_RTS, 0xffff, QKEY, 0);
+	set_psn(QP_RC, 100, 100, 200, 0);
+	set_psn(QP_UC, 0, 0, 0, 0);
+	set_psn(QP_UD, 0, 0, 0, 0);
+	return 0;
+}
+
+/* --- tests ---------------------------------------------------------------- */
+
+static void test_not_roce(void **state)
+{
+	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
+
+	o.ethertype = ETH_P_ARP;
+	expect(&o, RXDP_V_PASS_NOT_ROCE, XDP_PASS_);
+	o.ethertype = 0;
+	o.dport = 4792;
+	expect(&o, RXDP_V_PASS_NOT_ROCE, XDP_PASS_);
+	o.dport = 0;
+	o.vlan = 0x8100;
+	o.dport = 53;
+	expect(&o, RXDP_V_PASS_NOT_ROCE, XDP_PASS_);
+}
+
+/* Every opcode of the table, on a QP of each service type that takes it */
+static void test_every_opcode(void **state)
+{
+	for (int op = 0; op < 256; op++) {
+		uint32_t f = roce_opcode_flags(op);
+		struct pkt_opts o = { .opcode = op, .psn = 100, .qkey = QKEY };
+
+		if (!f)
+			continue;
+		o.payload = f & ROCE_OPF_PAYLOAD ? 64 : 0;
+		if (f & ROCE_OPF_SVC_RC) {
+			set_psn(QP_RC, 100, 100, 200, 0);
+			o.qpn = QP_RC;
+			accepted(&o);
+		}
+		if (f & ROCE_OPF_SVC_UC) {
+			o.qpn = QP_UC;
+			accepted(&o);
+		}
+		if (f & ROCE_OPF_SVC_UD) {
+			o.qpn = QP_UD;
+			accepted(&o);
+		}
+	}
+}
+
+static void test_bad_opcodes(void **state)
+{
+	struct pkt_opts o = { .qpn = QP_RC, .psn = 100 };
+
+	o.opcode = 0x15; /* reserved in the RC range */
+	expect(&o, RXDP_V_DROP_BAD_OPCODE, XDP_DROP_);
+	o.opcode = 0x40; /* RD: not supported */
+	expect(&o, RXDP_V_DROP_BAD_OPCODE, XDP_DROP_);
+	o.opcode = ROCE_UC_SEND_ONLY; /* UC opcode to an RC QP */
+	o.payload = 8;
+	expect(&o, RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP_);
+	o.opcode = ROCE_RC_SEND_ONLY; /* RC opcode to a UD QP */
+	o.qpn = QP_UD;
+	expect(&o, RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP_);
+	o.opcode = ROCE_RC_ACK; /* no payload allowed */
+	o.qpn = QP_RC;
+	o.payload = 4;
+	set_psn(QP_RC, 100, 100, 200, 0);
+	expect(&o, RXDP_V_DROP_TRUNCATED, XDP_DROP_);
+	o.opcode = ROCE_RC_SEND_ONLY;
+	o.payload = 0;
+	o.tver = 1;
+	expect(&o, RXDP_V_DROP_BAD_TVER, XDP_DROP_);
+}
+
+static void test_l2_l3_variants(void **state)
+{
+	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY,
+			      .qpn = QP_RC,
+			      .payload = 32 };
+
+	set_psn(QP_RC, 0, 0, 0, 0);
+	o.ip_opt_words = 3;
+	o.psn = 0;
+	accepted(&o);
+	o.ip_opt_words = 0;
+	o.ipv6 = 1;
+	o.psn = 1;
+	accepted(&o);
+	o.vlan = 0x8100;
+	o.psn = 2;
+	accepted(&o);
+	o.ipv6 = 0;
+	o.vlan = 0x88a8;
+	o.psn = 3;
+	accepted(&o);
+	o.vlan = 0;
+	o.frag = 1;
+	expect(&o, RXDP_V_DROP_IP_FRAGMENT, XDP_DROP_);
+	o.frag = 0;
+	o.udp_len_delta = -2;
+	expect(&o, RXDP_V_DROP_BAD_UDP, XDP_DROP_);
+	o.udp_len_delta = 0;
+	o.pad = 3;
+	o.payload = 1;
+	o.psn = 4;
+	accepted(&o);
+}
+
+static void test_unknown_qp_and_states(void **state)
+{
+	static const int drop[] = { RXDP_QPS_RESET, RXDP_QPS_INIT,
+				    RXDP_QPS_ERR };
+	static const int take[] = { RXDP_QPS_RTR, RXDP_QPS_RTS, RXDP_QPS_SQD,
+				    RXDP_QPS_SQE };
+	struct pkt_opts o = { .opcode = ROCE_UC_SEND_ONLY, .qpn = 0x00abcd };
+	struct rxdp_qp_stats s0, s1;
+
+	expect(&o, RXDP_V_DROP_UNKNOWN_QP, XDP_DROP_);
+	o.qpn = QP_UC;
+	s0 = qp_stats(QP_UC);
+	for (unsigned i = 0; i < 3; i++) {
+		set_qp(QP_UC, RXDP_QPT_UC, drop[i], 0xffff, 0, 0);
+		expect(&o, RXDP_V_DROP_QP_STATE, XDP_DROP_);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		set_qp(QP_UC, RXDP_QPT_UC, take[i], 0xffff, 0, 0);
+		accepted(&o);
+	}
+	s1 = qp_stats(QP_UC);
+	assert_int_equal(s1.rx_drops - s0.rx_drops, 7);
+	set_qp(QP_UC, RXDP_QPT_UC, RXDP_QPS_RTS, 0xffff, 0, 0);
+	/* a qp_psn slot that belongs to another QP */
+	o.opcode = ROCE_RC_SEND_ONLY;
+	o.qpn = QP_RC;
+	set_psn(QP_RC, 0, 0, 0, 0);
+	{
+		uint32_t idx = QP_RC & RXDP_QP_INDEX_MASK;
+		struct rxdp_qp_psn p = { .qpn = QP_RC + RXDP_MAX_QP };
+
+		assert_int_equal(bpf_map__update_elem(skel->maps.qp_psn, &idx,
+						      sizeof(idx), &p,
+						      sizeof(p), 0),
+				 0);
+	}
+	expect(&o, RXDP_V_DROP_UNKNOWN_QP, XDP_DROP_);
+	/* an owner slot out of range */
+	set_psn(QP_RC, 0, 0, 0, 0);
+	set_qp(QP_RC, RXDP_QPT_RC, RXDP_QPS_RTS, 0xffff, 0, RXDP_MAX_OWNERS);
+	expect(&o, RXDP_V_DROP_NO_XSK, XDP_DROP_);
+	set_qp(QP_RC, RXDP_QPT_RC, RXDP_QPS_RTS, 0xffff, 0, 0);
+}
+
+static void test_keys(void **state)
+{
+	struct pkt_opts o = { .opcode = ROCE_UC_SEND_ONLY, .qpn = QP_UC };
+
+	o.pkey = 0x7fff; /* limited member against a full member: match */
+	accepted(&o);
+	o.pkey = 0x8001; /* another partition */
+	expect(&o, RXDP_V_DROP_BAD_PKEY, XDP_DROP_);
+	set_qp(QP_UC, RXDP_QPT_UC, RXDP_QPS_RTS, 0x7fff, 0, 0);
+	o.pkey = 0x7fff; /* two limited members never match (IBTA 10.9.3) */
+	expect(&o, RXDP_V_DROP_BAD_PKEY, XDP_DROP_);
+	set_qp(QP_UC, RXDP_QPT_UC, RXDP_QPS_RTS, 0xffff, 0, 0);
+
+	o.opcode = ROCE_UD_SEND_ONLY;
+	o.qpn = QP_UD;
+	o.pkey = 0;
+	o.qkey = QKEY;
+	accepted(&o);
+	o.qkey = QKEY + 1;
+	expect(&o, RXDP_V_DROP_BAD_QKEY, XDP_DROP_);
+}
+
+/* RC requests around the expected PSN, across the 2^24 wrap */
+static void test_request_psn(void **state)
+{
+	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
+
+	set_psn(QP_RC, 0xfffffe, 0, 0, 0);
+	o.psn = 0xfffffe; /* expected: passes, epsn moves on */
+	accepted(&o);
+	assert_int_equal(get_psn(QP_RC).epsn, 0xffffff);
+	o.psn = 0xfffffd; /* duplicate */
+	accepted(&o);
+	o.psn = 0x000001; /* ahead, across the wrap: the first passes */
+	accepted(&o);
+	assert_true(get_psn(QP_RC).flags & RXDP_PSNF_NAK_SENT);
+	o.psn = 0x000002; /* the next one ahead is dropped */
+	expect(&o, RXDP_V_DROP_PSN_OOS, XDP_DROP_);
+	assert_int_equal(get_psn(QP_RC).epsn, 0xffffff);
+	o.psn = 0xffffff; /* the expected one: clears the flag, wraps to 0 */
+	accepted(&o);
+	assert_int_equal(get_psn(QP_RC).epsn, 0);
+	assert_false(get_psn(QP_RC).flags & RXDP_PSNF_NAK_SENT);
+	o.psn = 0x000001; /* ahead again: a new gap gets its one NAK */
+	accepted(&o);
+	o.psn = 0x000000;
+	accepted(&o);
+	/* an RDMA Read request takes one PSN per response packet */
+	o.opcode = ROCE_RC_READ_REQUEST;
+	o.dma_len = 3000; /* 3 packets at path MTU 1024 */
+	o.psn = 1;
+	accepted(&o);
+	assert_int_equal(get_psn(QP_RC).epsn, 4);
+	o.dma_len = 0; /* a zero-length read still takes one */
+	o.psn = 4;
+	accepted(&o);
+	assert_int_equal(get_psn(QP_RC).epsn, 5);
+}
+
+/* RC responses must fall inside [una_psn, next_psn) */
+static void test_response_window(void **state)
+{
+	struct pkt_opts o = { .opcode = ROCE_RC_ACK, .qpn = QP_RC };
+
+	set_psn(QP_RC, 0, 0xfffffe, 0x000002, 0);
+	o.psn = 0xfffffe;
+	accepted(&o);
+	o.psn = 0x000001;
+	accepted(&o);
+	o.psn = 0x000002;
+	expect(&o, RXDP_V_DROP_PSN_STALE_RESP, XDP_DROP_);
+	o.psn = 0xfffffd;
+	expect(&o, RXDP_V_DROP_PSN_STALE_RESP, XDP_DROP_);
+	o.opcode = ROCE_RC_READ_RESPONSE_MIDDLE;
+	o.payload = 1024;
+	o.psn = 0xffffff;
+	accepted(&o);
+	set_psn(QP_RC, 0, 5, 5, 0); /* nothing outstanding */
+	o.psn = 5;
+	expect(&o, RXDP_V_DROP_PSN_STALE_RESP, XDP_DROP_);
+}
+
+/*
+ * A valid packet cut at every length: never an out-of-bounds read, always
+ * exactly one counter. Cut inside Ethernet/IP/UDP it is not recognisable
+ * as RoCE and goes to the kernel; cut after the UDP header it is a counted
+ * truncation (the IP length says more than the frame holds).
+ */
+static void test_truncated(void **state)
+{
+	static const struct pkt_opts variants[] = {
+		{ .opcode = ROCE_RC_WRITE_FIRST, .qpn = QP_RC, .payload = 40 },
+		{ .opcode = ROCE_RC_ATOMIC_ACK, .qpn = QP_RC, .ipv6 = 1 },
+		{ .opcode = ROCE_UD_SEND_ONLY_IMM,
+		  .qpn = QP_UD,
+		  .qkey = QKEY,
+		  .vlan = 0x8100,
+		  .payload = 8 },
+	};
+	uint8_t buf[4096];
+
+	for (unsigned v = 0; v < 3; v++) {
+		const struct pkt_opts *o = &variants[v];
+		uint32_t len = build(buf, o);
+		uint32_t l4 = 14 + (o->vlan ? 4 : 0) + (o->ipv6 ? 40 : 20);
+
+		set_psn(QP_RC, 0, 0, 1, 0);
+		for (uint32_t cut = ETH_HLEN; cut < len; cut++)
+			run_expect(buf, cut,
+				   cut < l4 + sizeof(struct udphdr)
+					   ? RXDP_V_PASS_NOT_ROCE
+					   : RXDP_V_DROP_TRUNCATED);
+		accepted(o); /* and whole, it is fine */
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_roce),
+		cmocka_unit_test(test_every_opcode),
+		cmocka_unit_test(test_bad_opcodes),
+		cmocka_unit_test(test_l2_l3_variants),
+		cmocka_unit_test(test_unknown_qp_and_states),
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_request_psn),
+		cmocka_unit_test(test_response_window),
+		cmocka_unit_test(test_truncated),
+	};
+	int ret;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: BPF_PROG_TEST_RUN needs root\n");
+		return 77;
+	}
+	ncpus = libbpf_num_possible_cpus();
+	skel = rxdp_xdp_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "SKIP: cannot load the XDP program: %s\n",
+			strerror(errno));
+		return 77;
+	}
+	ret = cmocka_run_group_tests_name("rxdp XDP classifier", tests, setup,
+					  NULL);
+	rxdp_xdp_bpf__destroy(skel);
+	return ret ? 1 : 0;
+}
