@@ -223,6 +223,17 @@ int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
 			ret = xsk_setup(l->ifindex, q, shared, dp->umem, req,
 					mode, &dp->xsk_fds[q]);
 		}
+		if (ret == -EINVAL && q > 0) {
+			/*
+			 * The count we had was an upper bound (a veth made
+			 * without numrxqueues reports one queue per possible
+			 * CPU but has one): the queues end here.
+			 */
+			pr_debug("%s: no RX queue %u, %u in all\n", l->ifname,
+				 q, q);
+			nq = q;
+			break;
+		}
 		if (ret) {
 			snprintf(msg, msglen,
 				 "cannot create the AF_XDP socket for queue %u "
