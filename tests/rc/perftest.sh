@@ -125,6 +125,10 @@ sel write_lat_uc && pt ib_write_lat -c UC -n 500 -s 2
 sel send_bw_ud_all && pt ib_send_bw -c UD -a -n 20 --report_gbits
 sel atomic_bw_qps && pt ib_atomic_bw -q 2 -n 500
 sel read_bw_bidir && pt ib_read_bw -b -n 200 -s 65536 --report_gbits
+sel read_lat_all && pt ib_read_lat -a -n 20
+sel send_lat_all && pt ib_send_lat -a -n 20
+sel send_bw_bidir && pt ib_send_bw -b -n 200 -s 65536 --report_gbits
+sel atomic_lat_cas && pt ib_atomic_lat -A CMP_AND_SWAP -n 500
 sel send_bw_events_qps && pt ib_send_bw -e -q 2 -n 500 -s 16384 --report_gbits
 
 if [ ${#failed[@]} -gt 0 ]; then
