@@ -31,7 +31,7 @@ $(DTEST)/ctl_client_test: $(OBJ)/tests/daemon/ctl_client_test.o $(LIB)/librxdp-c
 
 # a minimal redirecting XDP program with rxdp's maps, for the data-path test
 $(DTEST)/redirect_test.bpf.o: tests/daemon/redirect_test.bpf.c vmlinux.h \
-		include/rxdp/maps.h include/rxdp/params.h
+		include/rxdp/maps.h include/rxdp/params.h bpf/maps.bpf.h
 	$(msg) CLANG $<
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(filter-out -MMD -MP,$(BPF_CFLAGS)) -c $< -o $@

@@ -12,45 +12,10 @@
 
 #include "rxdp/params.h"
 #include "rxdp/maps.h"
+#include "bpf/maps.bpf.h"
 
 #define ETH_P_IP 0x0800
 #define ROCE_V2_PORT 4791
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, RXDP_MAX_QP);
-	__type(key, __u32);
-	__type(value, struct rxdp_qp_ctx);
-} qp_ctx SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, RXDP_MAX_QP);
-	__type(key, __u32);
-	__type(value, struct rxdp_qp_psn);
-} qp_psn SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RXDP_MAX_QP);
-	__type(key, __u32);
-	__type(value, struct rxdp_qp_stats);
-} qp_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RXDP_V_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__uint(max_entries, RXDP_XSK_SLOTS);
-	__type(key, __u32);
-	__type(value, __u32);
-} xsks SEC(".maps");
 
 SEC("xdp")
 int redirect_test(struct xdp_md *ctx)

@@ -539,12 +539,7 @@ static void attr_to_ctl(const struct ibv_qp_attr *a, struct rxdp_qp_attr *r)
 	r->retry_cnt = a->retry_cnt;
 	r->rnr_retry = a->rnr_retry;
 	r->en_sqd_async_notify = a->en_sqd_async_notify;
-	memcpy(r->ah.dgid, a->ah_attr.grh.dgid.raw, sizeof(r->ah.dgid));
-	r->ah.flow_label = a->ah_attr.grh.flow_label;
-	r->ah.sgid_index = a->ah_attr.grh.sgid_index;
-	r->ah.hop_limit = a->ah_attr.grh.hop_limit;
-	r->ah.traffic_class = a->ah_attr.grh.traffic_class;
-	r->ah.sl = a->ah_attr.sl;
+	rxdp_ah_from_attr(&a->ah_attr, &r->ah);
 }
 
 /* Remember what was set, by mask, for ibv_query_qp */
@@ -759,7 +754,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	struct rxdp_engine *e;
 	struct rxdp_vah *w;
 	struct rxdp_path path;
-	struct rxdp_ah a = { 0 };
+	struct rxdp_ah a;
 	int ret;
 
 	if (!pd || !attr)
@@ -771,12 +766,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	e = ctx_engine(c);
 	if (!e)
 		return NULL;
-	memcpy(a.dgid, attr->grh.dgid.raw, sizeof(a.dgid));
-	a.flow_label = attr->grh.flow_label;
-	a.sgid_index = attr->grh.sgid_index;
-	a.hop_limit = attr->grh.hop_limit;
-	a.traffic_class = attr->grh.traffic_class;
-	a.sl = attr->sl;
+	rxdp_ah_from_attr(attr, &a);
 	rxdp_ctx_ctl_lock(c);
 	ret = rxdp_ctl_resolve(c->ctl, c->dev->info.ifindex, &a, &path);
 	if (ret)

@@ -635,6 +635,17 @@ void rxdp_pd_put(struct ibv_pd *pd)
 	__atomic_sub_fetch(&to_rxdp_pd(pd)->users, 1, __ATOMIC_RELEASE);
 }
 
+void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	memcpy(ah->dgid, attr->grh.dgid.raw, sizeof(ah->dgid));
+	ah->flow_label = attr->grh.flow_label;
+	ah->sgid_index = attr->grh.sgid_index;
+	ah->hop_limit = attr->grh.hop_limit;
+	ah->traffic_class = attr->grh.traffic_class;
+	ah->sl = attr->sl;
+}
+
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx,
 				struct ibv_ah_attr *attr, uint8_t eth_mac[6],
 				uint16_t *vid)
@@ -648,13 +659,7 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx,
 		errno = EINVAL;
 		return EINVAL;
 	}
-	memset(&ah, 0, sizeof(ah));
-	memcpy(ah.dgid, attr->grh.dgid.raw, sizeof(ah.dgid));
-	ah.flow_label = attr->grh.flow_label;
-	ah.sgid_index = attr->grh.sgid_index;
-	ah.hop_limit = attr->grh.hop_limit;
-	ah.traffic_class = attr->grh.traffic_class;
-	ah.sl = attr->sl;
+	rxdp_ah_from_attr(attr, &ah);
 	rxdp_ctx_ctl_lock(c);
 	ret = rxdp_ctl_resolve(c->ctl, c->dev->info.ifindex, &ah, &path);
 	rxdp_ctx_ctl_unlock(c);

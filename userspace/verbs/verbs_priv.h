@@ -149,6 +149,9 @@ void rxdp_cq_wait_acked(struct ibv_cq *cq, uint32_t comp_events,
 void rxdp_qp_wait_acked(struct ibv_qp *qp, uint32_t events);
 void rxdp_srq_wait_acked(struct ibv_srq *srq, uint32_t events);
 
+/* The addressing of an ibv_ah_attr, for rxdp_ctl_resolve/modify_qp */
+void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah);
+
 /* --- engine entry points (dataplane.c) ----------------------------------- */
 
 /* Called by ibv_open_device after the context is set up; 0 or -errno */
