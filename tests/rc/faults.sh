@@ -103,7 +103,7 @@ pair "capture: read_bw" ib_read_bw -d "$devA" -x "$gid" -F -n 50 -s 5000 -- \
 	ib_read_bw -d "$devB" -x "$gid" -F -n 50 -s 5000
 pair "capture: atomic_bw" ib_atomic_bw -d "$devA" -x "$gid" -F -n 50 -- \
 	ib_atomic_bw -d "$devB" -x "$gid" -F -n 50
-sleep 0.5
+sleep 1
 kill -INT $dump
 wait $dump 2>/dev/null
 total=$(tshark -r "$tmp/cap.pcap" 2>/dev/null | wc -l)
@@ -116,8 +116,13 @@ echo "capture: $total frames, $ib decoded as InfiniBand, $bad malformed or warne
 	tshark -r "$tmp/cap.pcap" -Y '_ws.malformed || _ws.expert.severity >= warning' | head
 	fail "capture: malformed frames"
 }
-ops=$(tshark -r "$tmp/cap.pcap" -T fields -e infiniband.bth.opcode 2>/dev/null | sort -u | tr '\n' ' ')
-echo "capture: opcodes seen: $ops"
+ops=" $(tshark -r "$tmp/cap.pcap" -T fields -e infiniband.bth.opcode 2>/dev/null | sort -nu | tr '\n' ' ')"
+echo "capture: opcodes seen:$ops"
+# Send FIRST/MIDDLE/LAST, Write FIRST/MIDDLE/LAST, Read request and
+# responses, ACK, Compare&Swap or Fetch&Add and their ACK
+for op in 0 1 2 6 7 8 12 13 14 15 17 18 20; do
+	[[ "$ops" == *" $op "* ]] || fail "capture: no opcode $op seen"
+done
 
 # 2. loss on both directions of the bridge (an XDP program on its ports;
 # duplication and reordering are covered over the engine's in-memory wire)
