@@ -5,13 +5,13 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/bin
-lib=$root/build/lib
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "make demo: needs root (it creates network namespaces and attaches XDP programs)" >&2
 	exit 1
 fi
 . "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
 # the demo is not a test: a missing piece is a failure, not a skip
 skip() {
 	echo "make demo: $*" >&2
@@ -31,13 +31,6 @@ die() {
 	done
 	exit 1
 }
-# run CMD in namespace NS with our libibverbs, bounded by a timeout
-verbs() {
-	local ns=$1
-	shift
-	ip netns exec "$ns" env LD_LIBRARY_PATH="$lib" timeout 60 "$@"
-}
-
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 
@@ -46,36 +39,20 @@ NETNS_NO_IPV6=1 netns_pair
 echo "host A: namespace $NS_A, $IF_A, $ADDR_A"
 echo "host B: namespace $NS_B, $IF_B, $ADDR_B"
 
-step "Attach rxdp's XDP program to both ends (rxdp-loader)"
-for side in A B; do
-	ns_var=NS_$side if_var=IF_$side
-	ns=${!ns_var} ifn=${!if_var}
-	on_exit "ip netns exec $ns $bin/rxdp-loader detach $ifn"
-	ip netns exec "$ns" "$bin/rxdp-loader" attach "$ifn" ||
-		die "rxdp-loader attach $ifn failed"
-done
+step "Attach rxdp's XDP program to both ends (rxdp-loader), start rxdpd on each"
+rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
+rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
+echo "rxdp attached to $IF_A and $IF_B, one rxdpd per host"
 
-step "Start the control daemon rxdpd on each host"
-for side in A B; do
-	ns_var=NS_$side
-	ns=${!ns_var}
-	ip netns exec "$ns" "$bin/rxdpd" >"$tmp/rxdpd-$side.log" 2>&1 &
-	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
-done
+step "The verbs devices rxdp offers"
 devA=rxdp_$IF_A
 devB=rxdp_$IF_B
-# both devices listed and their ports ACTIVE (the link settles after attach)
-port_active() { verbs "$1" ibv_devinfo -d "$2" 2>/dev/null | grep -q PORT_ACTIVE; }
-for _ in $(seq 100); do
-	port_active "$NS_A" "$devA" && port_active "$NS_B" "$devB" && break
-	sleep 0.1
-done
-verbs "$NS_A" ibv_devices | grep -q "$devA" || die "rxdpd on host A shows no device"
+rxdp_wait_port "$NS_A" "$devA"
+rxdp_wait_port "$NS_B" "$devB"
 echo "verbs devices on host A (unmodified ibv_devices over rxdp):"
 verbs "$NS_A" ibv_devices
 verbs "$NS_A" ibv_devinfo -d "$devA" | grep -E 'hca_id|state|active_mtu|link_layer'
-gid=$(verbs "$NS_A" ibv_devinfo -v -d "$devA" |
-	sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1)
+gid=$(rxdp_ipv4_gid "$NS_A" "$devA")
 [ -n "$gid" ] || die "no IPv4 GID on $devA"
 
 step "ibv_rc_pingpong with data validation, host A <-> host B"
@@ -121,7 +98,7 @@ Summary
   Two namespaces talked RDMA (RoCEv2 over UDP 4791) through rxdp: XDP steered
   the packets into AF_XDP sockets, the engine in each process ran the RC
   transport, and unmodified ibv_rc_pingpong and perftest ran on rxdp's
-  libibverbs.so.1 (LD_LIBRARY_PATH=$lib).
+  libibverbs.so.1 (LD_LIBRARY_PATH=$RXDP_LIB).
   ib_write_bw 64 KiB: ${bw:-?} Gbit/s    ib_write_lat 2 B: ${lat:-?} us (typical)
   Everything the demo created is being removed now.
 EOF

@@ -5,41 +5,22 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
-bin=$root/build/bin
-lib=$root/build/lib
+. "$root/tests/lib/rxdp.sh"
 
 require_root
 require_cmd ib_write_bw ibv_rc_pingpong timeout
-[ -x "$bin/rxdpd" ] && [ -x "$bin/rxdp-loader" ] || fail "rxdpd/rxdp-loader not built"
 
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 
 NETNS_NO_IPV6=1 netns_pair
-for side in A B; do
-	ns_var=NS_$side if_var=IF_$side
-	ns=${!ns_var} ifn=${!if_var}
-	on_exit "ip netns exec $ns $bin/rxdp-loader detach $ifn"
-	ip netns exec "$ns" "$bin/rxdp-loader" attach "$ifn" >/dev/null ||
-		fail "attach $ifn"
-	ip netns exec "$ns" "$bin/rxdpd" >"$tmp/rxdpd-$side.log" 2>&1 &
-	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
-done
+rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
+rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
 devA=rxdp_$IF_A
 devB=rxdp_$IF_B
-verbs() { # verbs NS CMD...: with our libibverbs, bounded
-	local ns=$1
-	shift
-	ip netns exec "$ns" env LD_LIBRARY_PATH="$lib" timeout 60 "$@"
-}
-# both devices listed and their ports ACTIVE (the link settles after attach)
-port_active() { verbs "$1" ibv_devinfo -d "$2" 2>/dev/null | grep -q PORT_ACTIVE; }
-for _ in $(seq 100); do
-	port_active "$NS_A" "$devA" && port_active "$NS_B" "$devB" && break
-	sleep 0.1
-done
-gid=$(verbs "$NS_A" ibv_devinfo -v -d "$devA" |
-	sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1)
+rxdp_wait_port "$NS_A" "$devA"
+rxdp_wait_port "$NS_B" "$devB"
+gid=$(rxdp_ipv4_gid "$NS_A" "$devA")
 [ -n "$gid" ] || fail "no IPv4 GID on $devA"
 
 failed=()

@@ -1,0 +1,46 @@
+# shellcheck shell=bash
+# rxdp on test hosts: source after tests/lib/netns.sh.
+#
+#   rxdp_host NS IFNAME LOG   attach rxdp-loader to IFNAME in NS and start an
+#                             rxdpd there (stderr to LOG); undone at exit
+#   rxdp_wait_port NS DEV     wait until DEV's port in NS is ACTIVE
+#   rxdp_ipv4_gid NS DEV      the index of DEV's first IPv4-mapped GID
+#   verbs NS CMD...           CMD in NS on rxdp's libibverbs, bounded by
+#                             RXDP_VERBS_TIMEOUT seconds (default 60)
+
+_rxdp_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RXDP_BIN=${RXDP_BIN:-$_rxdp_root/build/bin}
+RXDP_LIB=${RXDP_LIB:-$_rxdp_root/build/lib}
+
+rxdp_host() {
+	local ns=$1 ifn=$2 log=$3
+	[ -x "$RXDP_BIN/rxdpd" ] && [ -x "$RXDP_BIN/rxdp-loader" ] ||
+		fail "rxdpd/rxdp-loader not built (make)"
+	on_exit "ip netns exec $ns $RXDP_BIN/rxdp-loader detach $ifn"
+	ip netns exec "$ns" "$RXDP_BIN/rxdp-loader" attach "$ifn" >/dev/null ||
+		fail "rxdp-loader attach $ifn in $ns"
+	# called directly (not through a function) so $! is the daemon
+	ip netns exec "$ns" "$RXDP_BIN/rxdpd" >"$log" 2>&1 &
+	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
+}
+
+verbs() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" env LD_LIBRARY_PATH="$RXDP_LIB" \
+		timeout "${RXDP_VERBS_TIMEOUT:-60}" "$@"
+}
+
+rxdp_wait_port() {
+	for _ in $(seq 100); do
+		verbs "$1" ibv_devinfo -d "$2" 2>/dev/null | grep -q PORT_ACTIVE &&
+			return 0
+		sleep 0.1
+	done
+	fail "$2 in $1: port not ACTIVE"
+}
+
+rxdp_ipv4_gid() {
+	verbs "$1" ibv_devinfo -v -d "$2" |
+		sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1
+}
