@@ -6,6 +6,6 @@ $(OBJ)/tests/bpf/test_xdp.o: $(BPF_SKEL)
 $(BPF_TEST): $(OBJ)/tests/bpf/test_xdp.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lbpf
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lxdp -lbpf
 
 TESTS += $(BPF_TEST)

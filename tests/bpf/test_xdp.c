@@ -21,6 +21,11 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <xdp/xsk.h>
 
 #include "rxdp/maps.h"
 #include "rxdp/opcodes.h"
@@ -516,7 +521,9 @@ static void test_response_window(void **state)
  * A valid packet cut at every length: never an out-of-bounds read, always
  * exactly one counter. Cut inside Ethernet/IP/UDP it is not recognisable
  * as RoCE and goes to the kernel; cut after the UDP header it is a counted
- * truncation (the IP length says more than the frame holds).
+ * truncation (the IP length says more than the frame holds). Cuts start
+ * at 14 bytes: BPF_PROG_TEST_RUN refuses a frame shorter than Ethernet's
+ * header.
  */
 static void test_truncated(void **state)
 {
@@ -546,6 +553,95 @@ static void test_truncated(void **state)
 	}
 }
 
+/*
+ * A real accept: an AF_XDP socket bound to a veth in a network namespace of
+ * our own sits in the owner's XSK slot, so the program returns XDP_REDIRECT
+ * and counts the packet as redirected, also on the QP.
+ */
+static void test_redirect_to_xsk(void **state)
+{
+	struct xsk_socket_config xcfg = {
+		.rx_size = 64,
+		.tx_size = 64,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = XDP_COPY,
+	};
+	struct xsk_ring_prod fq, tx;
+	struct xsk_ring_cons cq, rx;
+	struct xsk_umem *umem = NULL;
+	struct xsk_socket *xsk = NULL;
+	struct pkt_opts o = { .opcode = ROCE_UC_SEND_ONLY,
+			      .qpn = QP_UC,
+			      .payload = 16 };
+	struct rxdp_qp_stats s0, s1;
+	struct xdp_md md = { 0 };
+	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX];
+	uint8_t buf[4096], out[4096];
+	uint32_t len = build(buf, &o), key = 0;
+	size_t area_len = 64 * 4096;
+	void *area;
+	int ifindex, fd, err;
+
+	if (unshare(CLONE_NEWNET) ||
+	    system("ip link add rxdpt0 type veth peer name rxdpt1 && "
+		   "ip link set rxdpt0 up && ip link set rxdpt1 up")) {
+		skip();
+		return;
+	}
+	ifindex = if_nametoindex("rxdpt0");
+	assert_true(ifindex > 0);
+	area = mmap(NULL, area_len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(area != MAP_FAILED);
+	assert_int_equal(
+		xsk_umem__create(&umem, area, area_len, &fq, &cq, NULL), 0);
+	err = xsk_socket__create(&xsk, "rxdpt0", 0, umem, &rx, &tx, &xcfg);
+	if (err) {
+		fprintf(stderr, "SKIP redirect: AF_XDP bind refused: %s\n",
+			strerror(-err));
+		xsk_umem__delete(umem);
+		skip();
+		return;
+	}
+	fd = xsk_socket__fd(xsk);
+	key = 0 * RXDP_MAX_QUEUES + 0; /* owner slot 0, RX queue 0 */
+	assert_int_equal(bpf_map__update_elem(skel->maps.xsks, &key,
+					      sizeof(key), &fd, sizeof(fd), 0),
+			 0);
+
+	md.ingress_ifindex = ifindex;
+	md.rx_queue_index = 0;
+	md.data_end = len; /* the frame, in test_run's terms */
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf,
+			    .data_size_in = len, .data_out = out,
+			    .data_size_out = sizeof(out), .ctx_in = &md,
+			    .ctx_size_in = sizeof(md), .repeat = 1);
+
+		s0 = qp_stats(QP_UC);
+		read_stats(before);
+		assert_int_equal(bpf_prog_test_run_opts(
+					 bpf_program__fd(skel->progs.rxdp_xdp),
+					 &opts),
+				 0);
+		read_stats(after);
+		s1 = qp_stats(QP_UC);
+		assert_int_equal(opts.retval, XDP_REDIRECT_);
+	}
+	assert_int_equal(after[RXDP_V_REDIRECT] - before[RXDP_V_REDIRECT], 1);
+	assert_int_equal(after[RXDP_V_DROP_NO_XSK] - before[RXDP_V_DROP_NO_XSK],
+			 0);
+	assert_int_equal(s1.rx_packets - s0.rx_packets, 1);
+	assert_int_equal(s1.rx_bytes - s0.rx_bytes, len);
+
+	/* out of the slot again: the other tests see an owner without one */
+	assert_int_equal(
+		bpf_map__delete_elem(skel->maps.xsks, &key, sizeof(key), 0), 0);
+	xsk_socket__delete(xsk);
+	xsk_umem__delete(umem);
+	munmap(area, area_len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -558,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_request_psn),
 		cmocka_unit_test(test_response_window),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_redirect_to_xsk),
 	};
 	int ret;
 
