@@ -1,11 +1,26 @@
-# End to end through unmodified verbs programs (perftest, ibverbs-utils) on
-# rxdp between network namespaces: needs root, skips (77) otherwise.
+# End to end through verbs programs on rxdp between network namespaces:
+# needs root, skips (77) otherwise.
+#  perftest.sh  unmodified Debian perftest and ibverbs-utils
+#  faults.sh    a lossy bridge (XDP drops), and a capture tshark decodes
+#  rc_ops.sh    rc_ops (our own verbs program, built against the system's
+#               <infiniband/verbs.h> and libibverbs, run on build/lib's):
+#               every RC operation and size, gather/scatter, immediate data,
+#               atomicity, and the error completions
 RC_LOSSY := $(GEN)/lossy.bpf.o
+RC_OPS := $(BUILD)/tests/rc/rc_ops
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(RC_OPS): $(OBJ)/tests/rc/rc_ops.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
+
+# the script runs the program: build it first
+tests/rc/rc_ops.sh: $(RC_OPS)
+
 BUILD_DEPS += $(RC_LOSSY)
-TESTS += tests/rc/perftest.sh tests/rc/faults.sh
+TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -220,6 +221,60 @@ static void test_async_events(void **state)
 	assert_int_equal(ibv_close_device(ctx), 0);
 }
 
+/*
+ * As uverbs: a destroy waits for the acks of the events the application
+ * read, never for those it did not read (a program that ignores async
+ * events must not hang in ibv_destroy_qp after a QP error); those are
+ * skipped when read, and the object's memory lives until then.
+ */
+static void test_destroy_discards_unread(void **state)
+{
+	struct ibv_context *ctx = open_a();
+	struct ibv_async_event in, out;
+	struct ibv_qp *gone = calloc(1, sizeof(*gone));
+	struct ibv_qp kept;
+	uint32_t comp_read = 9, async_read = 9;
+
+	assert_non_null(gone);
+	memset(&kept, 0, sizeof(kept));
+	memset(&in, 0, sizeof(in));
+
+	/* read and acked before the destroy: waited for, nothing kept */
+	in.event_type = IBV_EVENT_QP_FATAL;
+	in.element.qp = &kept;
+	assert_int_equal(rxdp_async_event_post(ctx, &in), 0);
+	assert_int_equal(ibv_get_async_event(ctx, &out), 0);
+	assert_ptr_equal(out.element.qp, &kept);
+	assert_int_equal(rxdp_events_destroyed(ctx, &kept, NULL, 0, 1,
+					       &comp_read, &async_read),
+			 0);
+	assert_int_equal(comp_read, 0);
+	assert_int_equal(async_read, 1);
+
+	/* two never read: not waited for, skipped, the memory kept meanwhile */
+	in.element.qp = gone;
+	assert_int_equal(rxdp_async_event_post(ctx, &in), 0);
+	in.event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
+	assert_int_equal(rxdp_async_event_post(ctx, &in), 0);
+	in.event_type = IBV_EVENT_PORT_ACTIVE;
+	in.element.port_num = 1;
+	assert_int_equal(rxdp_async_event_post(ctx, &in), 0);
+	assert_int_equal(rxdp_events_destroyed(ctx, gone, gone, 0, 2,
+					       &comp_read, &async_read),
+			 1);
+	assert_int_equal(async_read, 0);
+	assert_int_equal(ibv_get_async_event(ctx, &out), 0);
+	assert_int_equal(out.event_type, IBV_EVENT_PORT_ACTIVE);
+	assert_false(readable(ctx->async_fd));
+
+	/* an object without events: nothing kept, nothing to wait for */
+	assert_int_equal(rxdp_events_destroyed(ctx, &in, NULL, 0, 0, &comp_read,
+					       &async_read),
+			 0);
+	assert_int_equal(async_read, 0);
+	assert_int_equal(ibv_close_device(ctx), 0);
+}
+
 static void test_pd_in_use(void **state)
 {
 	struct ibv_context *ctx = open_a();
@@ -291,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_cq_without_channel),
 		cmocka_unit_test(test_destroy_waits_for_acks),
 		cmocka_unit_test(test_async_events),
+		cmocka_unit_test(test_destroy_discards_unread),
 		cmocka_unit_test(test_pd_in_use),
 		cmocka_unit_test(test_concurrent_queries),
 	};

@@ -29,27 +29,16 @@ struct rxdp_mr {
 	struct rxdp_emr *emr;
 };
 
-/* Events queued per object, for the destroy calls' wait for acks */
+/*
+ * Events queued per object: a destroy waits for the acks of those the
+ * application has read and discards the rest (rxdp_events_destroyed).
+ */
 struct rxdp_cq {
 	struct ibv_cq cq;
 	struct rxdp_ecq *ecq;
 	uint32_t comp_events; /* atomic: queued on the channel */
 	uint32_t async_events; /* atomic */
-	/* once destroyed, under cq_event_lock: */
-	uint32_t unread; /* its records still in the channel */
-	struct rxdp_cq *next_dead;
 };
-
-/*
- * ibv_destroy_cq waits for the acks of the completion events the
- * application has read (counted in ibv_cq.handle, which has no kernel
- * object to name here), and discards those it has not, as the kernel's
- * uverbs does. The channel still holds their records, so a destroyed CQ
- * stays on the dead list, unfreed (its address cannot be reused), until
- * the last of them is read and skipped.
- */
-static pthread_mutex_t cq_event_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rxdp_cq *dead_cqs;
 
 struct rxdp_srq {
 	struct ibv_srq srq;
@@ -380,33 +369,10 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return refuse();
 }
 
-int rxdp_dp_cq_event_read(struct ibv_cq *cq)
-{
-	struct rxdp_cq **pp, *gone = NULL;
-	int dead = 0;
-
-	pthread_mutex_lock(&cq_event_lock);
-	for (pp = &dead_cqs; *pp; pp = &(*pp)->next_dead) {
-		if (&(*pp)->cq != cq)
-			continue;
-		dead = 1;
-		if (--(*pp)->unread == 0) {
-			gone = *pp;
-			*pp = gone->next_dead;
-		}
-		break;
-	}
-	if (!dead)
-		cq->handle++; /* delivered */
-	pthread_mutex_unlock(&cq_event_lock);
-	free(gone);
-	return dead;
-}
-
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct rxdp_cq *w = to_cq(cq);
-	uint32_t delivered;
+	uint32_t comp_read, async_read;
 	int ret, keep;
 
 	if (!cq)
@@ -414,19 +380,13 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	ret = rxdp_engine_destroy_cq(w->ecq);
 	if (ret)
 		return -ret; /* EBUSY while a QP uses it */
-	/* no more notifies now: comp_events is final */
-	pthread_mutex_lock(&cq_event_lock);
-	delivered = cq->handle;
-	w->unread =
-		__atomic_load_n(&w->comp_events, __ATOMIC_ACQUIRE) - delivered;
-	keep = w->unread != 0;
-	if (keep) {
-		w->next_dead = dead_cqs;
-		dead_cqs = w;
-	}
-	pthread_mutex_unlock(&cq_event_lock);
-	rxdp_cq_wait_acked(cq, delivered,
-			   __atomic_load_n(&w->async_events, __ATOMIC_ACQUIRE));
+	/* no more notifies or events now: the counts are final */
+	keep = rxdp_events_destroyed(
+		cq->context, cq, w,
+		__atomic_load_n(&w->comp_events, __ATOMIC_ACQUIRE),
+		__atomic_load_n(&w->async_events, __ATOMIC_ACQUIRE), &comp_read,
+		&async_read);
+	rxdp_cq_wait_acked(cq, comp_read, async_read);
 	rxdp_cq_fini(cq);
 	if (!keep)
 		free(w);
@@ -649,7 +609,8 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct rxdp_qp *w = to_qp(qp);
 	struct rxdp_context *c;
-	int ret;
+	uint32_t none, read;
+	int ret, keep;
 
 	if (!qp)
 		return EINVAL;
@@ -663,11 +624,19 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		pr_warn("rxdp: destroy QP 0x%x: %s\n", qp->qp_num,
 			rxdp_ctl_strerror(c->ctl));
 	rxdp_ctx_ctl_unlock(c);
-	rxdp_qp_wait_acked(qp, __atomic_load_n(&w->events, __ATOMIC_ACQUIRE));
+	/*
+	 * Wait for the acks of the events read, not of all raised: a program
+	 * that never reads async events must not hang here after a QP error.
+	 */
+	keep = rxdp_events_destroyed(
+		qp->context, qp, w, 0,
+		__atomic_load_n(&w->events, __ATOMIC_ACQUIRE), &none, &read);
+	rxdp_qp_wait_acked(qp, read);
 	rxdp_pd_put(qp->pd);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
-	free(w);
+	if (!keep)
+		free(w);
 	return 0;
 }
 
@@ -731,18 +700,23 @@ int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
 int ibv_destroy_srq(struct ibv_srq *srq)
 {
 	struct rxdp_srq *w = to_srq(srq);
-	int ret;
+	uint32_t none, read;
+	int ret, keep;
 
 	if (!srq)
 		return EINVAL;
 	ret = rxdp_engine_destroy_srq(w->esrq);
 	if (ret)
 		return -ret; /* EBUSY while a QP uses it */
-	rxdp_srq_wait_acked(srq, __atomic_load_n(&w->events, __ATOMIC_ACQUIRE));
+	keep = rxdp_events_destroyed(
+		srq->context, srq, w, 0,
+		__atomic_load_n(&w->events, __ATOMIC_ACQUIRE), &none, &read);
+	rxdp_srq_wait_acked(srq, read);
 	rxdp_pd_put(srq->pd);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
-	free(w);
+	if (!keep)
+		free(w);
 	return 0;
 }
 

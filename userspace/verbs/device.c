@@ -261,6 +261,7 @@ int ibv_close_device(struct ibv_context *ctx)
 	rxdp_dp_context_fini(c);
 	close(c->async_wfd);
 	close(ctx->async_fd);
+	rxdp_events_ctx_closed(ctx);
 	close(ctx->cmd_fd);
 	rxdp_ctl_close(c->ctl);
 	pthread_mutex_destroy(&ctx->mutex);

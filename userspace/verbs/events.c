@@ -64,7 +64,7 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 	cq->cq_context = cq_context;
 	cq->comp_events_completed = 0;
 	cq->async_events_completed = 0;
-	cq->handle = 0; /* events delivered by ibv_get_cq_event */
+	cq->handle = 0;
 	pthread_mutex_init(&cq->mutex, NULL);
 	pthread_cond_init(&cq->cond, NULL);
 	if (channel) {
@@ -111,6 +111,142 @@ static int read_record(int fd, void *rec, size_t len)
 	return n == (ssize_t)len ? 0 : -EIO;
 }
 
+/*
+ * Events per object, kept as uverbs keeps them: a destroy waits for the acks
+ * of the events the application has read, and those it has not read are
+ * discarded (the kernel's ib_uverbs_release_uevent; its events_reported
+ * counts what was read). The records of unread events stay in their pipes,
+ * so an object destroyed with some still queued keeps its memory (its
+ * address is not reused) until the last of them has been read and skipped.
+ * Only objects that had events are listed: few, so a list will do.
+ */
+enum {
+	EV_COMP,
+	EV_ASYNC
+};
+
+struct ev_obj {
+	const void *obj;
+	struct ibv_context *ctx;
+	uint32_t delivered[2]; /* read by the application, per EV_* */
+	uint32_t unread[2]; /* once dead: records still queued */
+	void *mem; /* once dead: freed with the last record */
+	int dead;
+	struct ev_obj *next;
+};
+
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ev_obj *ev_objs;
+
+static struct ev_obj **ev_find(const void *obj)
+{
+	struct ev_obj **pp;
+
+	for (pp = &ev_objs; *pp && (*pp)->obj != obj; pp = &(*pp)->next)
+		;
+	return pp;
+}
+
+/* A record about obj was read: 1 to skip it (obj is gone), else counted */
+static int ev_read(struct ibv_context *ctx, const void *obj, int kind)
+{
+	struct ev_obj **pp, *o, *gone = NULL;
+	int skip = 0;
+
+	pthread_mutex_lock(&ev_lock);
+	pp = ev_find(obj);
+	o = *pp;
+	if (o && o->dead) {
+		skip = 1;
+		if (o->unread[kind])
+			o->unread[kind]--;
+		if (!o->unread[EV_COMP] && !o->unread[EV_ASYNC]) {
+			*pp = o->next;
+			gone = o;
+		}
+	} else {
+		if (!o) {
+			o = calloc(1, sizeof(*o));
+			if (o) { /* else uncounted: destroy will not wait for it */
+				o->obj = obj;
+				o->ctx = ctx;
+				o->next = ev_objs;
+				ev_objs = o;
+			}
+		}
+		if (o)
+			o->delivered[kind]++;
+	}
+	pthread_mutex_unlock(&ev_lock);
+	if (gone) {
+		free(gone->mem);
+		free(gone);
+	}
+	return skip;
+}
+
+int rxdp_events_destroyed(struct ibv_context *ctx, const void *obj, void *mem,
+			  uint32_t comp_posted, uint32_t async_posted,
+			  uint32_t *comp_read, uint32_t *async_read)
+{
+	struct ev_obj **pp, *o;
+	uint32_t d0, d1;
+	int keep = 0;
+
+	pthread_mutex_lock(&ev_lock);
+	pp = ev_find(obj);
+	o = *pp;
+	d0 = o ? o->delivered[EV_COMP] : 0;
+	d1 = o ? o->delivered[EV_ASYNC] : 0;
+	if (comp_posted != d0 || async_posted != d1) {
+		keep = 1;
+		if (!o) {
+			o = calloc(1, sizeof(*o));
+			if (!o) /* cannot track it: never free mem */
+				goto out;
+			o->obj = obj;
+			o->ctx = ctx;
+			o->next = ev_objs;
+			ev_objs = o;
+		}
+		o->dead = 1;
+		o->unread[EV_COMP] = comp_posted - d0;
+		o->unread[EV_ASYNC] = async_posted - d1;
+		o->mem = mem;
+	} else if (o) {
+		*pp = o->next;
+		free(o);
+	}
+out:
+	pthread_mutex_unlock(&ev_lock);
+	*comp_read = d0;
+	*async_read = d1;
+	return keep;
+}
+
+void rxdp_events_ctx_closed(struct ibv_context *ctx)
+{
+	struct ev_obj **pp = &ev_objs, *o;
+
+	pthread_mutex_lock(&ev_lock);
+	while ((o = *pp)) {
+		if (o->ctx != ctx) {
+			pp = &o->next;
+			continue;
+		}
+		/* the async pipe is gone; a channel may outlive the context */
+		o->unread[EV_ASYNC] = 0;
+		if (o->dead && o->unread[EV_COMP]) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		free(o->mem);
+		free(o);
+	}
+	pthread_mutex_unlock(&ev_lock);
+}
+
 int rxdp_cq_notify(struct ibv_cq *cq)
 {
 	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)cq->channel;
@@ -132,7 +268,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 			errno = -ret;
 			return -1;
 		}
-	} while (rxdp_dp_cq_event_read(ev)); /* skip destroyed CQs' events */
+	} while (ev_read(ev->context, ev, EV_COMP)); /* skip destroyed CQs' */
 	*cq = ev;
 	*cq_context = ev->cq_context;
 	return 0;
@@ -178,14 +314,44 @@ int rxdp_async_event_post(struct ibv_context *ctx,
 	return write_record(to_rxdp_ctx(ctx)->async_wfd, ev, sizeof(*ev));
 }
 
+/* The object an async event is about, or NULL (port and device events) */
+static const void *event_obj(const struct ibv_async_event *ev)
+{
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return ev->element.qp;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case IBV_EVENT_WQ_FATAL:
+		return ev->element.wq;
+	default:
+		return NULL;
+	}
+}
+
 int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
-	int ret = read_record(ctx->async_fd, event, sizeof(*event));
+	const void *obj;
+	int ret;
 
-	if (ret) {
-		errno = -ret;
-		return -1;
-	}
+	do {
+		ret = read_record(ctx->async_fd, event, sizeof(*event));
+		if (ret) {
+			errno = -ret;
+			return -1;
+		}
+		obj = event_obj(event);
+	} while (obj && ev_read(ctx, obj, EV_ASYNC)); /* skip destroyed ones' */
 	return 0;
 }
 

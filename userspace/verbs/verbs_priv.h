@@ -149,6 +149,21 @@ void rxdp_cq_wait_acked(struct ibv_cq *cq, uint32_t comp_events,
 void rxdp_qp_wait_acked(struct ibv_qp *qp, uint32_t events);
 void rxdp_srq_wait_acked(struct ibv_srq *srq, uint32_t events);
 
+/*
+ * obj (a CQ, QP, SRQ) is being destroyed and will raise no more events;
+ * comp_posted completion events and async_posted async events were queued
+ * for it in all. *comp_read / *async_read get how many of them the
+ * application has read: the destroy waits for their acks, as rdma-core's
+ * does; the rest are discarded when read, as uverbs does. Returns 1 if
+ * records are still queued: mem (the object's allocation) is then freed
+ * with the last of them and the caller must not free it; 0: free it.
+ */
+int rxdp_events_destroyed(struct ibv_context *ctx, const void *obj, void *mem,
+			  uint32_t comp_posted, uint32_t async_posted,
+			  uint32_t *comp_read, uint32_t *async_read);
+/* ibv_close_device: forget the context's objects (its async fd is gone) */
+void rxdp_events_ctx_closed(struct ibv_context *ctx);
+
 /* The addressing of an ibv_ah_attr, for rxdp_ctl_resolve/modify_qp */
 void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah);
 
@@ -158,12 +173,6 @@ void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah);
 int rxdp_dp_context_init(struct rxdp_context *c);
 /* Called by ibv_close_device before the context is torn down */
 void rxdp_dp_context_fini(struct rxdp_context *c);
-/*
- * ibv_get_cq_event read an event of cq from its channel: count it as
- * delivered (in cq->handle), or, if cq was destroyed meanwhile, return 1:
- * the record is to be skipped (the last one frees the CQ).
- */
-int rxdp_dp_cq_event_read(struct ibv_cq *cq);
 /* Fill context.ops with the data-path entry points */
 void rxdp_dp_set_ops(struct ibv_context_ops *ops);
 
