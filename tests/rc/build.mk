@@ -6,8 +6,13 @@
 #               <infiniband/verbs.h> and libibverbs, run on build/lib's):
 #               every RC operation and size, gather/scatter, immediate data,
 #               atomicity, and the error completions
+#  badwire.sh   the hosts joined through badwire (a forwarder that drops,
+#               duplicates and reorders RoCEv2 frames: no netem here):
+#               a clean run captured and decoded by tshark, then rc_ops
+#               and ibv_rc_pingpong through loss, duplication, reordering
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
+RC_BADWIRE := $(BUILD)/tests/rc/badwire
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
@@ -19,8 +24,15 @@ $(RC_OPS): $(OBJ)/tests/rc/rc_ops.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
 
-# the script runs the program: build it first
+$(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $<
+
+# the scripts run the programs: build them first
 tests/rc/rc_ops.sh: $(RC_OPS)
+tests/rc/badwire.sh: $(RC_OPS) $(RC_BADWIRE)
 
 BUILD_DEPS += $(RC_LOSSY)
-TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh
+TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
+	 tests/rc/badwire.sh

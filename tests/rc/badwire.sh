@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# RC over rxdp through a bad link: the two hosts are joined through
+# badwire (tests/rc/badwire.c), a forwarder in a third namespace that drops,
+# duplicates and reorders RoCEv2 frames (this kernel has no netem, and
+# AF_XDP transmits around the hosts' qdiscs anyway).
+#
+#   host A [IF_A] ---- [PA] badwire in R [PB] ---- [IF_B] host B
+#
+# 1. A clean run of rc_ops (every RC opcode, sizes 0 to 3 MiB, immediate
+#    data, atomics, RNR and access-error NAKs) captured on PA: tshark must
+#    decode every frame as InfiniBand, with no malformed or warned frame,
+#    and show every RC opcode the run makes.
+# 2. rc_ops' large transfers and atomics, and ibv_rc_pingpong -c, through
+#    loss, duplication and reordering: every byte and every atomic result
+#    checked; badwire must have made each kind of fault.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
+
+require_root
+require_cmd tshark tcpdump timeout ibv_rc_pingpong
+rc_ops=$root/build/tests/rc/rc_ops
+badwire=$root/build/tests/rc/badwire
+[ -x "$rc_ops" ] && [ -x "$badwire" ] || fail "rc_ops/badwire not built"
+
+id=$RXDP_TEST_ID
+NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
+IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id
+ADDR_A=198.18.$(((id >> 8) & 255)).$((id & 255))
+ADDR_B=198.19.$(((id >> 8) & 255)).$((id & 255))
+tmp=$(mktemp -d)
+on_exit "rm -rf '$tmp'"
+for ns in $NS_A $NS_B $NS_R; do netns_add "$ns"; done
+ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" || fail "veth A"
+ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" || fail "veth B"
+for p in $PA $PB; do
+	ip netns exec "$NS_R" sysctl -qw "net.ipv6.conf.$p.disable_ipv6=1"
+	ip -n "$NS_R" link set "$p" up
+done
+ip netns exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
+ip netns exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
+ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
+ip -n "$NS_A" link set "$IF_A" up
+ip -n "$NS_B" link set "$IF_B" up
+
+wire_pid=
+wire_start() { # wire_start BADWIRE-OPTIONS...
+	ip netns exec "$NS_R" "$badwire" "$@" "$PA" "$PB" >"$tmp/wire.log" 2>&1 &
+	wire_pid=$!
+	sleep 0.3
+	kill -0 $wire_pid 2>/dev/null || { cat "$tmp/wire.log"; fail "badwire did not start"; }
+}
+wire_stop() { # prints badwire's counters
+	kill -TERM $wire_pid
+	wait $wire_pid
+	wire_pid=
+	tail -n 1 "$tmp/wire.log"
+}
+on_exit '[ -n "$wire_pid" ] && kill $wire_pid'
+
+wire_start
+rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
+rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
+devA=rxdp_$IF_A devB=rxdp_$IF_B
+RXDP_VERBS_TIMEOUT=100
+rxdp_wait_port "$NS_A" "$devA"
+rxdp_wait_port "$NS_B" "$devB"
+gidA=$(rxdp_ipv4_gid "$NS_A" "$devA")
+gidB=$(rxdp_ipv4_gid "$NS_B" "$devB")
+[ -n "$gidA" ] && [ -n "$gidB" ] || fail "no IPv4 GID"
+
+# rc_ops_run NAME GROUP...: server in A, client in B; the errors group
+# ends by killing the server
+rc_ops_run() {
+	local name=$1 want=0
+	shift
+	[[ " $* " == *" errors "* ]] && want=137
+	verbs "$NS_A" "$rc_ops" -d "$devA" -g "$gidA" server 18515 \
+		>"$tmp/$name.srv" 2>&1 &
+	local srv=$!
+	if ! verbs "$NS_B" "$rc_ops" -d "$devB" -g "$gidB" client "$ADDR_A" \
+		18515 "$@" >"$tmp/$name.cli" 2>&1; then
+		grep -v '^ok ' "$tmp/$name.cli" | tail -n 30
+		kill $srv 2>/dev/null
+		fail "$name: rc_ops client failed"
+	fi
+	wait $srv
+	local rc=$?
+	[ $rc = $want ] || { cat "$tmp/$name.srv"; fail "$name: server exit $rc"; }
+	echo "ok: $name: $(tail -n 1 "$tmp/$name.cli")"
+}
+
+# 1. a clean captured run
+ip netns exec "$NS_R" tcpdump -i "$PA" -w "$tmp/cap.pcap" -U -s 0 udp port 4791 \
+	>"$tmp/tcpdump.log" 2>&1 &
+dump=$!
+on_exit "kill $dump 2>/dev/null"
+sleep 1
+rc_ops_run capture basic errors
+sleep 1
+kill -INT $dump
+wait $dump 2>/dev/null
+echo "clean wire: $(wire_stop)"
+# Only the transport is checked: the heuristic dissectors Wireshark tries on
+# InfiniBand payloads (RPC-over-RDMA, SMB Direct, iSER...) take our test
+# patterns for their protocols and call them malformed (a 0-byte Send
+# Only is "Malformed Packet: RPCoRDMA").
+tshark_opts=()
+for p in rpcordma smc smb_direct nvme-rdma lnet iser fcoib infiniband_sdp \
+	infiniband.eoib; do
+	tshark_opts+=(--disable-protocol "$p")
+done
+tshark -r "$tmp/cap.pcap" "${tshark_opts[@]}" -T fields -e frame.number -e infiniband.bth.opcode \
+	-e _ws.malformed -e _ws.expert.severity >"$tmp/cap.txt" 2>"$tmp/tshark.err" ||
+	{ cat "$tmp/tshark.err"; fail "tshark cannot read the capture"; }
+total=$(wc -l <"$tmp/cap.txt")
+undecoded=$(awk -F'\t' '$2 == ""' "$tmp/cap.txt" | wc -l)
+# _ws.expert.severity: 4194304 is "warning", 8388608 "error"
+bad=$(awk -F'\t' '$3 != "" || $4 ~ /4194304|8388608/' "$tmp/cap.txt" | wc -l)
+echo "capture: $total frames, $undecoded not decoded as InfiniBand, $bad malformed or warned"
+[ "$total" -gt 1000 ] || fail "capture: only $total frames"
+[ "$undecoded" -eq 0 ] || {
+	awk -F'\t' '$2 == ""' "$tmp/cap.txt" | head
+	fail "capture: frames not decoded as InfiniBand"
+}
+[ "$bad" -eq 0 ] || {
+	n=$(awk -F'\t' '$3 != "" || $4 ~ /4194304|8388608/ {print $1; exit}' "$tmp/cap.txt")
+	tshark -r "$tmp/cap.pcap" "${tshark_opts[@]}" -V -Y "frame.number == $n" | tail -n 40
+	[ -n "${RXDP_KEEP:-}" ] && cp "$tmp/cap.pcap" "$RXDP_KEEP"
+	fail "capture: malformed or warned frames (first: $n)"
+}
+ops=" $(cut -f2 "$tmp/cap.txt" | sort -nu | tr '\n' ' ')"
+echo "capture: opcodes seen:$ops"
+# every RC opcode (IBTA 9.2, table 39): Send/Write FIRST..ONLY with and
+# without immediate, Read request and responses, ACK, atomic ACK, CmpSwap,
+# FetchAdd
+for op in $(seq 0 20); do
+	[[ "$ops" == *" $op "* ]] || fail "capture: no opcode $op seen"
+done
+# the dissector does not verify the ICRC: icrc_check.py does, on every frame
+echo "capture: $(/usr/bin/python3 "$root/tests/rc/icrc_check.py" "$tmp/cap.pcap")" ||
+	fail "capture: bad ICRC"
+/usr/bin/python3 "$root/tests/rc/icrc_check.py" "$tmp/cap.pcap" >/dev/null ||
+	fail "capture: bad ICRC"
+
+# 2. through loss, duplication and reordering
+wire_start -l 1 -d 1 -r 2 -s "$id"
+RXDP_RC_OPS_ROUNDS=3 rc_ops_run "faults: rc_ops bulk" bulk
+for s in 1 4096 1048576; do
+	verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 50 -s $s \
+		>"$tmp/pp.srv" 2>&1 &
+	srv=$!
+	sleep 0.5
+	verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 50 -s $s "$ADDR_A" \
+		>"$tmp/pp.cli" 2>&1 || { cat "$tmp/pp.srv" "$tmp/pp.cli"; fail "rc_pingpong -s $s"; }
+	wait $srv || { cat "$tmp/pp.srv"; fail "rc_pingpong server -s $s"; }
+	echo "ok: faults: ibv_rc_pingpong -c -n 50 -s $s: $(tail -n 1 "$tmp/pp.cli")"
+done
+counts=$(wire_stop)
+echo "faulty wire: $counts"
+for what in dropped duplicated reordered; do
+	n=$(sed -n "s/.* $what \([0-9]*\).*/\1/p" <<<"$counts")
+	[ "${n:-0}" -gt 0 ] || fail "badwire made no frame $what"
+done
+echo "PASS: RC through a lossy, duplicating, reordering link; a capture tshark decodes"
