@@ -10,9 +10,11 @@
 #    data, atomics, RNR and access-error NAKs) captured on PA: tshark must
 #    decode every frame as InfiniBand, with no malformed or warned frame,
 #    and show every RC opcode the run makes.
-# 2. rc_ops' large transfers and atomics, and ibv_rc_pingpong -c, through
-#    loss, duplication and reordering: every byte and every atomic result
-#    checked; badwire must have made each kind of fault.
+# 2. rc_ops' large transfers and atomics, ibv_rc_pingpong -c, and perftest's
+#    write/read/send/atomic bandwidth tests through loss, duplication and
+#    reordering: every byte and every atomic result checked (rc_ops,
+#    pingpong), every tool exits 0; badwire must have made each kind of
+#    fault.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -157,6 +159,19 @@ for s in 1 4096 1048576; do
 		>"$tmp/pp.cli" 2>&1 || { cat "$tmp/pp.srv" "$tmp/pp.cli"; fail "rc_pingpong -s $s"; }
 	wait $srv || { cat "$tmp/pp.srv"; fail "rc_pingpong server -s $s"; }
 	echo "ok: faults: ibv_rc_pingpong -c -n 50 -s $s: $(tail -n 1 "$tmp/pp.cli")"
+done
+# perftest checks its completions, not the data: still, every WR must end
+for t in "ib_write_bw -s 262144" "ib_read_bw -s 262144" "ib_send_bw -s 65536" \
+	"ib_atomic_bw"; do
+	# shellcheck disable=SC2086
+	verbs "$NS_A" $t -d "$devA" -x "$gidA" -F -n 100 >"$tmp/pt.srv" 2>&1 &
+	srv=$!
+	sleep 0.5
+	# shellcheck disable=SC2086
+	verbs "$NS_B" $t -d "$devB" -x "$gidB" -F -n 100 "$ADDR_A" \
+		>"$tmp/pt.cli" 2>&1 || { tail "$tmp/pt.srv" "$tmp/pt.cli"; fail "$t"; }
+	wait $srv || { tail "$tmp/pt.srv"; fail "$t (server)"; }
+	echo "ok: faults: $t -n 100: $(grep -A1 '#bytes' "$tmp/pt.cli" | tail -n 1 | tr -s ' ')"
 done
 counts=$(wire_stop)
 echo "faulty wire: $counts"

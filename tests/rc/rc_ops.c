@@ -723,6 +723,7 @@ static struct host cli;
 static int sock;
 static struct rep hello;
 static int checks, failures;
+static struct qp_info peer0; /* the server's QP 0 */
 static uint32_t seed_next = 1;
 
 #define CHECK(cond, ...)                                                  \
@@ -775,6 +776,8 @@ static int pair_up(int i, const struct qp_params *p)
 	CHECK(ret == 0, "client QP %d: %s", i, strerror(ret));
 	if (r.status || ret)
 		return -1;
+	if (i == 0)
+		peer0 = r.info;
 	ret = conn_connect(&cli, i, &r.info, p);
 	CHECK(ret == 0, "client QP %d to RTS: %s", i, strerror(ret));
 	q.cmd = C_QP_CONNECT;
@@ -1366,8 +1369,160 @@ static void test_atomicity(void)
 	       failures == f0 ? "ok" : "FAIL", 2 * ADD_N, ADD_DEPTH, local);
 }
 
+/* ibv_query_qp reports what was set and what was granted */
+static void test_query_qp(void)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	int ret, f0 = failures;
+
+	memset(&a, 0xee, sizeof(a));
+	memset(&ia, 0xee, sizeof(ia));
+	ret = ibv_query_qp(
+		cli.c[0].qp, &a,
+		IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_PATH_MTU |
+			IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN |
+			IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MIN_RNR_TIMER | IBV_QP_MAX_QP_RD_ATOMIC |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_CAP |
+			IBV_QP_ACCESS_FLAGS | IBV_QP_AV,
+		&ia);
+	CHECK(ret == 0, "ibv_query_qp: %s", strerror(ret));
+	CHECK(a.qp_state == IBV_QPS_RTS, "state %d", a.qp_state);
+	CHECK(a.path_mtu == cli.mtu, "path_mtu %d", a.path_mtu);
+	CHECK(a.dest_qp_num == peer0.qpn, "dest_qp_num 0x%x, expected 0x%x",
+	      a.dest_qp_num, peer0.qpn);
+	CHECK(a.rq_psn == peer0.psn, "rq_psn %u, expected %u", a.rq_psn,
+	      peer0.psn);
+	CHECK(a.sq_psn == cli.c[0].info.psn, "sq_psn %u, expected %u", a.sq_psn,
+	      cli.c[0].info.psn);
+	CHECK(a.timeout == default_params.timeout &&
+		      a.retry_cnt == default_params.retry_cnt &&
+		      a.rnr_retry == default_params.rnr_retry &&
+		      a.min_rnr_timer == default_params.min_rnr_timer,
+	      "timeout %u retry_cnt %u rnr_retry %u min_rnr_timer %u",
+	      a.timeout, a.retry_cnt, a.rnr_retry, a.min_rnr_timer);
+	CHECK(a.max_rd_atomic >= 1 && a.max_rd_atomic <= 16 &&
+		      a.max_dest_rd_atomic >= 1 && a.max_dest_rd_atomic <= 16,
+	      "max_rd_atomic %u max_dest_rd_atomic %u", a.max_rd_atomic,
+	      a.max_dest_rd_atomic);
+	CHECK(a.qp_access_flags ==
+		      (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		       IBV_ACCESS_REMOTE_ATOMIC),
+	      "access flags 0x%x", a.qp_access_flags);
+	CHECK(a.ah_attr.is_global &&
+		      !memcmp(a.ah_attr.grh.dgid.raw, peer0.gid, 16),
+	      "ah_attr: not the peer's GID");
+	CHECK(a.cap.max_send_wr >= QP_WR && a.cap.max_recv_wr >= QP_WR &&
+		      a.cap.max_send_sge >= MAX_SG &&
+		      a.cap.max_recv_sge >= MAX_SG &&
+		      a.cap.max_inline_data == cli.max_inline,
+	      "cap: send_wr %u recv_wr %u send_sge %u recv_sge %u inline %u",
+	      a.cap.max_send_wr, a.cap.max_recv_wr, a.cap.max_send_sge,
+	      a.cap.max_recv_sge, a.cap.max_inline_data);
+	CHECK(ia.qp_type == IBV_QPT_RC && ia.send_cq == cli.c[0].scq &&
+		      ia.recv_cq == cli.c[0].rcq && ia.srq == NULL &&
+		      ia.sq_sig_all == 0 &&
+		      ia.cap.max_send_wr == a.cap.max_send_wr,
+	      "init_attr: type %d sq_sig_all %d", ia.qp_type, ia.sq_sig_all);
+	printf("%s ibv_query_qp\n", failures == f0 ? "ok" : "FAIL");
+}
+
+/*
+ * Refused posts: a positive errno, *bad_wr at the first WR not posted, the
+ * WRs before it posted and completed (libibverbs' contract)
+ */
+static void test_post_errors(void)
+{
+	struct ibv_sge sge[MAX_SG + 1];
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_recv_wr rwr[2], *rbad = NULL;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = 1,
+				 .qp_access_flags = 0 };
+	struct ibv_qp_init_attr ia = { 0 };
+	struct ibv_qp *qp;
+	struct ibv_wc wc[3];
+	int k, ret, n, f0 = failures;
+
+	for (k = 0; k <= MAX_SG; k++) {
+		sge[k].addr = (uintptr_t)cli.buf + L_SRC + 16 * (uint64_t)k;
+		sge[k].length = 16;
+		sge[k].lkey = cli.mr->lkey;
+	}
+	memset(wr, 0, sizeof(wr));
+	for (k = 0; k < 3; k++) {
+		wr[k].wr_id = 700 + k;
+		wr[k].sg_list = sge;
+		wr[k].num_sge = 1;
+		wr[k].opcode = IBV_WR_RDMA_WRITE;
+		wr[k].send_flags = IBV_SEND_SIGNALED;
+		wr[k].wr.rdma.remote_addr = hello.addr + R_DST;
+		wr[k].wr.rdma.rkey = hello.rkey;
+		wr[k].next = k < 2 ? &wr[k + 1] : NULL;
+	}
+	wr[1].num_sge = MAX_SG + 1 + 64; /* more than the QP was granted */
+	ret = ibv_post_send(cli.c[0].qp, wr, &bad);
+	CHECK(ret == EINVAL || ret == ENOMEM,
+	      "too many SGEs: ibv_post_send returned %d", ret);
+	CHECK(bad == &wr[1], "too many SGEs: bad_wr is WR %d",
+	      bad ? (int)(bad - wr) : -1);
+	n = poll_n(cli.c[0].scq, wc, 3, 200);
+	CHECK(n == 1 && wc[0].wr_id == 700 && wc[0].status == IBV_WC_SUCCESS,
+	      "the WR before the refused one: %d completions", n);
+
+	memset(rwr, 0, sizeof(rwr));
+	rwr[0].wr_id = 710;
+	rwr[0].sg_list = sge;
+	rwr[0].num_sge = MAX_SG + 1 + 64;
+	rwr[0].next = &rwr[1];
+	rwr[1].wr_id = 711;
+	ret = ibv_post_recv(cli.c[0].qp, rwr, &rbad);
+	CHECK(ret == EINVAL || ret == ENOMEM,
+	      "too many SGEs: ibv_post_recv returned %d", ret);
+	CHECK(rbad == &rwr[0], "too many SGEs: recv bad_wr not the first WR");
+
+	wr[0].opcode = (enum ibv_wr_opcode)77; /* no such opcode */
+	wr[0].next = NULL;
+	ret = ibv_post_send(cli.c[0].qp, wr, &bad);
+	CHECK(ret == EINVAL && bad == &wr[0], "bad opcode: returned %d", ret);
+
+	/* IBTA 10.8.2: no send WR before RTS */
+	ia.send_cq = cli.c[0].scq;
+	ia.recv_cq = cli.c[0].rcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	qp = ibv_create_qp(cli.pd, &ia);
+	CHECK(qp != NULL, "ibv_create_qp: %s", strerror(errno));
+	if (qp) {
+		ret = ibv_modify_qp(qp, &a,
+				    IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+		CHECK(ret == 0, "to INIT: %s", strerror(ret));
+		wr[0].opcode = IBV_WR_SEND;
+		ret = ibv_post_send(qp, wr, &bad);
+		CHECK(ret == EINVAL && bad == &wr[0],
+		      "send WR in INIT: returned %d", ret);
+		/* a skipped state: INIT -> RTS is refused, the QP stays */
+		a.qp_state = IBV_QPS_RTS;
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+		CHECK(ret != 0, "INIT -> RTS accepted");
+		CHECK(ibv_destroy_qp(qp) == 0, "destroy");
+	}
+	ia.qp_type = IBV_QPT_XRC_SEND;
+	errno = 0;
+	qp = ibv_create_qp(cli.pd, &ia);
+	CHECK(qp == NULL && errno != 0, "an XRC QP: %p, errno %d", (void *)qp,
+	      errno);
+	printf("%s refused posts and transitions: errno, bad_wr\n",
+	       failures == f0 ? "ok" : "FAIL");
+}
+
 static void group_basic(void)
 {
+	test_query_qp();
+	test_post_errors();
 	test_ops();
 	test_atomics();
 	test_unsignaled();
