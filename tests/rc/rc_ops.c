@@ -1519,8 +1519,87 @@ static void test_post_errors(void)
 	       failures == f0 ? "ok" : "FAIL");
 }
 
+/*
+ * ibv_rereg_mr moves the client's second MR to a new buffer with new
+ * rights; an RDMA Read lands there through the new lkey. ibv_resize_cq to
+ * a size the CQ already has succeeds and keeps at least that many.
+ */
+static void test_rereg_resize(void)
+{
+	enum {
+		LEN = 8192
+	};
+	uint8_t *nb = aligned_alloc(4096, LEN + 2 * GUARD_LEN);
+	struct ibv_mr *mr = cli.ro_mr;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc;
+	struct req q = { .cmd = C_FILL,
+			 .off = R_DST,
+			 .len = LEN,
+			 .seed = 99,
+			 .pattern = 1 };
+	int ret, n, cqe, f0 = failures;
+
+	CHECK(nb != NULL, "out of memory");
+	if (!nb)
+		return;
+	memset(nb, GUARD, LEN + 2 * GUARD_LEN);
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_REMOTE_WRITE); /* needs local write */
+	CHECK(ret != 0 && mr->addr == cli.ro,
+	      "rereg to remote write without local write: %d", ret);
+	ret = ibv_rereg_mr(mr,
+			   IBV_REREG_MR_CHANGE_TRANSLATION |
+				   IBV_REREG_MR_CHANGE_ACCESS,
+			   NULL, nb + GUARD_LEN, LEN, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(ret == 0, "ibv_rereg_mr: %d (%s)", ret, strerror(errno));
+	CHECK(mr->addr == nb + GUARD_LEN && mr->length == LEN,
+	      "rereg: the MR does not describe the new buffer");
+	rpc_ok(&q, "fill");
+	sge.addr = (uintptr_t)nb + GUARD_LEN;
+	sge.length = LEN;
+	sge.lkey = mr->lkey;
+	wr.wr_id = 33;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = hello.addr + R_DST;
+	wr.wr.rdma.rkey = hello.rkey;
+	ret = ibv_post_send(cli.c[0].qp, &wr, &bad);
+	CHECK(ret == 0, "read into the reregistered MR: post %s",
+	      strerror(ret));
+	n = poll_n(cli.c[0].scq, &wc, 1, POLL_MS);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS,
+	      "read into the reregistered MR: %s",
+	      n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	CHECK(check(nb + GUARD_LEN, LEN, 99, 1, 0) < 0 &&
+		      check(nb, GUARD_LEN, GUARD, 0, 0) < 0 &&
+		      check(nb + GUARD_LEN + LEN, GUARD_LEN, GUARD, 0, 0) < 0,
+	      "read into the reregistered MR: wrong data");
+	/* back, so that the server-side role of this MR is unchanged */
+	ret = ibv_rereg_mr(mr,
+			   IBV_REREG_MR_CHANGE_TRANSLATION |
+				   IBV_REREG_MR_CHANGE_ACCESS,
+			   NULL, cli.ro, RO_LEN, IBV_ACCESS_REMOTE_READ);
+	CHECK(ret == 0 && mr->addr == cli.ro, "rereg back: %d", ret);
+	free(nb);
+
+	cqe = cli.c[0].scq->cqe;
+	ret = ibv_resize_cq(cli.c[0].scq, cqe / 2);
+	CHECK(ret == 0 && cli.c[0].scq->cqe >= cqe / 2,
+	      "ibv_resize_cq down to %d: %d, cqe %d", cqe / 2, ret,
+	      cli.c[0].scq->cqe);
+	ret = ibv_resize_cq(cli.c[0].scq, 0);
+	CHECK(ret == EINVAL, "ibv_resize_cq to 0: %d", ret);
+	printf("%s ibv_rereg_mr, ibv_resize_cq\n",
+	       failures == f0 ? "ok" : "FAIL");
+}
+
 static void group_basic(void)
 {
+	test_rereg_resize();
 	test_query_qp();
 	test_post_errors();
 	test_ops();

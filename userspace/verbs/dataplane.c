@@ -27,6 +27,8 @@
 struct rxdp_mr {
 	struct ibv_mr mr;
 	struct rxdp_emr *emr;
+	uint64_t iova; /* as registered, for ibv_rereg_mr */
+	unsigned int access;
 };
 
 /*
@@ -275,6 +277,8 @@ static struct ibv_mr *rxdp_dp_reg_mr(struct ibv_pd *pd, void *addr,
 	m->mr.handle = rxdp_emr_lkey(m->emr);
 	m->mr.lkey = rxdp_emr_lkey(m->emr);
 	m->mr.rkey = rxdp_emr_rkey(m->emr);
+	m->iova = iova;
+	m->access = access;
 	rxdp_pd_get(pd);
 	return &m->mr;
 }
@@ -315,12 +319,70 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	return 0;
 }
 
-/* rdma-core answers with enum ibv_rereg_mr_err_code (negative) and errno */
+static int rereg_fail(int err, int code)
+{
+	errno = err;
+	return code;
+}
+
+/*
+ * A new registration (translation, PD, access: what flags say changes,
+ * the rest kept) replaces the old one in the same ibv_mr; the keys may
+ * change, as with a kernel driver. As rdma-core: 0, or an enum
+ * ibv_rereg_mr_err_code (negative) with errno; on failure the MR is as it
+ * was.
+ */
 int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		 size_t length, int access)
 {
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	struct rxdp_mr *m = (struct rxdp_mr *)mr;
+	struct ibv_pd *npd;
+	struct rxdp_engine *e;
+	struct rxdp_emr *n;
+	unsigned int nacc;
+	uint64_t iova;
+	void *naddr;
+	size_t nlen;
+	int ret;
+
+	if (!mr || !flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	     (!pd || pd->context != mr->context)))
+		return rereg_fail(EINVAL, IBV_REREG_MR_ERR_INPUT);
+	npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
+	naddr = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? addr : mr->addr;
+	nlen = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? length : mr->length;
+	iova = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? (uintptr_t)addr
+						       : m->iova;
+	nacc = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access
+						  : m->access;
+	e = pd_engine(npd);
+	if (!e)
+		return rereg_fail(errno, IBV_REREG_MR_ERR_CMD);
+	n = rxdp_engine_reg_mr(e, naddr, nlen, iova, nacc);
+	if (!n)
+		return rereg_fail(errno, IBV_REREG_MR_ERR_CMD);
+	ret = rxdp_engine_dereg_mr(m->emr);
+	if (ret) {
+		rxdp_engine_dereg_mr(n);
+		return rereg_fail(-ret, IBV_REREG_MR_ERR_CMD);
+	}
+	m->emr = n;
+	m->iova = iova;
+	m->access = nacc;
+	mr->addr = naddr;
+	mr->length = nlen;
+	mr->handle = rxdp_emr_lkey(n);
+	mr->lkey = rxdp_emr_lkey(n);
+	mr->rkey = rxdp_emr_rkey(n);
+	if (npd != mr->pd) {
+		rxdp_pd_get(npd);
+		rxdp_pd_put(mr->pd);
+		mr->pd = npd;
+	}
+	return 0;
 }
 
 /* --- completion queues ----------------------------------------------------- */
@@ -364,8 +426,17 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	return &w->cq;
 }
 
+/*
+ * "At least cqe entries" (ibv_resize_cq(3)): a CQ already that large stays
+ * as it is (cq->cqe keeps its real size). Growing one needs the engine to
+ * move its ring, which it does not offer: EOPNOTSUPP.
+ */
 int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
+	if (!cq || cqe < 1 || cqe > RXDP_VERBS_MAX_CQE)
+		return EINVAL;
+	if (cqe <= cq->cqe)
+		return 0;
 	return refuse();
 }
 
