@@ -42,6 +42,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -I. -Iinclude -I$(GEN) -
 BINS      :=
 LIBS      :=
 TESTS     :=   # test programs/scripts run by `make check`, in order
+TEST_BINS :=   # programs the test scripts run (built by `make test`)
 BUILD_DEPS :=
 
 all:
@@ -80,7 +81,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory test
 
-test: all $(TESTS)
+test: all $(TEST_BINS) $(TESTS)
 	$(Q)tests/run-tests.sh $(TESTS)
 
 demo: deps

@@ -29,9 +29,10 @@ $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $<
 
-# the scripts run the programs: build them first
-tests/rc/rc_ops.sh: $(RC_OPS)
-tests/rc/badwire.sh: $(RC_OPS) $(RC_BADWIRE)
+# the scripts run the programs: build them first (a rule like
+# `rc_ops.sh: $(RC_OPS)` would not: under .SECONDARY a missing prerequisite
+# of an up-to-date file is not remade)
+TEST_BINS += $(RC_OPS) $(RC_BADWIRE)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
