@@ -254,6 +254,7 @@ struct rxdp_engine {
 	int evfd;
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
+	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
 	_Atomic uint64_t activity; /* packets moved: the spinner watches it */
 };
 
