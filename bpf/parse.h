@@ -37,7 +37,7 @@ enum parse_result {
  * PARSE_NOT_ROCE and goes to the kernel untouched.
  */
 static __always_inline enum parse_result
-parse_to_udp(void *data, void *data_end, struct parsed *p)
+parse_to_udp(void *data, void *data_end, __u32 frame_len, struct parsed *p)
 {
 	struct ethhdr *eth = data;
 	__u32 off = sizeof(*eth);
@@ -105,7 +105,6 @@ parse_to_udp(void *data, void *data_end, struct parsed *p)
 	 */
 	{
 		__u32 ulen = bpf_ntohs(udp->len);
-		__u32 frame_len = data_end - data;
 
 		if (ulen < sizeof(*udp) || off + ulen != p->ip_end)
 			return PARSE_BAD_UDP;

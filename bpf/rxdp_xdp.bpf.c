@@ -130,18 +130,24 @@ static __always_inline __u32 rc_psn_check(struct rxdp_qp_psn *ps, __u32 opf,
 	return RXDP_V_REDIRECT;
 }
 
-SEC("xdp")
+/*
+ * xdp.frags: a frame larger than a page (a 4096-byte path MTU on a jumbo
+ * interface) arrives in fragments; the headers are in the first one, which
+ * is all the program reads, and the lengths it checks are the whole frame's.
+ */
+SEC("xdp.frags")
 int rxdp_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	__u32 frame_len = bpf_xdp_get_buff_len(ctx);
 	struct parsed p = {};
 	struct roce_bth *bth;
 	struct rxdp_qp_ctx *qc;
 	__u32 opf, qpn, hdrs, len, idx, v;
 	__u8 opcode;
 
-	switch (parse_to_udp(data, data_end, &p)) {
+	switch (parse_to_udp(data, data_end, frame_len, &p)) {
 	case PARSE_ROCE:
 		break;
 	case PARSE_TRUNCATED:
@@ -230,7 +236,7 @@ int rxdp_xdp(struct xdp_md *ctx)
 	idx = qc->owner_slot * RXDP_MAX_QUEUES + ctx->rx_queue_index;
 	if (bpf_redirect_map(&xsks, idx, XDP_DROP) != XDP_REDIRECT)
 		return qp_verdict(qpn, RXDP_V_DROP_NO_XSK, XDP_DROP, 0);
-	return qp_verdict(qpn, RXDP_V_REDIRECT, XDP_REDIRECT, data_end - data);
+	return qp_verdict(qpn, RXDP_V_REDIRECT, XDP_REDIRECT, frame_len);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

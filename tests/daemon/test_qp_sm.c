@@ -333,8 +333,8 @@ static void test_names(void **state)
 	assert_string_equal(rxdp_qp_type_name(IBV_QPT_UC), "UC");
 }
 
-/* Soft-RoCE's rule (interface MTU - 80, largest IB MTU that fits), capped
- * at 2048 by the AF_XDP frame size */
+/* Soft-RoCE's rule (interface MTU - 80, largest IB MTU that fits), up to
+ * 4096 (multi-buffer AF_XDP carries it) */
 static void test_mtu(void **state)
 {
 	(void)state;
@@ -343,8 +343,10 @@ static void test_mtu(void **state)
 	assert_int_equal(rxdp_ib_mtu(1103), IBV_MTU_512); /* 1024 + 79 */
 	assert_int_equal(rxdp_ib_mtu(2127), IBV_MTU_1024);
 	assert_int_equal(rxdp_ib_mtu(2128), IBV_MTU_2048);
-	assert_int_equal(rxdp_ib_mtu(9000), IBV_MTU_2048); /* the cap */
-	assert_int_equal(rxdp_ib_mtu(4176), IBV_MTU_2048);
+	assert_int_equal(rxdp_ib_mtu(4175), IBV_MTU_2048); /* 4096 + 79 */
+	assert_int_equal(rxdp_ib_mtu(4176), IBV_MTU_4096);
+	assert_int_equal(rxdp_ib_mtu(9000), IBV_MTU_4096); /* the largest */
+	assert_int_equal(rxdp_ib_mtu(65535), IBV_MTU_4096);
 	assert_int_equal(rxdp_ib_mtu(576), IBV_MTU_256);
 	assert_int_equal(rxdp_ib_mtu(68), IBV_MTU_256); /* the floor */
 	assert_int_equal(rxdp_ib_mtu(0), IBV_MTU_256);

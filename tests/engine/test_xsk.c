@@ -134,7 +134,7 @@ static int side_init(struct side *s, int i)
 	}
 	fd = xsk_socket__fd(s->xsk);
 	/* the port maps the rings from the fd, as it does with rxdpd's */
-	s->port = rxdp_xsk_port_create(&s->umem, &fd, 1, RING);
+	s->port = rxdp_xsk_port_create(&s->umem, &fd, 1, RING, 0);
 	if (!s->port) {
 		fprintf(stderr, "rxdp_xsk_port_create: %s\n", strerror(errno));
 		return 1;

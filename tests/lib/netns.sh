@@ -21,6 +21,7 @@
 #   PLEN             prefix length (15)
 # Options (environment, read by netns_pair):
 #   NETNS_NO_IPV6=1      disable IPv6 on the veth ends (no ND/MLD chatter)
+#   NETNS_MTU=N          the veth MTU (9000: jumbo frames)
 #   NETNS_STATIC_NEIGH=1 permanent neighbour entries both ways (no ARP)
 #   NETNS_QUEUES=N       veth with N RX and TX queues
 
@@ -114,6 +115,11 @@ netns_pair() {
 	if [ "${NETNS_STATIC_NEIGH:-0}" = 1 ]; then
 		ip -n "$NS_A" neigh replace "$ADDR_B" lladdr "$MAC_B" dev "$IF_A" nud permanent
 		ip -n "$NS_B" neigh replace "$ADDR_A" lladdr "$MAC_A" dev "$IF_B" nud permanent
+	fi
+	if [ -n "${NETNS_MTU:-}" ]; then
+		ip -n "$NS_A" link set "$IF_A" mtu "$NETNS_MTU" &&
+			ip -n "$NS_B" link set "$IF_B" mtu "$NETNS_MTU" ||
+			fail "cannot set MTU $NETNS_MTU"
 	fi
 	ip -n "$NS_A" link set "$IF_A" up
 	ip -n "$NS_B" link set "$IF_B" up

@@ -10,6 +10,7 @@
 #               duplicates and reorders RoCEv2 frames: no netem here):
 #               a clean run captured and decoded by tshark, then rc_ops
 #               and ibv_rc_pingpong through loss, duplication, reordering
+#  jumbo.sh     a 4096-byte path MTU on MTU-9000 veths (multi-buffer AF_XDP)
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
@@ -36,4 +37,4 @@ TEST_BINS += $(RC_OPS) $(RC_BADWIRE)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
-	 tests/rc/badwire.sh
+	 tests/rc/badwire.sh tests/rc/jumbo.sh

@@ -22,6 +22,11 @@ rxdp_wait_port "$NS_A" "$devA"
 rxdp_wait_port "$NS_B" "$devB"
 gid=$(rxdp_ipv4_gid "$NS_A" "$devA")
 [ -n "$gid" ] || fail "no IPv4 GID on $devA"
+if [ -n "${RXDP_PERFTEST_MTU:-}" ]; then
+	# the port's active MTU (ibv_devinfo: "active_mtu: 4096 (5)")
+	verbs "$NS_B" ibv_devinfo -d "$devB" | grep -q "active_mtu:.*$RXDP_PERFTEST_MTU " ||
+		fail "$devB: active_mtu is not $RXDP_PERFTEST_MTU"
+fi
 
 failed=()
 # pair NAME SERVER-ARGS -- CLIENT-ARGS: server in A, client in B (to ADDR_A)
@@ -77,6 +82,13 @@ sel rc_pingpong && {
 	pp ibv_rc_pingpong -c -n 200 -s 1023
 	pp ibv_rc_pingpong -c -n 200 -s 1025
 	pp ibv_rc_pingpong -c -n 50 -s 1048576
+}
+sel rc_pingpong_mtu && {
+	# around the path MTU the port reports (-m: the pingpong's default is 1024)
+	m=${RXDP_PERFTEST_MTU:-1024}
+	for s in $((m - 1)) $m $((m + 1)) $((3 * m + 5)); do
+		pp ibv_rc_pingpong -c -n 100 -m "$m" -s "$s"
+	done
 }
 sel write_bw && pt ib_write_bw -n 500 -s 65536 --report_gbits
 sel read_bw && pt ib_read_bw -n 500 -s 65536 --report_gbits

@@ -171,8 +171,16 @@ struct rxdp_datapath {
 	__u32 num_queues;
 	int xsk_fds[RXDP_CTL_MAX_XSKS]; /* index = RX queue id */
 	int psn_map_fd;
-	__u32 bind_flags; /* XDP_COPY / XDP_ZEROCOPY as bound */
+	__u32 bind_flags; /* XDP_COPY / XDP_ZEROCOPY, XDP_USE_SG as bound */
 };
+
+/* multi-buffer AF_XDP (Linux 6.6; not in Debian 12's UAPI headers) */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0) /* xdp_desc.options: the packet goes on */
+#endif
 
 int rxdp_ctl_attach_datapath(struct rxdp_ctl *c,
 			     const struct rxdp_datapath_req *req, int umem_fd,

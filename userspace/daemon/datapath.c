@@ -127,7 +127,7 @@ int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
 	struct stat st;
 	__u32 q, nq;
 	int ret, slot;
-	__u16 mode = XDP_ZEROCOPY;
+	__u16 mode = XDP_ZEROCOPY, sg = XDP_USE_SG;
 
 	if (!l || !l->dev) {
 		snprintf(msg, msglen,
@@ -215,11 +215,17 @@ int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
 	for (q = 0; q < nq; q++) {
 		int shared = q ? dp->xsk_fds[0] : -1;
 
-		ret = xsk_setup(l->ifindex, q, shared, dp->umem, req, mode,
-				&dp->xsk_fds[q]);
+		ret = xsk_setup(l->ifindex, q, shared, dp->umem, req,
+				mode | sg, &dp->xsk_fds[q]);
 		if (ret && q == 0 && mode == XDP_ZEROCOPY) {
 			/* no zero-copy on this driver (veth): copy mode */
 			mode = XDP_COPY;
+			ret = xsk_setup(l->ifindex, q, shared, dp->umem, req,
+					mode | sg, &dp->xsk_fds[q]);
+		}
+		if (ret && q == 0 && sg) {
+			/* no multi-buffer (before 6.6): 2048-byte path MTU */
+			sg = 0;
 			ret = xsk_setup(l->ifindex, q, shared, dp->umem, req,
 					mode, &dp->xsk_fds[q]);
 		}
@@ -260,12 +266,13 @@ int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
 		}
 		l->dev->queue_owner[q] = c;
 	}
-	*bind_flags = mode;
+	*bind_flags = mode | sg;
 	*out = dp;
-	pr_info("pid %d: data path on %s, %u queue(s), %s mode, owner slot "
+	pr_info("pid %d: data path on %s, %u queue(s), %s mode%s, owner slot "
 		"%d\n",
 		(int)c->pid, l->ifname, nq,
-		mode == XDP_ZEROCOPY ? "zero-copy" : "copy", slot);
+		mode == XDP_ZEROCOPY ? "zero-copy" : "copy",
+		sg ? ", multi-buffer" : "", slot);
 	return 0;
 
 err_release:

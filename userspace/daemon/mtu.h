@@ -12,11 +12,14 @@
  * that fits. (The true worst case is 84: IPv6 40 + UDP 8 + BTH 12 + RETH 16
  * + ImmDt 4 + ICRC 4; it matters only for an interface MTU within 4 bytes
  * above ib_mtu + 80, and we do what Soft-RoCE does, for interoperability.)
- * Capped at 2048: AF_XDP frames are 4096 bytes and a 4096-byte payload with
- * its headers needs multi-buffer AF_XDP, which the data path does not use.
+ * Up to 4096, the largest IB MTU: a 4096-byte payload with its headers does
+ * not fit one 4096-byte AF_XDP frame, and the data path carries it as two
+ * (multi-buffer AF_XDP, XDP_USE_SG, Linux 6.6). On an older kernel rxdpd
+ * binds without it and the engine clamps each QP's path MTU to the 2048
+ * its frames hold.
  */
 #define ROCE_MAX_HDR_LENGTH 80
-#define RXDP_DATAPATH_MAX_MTU 4 /* IBV_MTU_2048 */
+#define RXDP_DATAPATH_MAX_MTU 5 /* IBV_MTU_4096 */
 
 static inline __u32 rxdp_ib_mtu(__u32 if_mtu)
 {

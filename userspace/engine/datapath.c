@@ -84,7 +84,8 @@ struct rxdp_engine_dp *rxdp_engine_dp_open(struct rxdp_ctl *ctl,
 		goto fail;
 	}
 	dp->port = rxdp_xsk_port_create(&dp->umem, dp->dp.xsk_fds,
-					dp->dp.num_queues, DP_RING);
+					dp->dp.num_queues, DP_RING,
+					dp->dp.bind_flags);
 	if (!dp->port) {
 		err = -errno;
 		goto fail;

@@ -288,12 +288,14 @@ struct rxdp_xsk_port;
 /*
  * A port over already-bound AF_XDP sockets (one per RX queue, all on umem;
  * ring_size entries in each ring). The UMEM's frames are split between the
- * sockets: half of each share goes to the fill ring, half is for TX. The
- * port does not close the fds. NULL + errno.
+ * sockets: half of each share goes to the fill ring, half is for TX.
+ * bind_flags: as the sockets were bound (XDP_USE_SG: multi-buffer, TX
+ * buffers of two frames). The port does not close the fds. NULL + errno.
  */
 struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 					   const int *xsk_fds, int nfds,
-					   uint32_t ring_size);
+					   uint32_t ring_size,
+					   uint32_t bind_flags);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 

@@ -12,6 +12,15 @@
  * one sendto() kick per flush tells the kernel (always needed in copy
  * mode; in zero-copy mode only when the ring asks for a wake-up).
  *
+ * Multi-buffer (sockets bound with XDP_USE_SG): a frame larger than one
+ * UMEM frame (a 4096-byte path MTU) spans several. A TX buffer is then two
+ * adjacent UMEM frames, written as one and sent as one descriptor per frame
+ * (XDP_PKT_CONTD on all but the last); only the first frame's address,
+ * back from the completion ring, returns the buffer to the pool. An RX
+ * packet in several descriptors is copied into one reassembly buffer (one
+ * such packet per burst), because the engine parses and checks the ICRC of
+ * a packet in one piece.
+ *
  * Only the engine (under its lock) calls into a port, so no locking here.
  */
 #include <errno.h>
@@ -39,7 +48,8 @@ struct xsk_sock {
 	struct xsk_ring_cons comp;
 	void *map[4];
 	size_t map_len[4];
-	uint64_t *free; /* TX frames not in flight (a stack) */
+	uint64_t *free; /* TX buffers not in flight (a stack) */
+	uint64_t tx_base; /* UMEM address of the first TX frame */
 	uint32_t nfree;
 	uint32_t tx_frames;
 	uint32_t queued; /* TX descriptors reserved, not yet submitted */
@@ -53,6 +63,13 @@ struct rxdp_xsk_port {
 	uint32_t ring_size;
 	int rx_next; /* round robin over the sockets */
 	int rx_sock; /* the socket of the last rx_burst() */
+	uint32_t rx_ndesc; /* descriptors the last rx_burst() consumed */
+	uint64_t *rx_addrs; /* their addresses, for the fill ring */
+	bool sg; /* multi-buffer */
+	uint32_t tx_buf; /* bytes in a TX buffer: 1 frame, 2 with sg */
+	uint8_t *rx_joined; /* reassembly of a multi-buffer RX packet */
+	uint32_t rx_joined_size;
+	uint64_t drops_rx_big; /* multi-buffer packets too large to join */
 	uint64_t drops_tx_ring;
 	bool bind_zerocopy; /* else copy mode: every TX needs a sendto() */
 };
@@ -160,12 +177,14 @@ void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p)
 		free(s->free);
 	}
 	free(p->s);
+	free(p->rx_addrs);
+	free(p->rx_joined);
 	free(p);
 }
 
 struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 					   const int *xsk_fds, int nfds,
-					   uint32_t ring_size)
+					   uint32_t ring_size, uint32_t bind_flags)
 {
 	struct rxdp_xsk_port *p;
 	uint64_t nframes = umem->size / umem->frame_size, share;
@@ -192,6 +211,17 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 	p->umem = umem;
 	p->n = nfds;
 	p->ring_size = ring_size;
+	p->sg = !!(bind_flags & XDP_USE_SG);
+	p->tx_buf = umem->frame_size * (p->sg ? 2 : 1);
+	p->rx_addrs = calloc(ring_size, sizeof(*p->rx_addrs));
+	if (p->sg) {
+		p->rx_joined_size = 4 * umem->frame_size;
+		p->rx_joined = malloc(p->rx_joined_size);
+	}
+	if (!p->rx_addrs || (p->sg && !p->rx_joined)) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	for (int i = 0; i < nfds; i++) {
 		struct xsk_sock *s = &p->s[i];
 		uint64_t base = i * share * umem->frame_size;
@@ -232,9 +262,10 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 			err = -ENOMEM;
 			goto fail;
 		}
+		s->tx_base = base + (uint64_t)nrx * umem->frame_size;
+		ntx /= p->tx_buf / umem->frame_size; /* buffers now */
 		for (uint32_t k = 0; k < ntx; k++)
-			s->free[k] =
-				base + (uint64_t)(nrx + k) * umem->frame_size;
+			s->free[k] = s->tx_base + (uint64_t)k * p->tx_buf;
 		s->nfree = s->tx_frames = ntx;
 	}
 	return p;
@@ -244,14 +275,17 @@ fail:
 	return NULL;
 }
 
-/* Completed TX frames back to the pool */
-static void sock_reap(struct xsk_sock *s)
+/* Completed TX buffers back to the pool (by their first frame) */
+static void sock_reap(struct rxdp_xsk_port *p, struct xsk_sock *s)
 {
-	uint32_t idx, n = xsk_ring_cons__peek(&s->comp, s->tx_frames, &idx);
+	uint32_t idx, n = xsk_ring_cons__peek(&s->comp, p->ring_size, &idx);
 
-	for (uint32_t k = 0; k < n; k++)
-		s->free[s->nfree++] =
-			*xsk_ring_cons__comp_addr(&s->comp, idx + k);
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&s->comp, idx + k);
+
+		if ((a - s->tx_base) % p->tx_buf == 0)
+			s->free[s->nfree++] = a;
+	}
 	if (n)
 		xsk_ring_cons__release(&s->comp, n);
 }
@@ -266,10 +300,10 @@ static void *xp_tx_get(void *port, uint32_t *cap)
 	struct xsk_sock *s = &p->s[0];
 
 	if (!s->nfree)
-		sock_reap(s);
+		sock_reap(p, s);
 	if (!s->nfree)
 		return NULL;
-	*cap = p->umem->frame_size;
+	*cap = p->tx_buf;
 	return (uint8_t *)p->umem->area + s->free[--s->nfree];
 }
 
@@ -285,20 +319,25 @@ static void xp_tx_put(void *port, void *buf, uint32_t len)
 {
 	struct rxdp_xsk_port *p = port;
 	struct xsk_sock *s = &p->s[0];
-	struct xdp_desc *d;
-	uint32_t idx;
+	uint64_t addr = (uint8_t *)buf - (uint8_t *)p->umem->area;
+	uint32_t fs = p->umem->frame_size, n = (len + fs - 1) / fs, idx;
 
-	if (xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1) {
+	if (!n)
+		n = 1;
+	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
 		/* cannot happen: no more frames than ring entries */
 		p->drops_tx_ring++;
 		xp_tx_abort(port, buf);
 		return;
 	}
-	d = xsk_ring_prod__tx_desc(&s->tx, idx);
-	d->addr = (uint8_t *)buf - (uint8_t *)p->umem->area;
-	d->len = len;
-	d->options = 0;
-	s->queued++;
+	for (uint32_t k = 0; k < n; k++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&s->tx, idx + k);
+
+		d->addr = addr + (uint64_t)k * fs;
+		d->len = k + 1 < n ? fs : len - k * fs;
+		d->options = k + 1 < n ? XDP_PKT_CONTD : 0;
+	}
+	s->queued += n;
 }
 
 static int xp_tx_flush(void *port)
@@ -330,10 +369,67 @@ static int xp_tx_flush(void *port)
 		    errno != ENETDOWN)
 			break;
 	}
-	sock_reap(s);
+	sock_reap(p, s);
 	return s->kick;
 }
 
+/* The frames of the last rx_burst() (all its descriptors) back to fill */
+static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
+{
+	struct rxdp_xsk_port *p = port;
+	struct xsk_sock *s = &p->s[p->rx_sock];
+	uint64_t mask = ~((uint64_t)p->umem->frame_size - 1);
+	uint32_t idx, nd = p->rx_ndesc;
+
+	(void)f;
+	(void)n;
+	if (!nd)
+		return;
+	p->rx_ndesc = 0;
+	xsk_ring_cons__release(&s->rx, nd);
+	/* the fill ring has room: it never holds more than this share */
+	if (xsk_ring_prod__reserve(&s->fill, nd, &idx) != nd) {
+		pr_warn("engine: fill ring full, %u RX frames lost\n", nd);
+		return;
+	}
+	for (uint32_t k = 0; k < nd; k++)
+		*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
+			p->rx_addrs[k] & mask;
+	xsk_ring_prod__submit(&s->fill, nd);
+	if (xsk_ring_prod__needs_wakeup(&s->fill))
+		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+/*
+ * Join the descriptors [d, e] of one multi-buffer packet into rx_joined;
+ * false if it does not fit (the packet is dropped, its frames recycled).
+ */
+static bool rx_join(struct rxdp_xsk_port *p, struct xsk_sock *s, uint32_t idx,
+		    uint32_t d, uint32_t e, struct rxdp_frame *f)
+{
+	uint32_t len = 0;
+
+	for (uint32_t k = d; k <= e; k++) {
+		const struct xdp_desc *x =
+			xsk_ring_cons__rx_desc(&s->rx, idx + k);
+
+		if (x->len > p->rx_joined_size - len) {
+			p->drops_rx_big++;
+			return false;
+		}
+		memcpy(p->rx_joined + len,
+		       xsk_umem__get_data(p->umem->area, x->addr), x->len);
+		len += x->len;
+	}
+	f->data = p->rx_joined;
+	f->len = len;
+	return true;
+}
+
+/*
+ * Up to max packets from the next socket with any. The descriptors taken
+ * are remembered for rx_release(), which must come before the next burst.
+ */
 static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 {
 	struct rxdp_xsk_port *p = port;
@@ -341,45 +437,52 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 	for (int tries = 0; tries < p->n; tries++) {
 		int i = p->rx_next;
 		struct xsk_sock *s = &p->s[i];
-		uint32_t idx, n;
+		uint32_t idx, n, d = 0;
+		bool joined = false;
+		int got = 0;
 
 		p->rx_next = (p->rx_next + 1) % p->n;
 		n = xsk_ring_cons__peek(&s->rx, max, &idx);
-		if (!n)
-			continue;
-		for (uint32_t k = 0; k < n; k++) {
-			const struct xdp_desc *d =
-				xsk_ring_cons__rx_desc(&s->rx, idx + k);
+		while (d < n && got < max) {
+			const struct xdp_desc *x =
+				xsk_ring_cons__rx_desc(&s->rx, idx + d);
+			uint32_t e = d;
 
-			f[k].data = xsk_umem__get_data(p->umem->area, d->addr);
-			f[k].len = d->len;
-			f[k].cookie = d->addr;
+			if (x->options & XDP_PKT_CONTD) {
+				/* one packet in descriptors d..e */
+				while (e < n &&
+				       (xsk_ring_cons__rx_desc(&s->rx, idx + e)
+						->options &
+					XDP_PKT_CONTD))
+					e++;
+				if (e == n || joined)
+					break; /* the next burst takes it */
+				joined = true;
+				if (rx_join(p, s, idx, d, e, &f[got]))
+					got++;
+			} else {
+				f[got].data = xsk_umem__get_data(p->umem->area,
+								 x->addr);
+				f[got].len = x->len;
+				f[got].cookie = x->addr;
+				got++;
+			}
+			for (; d <= e; d++)
+				p->rx_addrs[d] =
+					xsk_ring_cons__rx_desc(&s->rx, idx + d)
+						->addr;
 		}
+		if (d < n)
+			xsk_ring_cons__cancel(&s->rx, n - d);
+		if (!d)
+			continue;
 		p->rx_sock = i;
-		return n;
+		p->rx_ndesc = d;
+		if (!got) /* only a packet too large to join: recycle it */
+			xp_rx_release(p, f, 0);
+		return got;
 	}
 	return 0;
-}
-
-static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
-{
-	struct rxdp_xsk_port *p = port;
-	struct xsk_sock *s = &p->s[p->rx_sock];
-	uint64_t mask = ~((uint64_t)p->umem->frame_size - 1);
-	uint32_t idx;
-
-	xsk_ring_cons__release(&s->rx, n);
-	/* the fill ring has room: it never holds more than this share */
-	if (xsk_ring_prod__reserve(&s->fill, n, &idx) != (uint32_t)n) {
-		pr_warn("engine: fill ring full, %d RX frames lost\n", n);
-		return;
-	}
-	for (int k = 0; k < n; k++)
-		*xsk_ring_prod__fill_addr(&s->fill, idx + k) = f[k].cookie &
-							       mask;
-	xsk_ring_prod__submit(&s->fill, n);
-	if (xsk_ring_prod__needs_wakeup(&s->fill))
-		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
 
 static int xp_poll_fds(void *port, int *fds, int max)
