@@ -122,8 +122,28 @@ int eng_pass(struct rxdp_engine *e)
 		work += rc_timers(qp);
 		work += rc_tx(qp);
 	}
-	if (e->cfg.ops->tx_flush(e->cfg.port))
-		e->tx_blocked = true;
+	/*
+	 * Copy-mode AF_XDP sends in the sendto() of the flush, a syscall per
+	 * flush: while a QP streams, packets queued behind its requests still
+	 * unacknowledged wait for a batch (ENG_TX_BATCH) or for the pass the
+	 * acknowledgement brings, so posting one WR at a time does not cost a
+	 * syscall per packet. A deferred request's QP must still have
+	 * requests on the wire (an ACK may have acked them all this pass).
+	 */
+	if (e->tx_unflushed && !e->tx_urgent && e->tx_unflushed < ENG_TX_BATCH)
+		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
+			if (qp->next_psn != qp->flushed_psn &&
+			    qp->una == qp->flushed_psn)
+				e->tx_urgent = true;
+	if (!e->tx_unflushed || e->tx_urgent ||
+	    e->tx_unflushed >= ENG_TX_BATCH) {
+		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
+			qp->flushed_psn = qp->next_psn;
+		e->tx_unflushed = 0;
+		e->tx_urgent = false;
+		if (e->cfg.ops->tx_flush(e->cfg.port))
+			e->tx_blocked = true;
+	}
 	if (work)
 		atomic_fetch_add_explicit(&e->activity, work,
 					  memory_order_relaxed);
@@ -763,7 +783,8 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 	if (mask & IBV_QP_SQ_PSN) {
 		uint32_t psn = attr->sq_psn & ROCE_PSN_MASK;
 
-		qp->send_psn = qp->next_psn = qp->una = qp->tx_hw = psn;
+		qp->send_psn = qp->next_psn = qp->una = qp->tx_hw =
+			qp->flushed_psn = psn;
 	}
 	qp->retry_left = qp->retry_cnt;
 	qp->rnr_left = qp->rnr_retry;

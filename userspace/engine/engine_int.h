@@ -23,6 +23,7 @@
 #define ENG_WINDOW 256 /* requester: packets in flight per QP */
 #define ENG_ACKREQ_EVERY 64 /* requester: AckReq at least this often */
 #define ENG_RX_BATCH 64
+#define ENG_TX_BATCH 32 /* packets per TX flush at most deferred */
 #define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
 
 struct rxdp_eah {
@@ -176,6 +177,7 @@ struct rxdp_eqp {
 	uint32_t sq_cur; /* the WQE being (re)transmitted */
 	uint32_t send_psn; /* PSN of the next packet to (re)transmit */
 	uint32_t next_psn; /* PSN after the last one ever assigned */
+	uint32_t flushed_psn; /* next_psn at the last TX flush */
 	uint32_t una; /* oldest unacknowledged PSN */
 	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
 	uint32_t rd_outstanding; /* reads/atomics started, not done */
@@ -255,6 +257,8 @@ struct rxdp_engine {
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
+	uint32_t tx_unflushed; /* packets queued since the last TX flush */
+	bool tx_urgent; /* one of them may not wait (see eng_pass) */
 	_Atomic uint64_t activity; /* packets moved: the spinner watches it */
 };
 

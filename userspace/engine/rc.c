@@ -82,6 +82,17 @@ static int qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	}
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
+	/*
+	 * An RC request behind requests already on the wire may wait for the
+	 * next flush: their acknowledgement is sure to bring a pass. Anything
+	 * else (the first one out, a retransmission, a response, UC, UD) goes
+	 * out this pass.
+	 */
+	e->tx_unflushed++;
+	if (qp->type != IBV_QPT_RC ||
+	    (roce_opcode_flags(d->opcode) & ROCE_OPF_RESPONSE) ||
+	    qp->una == qp->flushed_psn || psn_before(d->psn, qp->flushed_psn))
+		e->tx_urgent = true;
 	return 0;
 }
 
@@ -341,7 +352,7 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	atomic_store(&qp->rq_prod, 0);
 	atomic_store(&qp->rq_cons, 0);
 	qp->sq_cur = 0;
-	qp->send_psn = qp->next_psn = qp->una = qp->tx_hw = 0;
+	qp->send_psn = qp->next_psn = qp->una = qp->tx_hw = qp->flushed_psn = 0;
 	qp->rd_outstanding = 0;
 	qp->since_ackreq = 0;
 	qp->timer_at = qp->rnr_at = 0;
