@@ -49,6 +49,8 @@ struct xsk_sock {
 	void *map[4];
 	size_t map_len[4];
 	uint64_t *free; /* TX buffers not in flight (a stack) */
+	uint64_t *refill; /* RX frames the fill ring had no room for yet */
+	uint32_t nrefill;
 	uint64_t tx_base; /* UMEM address of the first TX frame */
 	uint32_t nfree;
 	uint32_t tx_frames;
@@ -175,6 +177,7 @@ void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p)
 			if (s->map[k])
 				munmap(s->map[k], s->map_len[k]);
 		free(s->free);
+		free(s->refill);
 	}
 	free(p->s);
 	free(p->rx_addrs);
@@ -258,7 +261,8 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 				base + (uint64_t)k * umem->frame_size;
 		xsk_ring_prod__submit(&s->fill, nrx);
 		s->free = calloc(ntx, sizeof(*s->free));
-		if (!s->free) {
+		s->refill = calloc(nrx, sizeof(*s->refill));
+		if (!s->free || !s->refill) {
 			err = -ENOMEM;
 			goto fail;
 		}
@@ -373,13 +377,39 @@ static int xp_tx_flush(void *port)
 	return s->kick;
 }
 
+/*
+ * RX frames back to the fill ring. The ring has room for every RX frame,
+ * but the kernel may publish its consumer index late (it takes fill
+ * entries ahead, in batches): what does not fit now waits in s->refill.
+ */
+static void sock_refill(struct xsk_sock *s, const uint64_t *addr, uint32_t n)
+{
+	uint32_t idx, room;
+
+	if (n)
+		memcpy(s->refill + s->nrefill, addr, n * sizeof(*addr));
+	s->nrefill += n;
+	room = xsk_prod_nb_free(&s->fill, s->nrefill);
+	if (room > s->nrefill)
+		room = s->nrefill;
+	if (!room || xsk_ring_prod__reserve(&s->fill, room, &idx) != room)
+		return;
+	for (uint32_t k = 0; k < room; k++)
+		*xsk_ring_prod__fill_addr(&s->fill, idx + k) = s->refill[k];
+	xsk_ring_prod__submit(&s->fill, room);
+	s->nrefill -= room;
+	memmove(s->refill, s->refill + room, s->nrefill * sizeof(*s->refill));
+	if (xsk_ring_prod__needs_wakeup(&s->fill))
+		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
 /* The frames of the last rx_burst() (all its descriptors) back to fill */
 static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
 {
 	struct rxdp_xsk_port *p = port;
 	struct xsk_sock *s = &p->s[p->rx_sock];
 	uint64_t mask = ~((uint64_t)p->umem->frame_size - 1);
-	uint32_t idx, nd = p->rx_ndesc;
+	uint32_t nd = p->rx_ndesc;
 
 	(void)f;
 	(void)n;
@@ -387,17 +417,9 @@ static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
 		return;
 	p->rx_ndesc = 0;
 	xsk_ring_cons__release(&s->rx, nd);
-	/* the fill ring has room: it never holds more than this share */
-	if (xsk_ring_prod__reserve(&s->fill, nd, &idx) != nd) {
-		pr_warn("engine: fill ring full, %u RX frames lost\n", nd);
-		return;
-	}
 	for (uint32_t k = 0; k < nd; k++)
-		*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
-			p->rx_addrs[k] & mask;
-	xsk_ring_prod__submit(&s->fill, nd);
-	if (xsk_ring_prod__needs_wakeup(&s->fill))
-		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		p->rx_addrs[k] &= mask;
+	sock_refill(s, p->rx_addrs, nd);
 }
 
 /*
@@ -442,6 +464,8 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 		int got = 0;
 
 		p->rx_next = (p->rx_next + 1) % p->n;
+		if (s->nrefill)
+			sock_refill(s, NULL, 0);
 		n = xsk_ring_cons__peek(&s->rx, max, &idx);
 		while (d < n && got < max) {
 			const struct xdp_desc *x =
