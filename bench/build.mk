@@ -1,5 +1,26 @@
-# make bench: rxdp against kernel TCP on the same veth pair (bench/run.sh);
-# results in build/bench/. Not part of make check (figures, not tests).
+# make bench: rxdp against the raw AF_XDP limit and kernel TCP on the same
+# veth pair (bench/run.sh); results in build/bench/. Not part of make check
+# (figures, not tests). The tools it runs are built by `make`:
+#  rxdp-xskraw  the raw AF_XDP limit (ping-pong, stream), its own XDP program
+XSKRAW_OBJ := $(GEN)/xskraw.bpf.o
+XSKRAW_SKEL := $(GEN)/xskraw.skel.h
+XSKRAW := $(BIN)/rxdp-xskraw
+
+$(XSKRAW_OBJ): bench/xskraw.bpf.c vmlinux.h
+	$(msg) CLANG $<
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -MT $@ -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	@rm -f $@.tmp
+
+$(XSKRAW): $(OBJ)/bench/xskraw.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lxdp -lbpf -lelf -lz
+
+BUILD_DEPS += $(XSKRAW_SKEL)
+BINS += $(XSKRAW)
+
 bench: all
 	$(Q)bench/run.sh
 

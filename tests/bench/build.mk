@@ -1,0 +1,2 @@
+# The benchmark's own tools, smoke-tested (their figures are make bench's)
+TESTS += tests/bench/xskraw.sh
