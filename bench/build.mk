@@ -2,6 +2,7 @@
 # veth pair (bench/run.sh); results in build/bench/. Not part of make check
 # (figures, not tests). The tools it runs are built by `make`:
 #  rxdp-xskraw  the raw AF_XDP limit (ping-pong, stream), its own XDP program
+#  rxdp-qp-rss  the memory of a process holding N QPs (a verbs program)
 XSKRAW_OBJ := $(GEN)/xskraw.bpf.o
 XSKRAW_SKEL := $(GEN)/xskraw.skel.h
 XSKRAW := $(BIN)/rxdp-xskraw
@@ -18,8 +19,15 @@ $(XSKRAW): $(OBJ)/bench/xskraw.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lxdp -lbpf -lelf -lz
 
+QP_RSS := $(BIN)/rxdp-qp-rss
+
+$(QP_RSS): $(OBJ)/bench/qp_rss.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
+
 BUILD_DEPS += $(XSKRAW_SKEL)
-BINS += $(XSKRAW)
+BINS += $(XSKRAW) $(QP_RSS)
 
 bench: all
 	$(Q)bench/run.sh

@@ -1,2 +1,3 @@
 # The benchmark's own tools, smoke-tested (their figures are make bench's)
 TESTS += tests/bench/xskraw.sh
+TESTS += tests/bench/qp_rss.sh
