@@ -124,13 +124,7 @@ done
 
 # --- 3. rxdp through unmodified perftest ------------------------------------
 echo "# rxdp through unmodified perftest (path MTU $pmtu)"
-rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
-rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
-devA=rxdp_$IF_A devB=rxdp_$IF_B
-rxdp_wait_port "$NS_A" "$devA"
-rxdp_wait_port "$NS_B" "$devB"
-gid=$(rxdp_ipv4_gid "$NS_A" "$devA")
-[ -n "$gid" ] || skip "no IPv4 GID on $devA"
+rxdp_hosts "$tmp"
 
 # perftest TOOL ARGS...: server in A, client in B; the client's result
 # lines on stdout; the CPU seconds (user + system) both used in $tmp/cpu

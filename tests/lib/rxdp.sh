@@ -3,6 +3,9 @@
 #
 #   rxdp_host NS IFNAME LOG   attach rxdp-loader to IFNAME in NS and start an
 #                             rxdpd there (stderr to LOG); undone at exit
+#   rxdp_hosts DIR            rxdp_host on both ends of netns_pair's veth
+#                             (logs in DIR), ports ACTIVE; sets devA devB
+#                             and gidA gidB (their IPv4 GID indexes), gid=gidA
 #   rxdp_wait_port NS DEV     wait until DEV's port in NS is ACTIVE
 #   rxdp_ipv4_gid NS DEV      the index of DEV's first IPv4-mapped GID
 #   verbs NS CMD...           CMD in NS on rxdp's libibverbs, bounded by
@@ -43,4 +46,17 @@ rxdp_wait_port() {
 rxdp_ipv4_gid() {
 	verbs "$1" ibv_devinfo -v -d "$2" |
 		sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1
+}
+
+rxdp_hosts() {
+	rxdp_host "$NS_A" "$IF_A" "$1/rxdpd-A.log"
+	rxdp_host "$NS_B" "$IF_B" "$1/rxdpd-B.log"
+	devA=rxdp_$IF_A
+	devB=rxdp_$IF_B
+	rxdp_wait_port "$NS_A" "$devA"
+	rxdp_wait_port "$NS_B" "$devB"
+	gidA=$(rxdp_ipv4_gid "$NS_A" "$devA")
+	gidB=$(rxdp_ipv4_gid "$NS_B" "$devB")
+	[ -n "$gidA" ] && [ -n "$gidB" ] || fail "no IPv4 GID on $devA or $devB"
+	gid=$gidA
 }

@@ -63,15 +63,8 @@ wire_stop() { # prints badwire's counters
 on_exit '[ -n "$wire_pid" ] && kill $wire_pid'
 
 wire_start
-rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
-rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
-devA=rxdp_$IF_A devB=rxdp_$IF_B
 RXDP_VERBS_TIMEOUT=100
-rxdp_wait_port "$NS_A" "$devA"
-rxdp_wait_port "$NS_B" "$devB"
-gidA=$(rxdp_ipv4_gid "$NS_A" "$devA")
-gidB=$(rxdp_ipv4_gid "$NS_B" "$devB")
-[ -n "$gidA" ] && [ -n "$gidB" ] || fail "no IPv4 GID"
+rxdp_hosts "$tmp"
 
 # rc_ops_run NAME GROUP...: server in A, client in B; the errors group
 # ends by killing the server

@@ -39,14 +39,8 @@ ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
 ip -n "$NS_A" link set "$IF_A" up
 ip -n "$NS_B" link set "$IF_B" up
 
-rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
-rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
-devA=rxdp_$IF_A devB=rxdp_$IF_B
 RXDP_VERBS_TIMEOUT=120
-rxdp_wait_port "$NS_A" "$devA"
-rxdp_wait_port "$NS_B" "$devB"
-gid=$(rxdp_ipv4_gid "$NS_A" "$devA")
-[ -n "$gid" ] || fail "no IPv4 GID on $devA"
+rxdp_hosts "$tmp"
 
 # pair NAME SERVER... -- CLIENT...: server in A, client in B
 pair() {

@@ -14,14 +14,7 @@ tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 
 NETNS_NO_IPV6=1 netns_pair
-rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
-rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
-devA=rxdp_$IF_A
-devB=rxdp_$IF_B
-rxdp_wait_port "$NS_A" "$devA"
-rxdp_wait_port "$NS_B" "$devB"
-gid=$(rxdp_ipv4_gid "$NS_A" "$devA")
-[ -n "$gid" ] || fail "no IPv4 GID on $devA"
+rxdp_hosts "$tmp"
 if [ -n "${RXDP_PERFTEST_MTU:-}" ]; then
 	# the port's active MTU (ibv_devinfo: "active_mtu: 4096 (5)")
 	verbs "$NS_B" ibv_devinfo -d "$devB" | grep -q "active_mtu:.*$RXDP_PERFTEST_MTU " ||

@@ -18,14 +18,7 @@ tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 
 NETNS_NO_IPV6=1 netns_pair
-rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
-rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
-devA=rxdp_$IF_A devB=rxdp_$IF_B
-rxdp_wait_port "$NS_A" "$devA"
-rxdp_wait_port "$NS_B" "$devB"
-gidA=$(rxdp_ipv4_gid "$NS_A" "$devA")
-gidB=$(rxdp_ipv4_gid "$NS_B" "$devB")
-[ -n "$gidA" ] && [ -n "$gidB" ] || fail "no IPv4 GID"
+rxdp_hosts "$tmp"
 
 groups=("${@:-basic}")
 [ $# -eq 0 ] && groups=(basic errors)
