@@ -217,6 +217,11 @@ static int mw_tx_flush(void *port)
 	struct mw_dir *d = &w->dir[p->side];
 
 	pthread_mutex_lock(&w->lock);
+	if (d->npend) {
+		w->st.flushes[p->side]++;
+		if ((uint64_t)d->npend > w->st.batch_max[p->side])
+			w->st.batch_max[p->side] = d->npend;
+	}
 	for (int i = 0; i < d->npend; i++) {
 		struct mw_frame *f = d->pend[i];
 

@@ -43,6 +43,8 @@ void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len);
 
 struct memwire_stats {
 	uint64_t frames, lost, duplicated, reordered;
+	/* per sending side: flushes that carried frames, the most in one */
+	uint64_t flushes[2], batch_max[2];
 };
 void memwire_get_stats(struct memwire *w, struct memwire_stats *s);
 

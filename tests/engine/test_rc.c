@@ -413,6 +413,53 @@ static void test_send_sizes(void **state)
 	pair_free(p);
 }
 
+/*
+ * One WR per post, back to back: the requests behind the first one still
+ * unacknowledged wait for a batch of 32 or the acknowledgement's pass
+ * instead of a flush (a sendto()) each, and none is left behind. Without
+ * progress threads and with b not driven the batches are exact: 1, 32, then
+ * the rest once b's ACK reaches a. With threads, a never calls in again
+ * after posting: its progress thread must flush what waits.
+ */
+static void test_tx_coalescing(void **state)
+{
+	for (int threads = 0; threads < 2; threads++) {
+		struct qp_opts o = default_opts;
+		struct pair *p;
+		struct host *a, *b;
+		struct memwire_stats st;
+		struct ibv_wc wc[64];
+
+		o.threads = threads;
+		p = pair_new(&o);
+		a = &p->h[0];
+		b = &p->h[1];
+		for (int i = 0; i < 64; i++)
+			post_recv1(b, i, i * 64, 64);
+		for (int i = 0; i < 64; i++) {
+			fill(a->buf + i * 64, 64, i);
+			post_send1(a, IBV_WR_SEND, 1000 + i, i * 64, 64, 0, 0,
+				   0, 0);
+		}
+		if (!threads) {
+			memwire_get_stats(p->w, &st);
+			assert_int_equal(st.flushes[0], 2);
+			assert_int_equal(st.batch_max[0], 32);
+		}
+		wait_wc(p, b->rcq, wc, 64);
+		for (int i = 0; i < 64; i++) {
+			assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+			assert_int_equal(wc[i].wr_id, i);
+		}
+		assert_memory_equal(b->buf, a->buf, 64 * 64);
+		memwire_get_stats(p->w, &st);
+		if (!threads)
+			assert_int_equal(st.flushes[0], 3);
+		assert_true(st.frames >= 64);
+		pair_free(p);
+	}
+}
+
 /* RDMA Write and Write with immediate; b never posts or polls for plain
  * writes (a passive target) */
 static void test_write_sizes(void **state)
@@ -1814,6 +1861,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_sizes),
+		cmocka_unit_test(test_tx_coalescing),
 		cmocka_unit_test(test_write_sizes),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_sge_inline_unsignaled),
