@@ -334,22 +334,31 @@ static void test_names(void **state)
 }
 
 /* Soft-RoCE's rule (interface MTU - 80, largest IB MTU that fits), up to
- * 4096 (multi-buffer AF_XDP carries it) */
+ * 4096 where the kernel has multi-buffer AF_XDP, 2048 before */
 static void test_mtu(void **state)
 {
 	(void)state;
-	assert_int_equal(rxdp_ib_mtu(1500), IBV_MTU_1024);
-	assert_int_equal(rxdp_ib_mtu(1104), IBV_MTU_1024); /* 1024 + 80 */
-	assert_int_equal(rxdp_ib_mtu(1103), IBV_MTU_512); /* 1024 + 79 */
-	assert_int_equal(rxdp_ib_mtu(2127), IBV_MTU_1024);
-	assert_int_equal(rxdp_ib_mtu(2128), IBV_MTU_2048);
-	assert_int_equal(rxdp_ib_mtu(4175), IBV_MTU_2048); /* 4096 + 79 */
-	assert_int_equal(rxdp_ib_mtu(4176), IBV_MTU_4096);
-	assert_int_equal(rxdp_ib_mtu(9000), IBV_MTU_4096); /* the largest */
-	assert_int_equal(rxdp_ib_mtu(65535), IBV_MTU_4096);
-	assert_int_equal(rxdp_ib_mtu(576), IBV_MTU_256);
-	assert_int_equal(rxdp_ib_mtu(68), IBV_MTU_256); /* the floor */
-	assert_int_equal(rxdp_ib_mtu(0), IBV_MTU_256);
+	assert_int_equal(rxdp_ib_mtu(1500, RXDP_MTU_CAP_SG), IBV_MTU_1024);
+	assert_int_equal(rxdp_ib_mtu(1104, RXDP_MTU_CAP_SG), IBV_MTU_1024); /* 1024 + 80 */
+	assert_int_equal(rxdp_ib_mtu(1103, RXDP_MTU_CAP_SG), IBV_MTU_512); /* 1024 + 79 */
+	assert_int_equal(rxdp_ib_mtu(2127, RXDP_MTU_CAP_SG), IBV_MTU_1024);
+	assert_int_equal(rxdp_ib_mtu(2128, RXDP_MTU_CAP_SG), IBV_MTU_2048);
+	assert_int_equal(rxdp_ib_mtu(4175, RXDP_MTU_CAP_SG), IBV_MTU_2048); /* 4096 + 79 */
+	assert_int_equal(rxdp_ib_mtu(4176, RXDP_MTU_CAP_SG), IBV_MTU_4096);
+	assert_int_equal(rxdp_ib_mtu(9000, RXDP_MTU_CAP_SG), IBV_MTU_4096); /* the largest */
+	assert_int_equal(rxdp_ib_mtu(65535, RXDP_MTU_CAP_SG), IBV_MTU_4096);
+	assert_int_equal(rxdp_ib_mtu(576, RXDP_MTU_CAP_SG), IBV_MTU_256);
+	assert_int_equal(rxdp_ib_mtu(68, RXDP_MTU_CAP_SG), IBV_MTU_256); /* the floor */
+	assert_int_equal(rxdp_ib_mtu(0, RXDP_MTU_CAP_SG), IBV_MTU_256);
+	/* without multi-buffer AF_XDP: 2048 at most */
+	assert_int_equal(rxdp_ib_mtu(9000, RXDP_MTU_CAP_NOSG), IBV_MTU_2048);
+	assert_int_equal(rxdp_ib_mtu(1500, RXDP_MTU_CAP_NOSG), IBV_MTU_1024);
+	assert_int_equal(rxdp_mtu_cap("6.6.0"), RXDP_MTU_CAP_SG);
+	assert_int_equal(rxdp_mtu_cap("6.18.0-1-amd64"), RXDP_MTU_CAP_SG);
+	assert_int_equal(rxdp_mtu_cap("7.0"), RXDP_MTU_CAP_SG);
+	assert_int_equal(rxdp_mtu_cap("6.1.0-28-amd64"), RXDP_MTU_CAP_NOSG);
+	assert_int_equal(rxdp_mtu_cap("5.19.2"), RXDP_MTU_CAP_NOSG);
+	assert_int_equal(rxdp_mtu_cap("garbage"), RXDP_MTU_CAP_NOSG);
 }
 
 int main(void)

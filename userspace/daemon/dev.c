@@ -252,8 +252,8 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	out->port_state = (l->flags & IFF_UP) && (l->flags & IFF_RUNNING)
 				  ? IBV_PORT_ACTIVE
 				  : IBV_PORT_DOWN;
-	out->active_mtu = rxdp_ib_mtu(l->mtu);
-	out->max_mtu = rxdp_ib_mtu(l->mtu);
+	out->active_mtu = rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
+	out->max_mtu = rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
 	out->if_mtu = l->mtu;
 	out->gid_tbl_len = RXDP_GID_TBL_LEN;
 	out->num_rx_queues = l->num_rx_queues < RXDP_MAX_QUEUES

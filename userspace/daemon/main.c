@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/utsname.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -118,6 +119,12 @@ int main(int argc, char **argv)
 	if (rxdpd.ncpus <= 0) {
 		pr_warn("cannot count possible CPUs\n");
 		return 1;
+	}
+	{
+		struct utsname u;
+
+		rxdpd.mtu_cap = uname(&u) ? RXDP_MTU_CAP_NOSG
+					  : rxdp_mtu_cap(u.release);
 	}
 	rxdpd.listen_fd = rxdpd.nl_fd = rxdpd.timer_fd = -1;
 	rxdpd.epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -70,7 +70,7 @@ static int ctx_write(struct rxdp_link *l, const struct rxdp_qp *qp)
 	ctx.owner_pid = qp->owner ? (__u32)qp->owner->pid : 0;
 	ctx.flags = qp->state == IBV_QPS_SQD ? RXDP_QPF_SQ_DRAINING : 0;
 	ctx.path_mtu = qp->attr.path_mtu ? qp->attr.path_mtu
-					 : rxdp_ib_mtu(l->mtu);
+					 : rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
 	ctx.access_flags = qp->attr.qp_access_flags;
 	if (bpf_map_update_elem(l->dev->maps.qp_ctx, &ctx.qpn, &ctx, BPF_ANY))
 		return -errno;
@@ -378,11 +378,11 @@ static int check_values(struct rxdp_link *l, const struct rxdp_qp *qp,
 		return -EINVAL;
 	}
 	if ((mask & IBV_QP_PATH_MTU) &&
-	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > rxdp_ib_mtu(l->mtu))) {
+	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap))) {
 		snprintf(msg, msglen,
 			 "path_mtu %u exceeds the port's active MTU %u "
 			 "(interface MTU %u)",
-			 a->path_mtu, rxdp_ib_mtu(l->mtu), l->mtu);
+			 a->path_mtu, rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap), l->mtu);
 		return -EINVAL;
 	}
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31) {

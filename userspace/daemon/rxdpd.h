@@ -144,6 +144,7 @@ struct rxdpd {
 	struct rxdp_client *clients;
 	struct rxdp_client *owner_slots[RXDP_MAX_OWNERS];
 	int ncpus;
+	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	bool resync_needed;
 };
 
