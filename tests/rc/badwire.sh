@@ -42,6 +42,12 @@ for p in $PA $PB; do
 done
 ip netns exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
 ip netns exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+if [ -n "${NETNS_MTU:-}" ]; then # jumbo frames (tests/rc/jumbo.sh)
+	for l in "$NS_A $IF_A" "$NS_B $IF_B" "$NS_R $PA" "$NS_R $PB"; do
+		set -- $l
+		ip -n "$1" link set "$2" mtu "$NETNS_MTU" || fail "MTU $NETNS_MTU on $2"
+	done
+fi
 ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
 ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
 ip -n "$NS_A" link set "$IF_A" up
@@ -54,11 +60,12 @@ wire_start() { # wire_start BADWIRE-OPTIONS...
 	sleep 0.3
 	kill -0 $wire_pid 2>/dev/null || { cat "$tmp/wire.log"; fail "badwire did not start"; }
 }
-wire_stop() { # prints badwire's counters
+wire_stop() { # badwire's counters into $counts (not in a $(...) subshell:
+	# badwire is not that subshell's child, its wait would not wait)
 	kill -TERM $wire_pid
 	wait $wire_pid
 	wire_pid=
-	tail -n 1 "$tmp/wire.log"
+	counts=$(tail -n 1 "$tmp/wire.log")
 }
 on_exit '[ -n "$wire_pid" ] && kill $wire_pid'
 
@@ -97,7 +104,8 @@ rc_ops_run capture basic errors
 sleep 1
 kill -INT $dump
 wait $dump 2>/dev/null
-echo "clean wire: $(wire_stop)"
+wire_stop
+echo "clean wire: $counts"
 # Only the transport is checked: the heuristic dissectors Wireshark tries on
 # InfiniBand payloads (RPC-over-RDMA, SMB Direct, iSER...) take our test
 # patterns for their protocols and call them malformed (a 0-byte Send
@@ -166,7 +174,7 @@ for t in "ib_write_bw -s 262144" "ib_read_bw -s 262144" "ib_send_bw -s 65536" \
 	wait $srv || { tail "$tmp/pt.srv"; fail "$t (server)"; }
 	echo "ok: faults: $t -n 100: $(grep -A1 '#bytes' "$tmp/pt.cli" | tail -n 1 | tr -s ' ')"
 done
-counts=$(wire_stop)
+wire_stop
 echo "faulty wire: $counts"
 for what in dropped duplicated reordered; do
 	n=$(sed -n "s/.* $what \([0-9]*\).*/\1/p" <<<"$counts")

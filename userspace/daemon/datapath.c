@@ -37,6 +37,7 @@
 #endif
 
 #define UMEM_MAX (1ULL << 34) /* 16 GiB: a sanity bound, not a policy */
+#define XSK_BUSY_RETRIES 50 /* x 10 ms */
 
 static int xsk_setup(int ifindex, __u32 queue, int shared_fd, void *umem,
 		     const struct rxdp_datapath_req *req, __u16 mode, int *out)
@@ -217,6 +218,16 @@ int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
 
 		ret = xsk_setup(l->ifindex, q, shared, dp->umem, req,
 				mode | sg, &dp->xsk_fds[q]);
+		/*
+		 * No client owns the queue (checked above), so EBUSY is the
+		 * kernel still releasing the socket of one that just left
+		 * (the pool goes in a deferred work item): wait a little.
+		 */
+		for (int i = 0; ret == -EBUSY && i < XSK_BUSY_RETRIES; i++) {
+			usleep(10000);
+			ret = xsk_setup(l->ifindex, q, shared, dp->umem, req,
+					mode | sg, &dp->xsk_fds[q]);
+		}
 		if (ret && q == 0 && mode == XDP_ZEROCOPY) {
 			/* no zero-copy on this driver (veth): copy mode */
 			mode = XDP_COPY;
