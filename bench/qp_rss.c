@@ -176,9 +176,12 @@ int main(int argc, char **argv)
 
 		for (; n < want; n++) {
 			struct ibv_qp_init_attr ia = {
-				.send_cq = cq, .recv_cq = cq,
-				.cap = { .max_send_wr = 128, .max_recv_wr = 128,
-					 .max_send_sge = 1, .max_recv_sge = 1,
+				.send_cq = cq,
+				.recv_cq = cq,
+				.cap = { .max_send_wr = 128,
+					 .max_recv_wr = 128,
+					 .max_send_sge = 1,
+					 .max_recv_sge = 1,
 					 .max_inline_data = 0 },
 				.qp_type = IBV_QPT_RC,
 			};

@@ -31,8 +31,9 @@ int xskraw(struct xdp_md *ctx)
 	struct iphdr *ip = (void *)(eth + 1);
 	struct udphdr *udp;
 
-	if ((void *)(ip + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) ||
-	    ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
+	if ((void *)(ip + 1) > data_end ||
+	    eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 ||
+	    ip->protocol != IPPROTO_UDP)
 		return XDP_PASS;
 	udp = (void *)(ip + 1);
 	if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(udp_port))

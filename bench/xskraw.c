@@ -56,7 +56,13 @@
 #define NTX ((NFRAMES - NRX) * FRAME / TX_BUF)
 #define BATCH 64
 
-enum role { NONE, PP_SERVER, PP_CLIENT, SINK, SOURCE };
+enum role {
+	NONE,
+	PP_SERVER,
+	PP_CLIENT,
+	SINK,
+	SOURCE
+};
 
 static struct {
 	enum role role;
@@ -149,60 +155,93 @@ static void parse_mac(const char *s, uint8_t *mac)
 static void parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "iface", 1, NULL, 'i' },	  { "queue", 1, NULL, 'q' },
-		{ "mode", 1, NULL, 'm' },	  { "port", 1, NULL, 'p' },
-		{ "count", 1, NULL, 'n' },	  { "size", 1, NULL, 's' },
-		{ "seconds", 1, NULL, 't' },	  { "src-ip", 1, NULL, 'S' },
-		{ "dst-ip", 1, NULL, 'D' },	  { "dst-mac", 1, NULL, 'M' },
-		{ "pingpong-server", 0, NULL, 1 }, { "pingpong-client", 0, NULL, 2 },
-		{ "stream-sink", 0, NULL, 3 },	  { "stream-source", 0, NULL, 4 },
+		{ "iface", 1, NULL, 'i' },
+		{ "queue", 1, NULL, 'q' },
+		{ "mode", 1, NULL, 'm' },
+		{ "port", 1, NULL, 'p' },
+		{ "count", 1, NULL, 'n' },
+		{ "size", 1, NULL, 's' },
+		{ "seconds", 1, NULL, 't' },
+		{ "src-ip", 1, NULL, 'S' },
+		{ "dst-ip", 1, NULL, 'D' },
+		{ "dst-mac", 1, NULL, 'M' },
+		{ "pingpong-server", 0, NULL, 1 },
+		{ "pingpong-client", 0, NULL, 2 },
+		{ "stream-sink", 0, NULL, 3 },
+		{ "stream-source", 0, NULL, 4 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': o.ifname = optarg; break;
-		case 'q': o.queue = strtoul(optarg, NULL, 0); break;
+		case 'i':
+			o.ifname = optarg;
+			break;
+		case 'q':
+			o.queue = strtoul(optarg, NULL, 0);
+			break;
 		case 'm':
 			if (strcmp(optarg, "skb") && strcmp(optarg, "native")) {
-				fprintf(stderr, "rxdp-xskraw: --mode native or skb\n");
+				fprintf(stderr,
+					"rxdp-xskraw: --mode native or skb\n");
 				exit(2);
 			}
 			o.skb_mode = !strcmp(optarg, "skb");
 			break;
-		case 'p': o.port = strtoul(optarg, NULL, 0); break;
-		case 'n': o.count = strtoul(optarg, NULL, 0); break;
-		case 's': o.size = strtoul(optarg, NULL, 0); break;
-		case 't': o.seconds = strtod(optarg, NULL); break;
+		case 'p':
+			o.port = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			o.count = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			o.size = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			o.seconds = strtod(optarg, NULL);
+			break;
 		case 'S':
 		case 'D':
 			if (!inet_pton(AF_INET, optarg,
 				       c == 'S' ? &o.src_ip : &o.dst_ip)) {
-				fprintf(stderr, "rxdp-xskraw: bad IPv4 address '%s'\n",
+				fprintf(stderr,
+					"rxdp-xskraw: bad IPv4 address '%s'\n",
 					optarg);
 				exit(2);
 			}
 			break;
-		case 'M': parse_mac(optarg, o.dst_mac); o.have_dst_mac = true; break;
-		case 1: case 2: case 3: case 4: o.role = c; break;
-		default: usage();
+		case 'M':
+			parse_mac(optarg, o.dst_mac);
+			o.have_dst_mac = true;
+			break;
+		case 1:
+		case 2:
+		case 3:
+		case 4:
+			o.role = c;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!o.ifname || o.role == NONE || optind != argc)
 		usage();
 	if ((o.role == PP_CLIENT || o.role == SOURCE) &&
 	    (!o.have_dst_mac || !o.src_ip.s_addr || !o.dst_ip.s_addr)) {
-		fprintf(stderr, "rxdp-xskraw: a sender needs --src-ip, --dst-ip "
-				"and --dst-mac\n");
+		fprintf(stderr,
+			"rxdp-xskraw: a sender needs --src-ip, --dst-ip "
+			"and --dst-mac\n");
 		exit(2);
 	}
 	if (o.size > TX_BUF - 42) {
-		fprintf(stderr, "rxdp-xskraw: --size at most %u\n", TX_BUF - 42);
+		fprintf(stderr, "rxdp-xskraw: --size at most %u\n",
+			TX_BUF - 42);
 		exit(2);
 	}
 	if (!o.count || o.seconds <= 0) {
-		fprintf(stderr, "rxdp-xskraw: --count and --seconds must be > 0\n");
+		fprintf(stderr,
+			"rxdp-xskraw: --count and --seconds must be > 0\n");
 		exit(2);
 	}
 }
@@ -211,10 +250,12 @@ static void parse_args(int argc, char **argv)
 
 static void sock_open(struct sock *s)
 {
-	struct xsk_umem_config ucfg = { .fill_size = RING, .comp_size = RING,
+	struct xsk_umem_config ucfg = { .fill_size = RING,
+					.comp_size = RING,
 					.frame_size = FRAME };
 	struct xsk_socket_config cfg = {
-		.rx_size = RING, .tx_size = RING,
+		.rx_size = RING,
+		.tx_size = RING,
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 		.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP | XDP_USE_SG,
 	};
@@ -236,11 +277,13 @@ static void sock_open(struct sock *s)
 		    strerror(-err));
 	fd = xsk_socket__fd(s->xsk);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.xsks), &o.queue, &fd, 0))
-		die("cannot put the socket in the XSK map: %s", strerror(errno));
+		die("cannot put the socket in the XSK map: %s",
+		    strerror(errno));
 	if (xsk_ring_prod__reserve(&s->fill, NRX, &idx) != NRX)
 		die("cannot fill the fill ring");
 	for (uint32_t k = 0; k < NRX; k++)
-		*xsk_ring_prod__fill_addr(&s->fill, idx + k) = (uint64_t)k * FRAME;
+		*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
+			(uint64_t)k * FRAME;
 	xsk_ring_prod__submit(&s->fill, NRX);
 	for (uint32_t k = 0; k < NTX; k++)
 		s->free[k] = (uint64_t)NRX * FRAME + (uint64_t)k * TX_BUF;
@@ -263,7 +306,8 @@ static void reap(struct sock *s)
 static void kick(struct sock *s)
 {
 	/* copy mode sends in sendto(), a few dozen descriptors at a time */
-	if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	if (sendto(xsk_socket__fd(s->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) <
+		    0 &&
 	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS &&
 	    errno != ENETDOWN)
 		die("sendto: %s", strerror(errno));
@@ -419,7 +463,8 @@ static void pingpong_server(struct sock *s)
 		for (uint32_t k = 0; k < n; k++) {
 			const struct xdp_desc *d =
 				xsk_ring_cons__rx_desc(&s->rx, idx + k);
-			uint8_t *in = xsk_umem__get_data(s->area, d->addr), *out;
+			uint8_t *in = xsk_umem__get_data(s->area, d->addr),
+				*out;
 			struct ethhdr *eth;
 			struct iphdr *ip;
 			struct udphdr *udp;
@@ -511,7 +556,8 @@ static void stream_sink(struct sock *s)
 	}
 	if (!frames || last <= first)
 		die("nothing received");
-	printf("stream frames=%llu bytes=%llu seconds=%.3f pps=%.0f gbits=%.3f\n",
+	printf("stream frames=%llu bytes=%llu seconds=%.3f pps=%.0f "
+	       "gbits=%.3f\n",
 	       (unsigned long long)frames, (unsigned long long)bytes,
 	       last - first, frames / (last - first),
 	       bytes * 8 / (last - first) / 1e9);
@@ -562,11 +608,20 @@ int main(int argc, char **argv)
 		die("out of memory");
 	sock_open(s);
 	switch (o.role) {
-	case PP_SERVER: pingpong_server(s); break;
-	case PP_CLIENT: pingpong_client(s); break;
-	case SINK: stream_sink(s); break;
-	case SOURCE: stream_source(s); break;
-	default: break;
+	case PP_SERVER:
+		pingpong_server(s);
+		break;
+	case PP_CLIENT:
+		pingpong_client(s);
+		break;
+	case SINK:
+		stream_sink(s);
+		break;
+	case SOURCE:
+		stream_source(s);
+		break;
+	default:
+		break;
 	}
 	xsk_socket__delete(s->xsk);
 	xsk_umem__delete(s->umem);

@@ -339,16 +339,21 @@ static void test_mtu(void **state)
 {
 	(void)state;
 	assert_int_equal(rxdp_ib_mtu(1500, RXDP_MTU_CAP_SG), IBV_MTU_1024);
-	assert_int_equal(rxdp_ib_mtu(1104, RXDP_MTU_CAP_SG), IBV_MTU_1024); /* 1024 + 80 */
-	assert_int_equal(rxdp_ib_mtu(1103, RXDP_MTU_CAP_SG), IBV_MTU_512); /* 1024 + 79 */
+	assert_int_equal(rxdp_ib_mtu(1104, RXDP_MTU_CAP_SG),
+			 IBV_MTU_1024); /* 1024 + 80 */
+	assert_int_equal(rxdp_ib_mtu(1103, RXDP_MTU_CAP_SG),
+			 IBV_MTU_512); /* 1024 + 79 */
 	assert_int_equal(rxdp_ib_mtu(2127, RXDP_MTU_CAP_SG), IBV_MTU_1024);
 	assert_int_equal(rxdp_ib_mtu(2128, RXDP_MTU_CAP_SG), IBV_MTU_2048);
-	assert_int_equal(rxdp_ib_mtu(4175, RXDP_MTU_CAP_SG), IBV_MTU_2048); /* 4096 + 79 */
+	assert_int_equal(rxdp_ib_mtu(4175, RXDP_MTU_CAP_SG),
+			 IBV_MTU_2048); /* 4096 + 79 */
 	assert_int_equal(rxdp_ib_mtu(4176, RXDP_MTU_CAP_SG), IBV_MTU_4096);
-	assert_int_equal(rxdp_ib_mtu(9000, RXDP_MTU_CAP_SG), IBV_MTU_4096); /* the largest */
+	assert_int_equal(rxdp_ib_mtu(9000, RXDP_MTU_CAP_SG),
+			 IBV_MTU_4096); /* the largest */
 	assert_int_equal(rxdp_ib_mtu(65535, RXDP_MTU_CAP_SG), IBV_MTU_4096);
 	assert_int_equal(rxdp_ib_mtu(576, RXDP_MTU_CAP_SG), IBV_MTU_256);
-	assert_int_equal(rxdp_ib_mtu(68, RXDP_MTU_CAP_SG), IBV_MTU_256); /* the floor */
+	assert_int_equal(rxdp_ib_mtu(68, RXDP_MTU_CAP_SG),
+			 IBV_MTU_256); /* the floor */
 	assert_int_equal(rxdp_ib_mtu(0, RXDP_MTU_CAP_SG), IBV_MTU_256);
 	/* without multi-buffer AF_XDP: 2048 at most */
 	assert_int_equal(rxdp_ib_mtu(9000, RXDP_MTU_CAP_NOSG), IBV_MTU_2048);

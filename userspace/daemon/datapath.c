@@ -216,8 +216,8 @@ int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
 	for (q = 0; q < nq; q++) {
 		int shared = q ? dp->xsk_fds[0] : -1;
 
-		ret = xsk_setup(l->ifindex, q, shared, dp->umem, req,
-				mode | sg, &dp->xsk_fds[q]);
+		ret = xsk_setup(l->ifindex, q, shared, dp->umem, req, mode | sg,
+				&dp->xsk_fds[q]);
 		/*
 		 * No client owns the queue (checked above), so EBUSY is the
 		 * kernel still releasing the socket of one that just left

@@ -378,11 +378,13 @@ static int check_values(struct rxdp_link *l, const struct rxdp_qp *qp,
 		return -EINVAL;
 	}
 	if ((mask & IBV_QP_PATH_MTU) &&
-	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap))) {
+	    (a->path_mtu < IBV_MTU_256 ||
+	     a->path_mtu > rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap))) {
 		snprintf(msg, msglen,
 			 "path_mtu %u exceeds the port's active MTU %u "
 			 "(interface MTU %u)",
-			 a->path_mtu, rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap), l->mtu);
+			 a->path_mtu, rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap),
+			 l->mtu);
 		return -EINVAL;
 	}
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31) {

@@ -187,7 +187,8 @@ void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p)
 
 struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 					   const int *xsk_fds, int nfds,
-					   uint32_t ring_size, uint32_t bind_flags)
+					   uint32_t ring_size,
+					   uint32_t bind_flags)
 {
 	struct rxdp_xsk_port *p;
 	uint64_t nframes = umem->size / umem->frame_size, share;
