@@ -460,6 +460,44 @@ static void test_tx_coalescing(void **state)
 	}
 }
 
+/*
+ * Multi-packet messages posted one at a time: batch flushes that end
+ * between AckReq packets must not leave a tail waiting for an ACK nobody
+ * will send (it would go only when the retransmission timer fires).
+ */
+static void test_tx_coalescing_messages(void **state)
+{
+	for (int threads = 0; threads < 2; threads++) {
+		struct qp_opts o = default_opts;
+		struct rxdp_engine_stats es;
+		struct pair *p;
+		struct host *a, *b;
+		struct ibv_wc wc[16];
+		const uint32_t len = 37 * MTU + 5; /* 38 packets */
+
+		o.threads = threads;
+		p = pair_new(&o);
+		a = &p->h[0];
+		b = &p->h[1];
+		for (int round = 0; round < 20; round++) {
+			for (int i = 0; i < 16; i++)
+				post_recv1(b, i, 0, BUF);
+			fill(a->buf, len, round);
+			for (int i = 0; i < 16; i++)
+				post_send1(a, IBV_WR_SEND, i, 0, len, 0, 0, 0,
+					   i == 15 ? IBV_SEND_SIGNALED : 0);
+			wait_wc(p, b->rcq, wc, 16);
+			for (int i = 0; i < 16; i++)
+				assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+			wait_wc(p, a->scq, wc, 1);
+			assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		}
+		rxdp_engine_get_stats(a->e, &es);
+		assert_int_equal(es.timeouts, 0);
+		pair_free(p);
+	}
+}
+
 /* RDMA Write and Write with immediate; b never posts or polls for plain
  * writes (a passive target) */
 static void test_write_sizes(void **state)
@@ -1862,6 +1900,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_sizes),
 		cmocka_unit_test(test_tx_coalescing),
+		cmocka_unit_test(test_tx_coalescing_messages),
 		cmocka_unit_test(test_write_sizes),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_sge_inline_unsignaled),
