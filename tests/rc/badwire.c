@@ -5,13 +5,14 @@
  * off) and AF_XDP transmits around the hosts' qdiscs anyway, so the faults
  * are made on a hop between the hosts instead.
  *
- *   badwire [-l LOSS%] [-d DUP%] [-r REORDER%] [-s SEED] IF1 IF2
+ *   badwire [-l LOSS%] [-d DUP%] [-r REORDER%] [-s SEED] [-o] IF1 IF2
  *
  * Every frame that arrives on one interface leaves on the other (AF_PACKET,
  * both ports in promiscuous mode). RoCEv2 frames (IPv4/IPv6 UDP to 4791)
  * are dropped, sent twice, or held back and released after three later
  * frames of the same direction (or 2 ms), with the given percentages; the
- * rest pass untouched. On SIGTERM/SIGINT it prints what it did:
+ * rest pass untouched. -o: only the frames from IF1 to IF2 (one way). On
+ * SIGTERM/SIGINT it prints what it did:
  *
  *   badwire: forwarded N, dropped N, duplicated N, reordered N, errors N
  */
@@ -246,10 +247,13 @@ int main(int argc, char **argv)
 	static uint8_t frame[FRAME_MAX];
 	unsigned int loss = 0, dup = 0, reorder = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int opt, i;
+	int opt, i, one_way = 0;
 
-	while ((opt = getopt(argc, argv, "l:d:r:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:d:r:s:o")) != -1) {
 		switch (opt) {
+		case 'o':
+			one_way = 1;
+			break;
 		case 'l':
 			loss = pct(optarg);
 			break;
@@ -325,8 +329,12 @@ int main(int argc, char **argv)
 					    TP_STATUS_CSUMNOTREADY)
 						fix_csum(frame, len);
 				}
-				forward(&ports[!i], frame, len, loss, dup,
-					reorder);
+				if (one_way && i)
+					forward(&ports[!i], frame, len, 0, 0,
+						0);
+				else
+					forward(&ports[!i], frame, len, loss,
+						dup, reorder);
 			}
 		}
 		now = now_ns();
@@ -342,7 +350,8 @@ int main(int argc, char **argv)
 	       n_fwd, n_drop, n_dup, n_reorder, n_err);
 	return 0;
 usage:
-	fprintf(stderr, "usage: badwire [-l LOSS%%] [-d DUP%%] [-r REORDER%%] "
-			"[-s SEED] IF1 IF2\n");
+	fprintf(stderr,
+		"usage: badwire [-l LOSS%%] [-d DUP%%] [-r REORDER%%] [-o] "
+		"[-s SEED] IF1 IF2\n");
 	return 2;
 }
