@@ -51,6 +51,11 @@ echo "IPv6 frames with a bad UDP checksum: $badsum"
 badip=$(ts -o ip.check_checksum:TRUE -Y 'ip && ip.checksum.status != 1' | wc -l)
 echo "IPv4 headers with a bad checksum: $badip"
 [ "$badip" -eq 0 ] || { echo "FAIL: bad IPv4 header checksums"; exit 1; }
+# the dissector does not verify the ICRC: icrc_check.py does, on every
+# frame, the IPv6/VLAN ones included
+icrc=$(/usr/bin/python3 "$here/../rc/icrc_check.py" "$pcap") ||
+	{ echo "$icrc"; echo "FAIL: bad ICRC"; exit 1; }
+echo "ICRC: $icrc"
 syn=$(ts -T fields -e infiniband.aeth.syndrome | sort -nu | tr '\n' ' ')
 echo "AETH syndromes: $syn"
 # 31: ACK (no credits), 33: RNR NAK, 97/98: NAK invalid request / access
