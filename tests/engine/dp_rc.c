@@ -341,6 +341,9 @@ int main(int argc, char **argv)
 			      "post_recv");
 		}
 	}
+	/* the client's Read source, in place before the client may read it */
+	if (server)
+		fill(buf + R_SRC, R_LEN, 77);
 	/* both QPs in RTS before the first packet (else XDP drops it) */
 	{
 		struct peer ready;
@@ -358,7 +361,6 @@ int main(int argc, char **argv)
 	       dp->dp.bind_flags & XDP_ZEROCOPY ? "zero-copy" : "copy");
 
 	if (server) {
-		fill(buf + R_SRC, R_LEN, 77); /* for the client's Read */
 		/* up to 60 s, or until the client gave up */
 		got = 0;
 		for (int t = 0;
