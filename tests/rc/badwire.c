@@ -5,14 +5,14 @@
  * off) and AF_XDP transmits around the hosts' qdiscs anyway, so the faults
  * are made on a hop between the hosts instead.
  *
- *   badwire [-l LOSS%] [-d DUP%] [-r REORDER%] [-s SEED] [-o] IF1 IF2
+ *   badwire [-l LOSS%] [-d DUP%] [-r REORDER%] [-s SEED] [-a] IF1 IF2
  *
  * Every frame that arrives on one interface leaves on the other (AF_PACKET,
  * both ports in promiscuous mode). RoCEv2 frames (IPv4/IPv6 UDP to 4791)
  * are dropped, sent twice, or held back and released after three later
  * frames of the same direction (or 2 ms), with the given percentages; the
- * rest pass untouched. -o: only the frames from IF1 to IF2 (one way). On
- * SIGTERM/SIGINT it prints what it did:
+ * rest pass untouched. -a: RC ACKs are spared too. On SIGTERM/SIGINT it
+ * prints what it did:
  *
  *   badwire: forwarded N, dropped N, duplicated N, reordered N, errors N
  */
@@ -51,6 +51,7 @@ struct port {
 
 static struct port ports[2];
 static volatile sig_atomic_t stop;
+static int spare_acks;
 static unsigned long long n_fwd, n_drop, n_dup, n_reorder, n_err;
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
@@ -106,7 +107,8 @@ static int open_port(struct port *p, const char *ifname)
 }
 
 /* IPv4 or IPv6 (optionally VLAN-tagged) UDP to the RoCEv2 port */
-static int is_roce(const uint8_t *f, ssize_t len)
+/* The offset of the BTH of a RoCEv2 frame, 0 if f is something else */
+static size_t roce_bth(const uint8_t *f, ssize_t len)
 {
 	size_t off = 12;
 	uint16_t type;
@@ -122,12 +124,14 @@ static int is_roce(const uint8_t *f, ssize_t len)
 	if (type == 0x0800 && len >= (ssize_t)off + 28) {
 		size_t ihl = (size_t)(f[off] & 0xf) * 4;
 
-		return f[off + 9] == 17 && len >= (ssize_t)(off + ihl + 4) &&
-		       (f[off + ihl + 2] << 8 | f[off + ihl + 3]) == 4791;
+		if (f[off + 9] == 17 && len > (ssize_t)(off + ihl + 8) &&
+		    (f[off + ihl + 2] << 8 | f[off + ihl + 3]) == 4791)
+			return off + ihl + 8;
+		return 0;
 	}
-	if (type == 0x86dd && len >= (ssize_t)off + 48)
-		return f[off + 6] == 17 &&
-		       (f[off + 42] << 8 | f[off + 43]) == 4791;
+	if (type == 0x86dd && len > (ssize_t)off + 48 && f[off + 6] == 17 &&
+	    (f[off + 42] << 8 | f[off + 43]) == 4791)
+		return off + 48;
 	return 0;
 }
 
@@ -209,7 +213,10 @@ static void forward(struct port *out, const uint8_t *f, ssize_t len,
 {
 	unsigned int r;
 
-	if (!is_roce(f, len)) {
+	size_t bth = roce_bth(f, len);
+
+	/* -a: an RC ACKNOWLEDGE (opcode 0x11) passes untouched */
+	if (!bth || (spare_acks && f[bth] == 0x11)) {
 		xmit(out, f, len);
 		return;
 	}
@@ -247,12 +254,12 @@ int main(int argc, char **argv)
 	static uint8_t frame[FRAME_MAX];
 	unsigned int loss = 0, dup = 0, reorder = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int opt, i, one_way = 0;
+	int opt, i;
 
-	while ((opt = getopt(argc, argv, "l:d:r:s:o")) != -1) {
+	while ((opt = getopt(argc, argv, "l:d:r:s:a")) != -1) {
 		switch (opt) {
-		case 'o':
-			one_way = 1;
+		case 'a':
+			spare_acks = 1;
 			break;
 		case 'l':
 			loss = pct(optarg);
@@ -329,12 +336,8 @@ int main(int argc, char **argv)
 					    TP_STATUS_CSUMNOTREADY)
 						fix_csum(frame, len);
 				}
-				if (one_way && i)
-					forward(&ports[!i], frame, len, 0, 0,
-						0);
-				else
-					forward(&ports[!i], frame, len, loss,
-						dup, reorder);
+				forward(&ports[!i], frame, len, loss, dup,
+					reorder);
 			}
 		}
 		now = now_ns();
@@ -351,7 +354,7 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr,
-		"usage: badwire [-l LOSS%%] [-d DUP%%] [-r REORDER%%] [-o] "
+		"usage: badwire [-l LOSS%%] [-d DUP%%] [-r REORDER%%] [-a] "
 		"[-s SEED] IF1 IF2\n");
 	return 2;
 }
