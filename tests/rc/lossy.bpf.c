@@ -23,8 +23,8 @@ int lossy(struct xdp_md *ctx)
 	__u8 *opcode = (void *)(udp + 1);
 
 	if ((void *)(opcode + 1) > end || eth->h_proto != bpf_htons(0x0800) ||
-	    ip->protocol != 17 || ip->ihl != 5 || udp->dest != bpf_htons(4791) ||
-	    *opcode == 0x11)
+	    ip->protocol != 17 || ip->ihl != 5 ||
+	    udp->dest != bpf_htons(4791) || *opcode == 0x11)
 		return XDP_PASS;
 	return bpf_get_prandom_u32() % 100 < 3 ? XDP_DROP : XDP_PASS;
 }
