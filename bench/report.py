@@ -47,7 +47,7 @@ def main():
     get = fig.get
     pmtu = int(get(("config", 0, "path_mtu"), 1024))
     mtu = int(get(("config", 0, "mtu"), 1500))
-    frame = 14 + 20 + 8 + 12 + 16 + pmtu + 4
+    frame = int(get(("config", 0, "rxdp_frame"), 0))  # run.sh's figure
     raw_lat = get(("raw afxdp pingpong", 2, "typical"))
     raw_pps = get(("raw afxdp stream", frame, "rate"))
     raw_gbit = get(("raw afxdp stream", frame, "bw"))

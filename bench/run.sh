@@ -48,6 +48,7 @@ done
 rxdp_frame=$((14 + 20 + 8 + 12 + 16 + pmtu + 4))
 sample "config" 0 mtu B "$MTU"
 sample "config" 0 path_mtu B "$pmtu"
+sample "config" 0 rxdp_frame B "$rxdp_frame"
 
 # --- 1. the raw AF_XDP limit, before rxdp takes the XDP hook -------------
 echo "# raw AF_XDP (rxdp-xskraw: no transport logic at all)"

@@ -489,7 +489,6 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 				f[got].data = xsk_umem__get_data(p->umem->area,
 								 x->addr);
 				f[got].len = x->len;
-				f[got].cookie = x->addr;
 				got++;
 			}
 			for (; d <= e; d++)
