@@ -12,11 +12,3 @@ $(BUILD)/tests/engine/%: $(OBJ)/tests/engine/%.o $(ENGINE_TEST_HELPERS) $(LIB)/l
 TESTS += $(ENGINE_TESTS)
 TESTS += tests/engine/tshark_decode.sh
 
-# The engine on rxdpd's data path (run by daemon_e2e.sh, not on its own)
-$(BUILD)/tests/engine/dp_rc: $(OBJ)/tests/engine/dp_rc.o $(LIB)/librxdp-engine.a $(LIB)/librxdp-common.a
-	$(msg) LD $@
-	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(ENGINE_LDLIBS)
-
-BINS += $(BUILD)/tests/engine/dp_rc
-TESTS += tests/engine/daemon_e2e.sh

@@ -77,7 +77,7 @@ static void test_golden(void **state)
 		}
 		if (pi.immdt)
 			d.imm = immdt_imm(pi.immdt);
-		sg.addr = pi.payload;
+		sg.addr = (uintptr_t)pi.payload;
 		sg.len = pi.paylen;
 		d.sg = &sg;
 		d.nsg = 1;
@@ -133,8 +133,8 @@ static void roundtrip(const struct rxdp_path *path)
 			continue;
 		for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
 			uint8_t buf[2048];
-			struct pkt_sg sg[2] = { { pay, 500 },
-						{ pay + 500, 531 } };
+			struct pkt_sg sg[2] = { { (uintptr_t)pay, 500 },
+						{ (uintptr_t)pay + 500, 531 } };
 			struct pkt_desc d = {
 				.opcode = op,
 				.se = li & 1,

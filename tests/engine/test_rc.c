@@ -119,7 +119,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 					   .max_sge = 4,
 					   .srq_limit = 8 };
 
-		h->srq = rxdp_engine_create_srq(h->e, &sa, h);
+		h->srq = rxdp_engine_create_srq(h->e, NULL, &sa, h);
 		assert_non_null(h->srq);
 		assert_int_equal(sa.max_wr, 64);
 		init.srq = h->srq;
@@ -1049,7 +1049,7 @@ static void test_ud(void **state)
 		assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &qa,
 						       IBV_QP_QKEY, NULL),
 				 0);
-	ah.eah = rxdp_engine_create_ah(a->e, &path);
+	ah.eah = rxdp_engine_create_ah(a->e, NULL, &path);
 	assert_non_null(ah.eah);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]) + 2; i++) {
 		bool wrong_qkey = i == sizeof(lens) / sizeof(lens[0]);
@@ -1795,7 +1795,7 @@ static void test_fuzz_peer_input(void **state)
 		}
 		for (int k = 0; k < 64; k++) {
 			uint64_t r = rnd(&seed);
-			struct pkt_sg sg = { pay, 0 };
+			struct pkt_sg sg = { (uintptr_t)pay, 0 };
 			struct pkt_desc d = { 0 };
 			int n, op;
 

@@ -29,7 +29,7 @@
 
 #include "common/ctl_client.h"
 
-#define RXDP_CTL_VERSION 1
+#define RXDP_CTL_VERSION 2
 
 /* Abstract socket name (a NUL byte is put in front of it) */
 #define RXDP_CTL_ABSTRACT_NAME "rxdp/rxdpd"
@@ -38,8 +38,8 @@
 
 /* Largest message either side sends or accepts */
 #define RXDP_CTL_MSG_MAX 65536
-/* Most file descriptors in one message: the QP PSN map + one XSK per queue */
-#define RXDP_CTL_MAX_FDS (RXDP_CTL_MAX_XSKS + 1)
+/* Most file descriptors in one message (CTX_OPEN's reply) */
+#define RXDP_CTL_MAX_FDS 4
 
 /* The GID table length every device reports; empty slots are zero */
 #define RXDP_GID_TBL_LEN 16
@@ -68,13 +68,35 @@ enum rxdp_ctl_type {
 	RXDP_CTL_MODIFY_QP, /* IFINDEX, QPN, QP_ATTR, ATTR_MASK -> QP_INFO */
 	RXDP_CTL_QUERY_QP, /* IFINDEX, QPN -> QP_INFO */
 	RXDP_CTL_DESTROY_QP, /* IFINDEX, QPN */
-	RXDP_CTL_ATTACH_DATAPATH, /* DP_REQ + umem fd -> OWNER_SLOT,
-				     NUM_QUEUES, BIND_FLAGS + fds */
+	RXDP_CTL_CTX_OPEN, /* IFINDEX -> fds: doorbell eventfd, device page
+			      memfd (read-only), async event pipe */
 	RXDP_CTL_LIST_QPS, /* IFINDEX (0: all), QPN (start after) ->
 			      QP_INFO*, QP_STATS* (same order), MORE */
 	RXDP_CTL_QUERY_STATS, /* IFINDEX -> COUNTERS (enum rxdp_verdict) */
 	RXDP_CTL_SUBSCRIBE, /* IFINDEX: send this device's events */
 	RXDP_CTL_EVENT, /* daemon -> client, F_NOTIFY, seq 0: EVENT */
+	/*
+	 * The objects of the connection's context (after CTX_OPEN), each
+	 * request and reply one OBJ (struct rxdp_ctl_obj); CQ, SRQ and QP
+	 * replies carry the memfd of their queues, CHANNEL_CREATE the read
+	 * end of the channel's event pipe.
+	 */
+	RXDP_CTL_PD_ALLOC,
+	RXDP_CTL_PD_FREE,
+	RXDP_CTL_MR_REG,
+	RXDP_CTL_MR_REREG,
+	RXDP_CTL_MR_DEREG,
+	RXDP_CTL_CHANNEL_CREATE,
+	RXDP_CTL_CHANNEL_DESTROY,
+	RXDP_CTL_CQ_CREATE,
+	RXDP_CTL_CQ_DESTROY,
+	RXDP_CTL_SRQ_CREATE,
+	RXDP_CTL_SRQ_MODIFY,
+	RXDP_CTL_SRQ_DESTROY,
+	RXDP_CTL_QP_CREATE, /* OBJ -> OBJ (qpn, granted caps, layout) */
+	RXDP_CTL_QP_DESTROY,
+	RXDP_CTL_AH_CREATE, /* OBJ + AH -> OBJ */
+	RXDP_CTL_AH_DESTROY,
 	RXDP_CTL_TYPE_MAX,
 };
 
@@ -93,10 +115,7 @@ enum rxdp_ctl_attr {
 	RXDP_CTL_A_PATH, /* struct rxdp_path */
 	RXDP_CTL_A_QP_ATTR, /* struct rxdp_qp_attr */
 	RXDP_CTL_A_QP_INFO, /* struct rxdp_qp_info */
-	RXDP_CTL_A_DP_REQ, /* struct rxdp_datapath_req */
-	RXDP_CTL_A_OWNER_SLOT, /* u32 */
-	RXDP_CTL_A_NUM_QUEUES, /* u32 */
-	RXDP_CTL_A_BIND_FLAGS, /* u32 */
+	RXDP_CTL_A_OBJ, /* struct rxdp_ctl_obj */
 	RXDP_CTL_A_QP_STATS, /* struct rxdp_ctl_qp_stats */
 	RXDP_CTL_A_COUNTERS, /* __u64[n], n <= RXDP_CTL_MAX_COUNTERS */
 	RXDP_CTL_A_MORE, /* u32: a list reply was cut short, ask again */

@@ -377,50 +377,58 @@ int rxdp_ctl_destroy_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn)
 	return call(c, &msg);
 }
 
-int rxdp_ctl_attach_datapath(struct rxdp_ctl *c,
-			     const struct rxdp_datapath_req *req, int umem_fd,
-			     struct rxdp_datapath *out)
+int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex,
+		      struct rxdp_ctx_fds *out)
 {
 	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
 	struct rxdp_ctl_msg msg;
-	__u32 nq;
 
-	req_start(c, RXDP_CTL_ATTACH_DATAPATH);
-	mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_DP_REQ, sizeof(*req),
-		     req);
-	err = call_fds(c, &msg, &umem_fd, 1, fds, &nfds, RXDP_CTL_MAX_FDS);
+	req_start(c, RXDP_CTL_CTX_OPEN);
+	put_u32(c, RXDP_CTL_A_IFINDEX, ifindex);
+	err = call_fds(c, &msg, NULL, 0, fds, &nfds, RXDP_CTL_MAX_FDS);
 	if (err)
 		return err;
-	if (!msg.tb[RXDP_CTL_A_NUM_QUEUES] || !msg.tb[RXDP_CTL_A_OWNER_SLOT]) {
-		err = missing(c, "the queue count or owner slot");
-		goto err_fds;
-	}
-	nq = mnl_attr_get_u32(msg.tb[RXDP_CTL_A_NUM_QUEUES]);
-	/* fds[0] is the qp_psn map, fds[1 + q] the socket of RX queue q */
-	if (nq == 0 || nq > RXDP_CTL_MAX_XSKS || (int)nq + 1 != nfds) {
+	if (nfds != 3) {
 		snprintf(c->err, sizeof(c->err),
-			 "rxdpd announced %u queues but sent %d descriptors",
-			 nq, nfds);
-		err = -EPROTO;
-		goto err_fds;
+			 "rxdpd sent %d descriptors for a context, not 3",
+			 nfds);
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return -EPROTO;
 	}
-	memset(out, 0, sizeof(*out));
-	for (i = 0; i < RXDP_CTL_MAX_XSKS; i++)
-		out->xsk_fds[i] = -1;
-	out->owner_slot = mnl_attr_get_u32(msg.tb[RXDP_CTL_A_OWNER_SLOT]);
-	out->num_queues = nq;
-	out->psn_map_fd = fds[0];
-	for (i = 0; i < (int)nq; i++)
-		out->xsk_fds[i] = fds[1 + i];
-	if (msg.tb[RXDP_CTL_A_BIND_FLAGS])
-		out->bind_flags =
-			mnl_attr_get_u32(msg.tb[RXDP_CTL_A_BIND_FLAGS]);
+	out->doorbell = fds[0];
+	out->dev_page = fds[1];
+	out->async = fds[2];
 	return 0;
+}
 
-err_fds:
-	for (i = 0; i < nfds; i++)
-		close(fds[i]);
-	return err;
+int rxdp_ctl_obj(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
+		 const struct rxdp_ah *ah, int *fd)
+{
+	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
+	struct rxdp_ctl_msg msg;
+
+	if (fd)
+		*fd = -1;
+	req_start(c, type);
+	mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_OBJ, sizeof(*o), o);
+	if (ah)
+		mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_AH,
+			     sizeof(*ah), ah);
+	err = call_fds(c, &msg, NULL, 0, fds, &nfds, 1);
+	if (err)
+		return err;
+	if (!msg.tb[RXDP_CTL_A_OBJ]) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return missing(c, "the object");
+	}
+	memcpy(o, mnl_attr_get_payload(msg.tb[RXDP_CTL_A_OBJ]), sizeof(*o));
+	if (nfds && fd)
+		*fd = fds[0];
+	else if (nfds)
+		close(fds[0]);
+	return 0;
 }
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,

@@ -147,33 +147,6 @@ int rxdp_ctl_query_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
 		      struct rxdp_qp_info *info);
 int rxdp_ctl_destroy_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn);
 
-/*
- * Provision the data path of this client on an interface: the daemon creates
- * one AF_XDP socket per RX queue on the client's UMEM (umem_fd, a memfd the
- * client has mapped; frames of frame_size bytes, the first rx_frames of each
- * queue's share given to the fill ring by the client itself), places them in
- * the XSK map under the client's owner slot, and hands back the socket fds
- * and an fd of the qp_psn map (mmapable; the engine keeps its QPs' entries
- * current through it).
- */
-struct rxdp_datapath_req {
-	__u32 ifindex;
-	__u32 frame_size; /* 2048 or 4096 */
-	__u64 umem_size; /* bytes; a multiple of frame_size */
-	__u32 ring_size; /* entries in each of the four rings, power of two */
-	__u32 flags; /* reserved, 0 */
-};
-
-#define RXDP_CTL_MAX_XSKS 16
-
-struct rxdp_datapath {
-	__u32 owner_slot;
-	__u32 num_queues;
-	int xsk_fds[RXDP_CTL_MAX_XSKS]; /* index = RX queue id */
-	int psn_map_fd;
-	__u32 bind_flags; /* XDP_COPY / XDP_ZEROCOPY, XDP_USE_SG as bound */
-};
-
 /* multi-buffer AF_XDP (Linux 6.6; not in Debian 12's UAPI headers) */
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4)
@@ -181,10 +154,74 @@ struct rxdp_datapath {
 #ifndef XDP_PKT_CONTD
 #define XDP_PKT_CONTD (1 << 0) /* xdp_desc.options: the packet goes on */
 #endif
+#define RXDP_CTL_MAX_XSKS 16
 
-int rxdp_ctl_attach_datapath(struct rxdp_ctl *c,
-			     const struct rxdp_datapath_req *req, int umem_fd,
-			     struct rxdp_datapath *out);
+/*
+ * A verbs context on this connection (one per connection): rxdpd runs its
+ * queues. The fds: [0] the doorbell (an eventfd: write 1 to wake the
+ * data path, see common/hca.h), [1] the device page (a memfd to map
+ * read-only), [2] the read end of the async event pipe (struct
+ * rxdp_hca_event records).
+ */
+struct rxdp_ctx_fds {
+	int doorbell;
+	int dev_page;
+	int async;
+};
+int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex,
+		      struct rxdp_ctx_fds *out);
+
+/*
+ * One verbs object of the context, as a request and its reply carry it
+ * (the fields each request uses are named in common/ctl.h's types).
+ */
+struct rxdp_ctl_obj {
+	__u32 handle; /* the object (0: none) */
+	__u32 pd; /* its PD's handle (MR, SRQ, QP, AH) */
+	__u64 cookie; /* the library's pointer, given back in events */
+	/* MR */
+	__u64 addr;
+	__u64 length;
+	__u64 iova;
+	__u32 access;
+	__u32 lkey;
+	__u32 rkey;
+	/* CQ: cqe asked for, its size in the reply; its channel (0: none) */
+	__u32 cqe;
+	__u32 channel;
+	/* QP */
+	__u32 qp_type;
+	__u32 qpn;
+	__u32 send_cq;
+	__u32 recv_cq;
+	__u32 srq;
+	__u32 sq_sig_all;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	/* SRQ (max_recv_wr, max_recv_sge above), and its modify mask */
+	__u32 srq_limit;
+	__u32 attr_mask;
+	/* the memfd of the queues (reply): bytes, ring offsets and strides */
+	__u64 mem_size;
+	__u64 sq_off;
+	__u64 rq_off;
+	__u32 sq_stride;
+	__u32 rq_stride;
+	/* destroy replies: events sent about the object, in all */
+	__u32 comp_events;
+	__u32 async_events;
+};
+
+/*
+ * Send one object request (type RXDP_CTL_PD_ALLOC ... AH_DESTROY) with *o,
+ * and *o becomes the reply's object. ah: AH_CREATE's address (else NULL).
+ * *fd (if not NULL) gets the fd the reply carries, or -1. 0 or -errno.
+ */
+int rxdp_ctl_obj(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
+		 const struct rxdp_ah *ah, int *fd);
 
 /* For tools: every QP the daemon knows, with state and owner */
 int rxdp_ctl_list_qps(struct rxdp_ctl *c, __u32 ifindex,

@@ -154,25 +154,16 @@ err:
 void dev_release(struct rxdp_link *l)
 {
 	struct rxdp_dev *d = l->dev;
-	struct rxdp_client *c;
 	__u32 i;
 
 	if (!d)
 		return;
 	/* the device is going away under its users */
 	clients_notify(l->ifindex, IBV_EVENT_DEVICE_FATAL, 0);
+	hca_dev_release(l);
 	for (i = 0; i < RXDP_MAX_QP; i++)
 		if (d->qps[i])
 			qp_destroy(l, d->qps[i]);
-	for (c = rxdpd.clients; c; c = c->next) {
-		struct rxdp_dp *dp, *next;
-
-		for (dp = c->dps; dp; dp = next) {
-			next = dp->next;
-			if (dp->ifindex == l->ifindex)
-				dp_release(c, dp);
-		}
-	}
 	maps_close(&d->maps);
 	free(d);
 	l->dev = NULL;
@@ -218,7 +209,7 @@ void dev_check(struct rxdp_link *l)
 		l->ifname, l->ifindex, l->num_rx_queues, l->mtu,
 		(l->flags & IFF_UP) && (l->flags & IFF_RUNNING) ? "ACTIVE"
 								: "DOWN");
-	qp_adopt_all(l);
+	qp_clean_all(l);
 }
 
 void dev_check_all(void)

@@ -2,15 +2,19 @@
 /*
  * rxdpd: rxdp's control daemon, one per network namespace.
  *
- *   rxdpd [--socket PATH] [--verbose]
+ *   rxdpd [--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]
+ *         [--verbose]
  *
  * Runs in the foreground and logs to stderr. The control socket is the
  * abstract "\0rxdp/rxdpd" unless --socket names another ("@name" for an
  * abstract one); binding it is the lock that keeps a second daemon out.
+ * The control plane is this file's epoll loop; each device's data path
+ * runs on a thread of its own (hca.c).
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,17 +65,58 @@ void ep_del(int fd)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rxdpd [--socket PATH] [--verbose]\n"
+		"usage: rxdpd [--socket PATH] [--group NAME] [--cpus LIST] "
+		"[--fifo PRIO] [--verbose]\n"
 		"  --socket PATH  control socket (default: abstract @%s;\n"
 		"                 \"@name\" for another abstract name)\n"
+		"  --group NAME   only root and this group's members may use "
+		"the devices\n"
+		"                 (default: everyone, as /dev/infiniband is "
+		"0666)\n"
+		"  --cpus LIST    run the data-path threads on these CPUs "
+		"(e.g. 0,2-3)\n"
+		"  --fifo PRIO    SCHED_FIFO priority of the data-path "
+		"threads, 1..99;\n"
+		"                 0: a short EEVDF slice (default %d)\n"
 		"  --verbose      debug logging\n",
-		RXDP_CTL_ABSTRACT_NAME);
+		RXDP_CTL_ABSTRACT_NAME, RXDPD_FIFO_DEFAULT);
+}
+
+/* "0,2-3" -> a CPU set; -1 on anything else */
+static int parse_cpus(const char *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0 || a >= CPU_SETSIZE)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a || b >= CPU_SETSIZE)
+				return -1;
+		}
+		for (; a <= b; a++)
+			CPU_SET(a, set);
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return CPU_COUNT(set) ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "fifo", required_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -87,10 +132,44 @@ int main(int argc, char **argv)
 
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
-	while ((opt = getopt_long(argc, argv, "s:vh", opts, NULL)) != -1) {
+	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
+	while ((opt = getopt_long(argc, argv, "s:g:c:f:vh", opts, NULL)) !=
+	       -1) {
+		char *end;
+		struct group *g;
+
 		switch (opt) {
 		case 's':
 			path = optarg;
+			break;
+		case 'g':
+			g = getgrnam(optarg);
+			if (!g) {
+				fprintf(stderr, "rxdpd: no group %s\n", optarg);
+				return 2;
+			}
+			rxdpd.group = g->gr_gid;
+			rxdpd.group_set = true;
+			break;
+		case 'c':
+			if (parse_cpus(optarg, &rxdpd.cpus)) {
+				fprintf(stderr,
+					"rxdpd: --cpus %s: not a CPU list like "
+					"0,2-3\n",
+					optarg);
+				return 2;
+			}
+			rxdpd.ncpus_set = true;
+			break;
+		case 'f':
+			rxdpd.fifo_prio = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || rxdpd.fifo_prio < 0 ||
+			    rxdpd.fifo_prio > 99) {
+				fprintf(stderr,
+					"rxdpd: --fifo %s: a priority 0..99\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'v':
 			rxdp_log_set_level(RXDP_LOG_DEBUG);
@@ -204,6 +283,7 @@ int main(int argc, char **argv)
 				if (++ticks_seen % 4 == 0)
 					dev_check_all();
 				clients_retry();
+				clients_idle(now_ms());
 				break;
 			}
 			case EP_CLIENT:
@@ -217,8 +297,12 @@ int main(int argc, char **argv)
 		clients_reap();
 	}
 	server_close();
-	pr_info("exiting on signal %d; QPs of running clients stay in the maps "
-		"and are adopted by the next rxdpd\n",
-		(int)stop);
+	/* the data path ends with the daemon: every client's objects go */
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
+		client_release(c);
+	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
+		if (l->dev)
+			dev_release(l);
+	pr_info("exiting on signal %d\n", (int)stop);
 	return 0;
 }

@@ -64,9 +64,7 @@ static int ctx_write(struct rxdp_link *l, const struct rxdp_qp *qp)
 	ctx.pkey = RXDP_DEFAULT_PKEY;
 	ctx.dest_qpn = qp->qp_type == IBV_QPT_UD ? 0 : qp->attr.dest_qp_num;
 	ctx.qkey = qp->qp_type == IBV_QPT_UD ? qp->attr.qkey : 0;
-	ctx.owner_slot = qp->owner && qp->owner->owner_slot >= 0
-				 ? (__u32)qp->owner->owner_slot
-				 : 0;
+	ctx.owner_slot = 0; /* rxdpd's own sockets receive every QP's */
 	ctx.owner_pid = qp->owner ? (__u32)qp->owner->pid : 0;
 	ctx.flags = qp->state == IBV_QPS_SQD ? RXDP_QPF_SQ_DRAINING : 0;
 	ctx.path_mtu = qp->attr.path_mtu ? qp->attr.path_mtu
@@ -167,13 +165,6 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 			 "QP type %u is not supported (RC, UC and UD are)",
 			 qp_type);
 		return -EOPNOTSUPP;
-	}
-	ret = client_owner_slot(c);
-	if (ret < 0) {
-		snprintf(msg, msglen,
-			 "no owner slot left: %d processes already own QPs",
-			 RXDP_MAX_OWNERS);
-		return ret;
 	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
@@ -588,90 +579,36 @@ void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out)
 	out->qp_type = qp->qp_type;
 	out->owner_pid = qp->owner ? (__u32)qp->owner->pid : 0;
 	out->attr = qp->attr;
-	out->attr.qp_state = qp->state;
-	out->attr.cur_qp_state = qp->state;
+	/* the engine may have taken it to ERR on its own */
+	out->attr.qp_state = hca_qp_state(qp);
+	out->attr.cur_qp_state = out->attr.qp_state;
 	out->path = qp->path;
 }
 
 /*
- * After a restart: the maps still hold the contexts of the previous
- * daemon's clients. Those whose owner still runs are adopted (and released
- * when it exits); the others are removed, with their PSN slots, and every
- * XSK slot nobody owns is cleared.
+ * A device found (at start, or attached anew): the maps may still hold the
+ * QP contexts of a previous rxdpd, whose transport state died with it (the
+ * data path is rxdpd's). They are removed, with their PSN slots and every
+ * XSK slot; their clients lost their connection with that rxdpd.
  */
-void qp_adopt_all(struct rxdp_link *l)
+void qp_clean_all(struct rxdp_link *l)
 {
 	struct rxdp_dev *d = l->dev;
-	__u32 *keys, nkeys = 0, key, next, i, q;
-	void *prev = NULL;
-	int kept = 0, dropped = 0;
+	__u32 key, i, n = 0;
 
 	if (getrandom(d->qp_gen, sizeof(d->qp_gen), GRND_NONBLOCK) < 0)
 		memset(d->qp_gen, 0, sizeof(d->qp_gen));
-	keys = calloc(RXDP_MAX_QP, sizeof(*keys));
-	if (!keys)
-		return;
-	while (nkeys < RXDP_MAX_QP &&
-	       !bpf_map_get_next_key(d->maps.qp_ctx, prev, &next)) {
-		keys[nkeys++] = next;
-		key = next;
-		prev = &key;
+	while (!bpf_map_get_next_key(d->maps.qp_ctx, NULL, &key)) {
+		if (bpf_map_delete_elem(d->maps.qp_ctx, &key))
+			break;
+		n++;
 	}
-	for (i = 0; i < nkeys; i++) {
-		struct rxdp_qp_ctx ctx;
-		struct rxdp_client *o = NULL;
-		struct rxdp_qp *qp;
-		__u32 idx = keys[i] & RXDP_QP_INDEX_MASK;
-
-		if (bpf_map_lookup_elem(d->maps.qp_ctx, &keys[i], &ctx))
-			continue;
-		if (ctx.owner_pid && keys[i] <= QPN_MAX && !d->qps[idx])
-			o = orphan_get(ctx.owner_pid);
-		if (!o || !(qp = calloc(1, sizeof(*qp)))) {
-			bpf_map_delete_elem(d->maps.qp_ctx, &keys[i]);
-			if (d->maps.psn[idx].qpn == keys[i])
-				memset(&d->maps.psn[idx], 0,
-				       sizeof(d->maps.psn[idx]));
-			dropped++;
-			continue;
-		}
-		if (o->owner_slot < 0 && ctx.owner_slot < RXDP_MAX_OWNERS &&
-		    !rxdpd.owner_slots[ctx.owner_slot]) {
-			o->owner_slot = ctx.owner_slot;
-			rxdpd.owner_slots[ctx.owner_slot] = o;
-		}
-		qp->qpn = keys[i];
-		qp->qp_type = ctx.qp_type;
-		qp->state = ctx.state;
-		qp->ifindex = l->ifindex;
-		qp->owner = o;
-		qp->attr.qp_state = ctx.state;
-		qp->attr.dest_qp_num = ctx.dest_qpn;
-		qp->attr.qkey = ctx.qkey;
-		qp->attr.path_mtu = ctx.path_mtu;
-		qp->attr.qp_access_flags = ctx.access_flags;
-		d->qps[idx] = qp;
-		d->qp_gen[idx] = keys[i] >> RXDP_QP_INDEX_BITS;
-		d->nqps++;
-		kept++;
-	}
-	free(keys);
-	/* PSN slots of QPs that no longer exist */
 	for (i = 0; i < RXDP_MAX_QP; i++)
-		if (!d->qps[i] && d->maps.psn[i].qpn)
+		if (d->maps.psn[i].qpn)
 			memset(&d->maps.psn[i], 0, sizeof(d->maps.psn[i]));
-	/* XSK slots of owners that no longer exist */
-	for (i = 0; i < RXDP_MAX_OWNERS; i++) {
-		if (rxdpd.owner_slots[i])
-			continue;
-		for (q = 0; q < RXDP_MAX_QUEUES; q++) {
-			__u32 k = i * RXDP_MAX_QUEUES + q;
-
-			bpf_map_delete_elem(d->maps.xsks, &k);
-		}
-	}
-	if (kept || dropped)
-		pr_info("rxdp_%s: %d QPs of running processes kept, %d stale "
-			"removed\n",
-			l->ifname, kept, dropped);
+	for (i = 0; i < RXDP_XSK_SLOTS; i++)
+		bpf_map_delete_elem(d->maps.xsks, &i);
+	if (n)
+		pr_info("rxdp_%s: %u QP(s) of a previous rxdpd removed\n",
+			l->ifname, n);
 }

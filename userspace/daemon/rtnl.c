@@ -545,14 +545,6 @@ static int neigh_kick(int ifindex, int family, const __u8 *ip)
 	return 0;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 /*
  * The MAC of ip on ifindex from the neighbour table, without waiting: 0 and
  * the MAC; -EINPROGRESS after asking the kernel to resolve it (the first

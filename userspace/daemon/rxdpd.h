@@ -9,6 +9,7 @@
 
 #include <linux/types.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -19,6 +20,9 @@
 #include "rxdp/params.h"
 
 struct rxdp_client;
+struct hca_dev; /* hca.c: a device's data path (UMEM, sockets, engine) */
+struct hca_ctx; /* hca.c: a client's verbs context and its objects */
+struct hobj; /* hca.c: one verbs object */
 
 /* What an epoll event is about */
 enum ep_kind {
@@ -61,6 +65,7 @@ struct rxdp_qp {
 	struct rxdp_qp_attr attr; /* what has been set */
 	struct rxdp_path path; /* RC/UC: resolved at RTR */
 	__u16 udp_sport;
+	struct hobj *hqp; /* the engine's QP (NULL: control plane only) */
 };
 
 /* The pinned maps of a device, opened from its pin directory */
@@ -81,7 +86,7 @@ struct rxdp_dev {
 	__u16 qp_gen[RXDP_MAX_QP];
 	__u32 qp_next; /* where the QPN allocator looks first */
 	__u32 nqps;
-	struct rxdp_client *queue_owner[RXDP_MAX_QUEUES];
+	struct hca_dev *hca; /* made at the device's first context */
 };
 
 struct rxdp_link {
@@ -103,24 +108,15 @@ struct rxdp_link {
 	struct rxdp_dev *dev;
 };
 
-/* One data path: the AF_XDP sockets a client got on one device */
-struct rxdp_dp {
-	struct rxdp_dp *next;
-	int ifindex;
-	__u32 num_queues;
-	int xsk_fds[RXDP_MAX_QUEUES];
-	void *umem;
-	size_t umem_size;
-};
-
 struct rxdp_client {
 	struct rxdp_client *next;
 	int fd; /* -1 for an orphan adopted after a restart */
 	int pidfd; /* orphans: tells when the owner exits */
 	pid_t pid;
 	uid_t uid;
-	int owner_slot; /* -1 until the client needs one */
-	struct rxdp_dp *dps;
+	bool allowed; /* may open a context (--group) */
+	struct hca_ctx *ctx; /* its verbs context, if it opened one */
+	long last_active; /* ms: connections idle without a context go */
 	bool dead;
 	struct ep_tag tag;
 	/* devices whose events this client asked for (rxdp_ctl_subscribe) */
@@ -142,13 +138,26 @@ struct rxdpd {
 	struct rxdp_link *links;
 	struct rxdp_neigh *neighs;
 	struct rxdp_client *clients;
-	struct rxdp_client *owner_slots[RXDP_MAX_OWNERS];
 	int ncpus;
+	/* options */
+	int fifo_prio; /* SCHED_FIFO priority of data-path threads, 0: none */
+	cpu_set_t cpus; /* where data-path threads run, if ncpus_set */
+	bool ncpus_set;
+	gid_t group; /* --group: who may use the devices, with root */
+	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	bool resync_needed;
 };
 
 extern struct rxdpd rxdpd;
+
+/*
+ * Data-path threads run SCHED_FIFO by default, as a softirq would: a packet
+ * is served within microseconds even when every core runs an application
+ * that spins. They block whenever they have no work (AF_XDP need_wakeup,
+ * the doorbell), so the RT throttle never bites.
+ */
+#define RXDPD_FIFO_DEFAULT 10
 
 /* rtnl.c: links, addresses, neighbours */
 int rtnl_open(void);
@@ -180,15 +189,24 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
 		 size_t msglen);
-void qp_adopt_all(struct rxdp_link *l);
+void qp_clean_all(struct rxdp_link *l);
 /* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
 void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
 
-/* datapath.c */
-int dp_attach(struct rxdp_client *c, const struct rxdp_datapath_req *req,
-	      int umem_fd, struct rxdp_dp **out, __u32 *bind_flags, char *msg,
-	      size_t msglen);
-void dp_release(struct rxdp_client *c, struct rxdp_dp *dp);
+/* hca.c: the data path */
+int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int *fds,
+		 char *msg, size_t msglen);
+void hca_ctx_release(struct rxdp_client *c);
+/* -EINPROGRESS: AH_CREATE waits for a neighbour, call again */
+int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
+	    const struct rxdp_ah *ah, int *fd, long *deadline, char *msg,
+	    size_t msglen);
+void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
+		     __u32 mask);
+__u32 hca_qp_state(const struct rxdp_qp *qp);
+void hca_dev_release(struct rxdp_link *l);
+/* A port/GID/device event to every context on ifindex */
+void hca_port_event(int ifindex, __u32 type, __u32 port);
 
 /* server.c */
 int server_open(const char *path);
@@ -196,8 +214,9 @@ void server_close(void);
 void server_accept(void);
 void client_event(struct rxdp_client *c, __u32 events);
 void client_release(struct rxdp_client *c);
-int client_owner_slot(struct rxdp_client *c);
-struct rxdp_client *orphan_get(pid_t pid);
+/* Close connections that hold nothing and said nothing for a while */
+void clients_idle(long now_ms);
+long now_ms(void);
 void clients_reap(void);
 void clients_retry(void);
 /* Send an event (enum ibv_event_type) to the clients subscribed to ifindex */

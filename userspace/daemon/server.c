@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -25,6 +26,8 @@
 #include "daemon/rxdpd.h"
 
 #define MAX_CLIENTS 1024
+#define MAX_CLIENTS_PER_USER 256 /* not root */
+#define IDLE_MS 5000 /* a connection with nothing that says nothing goes */
 
 static __u64 rbuf[RXDP_CTL_MSG_MAX / 8];
 static __u64 wbuf[RXDP_CTL_MSG_MAX / 8];
@@ -91,6 +94,40 @@ int server_open(const char *path)
 	return ep_add(fd, &tag);
 }
 
+long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int user_clients(uid_t uid)
+{
+	int n = 0;
+
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
+		if (!c->dead && c->uid == uid)
+			n++;
+	return n;
+}
+
+/* Root, or everyone, or (--group) the group's members */
+static bool peer_allowed(int fd, const struct ucred *cred)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
+	if (!rxdpd.group_set || cred->uid == 0 || cred->gid == rxdpd.group)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return false;
+	for (size_t i = 0; i < len / sizeof(groups[0]); i++)
+		if (groups[i] == rxdpd.group)
+			return true;
+	return false;
+}
+
 void server_accept(void)
 {
 	struct rxdp_client *c;
@@ -110,6 +147,12 @@ void server_accept(void)
 		close(fd);
 		return;
 	}
+	if (cred.uid && user_clients(cred.uid) >= MAX_CLIENTS_PER_USER) {
+		pr_warn("user %u has %d connections, refusing one more\n",
+			(unsigned int)cred.uid, MAX_CLIENTS_PER_USER);
+		close(fd);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -119,7 +162,8 @@ void server_accept(void)
 	c->pidfd = -1;
 	c->pid = cred.pid;
 	c->uid = cred.uid;
-	c->owner_slot = -1;
+	c->allowed = peer_allowed(fd, &cred);
+	c->last_active = now_ms();
 	c->tag.kind = EP_CLIENT;
 	c->tag.ptr = c;
 	if (ep_add(fd, &c->tag)) {
@@ -133,23 +177,10 @@ void server_accept(void)
 	pr_debug("client pid %d uid %d connected\n", (int)c->pid, (int)c->uid);
 }
 
-int client_owner_slot(struct rxdp_client *c)
-{
-	int i;
-
-	if (c->owner_slot >= 0)
-		return c->owner_slot;
-	for (i = 0; i < RXDP_MAX_OWNERS; i++) {
-		if (!rxdpd.owner_slots[i]) {
-			rxdpd.owner_slots[i] = c;
-			c->owner_slot = i;
-			return i;
-		}
-	}
-	return -ENOSPC;
-}
-
-/* Everything the client owned goes: QPs, data paths, its XSK slots. */
+/*
+ * Everything the client owned goes: its verbs context (every object, in
+ * the engine and in the maps) and any QP it made without one.
+ */
 void client_release(struct rxdp_client *c)
 {
 	struct rxdp_link *l;
@@ -158,8 +189,7 @@ void client_release(struct rxdp_client *c)
 	if (c->dead)
 		return;
 	c->dead = true;
-	while (c->dps)
-		dp_release(c, c->dps);
+	hca_ctx_release(c);
 	for (l = rxdpd.links; l; l = l->next) {
 		__u32 i;
 
@@ -171,19 +201,7 @@ void client_release(struct rxdp_client *c)
 				nq++;
 			}
 		}
-		if (c->owner_slot >= 0) {
-			__u32 q;
-
-			for (q = 0; q < RXDP_MAX_QUEUES; q++) {
-				__u32 k = c->owner_slot * RXDP_MAX_QUEUES + q;
-
-				bpf_map_delete_elem(l->dev->maps.xsks, &k);
-			}
-		}
 	}
-	if (c->owner_slot >= 0 && rxdpd.owner_slots[c->owner_slot] == c)
-		rxdpd.owner_slots[c->owner_slot] = NULL;
-	c->owner_slot = -1;
 	if (c->fd >= 0) {
 		ep_del(c->fd);
 		close(c->fd);
@@ -200,6 +218,18 @@ void client_release(struct rxdp_client *c)
 		pr_info("pid %d gone: %d QP(s) released\n", (int)c->pid, nq);
 	else
 		pr_debug("client pid %d disconnected\n", (int)c->pid);
+}
+
+void clients_idle(long now)
+{
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
+		if (c->dead || c->ctx || c->nsubs || c->pend ||
+		    now - c->last_active < IDLE_MS)
+			continue;
+		pr_debug("pid %d said nothing for %d s: disconnecting it\n",
+			 (int)c->pid, IDLE_MS / 1000);
+		client_release(c);
+	}
 }
 
 /* Free released clients; called between event batches. */
@@ -219,47 +249,14 @@ void clients_reap(void)
 	}
 }
 
-struct rxdp_client *orphan_get(pid_t pid)
-{
-	struct rxdp_client *c;
-	int pidfd;
-
-	for (c = rxdpd.clients; c; c = c->next)
-		if (c->fd < 0 && !c->dead && c->pid == pid)
-			return c;
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0)
-		return NULL; /* the owner is gone */
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(pidfd);
-		return NULL;
-	}
-	c->fd = -1;
-	c->pidfd = pidfd;
-	c->pid = pid;
-	c->owner_slot = -1;
-	c->tag.kind = EP_PIDFD;
-	c->tag.ptr = c;
-	if (ep_add(pidfd, &c->tag)) {
-		close(pidfd);
-		free(c);
-		return NULL;
-	}
-	c->next = rxdpd.clients;
-	rxdpd.clients = c;
-	return c;
-}
-
 /* ---- request handlers ---------------------------------------------------- */
 
 struct req {
 	struct rxdp_client *c;
 	const struct rxdp_ctl_msg *m;
 	struct nlmsghdr *rep;
-	int fds[RXDP_CTL_MAX_FDS];
+	int fds[RXDP_CTL_MAX_FDS]; /* closed once the reply is sent */
 	int nfds;
-	int umem_fd;
 	long *deadline; /* of the neighbour resolution this request waits on */
 	char msg[512];
 };
@@ -413,6 +410,12 @@ static int do_create_qp(struct req *r)
 		return err;
 	if ((err = need(r, RXDP_CTL_A_QP_TYPE, "the QP type")))
 		return err;
+	if (!r->c->allowed) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "user %u may not use rxdp devices (--group)",
+			 (unsigned int)r->c->uid);
+		return -EACCES;
+	}
 	err = qp_create(l, r->c, get_u32(r, RXDP_CTL_A_QP_TYPE), &qpn, r->msg,
 			sizeof(r->msg));
 	if (err)
@@ -458,6 +461,9 @@ static int do_modify_qp(struct req *r)
 			r->deadline, r->msg, sizeof(r->msg));
 	if (err)
 		return err;
+	/* the engine applies what the state machine allowed */
+	hca_qp_modified(qp_lookup(link_by_index(ifindex), qpn), &attr,
+			get_u32(r, RXDP_CTL_A_ATTR_MASK));
 	/* l may be stale after a neighbour wait: look up again */
 	return put_qp_info(r, ifindex, qpn);
 }
@@ -499,39 +505,46 @@ static int do_destroy_qp(struct req *r)
 			 qpn, qp->owner ? (int)qp->owner->pid : 0);
 		return -EPERM;
 	}
+	if (qp->hqp) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "QP %#x has a data path: destroy it with QP_DESTROY",
+			 qpn);
+		return -EINVAL;
+	}
 	return qp_destroy(l, qp);
 }
 
-static int do_attach_datapath(struct req *r)
+static int do_ctx_open(struct req *r)
 {
-	struct rxdp_datapath_req dreq;
 	struct rxdp_link *l;
-	struct rxdp_dp *dp;
-	__u32 bind_flags, q;
 	int err;
 
-	if ((err = need(r, RXDP_CTL_A_DP_REQ, "the data-path request")))
+	l = get_dev(r, &err);
+	if (!l)
 		return err;
-	memcpy(&dreq, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_DP_REQ]),
-	       sizeof(dreq));
-	if (r->umem_fd < 0) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "the UMEM memfd must come with the request "
-			 "(SCM_RIGHTS)");
-		return -EINVAL;
-	}
-	err = dp_attach(r->c, &dreq, r->umem_fd, &dp, &bind_flags, r->msg,
-			sizeof(r->msg));
+	err = hca_ctx_open(r->c, l, r->fds, r->msg, sizeof(r->msg));
+	if (!err)
+		r->nfds = 3;
+	return err;
+}
+
+static int do_obj(struct req *r)
+{
+	const struct nlattr *ah = r->m->tb[RXDP_CTL_A_AH];
+	struct rxdp_ctl_obj o;
+	int err, fd = -1;
+
+	if ((err = need(r, RXDP_CTL_A_OBJ, "the object")))
+		return err;
+	memcpy(&o, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_OBJ]), sizeof(o));
+	err = hca_obj(r->c, r->m->nlh->nlmsg_type, &o,
+		      ah ? mnl_attr_get_payload(ah) : NULL, &fd, r->deadline,
+		      r->msg, sizeof(r->msg));
 	if (err)
 		return err;
-	l = link_by_index(dp->ifindex);
-	r->fds[0] = l->dev->maps.qp_psn;
-	for (q = 0; q < dp->num_queues; q++)
-		r->fds[1 + q] = dp->xsk_fds[q];
-	r->nfds = 1 + dp->num_queues;
-	mnl_attr_put_u32(r->rep, RXDP_CTL_A_OWNER_SLOT, r->c->owner_slot);
-	mnl_attr_put_u32(r->rep, RXDP_CTL_A_NUM_QUEUES, dp->num_queues);
-	mnl_attr_put_u32(r->rep, RXDP_CTL_A_BIND_FLAGS, bind_flags);
+	if (fd >= 0)
+		r->fds[r->nfds++] = fd;
+	mnl_attr_put(r->rep, RXDP_CTL_A_OBJ, sizeof(o), &o);
 	return 0;
 }
 
@@ -645,6 +658,8 @@ void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 	struct nlmsghdr *nlh;
 	int i, ret;
 
+	/* the verbs contexts on the device hear it on their async fd */
+	hca_port_event(ifindex, event_type, port_num);
 	for (c = rxdpd.clients; c; c = c->next) {
 		if (c->dead || c->fd < 0)
 			continue;
@@ -676,10 +691,26 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_MODIFY_QP] = do_modify_qp,
 	[RXDP_CTL_QUERY_QP] = do_query_qp,
 	[RXDP_CTL_DESTROY_QP] = do_destroy_qp,
-	[RXDP_CTL_ATTACH_DATAPATH] = do_attach_datapath,
+	[RXDP_CTL_CTX_OPEN] = do_ctx_open,
 	[RXDP_CTL_LIST_QPS] = do_list_qps,
 	[RXDP_CTL_QUERY_STATS] = do_query_stats,
 	[RXDP_CTL_SUBSCRIBE] = do_subscribe,
+	[RXDP_CTL_PD_ALLOC] = do_obj,
+	[RXDP_CTL_PD_FREE] = do_obj,
+	[RXDP_CTL_MR_REG] = do_obj,
+	[RXDP_CTL_MR_REREG] = do_obj,
+	[RXDP_CTL_MR_DEREG] = do_obj,
+	[RXDP_CTL_CHANNEL_CREATE] = do_obj,
+	[RXDP_CTL_CHANNEL_DESTROY] = do_obj,
+	[RXDP_CTL_CQ_CREATE] = do_obj,
+	[RXDP_CTL_CQ_DESTROY] = do_obj,
+	[RXDP_CTL_SRQ_CREATE] = do_obj,
+	[RXDP_CTL_SRQ_MODIFY] = do_obj,
+	[RXDP_CTL_SRQ_DESTROY] = do_obj,
+	[RXDP_CTL_QP_CREATE] = do_obj,
+	[RXDP_CTL_QP_DESTROY] = do_obj,
+	[RXDP_CTL_AH_CREATE] = do_obj,
+	[RXDP_CTL_AH_DESTROY] = do_obj,
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */
@@ -699,9 +730,12 @@ static void reply(struct rxdp_client *c, __u16 type, __u32 seq, int err,
 		if (!r->msg[0])
 			snprintf(r->msg, sizeof(r->msg), "%s", strerror(-err));
 		mnl_attr_put_strz(rep, RXDP_CTL_A_MSG, r->msg);
-		r->nfds = 0;
 	}
-	ret = rxdp_ctl_sendmsg(c->fd, rep, r->fds, r->nfds);
+	ret = rxdp_ctl_sendmsg(c->fd, rep, r->fds, err ? 0 : r->nfds);
+	/* the client has its copies now (or never will) */
+	for (int i = 0; i < r->nfds; i++)
+		close(r->fds[i]);
+	r->nfds = 0;
 	if (ret) {
 		pr_warn("client pid %d does not take replies (%s): "
 			"disconnecting it\n",
@@ -717,7 +751,7 @@ static void reply(struct rxdp_client *c, __u16 type, __u32 seq, int err,
  * request is answered (replies stay in order), and 1 is returned.
  */
 static int process(struct rxdp_client *c, const void *buf, ssize_t n,
-		   int umem_fd, int nfds, long *deadline)
+		   int nfds, long *deadline)
 {
 	const struct nlmsghdr *in = buf;
 	struct rxdp_ctl_msg m;
@@ -729,7 +763,6 @@ static int process(struct rxdp_client *c, const void *buf, ssize_t n,
 	memset(&r, 0, sizeof(r));
 	r.c = c;
 	r.m = &m;
-	r.umem_fd = umem_fd;
 	r.deadline = deadline;
 	r.rep = rxdp_ctl_msg_start(wbuf, RXDP_CTL_UNSPEC, RXDP_CTL_F_REPLY, 0,
 				   0);
@@ -762,7 +795,7 @@ static int process(struct rxdp_client *c, const void *buf, ssize_t n,
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	if (nfds && type != RXDP_CTL_ATTACH_DATAPATH) {
+	if (nfds) {
 		snprintf(r.msg, sizeof(r.msg), "%s takes no file descriptors",
 			 rxdp_ctl_type_name(type));
 		err = -EINVAL;
@@ -807,7 +840,8 @@ void client_event(struct rxdp_client *c, __u32 events)
 		client_release(c);
 		return;
 	}
-	if (process(c, rbuf, n, nfds ? fds[0] : -1, nfds, &deadline) == 1) {
+	c->last_active = now_ms();
+	if (process(c, rbuf, n, nfds, &deadline) == 1) {
 		c->pend = malloc(n);
 		if (!c->pend) {
 			const struct nlmsghdr *in = (const void *)rbuf;
@@ -837,7 +871,7 @@ void clients_retry(void)
 	for (c = rxdpd.clients; c; c = c->next) {
 		if (!c->pend || c->dead)
 			continue;
-		if (process(c, c->pend, c->pend_len, -1, 0,
+		if (process(c, c->pend, c->pend_len, 0,
 			    &c->pend_deadline) == 0)
 			unpark(c);
 	}

@@ -12,8 +12,10 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "common/log.h"
 #include "engine/engine_int.h"
@@ -24,6 +26,78 @@ uint64_t eng_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* --- the owners' memory ------------------------------------------------- */
+
+static int self_read(void *arg, void *dst, uint64_t addr, size_t len)
+{
+	memcpy(dst, (const void *)(uintptr_t)addr, len);
+	return 0;
+}
+
+static int self_write(void *arg, uint64_t addr, const void *src, size_t len)
+{
+	memcpy((void *)(uintptr_t)addr, src, len);
+	return 0;
+}
+
+const struct rxdp_emem_ops rxdp_emem_self_ops = {
+	.read = self_read,
+	.write = self_write,
+};
+
+/*
+ * process_vm_readv/writev copy at most what is mapped with the access
+ * asked for (a read-only page is not written); short means EFAULT.
+ */
+static int pid_read(void *arg, void *dst, uint64_t addr, size_t len)
+{
+	struct iovec l = { dst, len }, r = { (void *)(uintptr_t)addr, len };
+
+	if (!len)
+		return 0;
+	return process_vm_readv((pid_t)(intptr_t)arg, &l, 1, &r, 1, 0) ==
+			       (ssize_t)len
+		       ? 0
+		       : -EFAULT;
+}
+
+static int pid_write(void *arg, uint64_t addr, const void *src, size_t len)
+{
+	struct iovec l = { (void *)src, len },
+		     r = { (void *)(uintptr_t)addr, len };
+
+	if (!len)
+		return 0;
+	return process_vm_writev((pid_t)(intptr_t)arg, &l, 1, &r, 1, 0) ==
+			       (ssize_t)len
+		       ? 0
+		       : -EFAULT;
+}
+
+const struct rxdp_emem_ops rxdp_emem_pid_ops = {
+	.read = pid_read,
+	.write = pid_write,
+};
+
+int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len)
+{
+	int ret = pd->ops->read(pd->arg, dst, addr, len);
+
+	if (ret)
+		pd->e->stats.mem_faults++;
+	return ret;
+}
+
+int eng_mem_write(struct rxdp_epd *pd, uint64_t addr, const void *src,
+		  size_t len)
+{
+	int ret = pd->ops->write(pd->arg, addr, src, len);
+
+	if (ret)
+		pd->e->stats.mem_faults++;
+	return ret;
 }
 
 /* --- locking and progress ------------------------------------------------ */
@@ -61,7 +135,7 @@ void eng_lock(struct rxdp_engine *e)
 	pthread_mutex_lock(&e->lock);
 }
 
-void eng_unlock(struct rxdp_engine *e)
+static void eng_unlock_run(struct rxdp_engine *e)
 {
 	for (;;) {
 		eng_run_locked(e);
@@ -71,12 +145,38 @@ void eng_unlock(struct rxdp_engine *e)
 	}
 }
 
+/*
+ * With a progress thread, a slow-path call (create, modify, destroy) leaves
+ * the transport work to that thread and only wakes it: the caller (rxdpd's
+ * control thread) never runs a data-path pass itself.
+ */
+void eng_unlock(struct rxdp_engine *e)
+{
+	uint64_t one = 1;
+
+	if (!e->thread_running) {
+		eng_unlock_run(e);
+		return;
+	}
+	atomic_store(&e->work, 1);
+	pthread_mutex_unlock(&e->lock);
+	if (atomic_load(&e->sleep_until) &&
+	    write(e->evfd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: it will wake */
+	}
+}
+
 void rxdp_engine_progress(struct rxdp_engine *e)
 {
 	atomic_store(&e->work, 1);
 	if (pthread_mutex_trylock(&e->lock))
 		return; /* the holder sees e->work */
-	eng_unlock(e);
+	eng_unlock_run(e);
+}
+
+int rxdp_engine_wake_fd(struct rxdp_engine *e)
+{
+	return e->evfd;
 }
 
 uint64_t eng_next_deadline(struct rxdp_engine *e)
@@ -102,6 +202,7 @@ int eng_pass(struct rxdp_engine *e)
 
 	e->now = eng_now();
 	e->tx_blocked = false;
+	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
 	for (int i = 0; i < n; i++) {
 		int err = pkt_parse(f[i].data, f[i].len, &pi);
@@ -121,7 +222,13 @@ int eng_pass(struct rxdp_engine *e)
 		work += rc_flush(qp);
 		work += rc_timers(qp);
 		work += rc_tx(qp);
+		eng_qp_publish(qp);
 	}
+	for (struct rxdp_esrq *srq = e->srqs; srq; srq = srq->next)
+		if (srq->sh)
+			atomic_store_explicit(&srq->sh->done,
+					      atomic_load(&srq->cons),
+					      memory_order_release);
 	/*
 	 * Copy-mode AF_XDP sends in the sendto() of the flush, a syscall per
 	 * flush: while a QP streams, packets queued behind its requests still
@@ -175,6 +282,7 @@ static uint64_t eng_activity(struct rxdp_engine *e)
  * and shrinks when sleeps run long.
  */
 #define ENG_SLICE_NS 100000 /* the shortest slice the kernel accepts */
+#define ENG_FIFO_SPIN_NS 5000
 #define ENG_SPIN_BACKOFF 256
 
 struct eng_sched_attr { /* the kernel's struct sched_attr, first version */
@@ -188,12 +296,27 @@ struct eng_sched_attr { /* the kernel's struct sched_attr, first version */
 	uint64_t period;
 };
 
-static void eng_thread_sched(void)
+static void eng_thread_sched(struct rxdp_engine *e)
 {
 	struct eng_sched_attr a = { .size = sizeof(a),
 				    .policy = SCHED_OTHER,
 				    .runtime = ENG_SLICE_NS };
 
+	if (e->cfg.cpus &&
+	    pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+				   e->cfg.cpus))
+		pr_warn("engine: cannot pin the progress thread\n");
+	if (e->cfg.fifo_prio > 0) {
+		struct sched_param sp = { .sched_priority = e->cfg.fifo_prio };
+
+		if (!pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+			e->fifo = true;
+			prctl(PR_SET_TIMERSLACK, 1000UL);
+			return;
+		}
+		pr_warn("engine: no SCHED_FIFO for the progress thread; "
+			"a short slice instead\n");
+	}
 	/* keeps the nice value; kernels without custom slices refuse it */
 	a.nice = getpriority(PRIO_PROCESS, 0);
 	if (syscall(SYS_sched_setattr, 0, &a, 0))
@@ -224,9 +347,16 @@ static void *eng_thread(void *arg)
 		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 	pfd[nfds] = (struct pollfd){ .fd = e->evfd, .events = POLLIN };
 
-	eng_thread_sched();
+	eng_thread_sched(e);
 	while (!atomic_load(&e->stop)) {
-		uint64_t spin = e->spin_backoff ? 0 : e->spin_ns;
+		/*
+		 * A SCHED_FIFO thread is never preempted by the applications it
+		 * serves, so a long spin would starve them: it spins only for
+		 * the packets of a burst.
+		 */
+		uint64_t spin = e->fifo		 ? ENG_FIFO_SPIN_NS
+				: e->spin_backoff ? 0
+						  : e->spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
 		struct timespec ts, *tsp = NULL;
@@ -271,6 +401,21 @@ static void *eng_thread(void *arg)
 			atomic_store(&e->sleep_until, 0);
 			continue;
 		}
+		if (e->cfg.sleep_word) {
+			/*
+			 * Posters ring the doorbell only when they see this
+			 * word set (after their post, seq_cst both sides): a
+			 * post made before it was visible is found by one
+			 * more pass.
+			 */
+			atomic_store(e->cfg.sleep_word, 1);
+			rxdp_engine_progress(e);
+			if (eng_activity(e) != act) {
+				atomic_store(e->cfg.sleep_word, 0);
+				atomic_store(&e->sleep_until, 0);
+				continue;
+			}
+		}
 		if (ppoll(pfd, nfds + 1, tsp, NULL) > 0 &&
 		    (pfd[nfds].revents & POLLIN)) {
 			uint64_t v;
@@ -279,6 +424,8 @@ static void *eng_thread(void *arg)
 				/* nothing to drain */
 			}
 		}
+		if (e->cfg.sleep_word)
+			atomic_store(e->cfg.sleep_word, 0);
 		atomic_store(&e->sleep_until, 0);
 		slept = eng_now() - now;
 		if (slept < 200000 && e->spin_ns < 100000)
@@ -307,8 +454,15 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	e->qp_tab = calloc(RXDP_MAX_QP, sizeof(*e->qp_tab));
 	e->mrs = calloc(ENG_MAX_MR, sizeof(*e->mrs));
 	e->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!e->qp_tab || !e->mrs || e->evfd < 0)
+	e->pd0 = calloc(1, sizeof(*e->pd0));
+	if (!e->qp_tab || !e->mrs || e->evfd < 0 || !e->pd0)
 		goto err;
+	e->pd0->e = e;
+	e->pd0->ops = &rxdp_emem_self_ops;
+	e->pd0->mem.read = rxdp_emem_self_ops.read;
+	/* keys do not start where the last engine's did */
+	if (getrandom(&e->mr_tag, sizeof(e->mr_tag), GRND_NONBLOCK) < 0)
+		e->mr_tag = (uint32_t)eng_now();
 	e->max_mtu = cfg->max_mtu;
 	if (!e->max_mtu) {
 		struct pkt_path pp = { .l2_len = PKT_ETH_LEN + PKT_VLAN_LEN,
@@ -336,6 +490,7 @@ err:
 		close(e->evfd);
 	free(e->qp_tab);
 	free(e->mrs);
+	free(e->pd0);
 	free(e);
 	return NULL;
 }
@@ -356,14 +511,15 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 	close(e->evfd);
 	free(e->qp_tab);
 	free(e->mrs);
+	free(e->pd0);
 	free(e);
 }
 
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s)
 {
-	eng_lock(e);
+	pthread_mutex_lock(&e->lock);
 	*s = e->stats;
-	eng_unlock(e);
+	pthread_mutex_unlock(&e->lock);
 }
 
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user)
@@ -372,16 +528,60 @@ void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user)
 		e->cfg.event_cb(e->cfg.event_arg, ev, user);
 }
 
+/* --- protection domains --------------------------------------------------- */
+
+static struct rxdp_epd *pd_or_default(struct rxdp_engine *e,
+				      struct rxdp_epd *pd)
+{
+	return pd ? pd : e->pd0;
+}
+
+struct rxdp_epd *rxdp_engine_alloc_pd(struct rxdp_engine *e,
+				      const struct rxdp_emem_ops *ops,
+				      void *arg)
+{
+	struct rxdp_epd *pd;
+
+	if (!ops || !ops->read || !ops->write) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->e = e;
+	pd->ops = ops;
+	pd->arg = arg;
+	pd->mem.read = ops->read;
+	pd->mem.arg = arg;
+	return pd;
+}
+
+int rxdp_engine_dealloc_pd(struct rxdp_epd *pd)
+{
+	struct rxdp_engine *e = pd->e;
+
+	eng_lock(e);
+	if (pd->refs) {
+		eng_unlock(e);
+		return -EBUSY;
+	}
+	eng_unlock(e);
+	free(pd);
+	return 0;
+}
+
 /* --- memory regions ------------------------------------------------------ */
 
 #define ACCESS_KNOWN                                        \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
-				    size_t len, uint64_t iova,
-				    unsigned int access)
+struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
+				       size_t len, uint64_t iova,
+				       unsigned int access)
 {
+	struct rxdp_engine *e = pd->e;
 	struct rxdp_emr *mr;
 	uint32_t slot;
 
@@ -391,7 +591,7 @@ struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!addr && len) {
+	if ((!addr && len) || addr + len < addr || iova + len < iova) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -399,6 +599,7 @@ struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
 	if (!mr)
 		return NULL;
 	mr->e = e;
+	mr->pd = pd;
 	mr->addr = addr;
 	mr->len = len;
 	mr->iova = iova;
@@ -416,8 +617,17 @@ struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
 	e->mr_tag = (e->mr_tag + 1) & 0xff;
 	mr->key = slot << 8 | e->mr_tag;
 	e->mrs[slot] = mr;
+	pd->refs++;
 	eng_unlock(e);
 	return mr;
+}
+
+struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
+				    size_t len, uint64_t iova,
+				    unsigned int access)
+{
+	return rxdp_engine_reg_mr_pd(e->pd0, (uintptr_t)addr, len, iova,
+				     access);
 }
 
 int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
@@ -426,6 +636,7 @@ int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
 
 	eng_lock(e);
 	e->mrs[mr->key >> 8] = NULL;
+	mr->pd->refs--;
 	eng_unlock(e);
 	free(mr);
 	return 0;
@@ -441,6 +652,7 @@ uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr)
 	return mr->key;
 }
 
+/* The MR with this key, if it belongs to pd (IBTA 10.6.3.2: same PD) */
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
 {
 	struct rxdp_emr *mr = e->mrs[(key >> 8) % ENG_MAX_MR];
@@ -450,34 +662,59 @@ struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
 
 /* --- completion queues ----------------------------------------------------- */
 
+static struct rxdp_ecq *cq_new(struct rxdp_engine *e, struct rxdp_hca_cq *sh,
+			       uint32_t size, bool own, void *user)
+{
+	struct rxdp_ecq *cq = calloc(1, sizeof(*cq));
+
+	if (!cq)
+		return NULL;
+	cq->e = e;
+	cq->user = user;
+	cq->sh = sh;
+	cq->own = own;
+	cq->size = size;
+	pthread_mutex_init(&cq->lock, NULL);
+	return cq;
+}
+
 struct rxdp_ecq *rxdp_engine_create_cq(struct rxdp_engine *e, int cqe,
 				       int *actual, void *user)
 {
+	struct rxdp_hca_cq *sh;
 	struct rxdp_ecq *cq;
-	uint32_t size = 1;
+	uint32_t size;
 
 	if (cqe < 1 || cqe > ENG_MAX_CQE) {
 		errno = EINVAL;
 		return NULL;
 	}
-	while (size < (uint32_t)cqe)
-		size <<= 1;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		return NULL;
-	cq->ring = calloc(size, sizeof(*cq->ring));
-	if (!cq->ring) {
-		free(cq);
+	size = rxdp_hca_pow2((uint32_t)cqe);
+	sh = calloc(1, rxdp_hca_cq_bytes(size));
+	if (!sh) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->e = e;
-	cq->user = user;
-	cq->size = size;
-	pthread_mutex_init(&cq->lock, NULL);
+	cq = cq_new(e, sh, size, true, user);
+	if (!cq) {
+		free(sh);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (actual)
 		*actual = size;
 	return cq;
+}
+
+struct rxdp_ecq *rxdp_engine_create_cq_shared(struct rxdp_engine *e,
+					      struct rxdp_hca_cq *sh,
+					      uint32_t size, void *user)
+{
+	if (!sh || !size || size > ENG_MAX_CQE || (size & (size - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return cq_new(e, sh, size, false, user);
 }
 
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq)
@@ -490,50 +727,56 @@ int rxdp_engine_destroy_cq(struct rxdp_ecq *cq)
 		return -EBUSY;
 	}
 	eng_unlock(e);
-	free(cq->ring);
+	if (cq->own)
+		free(cq->sh);
 	free(cq);
 	return 0;
 }
 
-/* Engine lock held: the only producer. */
+/*
+ * Engine lock held: the only producer. The consumer's index comes from
+ * memory the owner writes: a wrong one can only overflow its own CQ.
+ */
 void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited)
 {
-	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
-	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
-	int armed;
+	struct rxdp_hca_cq *sh = cq->sh;
+	uint32_t prod = atomic_load_explicit(&sh->prod, memory_order_relaxed);
+	uint32_t cons = atomic_load_explicit(&sh->cons, memory_order_acquire);
+	uint32_t armed;
 
 	if (cq->overflow)
 		return;
 	if (prod - cons >= cq->size) {
 		cq->overflow = true;
+		atomic_store_explicit(&sh->overflow, 1, memory_order_release);
 		cq->e->stats.cq_overflows++;
 		pr_warn("engine: CQ overflow, completion of wr_id %llu lost\n",
 			(unsigned long long)wc->wr_id);
 		eng_event(cq->e, IBV_EVENT_CQ_ERR, cq->user);
 		return;
 	}
-	cq->ring[prod & (cq->size - 1)] = *wc;
-	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
-	armed = cq->armed;
+	sh->ring[prod & (cq->size - 1)] = *wc;
+	atomic_store_explicit(&sh->prod, prod + 1, memory_order_release);
+	/* IBTA 11.4.2.2: arming is one-shot; an error completion always fires */
+	armed = atomic_load_explicit(&sh->armed, memory_order_acquire);
 	if (armed &&
-	    (armed == 1 || solicited || wc->status != IBV_WC_SUCCESS)) {
-		cq->armed = 0;
-		if (cq->notify)
-			cq->notify(cq->notify_arg);
-	}
+	    (armed != 2 || solicited || wc->status != IBV_WC_SUCCESS) &&
+	    atomic_exchange(&sh->armed, 0) && cq->notify)
+		cq->notify(cq->notify_arg);
 }
 
 static int cq_take(struct rxdp_ecq *cq, int n, struct ibv_wc *wc)
 {
+	struct rxdp_hca_cq *sh = cq->sh;
 	uint32_t cons, prod;
 	int got = 0;
 
 	pthread_mutex_lock(&cq->lock);
-	cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
-	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	cons = atomic_load_explicit(&sh->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
 	while (got < n && cons != prod)
-		wc[got++] = cq->ring[cons++ & (cq->size - 1)];
-	atomic_store_explicit(&cq->cons, cons, memory_order_release);
+		wc[got++] = sh->ring[cons++ & (cq->size - 1)];
+	atomic_store_explicit(&sh->cons, cons, memory_order_release);
 	pthread_mutex_unlock(&cq->lock);
 	return got;
 }
@@ -556,11 +799,7 @@ int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc)
 
 int rxdp_engine_req_notify_cq(struct rxdp_ecq *cq, int solicited_only)
 {
-	struct rxdp_engine *e = cq->e;
-
-	eng_lock(e);
-	cq->armed = solicited_only ? 2 : 1;
-	eng_unlock(e);
+	atomic_store(&cq->sh->armed, solicited_only ? 2 : 1);
 	return 0;
 }
 
@@ -577,15 +816,6 @@ void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
 
 /* --- queue pairs --------------------------------------------------------- */
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t s = 1;
-
-	while (s < n)
-		s <<= 1;
-	return s;
-}
-
 static void qp_free(struct rxdp_eqp *qp)
 {
 	free(qp->sq);
@@ -597,10 +827,26 @@ static void qp_free(struct rxdp_eqp *qp)
 	free(qp);
 }
 
+int rxdp_engine_qp_caps(struct ibv_qp_cap *c)
+{
+	if (c->max_send_wr > ENG_MAX_WR || c->max_recv_wr > ENG_MAX_WR ||
+	    c->max_send_sge > ENG_MAX_SGE || c->max_recv_sge > ENG_MAX_SGE ||
+	    c->max_inline_data > ENG_MAX_INLINE)
+		return -EINVAL;
+	c->max_send_wr = rxdp_hca_pow2(c->max_send_wr ? c->max_send_wr : 1);
+	c->max_recv_wr = rxdp_hca_pow2(c->max_recv_wr ? c->max_recv_wr : 1);
+	if (!c->max_send_sge)
+		c->max_send_sge = 1;
+	if (!c->max_recv_sge)
+		c->max_recv_sge = 1;
+	return 0;
+}
+
 struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 				       struct rxdp_eqp_init *init)
 {
 	struct ibv_qp_cap *c = &init->cap;
+	struct rxdp_epd *pd = pd_or_default(e, init->pd);
 	struct rxdp_eqp *qp;
 	uint32_t ssge, rsge;
 
@@ -610,10 +856,9 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 		return NULL;
 	}
 	if (!init->send_cq || !init->recv_cq || !init->qpn ||
-	    init->qpn > ROCE_QPN_MASK || c->max_send_wr > ENG_MAX_WR ||
-	    c->max_recv_wr > ENG_MAX_WR || c->max_send_sge > ENG_MAX_SGE ||
-	    c->max_recv_sge > ENG_MAX_SGE ||
-	    c->max_inline_data > ENG_MAX_INLINE) {
+	    init->qpn > ROCE_QPN_MASK || rxdp_engine_qp_caps(c) ||
+	    (init->sh && (!init->sh_sq || !init->sh_rq)) ||
+	    (init->srq && init->srq->pd != pd)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -621,6 +866,10 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	if (!qp)
 		return NULL;
 	qp->e = e;
+	qp->pd = pd;
+	qp->sh = init->sh;
+	qp->sh_sq = init->sh_sq;
+	qp->sh_rq = init->sh_rq;
 	qp->qpn = init->qpn;
 	qp->type = init->qp_type;
 	qp->scq = init->send_cq;
@@ -628,15 +877,11 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->srq = init->srq;
 	qp->user = init->user;
 	qp->sq_sig_all = !!init->sq_sig_all;
-	qp->sq_size = pow2_at_least(c->max_send_wr ? c->max_send_wr : 1);
-	qp->rq_size = pow2_at_least(c->max_recv_wr ? c->max_recv_wr : 1);
-	ssge = c->max_send_sge ? c->max_send_sge : 1;
-	rsge = c->max_recv_sge ? c->max_recv_sge : 1;
-	qp->cap.max_send_wr = qp->sq_size;
-	qp->cap.max_recv_wr = qp->rq_size;
-	qp->cap.max_send_sge = ssge;
-	qp->cap.max_recv_sge = rsge;
-	qp->cap.max_inline_data = c->max_inline_data;
+	qp->sq_size = c->max_send_wr;
+	qp->rq_size = c->max_recv_wr;
+	ssge = c->max_send_sge;
+	rsge = c->max_recv_sge;
+	qp->cap = *c;
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->sq_sge = calloc((size_t)qp->sq_size * ssge, sizeof(*qp->sq_sge));
 	qp->sq_sg = calloc((size_t)qp->sq_size * ssge, sizeof(*qp->sq_sg));
@@ -684,8 +929,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->rcq->refs++;
 	if (qp->srq)
 		qp->srq->refs++;
+	pd->refs++;
 	eng_unlock(e);
-	*c = qp->cap;
 	return qp;
 }
 
@@ -706,6 +951,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 	qp->rcq->refs--;
 	if (qp->srq)
 		qp->srq->refs--;
+	qp->pd->refs--;
 	eng_unlock(e);
 	qp_free(qp);
 	return 0;
@@ -726,6 +972,19 @@ static uint32_t mtu_bytes(enum ibv_mtu m)
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128U << m : 1024;
 }
 
+/* A shared QP's queues start over on RESET (the owner resets its prod) */
+static void qp_share_reset(struct rxdp_eqp *qp)
+{
+	if (!qp->sh)
+		return;
+	atomic_store(&qp->sh->sq.cons, 0);
+	atomic_store(&qp->sh->sq.done, 0);
+	atomic_store(&qp->sh->rq.cons, 0);
+	atomic_store(&qp->sh->rq.done, 0);
+	atomic_store(&qp->sh->sq.prod, 0);
+	atomic_store(&qp->sh->rq.prod, 0);
+}
+
 int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 			  int mask, const struct rxdp_path *path)
 {
@@ -741,6 +1000,8 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 	if (ns == IBV_QPS_RESET) {
 		atomic_store(&qp->state, IBV_QPS_RESET);
 		rc_qp_reset(qp);
+		qp_share_reset(qp);
+		eng_qp_publish(qp);
 		eng_unlock(e);
 		return 0;
 	}
@@ -793,6 +1054,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 	else
 		atomic_store(&qp->state, ns);
 	rc_psn_sync(qp);
+	eng_qp_publish(qp);
 	eng_unlock(e);
 	return 0;
 }
@@ -805,55 +1067,32 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr)
 		atomic_load_explicit(&qp->sq_prod, memory_order_relaxed);
 	uint32_t cons =
 		atomic_load_explicit(&qp->sq_cons, memory_order_acquire);
+	struct rxdp_hca_qp_caps caps = {
+		.qp_type = qp->type,
+		.max_send_sge = qp->cap.max_send_sge,
+		.max_inline = qp->cap.max_inline_data,
+	};
 	struct rxdp_eah *ah = NULL;
 	struct swqe *w;
 	uint64_t len = 0;
+	int err;
 
-	if (qp->type == IBV_QPT_UD) {
-		struct rxdp_engine *e = qp->e;
-
-		/* IBTA Table 38: UD has Send (with immediate) only */
-		if (wr->opcode != IBV_WR_SEND &&
-		    wr->opcode != IBV_WR_SEND_WITH_IMM)
-			return EINVAL;
-		if (!e->cfg.ah_lookup || !wr->wr.ud.ah ||
-		    !(ah = e->cfg.ah_lookup(e->cfg.ah_arg, wr->wr.ud.ah)))
-			return EINVAL;
-	}
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		break;
-	case IBV_WR_RDMA_READ:
-		/* IBTA Table 38: UC has no RDMA Read (nor atomics) */
-		if (qp->type != IBV_QPT_RC)
-			return EINVAL;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		if (qp->type != IBV_QPT_RC)
-			return EINVAL;
-		/* IBTA 9.4.5: 8 bytes at an 8-byte aligned address */
-		if ((wr->wr.atomic.remote_addr & 7) || wr->num_sge != 1 ||
-		    wr->sg_list[0].length < 8)
-			return EINVAL;
-		break;
-	default:
-		return EINVAL;
-	}
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
+	if (wr->num_sge < 0)
 		return EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (len > (1U << 31))
-		return EINVAL;
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		if (len > qp->cap.max_inline_data ||
-		    wr->opcode == IBV_WR_RDMA_READ ||
-		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+	err = rxdp_hca_send_check(&caps, wr->opcode, wr->send_flags,
+				  (uint32_t)wr->num_sge, len,
+				  wr->wr.atomic.remote_addr,
+				  wr->num_sge ? wr->sg_list[0].length : 0);
+	if (err)
+		return err;
+	if (qp->type == IBV_QPT_UD) {
+		struct rxdp_engine *e = qp->e;
+
+		if (!e->cfg.ah_lookup || !wr->wr.ud.ah ||
+		    !(ah = e->cfg.ah_lookup(e->cfg.ah_arg, wr->wr.ud.ah)) ||
+		    ah->pd != qp->pd)
 			return EINVAL;
 	}
 	if (prod - cons >= qp->sq_size)
@@ -891,6 +1130,7 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr)
 						  (qp->cap.max_inline_data + 1);
 		uint32_t off = 0;
 
+		/* inline data is in this process (the caller's, or a copy) */
 		for (int i = 0; i < wr->num_sge; i++) {
 			memcpy(d + off, (void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);
@@ -928,6 +1168,28 @@ int rxdp_engine_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 	return err;
 }
 
+/* One receive WQE into a ring; EINVAL / ENOMEM as libibverbs */
+static int post_one_recv(_Atomic uint32_t *prodp, _Atomic uint32_t *consp,
+			 struct rwqe *ring, uint32_t size, uint32_t max_sge,
+			 const struct ibv_recv_wr *wr)
+{
+	uint32_t prod = atomic_load_explicit(prodp, memory_order_relaxed);
+	uint32_t cons = atomic_load_explicit(consp, memory_order_acquire);
+	struct rwqe *r;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
+		return EINVAL;
+	if (prod - cons >= size)
+		return ENOMEM;
+	r = &ring[prod & (size - 1)];
+	r->wr_id = wr->wr_id;
+	r->num_sge = wr->num_sge;
+	if (wr->num_sge)
+		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(*r->sge));
+	atomic_store_explicit(prodp, prod + 1, memory_order_release);
+	return 0;
+}
+
 int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad)
 {
@@ -940,59 +1202,232 @@ int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 	}
 	pthread_mutex_lock(&qp->rq_lock);
 	for (; wr; wr = wr->next) {
-		uint32_t prod = atomic_load_explicit(&qp->rq_prod,
-						     memory_order_relaxed);
-		uint32_t cons = atomic_load_explicit(&qp->rq_cons,
-						     memory_order_acquire);
-		struct rwqe *r;
-
-		if (wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
-			err = EINVAL;
-		} else if (prod - cons >= qp->rq_size) {
-			err = ENOMEM;
-		}
+		err = post_one_recv(&qp->rq_prod, &qp->rq_cons, qp->rq,
+				    qp->rq_size, qp->cap.max_recv_sge, wr);
 		if (err) {
 			*bad = wr;
 			break;
 		}
-		r = &qp->rq[prod & (qp->rq_size - 1)];
-		r->wr_id = wr->wr_id;
-		r->num_sge = wr->num_sge;
-		if (wr->num_sge)
-			memcpy(r->sge, wr->sg_list,
-			       wr->num_sge * sizeof(*r->sge));
-		atomic_store_explicit(&qp->rq_prod, prod + 1,
-				      memory_order_release);
 	}
 	pthread_mutex_unlock(&qp->rq_lock);
-	if (atomic_load(&qp->state) == IBV_QPS_ERR)
-		rxdp_engine_progress(qp->e);
-	else
-		rxdp_engine_progress(qp->e); /* an RNR-waiting peer may retry */
+	rxdp_engine_progress(qp->e); /* an ERR QP flushes it */
 	return err;
+}
+
+/* --- shared queues: what owners posted in memory they share -------------- */
+
+/*
+ * A send WQE that broke the rules (the verbs library checks them first, so
+ * only a broken or hostile owner gets here): it completes with
+ * IBV_WC_LOC_QP_OP_ERR in its turn, which takes the QP to ERR.
+ */
+static void post_bad_send(struct rxdp_eqp *qp, uint64_t wr_id)
+{
+	uint32_t prod =
+		atomic_load_explicit(&qp->sq_prod, memory_order_relaxed);
+	struct swqe *w = &qp->sq[prod & (qp->sq_size - 1)];
+
+	memset(w, 0, offsetof(struct swqe, sge));
+	w->wr_id = wr_id;
+	w->started = w->done = true;
+	w->status = IBV_WC_LOC_QP_OP_ERR;
+	qp->e->stats.bad_wqes++;
+	atomic_store_explicit(&qp->sq_prod, prod + 1, memory_order_release);
+}
+
+/* Copy one shared send WQE out (then check it) and post it */
+static void drain_send(struct rxdp_eqp *qp, const struct rxdp_hca_swqe *in)
+{
+	struct ibv_sge sge[ENG_MAX_SGE];
+	uint8_t inl[ENG_MAX_INLINE];
+	struct rxdp_hca_swqe h;
+	struct ibv_send_wr wr = { 0 };
+
+	memcpy(&h, in, sizeof(h));
+	wr.wr_id = h.wr_id;
+	wr.opcode = h.opcode;
+	wr.send_flags = h.send_flags;
+	wr.imm_data = h.imm_data;
+	if (h.send_flags & IBV_SEND_INLINE) {
+		/* num_sge is the inline length: one SGE over a private copy */
+		if (h.num_sge > qp->cap.max_inline_data) {
+			post_bad_send(qp, h.wr_id);
+			return;
+		}
+		memcpy(inl, in->sge, h.num_sge);
+		sge[0] = (struct ibv_sge){ .addr = (uintptr_t)inl,
+					   .length = h.num_sge };
+		wr.num_sge = h.num_sge ? 1 : 0;
+	} else {
+		if (h.num_sge > qp->cap.max_send_sge) {
+			post_bad_send(qp, h.wr_id);
+			return;
+		}
+		memcpy(sge, in->sge, h.num_sge * sizeof(sge[0]));
+		wr.num_sge = (int)h.num_sge;
+	}
+	wr.sg_list = sge;
+	if (h.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    h.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = h.remote_addr;
+		wr.wr.atomic.rkey = h.rkey;
+		wr.wr.atomic.compare_add = h.compare_add;
+		wr.wr.atomic.swap = h.swap;
+	} else if (qp->type == IBV_QPT_UD) {
+		wr.wr.ud.ah = (struct ibv_ah *)(uintptr_t)h.ah;
+		wr.wr.ud.remote_qpn = h.remote_qpn;
+		wr.wr.ud.remote_qkey = h.remote_qkey;
+	} else {
+		wr.wr.rdma.remote_addr = h.remote_addr;
+		wr.wr.rdma.rkey = h.rkey;
+	}
+	if (post_one_send(qp, &wr))
+		post_bad_send(qp, h.wr_id);
+}
+
+/* Take shared receive WQEs into a private ring while it has room */
+static int drain_recv(struct rxdp_hca_wq *sh, void *shring,
+		      _Atomic uint32_t *prodp, _Atomic uint32_t *consp,
+		      struct rwqe *ring, uint32_t size, uint32_t max_sge,
+		      bool *bad)
+{
+	uint32_t cons = atomic_load_explicit(&sh->cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
+	struct ibv_sge sge[ENG_MAX_SGE];
+	int n = 0;
+
+	for (; cons != prod; cons++, n++) {
+		const struct rxdp_hca_rwqe *in =
+			rxdp_hca_slot(shring, cons, size,
+				      rxdp_hca_rwqe_stride(max_sge));
+		struct ibv_recv_wr wr = { .sg_list = sge };
+		struct rxdp_hca_rwqe h;
+
+		memcpy(&h, in, sizeof(h));
+		if (h.num_sge > max_sge) {
+			*bad = true;
+			break;
+		}
+		memcpy(sge, in->sge, h.num_sge * sizeof(sge[0]));
+		wr.wr_id = h.wr_id;
+		wr.num_sge = (int)h.num_sge;
+		if (post_one_recv(prodp, consp, ring, size, max_sge, &wr))
+			break; /* full: the owner posted more than it may */
+	}
+	atomic_store_explicit(&sh->cons, cons, memory_order_release);
+	return n;
+}
+
+/* Publish the engine's progress on a shared QP to its owner */
+void eng_qp_publish(struct rxdp_eqp *qp)
+{
+	struct rxdp_hca_qp *sh = qp->sh;
+	uint32_t v;
+
+	if (!sh)
+		return;
+	v = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
+	if (atomic_load_explicit(&sh->sq.done, memory_order_relaxed) != v)
+		atomic_store_explicit(&sh->sq.done, v, memory_order_release);
+	v = atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
+	if (atomic_load_explicit(&sh->rq.done, memory_order_relaxed) != v)
+		atomic_store_explicit(&sh->rq.done, v, memory_order_release);
+	v = (uint32_t)atomic_load(&qp->state);
+	if (atomic_load_explicit(&sh->state, memory_order_relaxed) != v)
+		atomic_store_explicit(&sh->state, v, memory_order_release);
+}
+
+static int drain_qp(struct rxdp_eqp *qp)
+{
+	struct rxdp_hca_wq *sq = &qp->sh->sq;
+	int state = atomic_load(&qp->state), n = 0;
+	bool bad = false;
+
+	if (state == IBV_QPS_RESET)
+		return 0;
+	if (state != IBV_QPS_INIT && state != IBV_QPS_RTR) {
+		uint32_t cons = atomic_load_explicit(&sq->cons,
+						     memory_order_relaxed);
+		uint32_t prod = atomic_load_explicit(&sq->prod,
+						     memory_order_acquire);
+
+		/* no more than the private ring holds (the owner's limit) */
+		for (; cons != prod &&
+		       atomic_load(&qp->sq_prod) - atomic_load(&qp->sq_cons) <
+			       qp->sq_size;
+		     cons++, n++)
+			drain_send(qp, rxdp_hca_slot(
+					       qp->sh_sq, cons, qp->sq_size,
+					       rxdp_hca_swqe_stride(
+						       qp->cap.max_send_sge,
+						       qp->cap.max_inline_data)));
+		atomic_store_explicit(&sq->cons, cons, memory_order_release);
+	}
+	if (!qp->srq)
+		n += drain_recv(&qp->sh->rq, qp->sh_rq, &qp->rq_prod,
+				&qp->rq_cons, qp->rq, qp->rq_size,
+				qp->cap.max_recv_sge, &bad);
+	if (bad && state != IBV_QPS_ERR) {
+		qp->e->stats.bad_wqes++;
+		rc_qp_to_err(qp, true);
+	}
+	return n;
+}
+
+int eng_drain(struct rxdp_engine *e)
+{
+	int n = 0;
+
+	for (struct rxdp_esrq *srq = e->srqs; srq; srq = srq->next) {
+		bool bad = false;
+
+		if (!srq->sh)
+			continue;
+		n += drain_recv(srq->sh, srq->sh_ring, &srq->prod, &srq->cons,
+				srq->rq, srq->size, srq->max_sge, &bad);
+		if (bad) {
+			/* the WQE stays; the owner hears of it once */
+			if (!srq->bad_seen)
+				eng_event(e, IBV_EVENT_SRQ_ERR, srq->user);
+			srq->bad_seen = true;
+			e->stats.bad_wqes++;
+		}
+	}
+	for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
+		if (qp->sh)
+			n += drain_qp(qp);
+	return n;
 }
 
 /* --- shared receive queues ------------------------------------------------- */
 
+int rxdp_engine_srq_caps(struct ibv_srq_attr *attr)
+{
+	if (!attr->max_wr || attr->max_wr > ENG_MAX_WR ||
+	    attr->max_sge > ENG_MAX_SGE || attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	attr->max_wr = rxdp_hca_pow2(attr->max_wr);
+	if (!attr->max_sge)
+		attr->max_sge = 1;
+	return 0;
+}
+
 struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
+					 struct rxdp_epd *pd,
 					 struct ibv_srq_attr *attr, void *user)
 {
 	struct rxdp_esrq *srq;
-	uint32_t sge;
 
-	if (!attr->max_wr || attr->max_wr > ENG_MAX_WR ||
-	    attr->max_sge > ENG_MAX_SGE || attr->srq_limit > attr->max_wr) {
+	if (rxdp_engine_srq_caps(attr)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	sge = attr->max_sge ? attr->max_sge : 1;
-	srq->size = pow2_at_least(attr->max_wr);
+	srq->size = attr->max_wr;
 	srq->rq = calloc(srq->size, sizeof(*srq->rq));
-	srq->sge = calloc((size_t)srq->size * sge, sizeof(*srq->sge));
+	srq->sge = calloc((size_t)srq->size * attr->max_sge, sizeof(*srq->sge));
 	if (!srq->rq || !srq->sge) {
 		free(srq->rq);
 		free(srq->sge);
@@ -1001,16 +1436,29 @@ struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
 		return NULL;
 	}
 	for (uint32_t i = 0; i < srq->size; i++)
-		srq->rq[i].sge = srq->sge + (size_t)i * sge;
+		srq->rq[i].sge = srq->sge + (size_t)i * attr->max_sge;
 	srq->e = e;
+	srq->pd = pd_or_default(e, pd);
 	srq->user = user;
 	srq->max_wr = srq->size;
-	srq->max_sge = sge;
+	srq->max_sge = attr->max_sge;
 	srq->limit = attr->srq_limit;
 	pthread_mutex_init(&srq->lock, NULL);
-	attr->max_wr = srq->max_wr;
-	attr->max_sge = srq->max_sge;
+	eng_lock(e);
+	srq->next = e->srqs;
+	e->srqs = srq;
+	srq->pd->refs++;
+	eng_unlock(e);
 	return srq;
+}
+
+void rxdp_engine_srq_share(struct rxdp_esrq *srq, struct rxdp_hca_wq *sh,
+			   void *ring)
+{
+	eng_lock(srq->e);
+	srq->sh = sh;
+	srq->sh_ring = ring;
+	eng_unlock(srq->e);
 }
 
 int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
@@ -1039,12 +1487,20 @@ int rxdp_engine_query_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr)
 int rxdp_engine_destroy_srq(struct rxdp_esrq *srq)
 {
 	struct rxdp_engine *e = srq->e;
+	struct rxdp_esrq **pp;
 
 	eng_lock(e);
 	if (srq->refs) {
 		eng_unlock(e);
 		return -EBUSY;
 	}
+	for (pp = &e->srqs; *pp; pp = &(*pp)->next) {
+		if (*pp == srq) {
+			*pp = srq->next;
+			break;
+		}
+	}
+	srq->pd->refs--;
 	eng_unlock(e);
 	free(srq->rq);
 	free(srq->sge);
@@ -1059,28 +1515,12 @@ int rxdp_engine_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
 
 	pthread_mutex_lock(&srq->lock);
 	for (; wr; wr = wr->next) {
-		uint32_t prod =
-			atomic_load_explicit(&srq->prod, memory_order_relaxed);
-		uint32_t cons =
-			atomic_load_explicit(&srq->cons, memory_order_acquire);
-		struct rwqe *r;
-
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge)
-			err = EINVAL;
-		else if (prod - cons >= srq->size)
-			err = ENOMEM;
+		err = post_one_recv(&srq->prod, &srq->cons, srq->rq, srq->size,
+				    srq->max_sge, wr);
 		if (err) {
 			*bad = wr;
 			break;
 		}
-		r = &srq->rq[prod & (srq->size - 1)];
-		r->wr_id = wr->wr_id;
-		r->num_sge = wr->num_sge;
-		if (wr->num_sge)
-			memcpy(r->sge, wr->sg_list,
-			       wr->num_sge * sizeof(*r->sge));
-		atomic_store_explicit(&srq->prod, prod + 1,
-				      memory_order_release);
 	}
 	pthread_mutex_unlock(&srq->lock);
 	rxdp_engine_progress(srq->e); /* an RNR-waiting peer may retry */
@@ -1090,6 +1530,7 @@ int rxdp_engine_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
 /* --- address handles ---------------------------------------------------- */
 
 struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
+				       struct rxdp_epd *pd,
 				       const struct rxdp_path *path)
 {
 	struct rxdp_eah *ah;
@@ -1101,12 +1542,21 @@ struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
+	ah->pd = pd_or_default(e, pd);
 	pkt_path_init(&ah->path, path);
+	eng_lock(e);
+	ah->pd->refs++;
+	eng_unlock(e);
 	return ah;
 }
 
 int rxdp_engine_destroy_ah(struct rxdp_eah *ah)
 {
+	struct rxdp_engine *e = ah->pd->e;
+
+	eng_lock(e);
+	ah->pd->refs--;
+	eng_unlock(e);
 	free(ah);
 	return 0;
 }

@@ -1,32 +1,19 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The rxdp transport engine: the InfiniBand transport (IBTA Vol 1 ch. 9:
- * RC, UC and UD queue pairs, SRQs) over RoCEv2, run in the process that owns
- * the QPs.
+ * RC, UC and UD queue pairs, SRQs) over RoCEv2.
  *
  * Who calls what
  * --------------
- * The verbs library (userspace/verbs) is the only production caller. It
- * creates one engine per opened device context, on a "port" (the I/O: an
- * AF_XDP port from rxdp_xsk_port_create(), or an in-memory wire in tests),
- * then maps verbs objects 1:1 onto engine objects:
- *
- *   ibv_reg_mr / reg_mr_iova2  -> rxdp_engine_reg_mr()     (lkey == rkey)
- *   ibv_dereg_mr               -> rxdp_engine_dereg_mr()
- *   ibv_create_cq              -> rxdp_engine_create_cq()
- *   ibv_poll_cq                -> rxdp_engine_poll_cq()
- *   ibv_req_notify_cq          -> rxdp_engine_req_notify_cq()
- *   ibv_create_qp              -> rxdp_engine_create_qp() (after the daemon
- *                                 allocated the QPN)
- *   ibv_modify_qp              -> rxdp_engine_qp_modify() (after the daemon
- *                                 validated the transition; with the
- *                                 resolved path on RTR)
- *   ibv_post_send / post_recv  -> rxdp_engine_post_send() / _post_recv()
- *   ibv_create_srq / post_srq_recv / modify_srq / query_srq / destroy_srq
- *                              -> rxdp_engine_*_srq*()
- *   ibv_create_ah / destroy_ah -> rxdp_engine_create_ah() / _destroy_ah()
- *                                 (+ cfg.ah_lookup for UD posts)
- *   ibv_destroy_*              -> rxdp_engine_destroy_*()
+ * rxdpd (userspace/daemon/hca.c) runs one engine per device for every
+ * process on the host, on a "port" (the I/O: the device's AF_XDP sockets
+ * from rxdp_xsk_port_open(), or an in-memory wire in tests). Each process's
+ * objects hang off a protection domain whose memory ops reach that
+ * process's memory (rxdp_emem_pid_ops: process_vm_readv/writev); its queues
+ * live in memory it shares with rxdpd (common/hca.h), which the engine
+ * drains each pass. Tests drive an engine directly: the default PD reaches
+ * this process's memory by memcpy, and rxdp_engine_post_send/post_recv/
+ * poll_cq stand in for the application's side of the queues.
  *
  * Conventions: create calls return NULL and set errno; post calls return 0
  * or a positive errno and set *bad_wr at the first rejected WR, exactly as
@@ -42,16 +29,19 @@
  * before it returns (no lost wake-ups). With cfg.progress_thread set, one
  * thread per engine also serves the passive side and the timers: it spins
  * briefly (adaptively) while there is traffic, then blocks in ppoll() on the
- * port's fds and an eventfd, with the nearest timer as the timeout.
+ * port's fds and an eventfd (rxdp_engine_wake_fd(): the doorbell), with the
+ * nearest timer as the timeout.
  */
 #ifndef RXDP_ENGINE_H
 #define RXDP_ENGINE_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <infiniband/verbs.h>
 
 #include "common/ctl_client.h"
+#include "common/hca.h"
 #include "rxdp/maps.h"
 
 struct rxdp_engine;
@@ -59,6 +49,28 @@ struct rxdp_eah;
 struct rxdp_emr;
 struct rxdp_ecq;
 struct rxdp_eqp;
+struct rxdp_epd;
+
+/* --- memory: where an owner's buffers are ------------------------------- */
+
+/*
+ * How the engine reaches the memory of a PD's owner: addresses are the
+ * owner's virtual addresses. 0, or -EFAULT when [addr, addr+len) is not
+ * (all) mapped with the access asked for: a remote or local access error,
+ * never a crash.
+ */
+struct rxdp_emem_ops {
+	int (*read)(void *arg, void *dst, uint64_t addr, size_t len);
+	int (*write)(void *arg, uint64_t addr, const void *src, size_t len);
+};
+
+/* This process's memory, by memcpy (tests; the default PD) */
+extern const struct rxdp_emem_ops rxdp_emem_self_ops;
+/*
+ * Another process's memory, by process_vm_readv/writev; arg is the pid as
+ * (void *)(intptr_t)pid. Needs the right to ptrace it (rxdpd is root).
+ */
+extern const struct rxdp_emem_ops rxdp_emem_pid_ops;
 
 /* --- the port: how the engine moves frames ---------------------------- */
 
@@ -122,11 +134,23 @@ struct rxdp_engine_config {
 	 */
 	uint32_t max_mtu;
 	/*
-	 * UD: the engine AH behind the verbs AH of a WR (wr.ud.ah), looked
-	 * up at post time. NULL (or returning NULL): the WR is refused.
+	 * UD: the engine AH behind the verbs AH of a WR (wr.ud.ah; from a
+	 * shared SQ, the AH handle cast to a pointer), looked up at post
+	 * time. NULL (or returning NULL, or an AH of another PD): refused.
 	 */
 	struct rxdp_eah *(*ah_lookup)(void *arg, struct ibv_ah *ah);
 	void *ah_arg;
+	/*
+	 * The device page's "sleeping" word (common/hca.h), or NULL: the
+	 * progress thread sets it before it blocks, so that a process that
+	 * posts to a shared queue knows to ring the doorbell
+	 * (rxdp_engine_wake_fd()).
+	 */
+	_Atomic __u32 *sleep_word;
+	/* SCHED_FIFO priority for the progress thread (0: a short EEVDF slice) */
+	int fifo_prio;
+	/* CPUs the progress thread may run on (NULL: any) */
+	const cpu_set_t *cpus;
 };
 
 struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
@@ -134,6 +158,8 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
 void rxdp_engine_destroy(struct rxdp_engine *e);
 /* Do pending work now (RX, TX, timers) if no other thread is doing it. */
 void rxdp_engine_progress(struct rxdp_engine *e);
+/* The doorbell: writing 1 (eventfd) wakes the progress thread */
+int rxdp_engine_wake_fd(struct rxdp_engine *e);
 
 /* Counters, for tools and tests */
 struct rxdp_engine_stats {
@@ -152,8 +178,23 @@ struct rxdp_engine_stats {
 	uint64_t cq_overflows;
 	uint64_t tx_no_buf; /* TX held back: no buffer from the port */
 	uint64_t rx_drop_ud; /* UD: bad Q_Key or no receive WQE */
+	uint64_t mem_faults; /* an owner's memory was not there (EFAULT) */
+	uint64_t bad_wqes; /* shared-queue WQEs that broke the rules */
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
+
+/* --- protection domains ---------------------------------------------- */
+
+/*
+ * A PD of one owner: its MRs, QPs, SRQs and AHs reach its memory through
+ * ops/arg. MRs and AHs are used only by QPs of the same PD (IBTA 10.6.3.2).
+ * Every engine has a default PD on this process's memory, used when a call
+ * takes no PD (or NULL).
+ */
+struct rxdp_epd *rxdp_engine_alloc_pd(struct rxdp_engine *e,
+				      const struct rxdp_emem_ops *ops,
+				      void *arg);
+int rxdp_engine_dealloc_pd(struct rxdp_epd *pd); /* -EBUSY while used */
 
 /* --- memory regions ---------------------------------------------------- */
 
@@ -168,6 +209,10 @@ void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
 				    size_t len, uint64_t iova,
 				    unsigned int access);
+/* The same on a PD: addr is the owner's address */
+struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
+				       size_t len, uint64_t iova,
+				       unsigned int access);
 int rxdp_engine_dereg_mr(struct rxdp_emr *mr);
 uint32_t rxdp_emr_lkey(const struct rxdp_emr *mr);
 uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr);
@@ -182,6 +227,13 @@ uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr);
  */
 struct rxdp_ecq *rxdp_engine_create_cq(struct rxdp_engine *e, int cqe,
 				       int *actual, void *user);
+/*
+ * A CQ whose header and ring (size entries, a power of two) are in memory
+ * shared with its owner, who polls and arms it there (common/hca.h).
+ */
+struct rxdp_ecq *rxdp_engine_create_cq_shared(struct rxdp_engine *e,
+					      struct rxdp_hca_cq *sh,
+					      uint32_t size, void *user);
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
 /* Up to n completions into wc; count or -errno. Also drives progress. */
 int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);
@@ -200,6 +252,14 @@ void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
 struct rxdp_esrq;
 
 struct rxdp_eqp_init {
+	struct rxdp_epd *pd; /* NULL: the engine's default PD */
+	/*
+	 * Shared queues (NULL: posted with rxdp_engine_post_send/recv): the
+	 * header and rings of common/hca.h, sized by the caller for the caps
+	 * as granted (rxdp_engine_qp_caps()); the engine drains them.
+	 */
+	struct rxdp_hca_qp *sh;
+	void *sh_sq, *sh_rq;
 	uint32_t qpn; /* allocated by the daemon */
 	enum ibv_qp_type qp_type; /* IBV_QPT_RC, UC or UD */
 	struct rxdp_ecq *send_cq;
@@ -212,6 +272,8 @@ struct rxdp_eqp_init {
 
 struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 				       struct rxdp_eqp_init *init);
+/* The caps a QP created with *cap would get (sizes are powers of two) */
+int rxdp_engine_qp_caps(struct ibv_qp_cap *cap);
 /*
  * Apply a transition the daemon has already validated. attr/mask as
  * ibv_modify_qp (the engine uses STATE, PATH_MTU, DEST_QPN, RQ_PSN, SQ_PSN,
@@ -246,6 +308,7 @@ int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
  * this. The path is copied into the WQE at post time. NULL + errno.
  */
 struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
+				       struct rxdp_epd *pd,
 				       const struct rxdp_path *path);
 int rxdp_engine_destroy_ah(struct rxdp_eah *ah);
 
@@ -257,7 +320,13 @@ int rxdp_engine_destroy_ah(struct rxdp_eah *ah);
  * NULL + errno.
  */
 struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
+					 struct rxdp_epd *pd,
 					 struct ibv_srq_attr *attr, void *user);
+/* The attributes an SRQ created with *attr would get; -EINVAL if refused */
+int rxdp_engine_srq_caps(struct ibv_srq_attr *attr);
+/* Drain posts from a shared ring (common/hca.h) sized as attr was granted */
+void rxdp_engine_srq_share(struct rxdp_esrq *srq, struct rxdp_hca_wq *sh,
+			   void *ring);
 /* IBV_SRQ_LIMIT re-arms; IBV_SRQ_MAX_WR (resizing) is -EOPNOTSUPP */
 int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
 			   int mask);
@@ -269,11 +338,7 @@ int rxdp_engine_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
 
 /* --- AF_XDP port (xsk.c) ---------------------------------------------- */
 
-/*
- * The UMEM: a memfd the process creates and maps (frame_size 4096, aligned
- * mode). Its fd goes to rxdp_ctl_attach_datapath(), which binds the AF_XDP
- * sockets on it.
- */
+/* The UMEM: frame_size 4096 (or 2048), aligned mode, in a memfd */
 struct rxdp_umem {
 	int fd;
 	void *area;
@@ -290,39 +355,30 @@ struct rxdp_xsk_port;
  * ring_size entries in each ring). The UMEM's frames are split between the
  * sockets: half of each share goes to the fill ring, half is for TX.
  * bind_flags: as the sockets were bound (XDP_USE_SG: multi-buffer, TX
- * buffers of two frames). The port does not close the fds. NULL + errno.
+ * buffers of two frames). The port does not close the fds. Mapping the
+ * rings of a bound socket needs Linux 6.4 or later. NULL + errno.
  */
 struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 					   const int *xsk_fds, int nfds,
 					   uint32_t ring_size,
 					   uint32_t bind_flags);
+/*
+ * The sockets made here: one per RX queue of ifindex (up to nqueues; fewer
+ * if the device has fewer), on umem, each with its rings mapped and its
+ * fill ring stocked before bind() (what kernels before 6.4 require). Binds
+ * zero-copy if the driver can, else copy mode; multi-buffer (XDP_USE_SG)
+ * if the kernel can, else not. Frames whose destination MAC is the
+ * source's (a QP of this device talking to one of the same device) never
+ * reach the wire: they come back as received frames. The port closes its
+ * sockets. NULL + errno; *why gets a short reason.
+ */
+struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
+					 uint32_t nqueues, uint32_t ring_size,
+					 const char **why);
+/* As bound: XDP_COPY or XDP_ZEROCOPY, XDP_USE_SG; sockets (queues) */
+uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p);
+int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
-
-/* --- the whole data path of one device context (datapath.c) ------------ */
-
-/*
- * What the verbs library needs per opened device, in one call: a UMEM of
- * nframes 4096-byte frames, the daemon's AF_XDP sockets on it
- * (rxdp_ctl_attach_datapath; the caller serialises use of ctl), the qp_psn
- * map mapped, the port, and an engine with its progress thread. cfg gives
- * event_cb/event_arg (ops, port, psn_table and progress_thread are filled
- * in here). nframes 0: a default (8192, 32 MiB). NULL + errno; the daemon's
- * message is in rxdp_ctl_strerror(ctl).
- */
-struct rxdp_engine_dp {
-	struct rxdp_engine *engine;
-	struct rxdp_umem umem;
-	struct rxdp_xsk_port *port;
-	struct rxdp_datapath dp; /* fds from the daemon, owned here */
-	struct rxdp_qp_psn *psn;
-	size_t psn_len;
-};
-
-struct rxdp_engine_dp *
-rxdp_engine_dp_open(struct rxdp_ctl *ctl, uint32_t ifindex, uint32_t nframes,
-		    const struct rxdp_engine_config *cfg);
-/* Every QP/CQ/MR of dp->engine must be destroyed first. */
-void rxdp_engine_dp_close(struct rxdp_engine_dp *dp);
 
 #endif /* RXDP_ENGINE_H */

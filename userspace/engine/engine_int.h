@@ -26,13 +26,23 @@
 #define ENG_TX_BATCH 32 /* packets per TX flush at most deferred */
 #define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
 
+struct rxdp_epd {
+	struct rxdp_engine *e;
+	const struct rxdp_emem_ops *ops;
+	void *arg;
+	struct pkt_mem mem; /* ops->read for pkt_build */
+	int refs; /* MRs, QPs, SRQs, AHs on it */
+};
+
 struct rxdp_eah {
+	struct rxdp_epd *pd;
 	struct pkt_path path;
 };
 
 struct rxdp_emr {
 	struct rxdp_engine *e;
-	uint8_t *addr;
+	struct rxdp_epd *pd;
+	uint64_t addr; /* in the owner's memory */
 	uint64_t iova;
 	uint64_t len;
 	uint32_t key;
@@ -42,15 +52,17 @@ struct rxdp_emr {
 struct rxdp_ecq {
 	struct rxdp_engine *e;
 	void *user;
-	struct ibv_wc *ring;
+	/*
+	 * The ring and its indices (common/hca.h): the engine produces under
+	 * its lock; the consumer is the owner (shared) or pollers of this
+	 * process (cq->lock). own: sh was allocated here.
+	 */
+	struct rxdp_hca_cq *sh;
+	bool own;
 	uint32_t size; /* power of two */
-	/* producer: the engine (under its lock); consumer: pollers (cq->lock) */
-	_Atomic uint32_t prod;
-	_Atomic uint32_t cons;
 	pthread_mutex_t lock;
 	bool overflow;
 	int refs; /* QPs using it */
-	int armed; /* 0, 1: any completion, 2: solicited only */
 	void (*notify)(void *);
 	void *notify_arg;
 };
@@ -82,7 +94,7 @@ struct swqe {
 	uint32_t resp_psn; /* read/atomic: next expected response PSN */
 	uint32_t resp_off; /* read: bytes received */
 	int nsg;
-	struct pkt_sg *sg; /* resolved local buffers (host addresses) */
+	struct pkt_sg *sg; /* resolved local buffers (the owner's addresses) */
 };
 
 struct rwqe {
@@ -93,6 +105,10 @@ struct rwqe {
 
 struct rxdp_esrq {
 	struct rxdp_engine *e;
+	struct rxdp_esrq *next; /* engine's SRQ list */
+	struct rxdp_epd *pd;
+	struct rxdp_hca_wq *sh; /* shared posts, or NULL */
+	void *sh_ring;
 	void *user;
 	pthread_mutex_t lock; /* posters */
 	struct rwqe *rq;
@@ -104,6 +120,7 @@ struct rxdp_esrq {
 	_Atomic uint32_t cons; /* the engine, under its lock */
 	uint32_t limit; /* 0: the limit event is not armed */
 	int refs;
+	bool bad_seen; /* a bad shared WQE was reported */
 };
 
 enum rjob_type {
@@ -118,7 +135,7 @@ struct rjob {
 	uint32_t first_psn;
 	uint32_t npkts;
 	uint32_t sent; /* packets sent */
-	uint8_t *addr; /* read: source */
+	uint64_t addr; /* read: source, in the owner's memory */
 	uint32_t len;
 	uint64_t orig; /* atomic: the original value */
 	uint32_t msn;
@@ -140,6 +157,10 @@ enum resp_seq {
 struct rxdp_eqp {
 	struct rxdp_engine *e;
 	struct rxdp_eqp *next; /* engine's QP list */
+	struct rxdp_epd *pd;
+	/* shared queues (common/hca.h), or NULL */
+	struct rxdp_hca_qp *sh;
+	void *sh_sq, *sh_rq;
 	uint32_t qpn;
 	enum ibv_qp_type type;
 	_Atomic int state; /* enum ibv_qp_state */
@@ -218,7 +239,7 @@ struct rxdp_eqp {
 	enum resp_seq rseq;
 	uint32_t recv_off; /* bytes of the current Send received */
 	uint32_t recv_len; /* room in the current receive WQE */
-	uint8_t *wr_addr; /* current RDMA Write: next byte */
+	uint64_t wr_addr; /* current RDMA Write: next byte (owner's) */
 	uint32_t wr_left;
 	uint32_t wr_len; /* its DMA length (for Write with immediate) */
 	struct rjob rjobs[ENG_RJOBS];
@@ -241,6 +262,8 @@ struct rxdp_engine {
 	pthread_mutex_t lock; /* all transport state */
 	_Atomic int work; /* set by anyone with work for the lock holder */
 	struct rxdp_eqp *qps; /* list */
+	struct rxdp_esrq *srqs; /* list */
+	struct rxdp_epd *pd0; /* the default PD: this process's memory */
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
 	struct rxdp_emr **mrs; /* by key >> 8 */
 	uint32_t mr_tag;
@@ -256,6 +279,7 @@ struct rxdp_engine {
 	int evfd;
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
+	bool fifo; /* the progress thread runs SCHED_FIFO */
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
@@ -273,6 +297,14 @@ void eng_unlock(struct rxdp_engine *e);
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
 void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
+/* The owner's memory of a PD; -EFAULT counted in the stats */
+int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len);
+int eng_mem_write(struct rxdp_epd *pd, uint64_t addr, const void *src,
+		  size_t len);
+/* Take what the owners posted to shared queues (engine.c) */
+int eng_drain(struct rxdp_engine *e);
+/* Tell a shared QP's owner which slots are free and the QP's state */
+void eng_qp_publish(struct rxdp_eqp *qp);
 
 /* rc.c */
 void rc_qp_reset(struct rxdp_eqp *qp);

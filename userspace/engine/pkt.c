@@ -228,7 +228,12 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 
 		if (n > d->paylen - copied)
 			n = d->paylen - copied;
-		memcpy(pay + copied, d->sg[i].addr, n);
+		if (!d->mem)
+			memcpy(pay + copied, (const void *)(uintptr_t)d->sg[i].addr,
+			       n);
+		else if (d->mem->read(d->mem->arg, pay + copied, d->sg[i].addr,
+				      n))
+			return -EFAULT;
 		copied += n;
 	}
 	if (copied < d->paylen)

@@ -37,10 +37,16 @@ struct pkt_path {
 
 void pkt_path_init(struct pkt_path *pp, const struct rxdp_path *path);
 
-/* One gather element of payload */
+/* One gather element of payload: an address in some owner's memory */
 struct pkt_sg {
-	const void *addr;
+	uint64_t addr;
 	uint32_t len;
+};
+
+/* Reads the owner's memory; NULL: pkt_sg addresses are this process's */
+struct pkt_mem {
+	int (*read)(void *arg, void *dst, uint64_t addr, size_t len);
+	void *arg;
 };
 
 /* What goes above UDP. Fields for headers the opcode lacks are ignored. */
@@ -73,6 +79,7 @@ struct pkt_desc {
 	const struct pkt_sg *sg;
 	int nsg;
 	uint32_t paylen;
+	const struct pkt_mem *mem; /* where sg points; NULL: here */
 };
 
 /* Bytes a packet of this opcode and payload takes on the wire */
@@ -82,7 +89,8 @@ uint32_t pkt_max_payload(const struct pkt_path *pp, uint32_t frame_len);
 
 /*
  * Build the whole frame into buf (cap bytes), ICRC included. Length, or
- * -ENOSPC if it does not fit, -EINVAL for an unknown opcode.
+ * -ENOSPC if it does not fit, -EINVAL for an unknown opcode, -EFAULT if
+ * the payload could not be read.
  */
 int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	      const struct pkt_desc *d);

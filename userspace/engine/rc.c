@@ -76,8 +76,11 @@ static int qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	n = pkt_build(buf, cap, pp, d);
 	if (n < 0) {
 		e->cfg.ops->tx_abort(e->cfg.port, buf);
-		pr_warn("engine: QP %u: cannot build opcode 0x%x: %d\n",
-			qp->qpn, d->opcode, n);
+		if (n == -EFAULT)
+			e->stats.mem_faults++;
+		else
+			pr_warn("engine: QP %u: cannot build opcode 0x%x: %d\n",
+				qp->qpn, d->opcode, n);
 		return n;
 	}
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
@@ -103,9 +106,9 @@ static int qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d)
 	return qp_send_pkt_path(qp, d, &qp->path);
 }
 
-/* Copy len bytes into a scatter list at byte offset off */
-static void sg_copy_to(const struct pkt_sg *sg, int nsg, uint32_t off,
-		       const uint8_t *src, uint32_t len)
+/* Copy len bytes into a scatter list (pd's memory) at byte offset off */
+static int sg_copy_to(struct rxdp_epd *pd, const struct pkt_sg *sg, int nsg,
+		      uint32_t off, const uint8_t *src, uint32_t len)
 {
 	for (int i = 0; i < nsg && len; i++) {
 		uint32_t n;
@@ -117,11 +120,13 @@ static void sg_copy_to(const struct pkt_sg *sg, int nsg, uint32_t off,
 		n = sg[i].len - off;
 		if (n > len)
 			n = len;
-		memcpy((uint8_t *)sg[i].addr + off, src, n);
+		if (eng_mem_write(pd, sg[i].addr + off, src, n))
+			return -EFAULT;
 		src += n;
 		len -= n;
 		off = 0;
 	}
+	return 0;
 }
 
 /* The part [off, off+len) of a gather list, as a gather list */
@@ -140,7 +145,7 @@ static int sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off,
 		k = sg[i].len - off;
 		if (k > len)
 			k = len;
-		out[n].addr = (const uint8_t *)sg[i].addr + off;
+		out[n].addr = sg[i].addr + off;
 		out[n++].len = k;
 		len -= k;
 		off = 0;
@@ -148,11 +153,16 @@ static int sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off,
 	return n;
 }
 
-/* A local SGE list -> host buffers, checking lkey, bounds and access */
-static int sge_resolve(struct rxdp_engine *e, const struct ibv_sge *sge,
+/*
+ * A local SGE list -> the owner's buffers, checking lkey (an MR of the QP's
+ * PD, IBTA 10.6.3.2), bounds and access
+ */
+static int sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge,
 		       int num, unsigned int need, struct pkt_sg *out,
 		       uint32_t *total)
 {
+	struct rxdp_engine *e = pd->e;
+
 	int n = 0;
 
 	*total = 0;
@@ -162,7 +172,7 @@ static int sge_resolve(struct rxdp_engine *e, const struct ibv_sge *sge,
 		if (!sge[i].length)
 			continue;
 		mr = eng_mr_lookup(e, sge[i].lkey);
-		if (!mr || (mr->access & need) != need ||
+		if (!mr || mr->pd != pd || (mr->access & need) != need ||
 		    sge[i].addr < mr->iova ||
 		    sge[i].addr - mr->iova + sge[i].length > mr->len)
 			return -EACCES;
@@ -175,24 +185,27 @@ static int sge_resolve(struct rxdp_engine *e, const struct ibv_sge *sge,
 
 /*
  * R_Key check for a remote access (IBTA 10.6.3.3 / 9.7.4.1.7-9): the key
- * must name an MR of this engine with the right, the QP must grant it, and
+ * must name an MR of the QP's PD with the right, the QP must grant it, and
  * [va, va+len) must lie inside the MR. A zero-length access checks nothing
- * (C9-88), and gets a non-NULL pointer that is never dereferenced.
+ * (C9-88). true and *addr (the owner's address) if allowed.
  */
-static uint8_t *rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
-			   uint64_t len, unsigned int need)
+static bool rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		       uint64_t len, unsigned int need, uint64_t *addr)
 {
 	struct rxdp_emr *mr;
 
+	*addr = 0;
 	if (!len)
-		return (uint8_t *)qp;
+		return true;
 	mr = eng_mr_lookup(qp->e, rkey);
-	if (!mr || !(mr->access & need) || !(qp->access & need))
-		return NULL;
+	if (!mr || mr->pd != qp->pd || !(mr->access & need) ||
+	    !(qp->access & need))
+		return false;
 	if (va < mr->iova || va - mr->iova > mr->len ||
 	    len > mr->len - (va - mr->iova))
-		return NULL;
-	return mr->addr + (va - mr->iova);
+		return false;
+	*addr = mr->addr + (va - mr->iova);
+	return true;
 }
 
 /* --- completions --------------------------------------------------------- */
@@ -214,22 +227,48 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 	}
 }
 
-static void req_complete(struct rxdp_eqp *qp, struct swqe *w)
+/* The completion of a send WQE; false if it completes silently */
+static bool req_wc(struct rxdp_eqp *qp, const struct swqe *w,
+		   struct ibv_wc *wc)
 {
-	struct ibv_wc wc;
-
 	/* IBTA 10.8.3.1 / ibv_post_send(3): unsignaled WRs complete silently
 	 * unless they fail */
 	if (w->status == IBV_WC_SUCCESS && !qp->sq_sig_all &&
 	    !(w->send_flags & IBV_SEND_SIGNALED))
-		return;
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = w->wr_id;
-	wc.status = w->status;
-	wc.opcode = wc_opcode(w->opcode);
-	wc.byte_len = w->length;
-	wc.qp_num = qp->qpn;
-	eng_cq_add(qp->scq, &wc, false);
+		return false;
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = w->status;
+	wc->opcode = wc_opcode(w->opcode);
+	wc->byte_len = w->length;
+	wc->qp_num = qp->qpn;
+	return true;
+}
+
+/*
+ * Send/receive WQE slots up to cons are free: for posters in this process
+ * (sq_cons, rq_cons) and for a shared queue's owner (done). Before the
+ * completion that says so is seen: an owner that reposts on a completion
+ * must find the slot free.
+ */
+static void sq_free(struct rxdp_eqp *qp, uint32_t cons)
+{
+	atomic_store_explicit(&qp->sq_cons, cons, memory_order_release);
+	if (qp->sh)
+		atomic_store_explicit(&qp->sh->sq.done, cons,
+				      memory_order_release);
+}
+
+static void rq_free(struct rxdp_eqp *qp, _Atomic uint32_t *consp,
+		    uint32_t cons)
+{
+	atomic_store_explicit(consp, cons, memory_order_release);
+	if (qp->srq && qp->srq->sh)
+		atomic_store_explicit(&qp->srq->sh->done, cons,
+				      memory_order_release);
+	else if (!qp->srq && qp->sh)
+		atomic_store_explicit(&qp->sh->rq.done, cons,
+				      memory_order_release);
 }
 
 /*
@@ -254,7 +293,7 @@ static bool rq_take(struct rxdp_eqp *qp)
 	qp->cur_nsge = r->num_sge;
 	memcpy(qp->cur_sge, r->sge, r->num_sge * sizeof(*r->sge));
 	qp->cur_valid = true;
-	atomic_store_explicit(consp, cons + 1, memory_order_release);
+	rq_free(qp, consp, cons + 1);
 	/* IBTA 11.2.7.1 (o11-?): the SRQ limit event fires once, then disarms */
 	if (qp->srq && qp->srq->limit && prod - cons - 1 < qp->srq->limit) {
 		qp->srq->limit = 0;
@@ -303,9 +342,8 @@ int rc_flush(struct rxdp_eqp *qp)
 		wc.status = IBV_WC_WR_FLUSH_ERR;
 		wc.opcode = wc_opcode(w->opcode);
 		wc.qp_num = qp->qpn;
+		sq_free(qp, cons + 1);
 		eng_cq_add(qp->scq, &wc, false);
-		atomic_store_explicit(&qp->sq_cons, cons + 1,
-				      memory_order_release);
 	}
 	qp->sq_cur = cons;
 	if (qp->cur_valid) {
@@ -323,9 +361,8 @@ int rc_flush(struct rxdp_eqp *qp)
 		wc.status = IBV_WC_WR_FLUSH_ERR;
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->qpn;
+		rq_free(qp, &qp->rq_cons, cons + 1);
 		eng_cq_add(qp->rcq, &wc, false);
-		atomic_store_explicit(&qp->rq_cons, cons + 1,
-				      memory_order_release);
 	}
 	return n;
 }
@@ -411,16 +448,17 @@ static void req_retire(struct rxdp_eqp *qp)
 
 	while (cons != prod) {
 		struct swqe *w = &qp->sq[cons & (qp->sq_size - 1)];
-
-		bool failed;
+		struct ibv_wc wc;
+		bool failed, signaled;
 
 		if (!w->started || !w->done)
 			break;
-		req_complete(qp, w);
-		/* the slot is the posters' once sq_cons passes it */
+		signaled = req_wc(qp, w, &wc);
 		failed = w->status != IBV_WC_SUCCESS;
-		atomic_store_explicit(&qp->sq_cons, ++cons,
-				      memory_order_release);
+		/* the slot is the posters' once sq_cons passes it */
+		sq_free(qp, ++cons);
+		if (signaled)
+			eng_cq_add(qp->scq, &wc, false);
 		if (failed) {
 			qp->sq_cur = cons;
 			rc_qp_to_err(qp, true);
@@ -593,7 +631,15 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 		req_retire(qp);
 		return;
 	}
-	sg_copy_to(w->sg, w->nsg, w->resp_off, pi->payload, pi->paylen);
+	if (sg_copy_to(qp->pd, w->sg, w->nsg, w->resp_off, pi->payload,
+		       pi->paylen)) {
+		/* the local buffer went away (unmapped): 10.8.3 local error */
+		w->status = IBV_WC_LOC_PROT_ERR;
+		w->done = true;
+		qp->rd_outstanding--;
+		req_retire(qp);
+		return;
+	}
 	w->resp_off += pi->paylen;
 	w->resp_psn = psn_add(psn, 1);
 	qp->una = w->resp_psn;
@@ -622,7 +668,8 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 		return;
 	/* the original value lands in the local buffer in host order */
 	orig = atomicacketh_orig(pi->atomicacketh);
-	sg_copy_to(w->sg, w->nsg, 0, (const uint8_t *)&orig, 8);
+	if (sg_copy_to(qp->pd, w->sg, w->nsg, 0, (const uint8_t *)&orig, 8))
+		w->status = IBV_WC_LOC_PROT_ERR;
 	w->done = true;
 	w->resp_psn = psn_add(psn, 1);
 	qp->rd_outstanding--;
@@ -787,12 +834,12 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 	w->resp_psn = qp->next_psn;
 	w->resp_off = 0;
 	if (w->inl) {
-		w->sg[0].addr = w->inl;
+		w->sg[0].addr = (uintptr_t)w->inl;
 		w->sg[0].len = w->length;
 		w->nsg = w->length ? 1 : 0;
 	} else {
 		/* reads and atomics write into the local buffers */
-		n = sge_resolve(qp->e, w->sge, w->num_sge,
+		n = sge_resolve(qp->pd, w->sge, w->num_sge,
 				is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE
 							: 0,
 				w->sg, &total);
@@ -829,7 +876,7 @@ static int req_tx(struct rxdp_eqp *qp)
 		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
 	uint32_t max_rd = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
 	struct pkt_sg sg[ENG_MAX_SGE];
-	int sent = 0;
+	int sent = 0, err;
 
 	if (qp->rnr_at)
 		return 0;
@@ -894,6 +941,7 @@ static int req_tx(struct rxdp_eqp *qp)
 							     : qp->mtu;
 			d.nsg = sg_slice(w->sg, w->nsg, off, d.paylen, sg);
 			d.sg = sg;
+			d.mem = w->inl ? NULL : &qp->pd->mem;
 			d.va = w->raddr;
 			d.rkey = w->rkey;
 			d.dma_len = w->length;
@@ -921,11 +969,21 @@ static int req_tx(struct rxdp_eqp *qp)
 			d.qkey = w->ud_qkey;
 			d.sqp = qp->qpn;
 			d.dqpn = w->ud_qpn;
-			if (qp_send_pkt_path(qp, &d, &w->ud_path))
-				break;
-		} else if (qp_send_pkt(qp, &d)) {
+			err = qp_send_pkt_path(qp, &d, &w->ud_path);
+		} else {
+			err = qp_send_pkt(qp, &d);
+		}
+		if (err == -EFAULT) {
+			/* the local buffer went away: 10.8.3 protection error */
+			w->status = IBV_WC_LOC_PROT_ERR;
+			w->done = true;
+			if (is_rd_atomic(w->opcode))
+				qp->rd_outstanding--;
+			req_retire(qp);
 			break;
 		}
+		if (err)
+			break;
 		sent++;
 		if (retx)
 			qp->e->stats.retransmits++;
@@ -1065,7 +1123,7 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return 1;
 	}
 	/* the buffers are looked up per packet: an MR may go away meanwhile */
-	nsg = sge_resolve(qp->e, qp->cur_sge, qp->cur_nsge,
+	nsg = sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
 			  IBV_ACCESS_LOCAL_WRITE, sg, &total);
 	if (first) {
 		qp->recv_off = 0;
@@ -1084,7 +1142,13 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
-	sg_copy_to(sg, nsg, qp->recv_off, pi->payload, pi->paylen);
+	if (sg_copy_to(qp->pd, sg, nsg, qp->recv_off, pi->payload,
+		       pi->paylen)) {
+		recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
+			      false);
+		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
+		return -1;
+	}
 	qp->recv_off += pi->paylen;
 	if (last) {
 		recv_complete(qp, IBV_WC_SUCCESS, IBV_WC_RECV, qp->recv_off,
@@ -1112,9 +1176,8 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		uint64_t va = reth_va(pi->reth);
 		uint32_t len = reth_len(pi->reth);
 
-		qp->wr_addr = rkey_check(qp, reth_rkey(pi->reth), va, len,
-					 IBV_ACCESS_REMOTE_WRITE);
-		if (!qp->wr_addr) {
+		if (!rkey_check(qp, reth_rkey(pi->reth), va, len,
+				IBV_ACCESS_REMOTE_WRITE, &qp->wr_addr)) {
 			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 			return -1;
 		}
@@ -1127,7 +1190,11 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return -1;
 	}
 	if (pi->paylen) {
-		memcpy(qp->wr_addr, pi->payload, pi->paylen);
+		if (eng_mem_write(qp->pd, qp->wr_addr, pi->payload,
+				  pi->paylen)) {
+			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+			return -1;
+		}
 		qp->wr_addr += pi->paylen;
 		qp->wr_left -= pi->paylen;
 	}
@@ -1155,11 +1222,10 @@ static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
 {
 	uint32_t len = reth_len(pi->reth);
 	struct rjob *j;
-	uint8_t *addr;
+	uint64_t addr;
 
-	addr = rkey_check(qp, reth_rkey(pi->reth), reth_va(pi->reth), len,
-			  IBV_ACCESS_REMOTE_READ);
-	if (!addr) {
+	if (!rkey_check(qp, reth_rkey(pi->reth), reth_va(pi->reth), len,
+			IBV_ACCESS_REMOTE_READ, &addr)) {
 		if (dup)
 			return 1;
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
@@ -1186,7 +1252,7 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	struct roce_atomiceth *a = pi->atomiceth;
 	uint64_t va = atomiceth_va(a), orig;
 	struct atomic_cache *c;
-	uint64_t *p;
+	uint64_t addr, val;
 	struct rjob *j;
 
 	j = resp_job_new(qp);
@@ -1197,20 +1263,24 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
-	p = (uint64_t *)rkey_check(qp, atomiceth_rkey(a), va, 8,
-				   IBV_ACCESS_REMOTE_ATOMIC);
-	if (!p) {
+	/*
+	 * Atomic with respect to every other atomic of this device
+	 * (IBV_ATOMIC_HCA): they all run here, under the engine lock.
+	 */
+	if (!rkey_check(qp, atomiceth_rkey(a), va, 8, IBV_ACCESS_REMOTE_ATOMIC,
+			&addr) ||
+	    eng_mem_read(qp->pd, &orig, addr, 8)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
-	if (pi->opcode == ROCE_RC_COMPARE_SWAP) {
-		orig = atomiceth_compare(a);
-		__atomic_compare_exchange_n(p, &orig, atomiceth_swap_add(a),
-					    false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
-	} else {
-		orig = __atomic_fetch_add(p, atomiceth_swap_add(a),
-					  __ATOMIC_SEQ_CST);
+	if (pi->opcode == ROCE_RC_COMPARE_SWAP)
+		val = orig == atomiceth_compare(a) ? atomiceth_swap_add(a)
+						   : orig;
+	else
+		val = orig + atomiceth_swap_add(a);
+	if (val != orig && eng_mem_write(qp->pd, addr, &val, 8)) {
+		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+		return -1;
 	}
 	/* 9.4.5.1: a duplicate must get the same answer, not run again */
 	c = &qp->acache[qp->acache_next++ % ENG_ATOMIC_CACHE];
@@ -1309,8 +1379,8 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 		e->stats.rx_drop_ud++;
 		return;
 	}
-	nsg = sge_resolve(e, qp->cur_sge, qp->cur_nsge, IBV_ACCESS_LOCAL_WRITE,
-			  sg, &total);
+	nsg = sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
+			  IBV_ACCESS_LOCAL_WRITE, sg, &total);
 	if (nsg < 0 || total < ROCE_GRH_LEN + pi->paylen) {
 		recv_complete(
 			qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
@@ -1321,8 +1391,13 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 		memcpy(grh, pi->l3, ROCE_GRH_LEN);
 	else
 		memcpy(grh + 20, pi->l3, 20);
-	sg_copy_to(sg, nsg, 0, grh, ROCE_GRH_LEN);
-	sg_copy_to(sg, nsg, ROCE_GRH_LEN, pi->payload, pi->paylen);
+	if (sg_copy_to(qp->pd, sg, nsg, 0, grh, ROCE_GRH_LEN) ||
+	    sg_copy_to(qp->pd, sg, nsg, ROCE_GRH_LEN, pi->payload,
+		       pi->paylen)) {
+		recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
+			      false);
+		return;
+	}
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = qp->cur_wr_id;
 	wc.status = IBV_WC_SUCCESS;
@@ -1413,7 +1488,7 @@ static void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 
 static int resp_tx(struct rxdp_eqp *qp)
 {
-	int sent = 0;
+	int sent = 0, err;
 
 	while (sent < ENG_TX_BUDGET && qp->rjob_tail != qp->rjob_head) {
 		struct rjob *j = &qp->rjobs[qp->rjob_tail % ENG_RJOBS];
@@ -1441,8 +1516,15 @@ static int resp_tx(struct rxdp_eqp *qp)
 			sg.len = d.paylen;
 			d.sg = &sg;
 			d.nsg = 1;
+			d.mem = &qp->pd->mem;
 		}
-		if (qp_send_pkt(qp, &d))
+		err = qp_send_pkt(qp, &d);
+		if (err == -EFAULT) {
+			/* the source went away after the R_Key check */
+			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, d.psn);
+			return sent;
+		}
+		if (err)
 			return sent;
 		sent++;
 		qp->resp_sent = true;

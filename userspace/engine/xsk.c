@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The AF_XDP port: the UMEM (a memfd the process maps) and the rings of
- * sockets that rxdpd bound on it, mapped here from the socket fds
- * (XDP_MMAP_OFFSETS) and driven with libxdp's inline ring helpers.
+ * The AF_XDP port: the UMEM and the rings of the sockets bound on it (made
+ * here by rxdp_xsk_port_open(), or bound elsewhere and handed to
+ * rxdp_xsk_port_create()), mapped from the socket fds (XDP_MMAP_OFFSETS)
+ * and driven with libxdp's inline ring helpers.
  *
  * Frames: the UMEM is cut into equal shares, one per socket; half of a
  * share is posted to that socket's fill ring (RX), the other half is the
@@ -20,6 +21,12 @@
  * packet in several descriptors is copied into one reassembly buffer (one
  * such packet per burst), because the engine parses and checks the ICRC of
  * a packet in one piece.
+ *
+ * Loopback: a frame addressed to its own source MAC (a QP of this device
+ * talking to another QP of the same device, or to itself) would not come
+ * back from the wire; tx_put() queues its buffer on the loop list instead,
+ * and the next rx_burst() hands it to the engine as a received frame, whose
+ * rx_release() puts the buffer back in the TX pool. No copy.
  *
  * Only the engine (under its lock) calls into a port, so no locking here.
  */
@@ -39,6 +46,11 @@
 #ifndef SOL_XDP
 #define SOL_XDP 283
 #endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+#define XSK_BUSY_RETRIES 50 /* x 10 ms: a closed socket's queue frees late */
 
 struct xsk_sock {
 	int fd;
@@ -74,6 +86,13 @@ struct rxdp_xsk_port {
 	uint64_t drops_rx_big; /* multi-buffer packets too large to join */
 	uint64_t drops_tx_ring;
 	bool bind_zerocopy; /* else copy mode: every TX needs a sendto() */
+	uint32_t bind_flags;
+	bool own_fds; /* made by rxdp_xsk_port_open(): closed with the port */
+	/* loopback: TX buffers (UMEM addresses, lengths) to receive */
+	uint64_t *loop_addr;
+	uint32_t *loop_len;
+	uint32_t loop_head, loop_n, loop_cap;
+	uint32_t rx_loop; /* the last rx_burst() took this many from the loop */
 };
 
 int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes, uint32_t frame_size)
@@ -166,41 +185,42 @@ static int sock_map(struct xsk_sock *s, uint32_t size)
 	return 0;
 }
 
+static void sock_fini(struct xsk_sock *s, bool close_fd)
+{
+	for (int k = 0; k < 4; k++)
+		if (s->map[k])
+			munmap(s->map[k], s->map_len[k]);
+	free(s->free);
+	free(s->refill);
+	if (close_fd && s->fd >= 0)
+		close(s->fd);
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+}
+
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->n; i++) {
-		struct xsk_sock *s = &p->s[i];
-
-		for (int k = 0; k < 4; k++)
-			if (s->map[k])
-				munmap(s->map[k], s->map_len[k]);
-		free(s->free);
-		free(s->refill);
-	}
+	for (int i = 0; i < p->n; i++)
+		sock_fini(&p->s[i], p->own_fds);
 	free(p->s);
 	free(p->rx_addrs);
 	free(p->rx_joined);
+	free(p->loop_addr);
+	free(p->loop_len);
 	free(p);
 }
 
-struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
-					   const int *xsk_fds, int nfds,
-					   uint32_t ring_size,
-					   uint32_t bind_flags)
+/* The port without sockets yet: room for nfds of them */
+static struct rxdp_xsk_port *port_alloc(struct rxdp_umem *umem, int nfds,
+					uint32_t ring_size, uint32_t bind_flags)
 {
 	struct rxdp_xsk_port *p;
-	uint64_t nframes = umem->size / umem->frame_size, share;
-	int err;
 
 	if (nfds < 1 || nfds > RXDP_CTL_MAX_XSKS || !ring_size ||
-	    (ring_size & (ring_size - 1))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	share = nframes / nfds;
-	if (share < 4) {
+	    (ring_size & (ring_size - 1)) ||
+	    umem->size / umem->frame_size / nfds < 4) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -208,76 +228,262 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 	if (!p)
 		return NULL;
 	p->s = calloc(nfds, sizeof(*p->s));
-	if (!p->s) {
-		free(p);
-		return NULL;
-	}
 	p->umem = umem;
-	p->n = nfds;
 	p->ring_size = ring_size;
 	p->sg = !!(bind_flags & XDP_USE_SG);
+	p->bind_flags = bind_flags;
 	p->tx_buf = umem->frame_size * (p->sg ? 2 : 1);
 	p->rx_addrs = calloc(ring_size, sizeof(*p->rx_addrs));
-	if (p->sg) {
-		p->rx_joined_size = 4 * umem->frame_size;
-		p->rx_joined = malloc(p->rx_joined_size);
-	}
-	if (!p->rx_addrs || (p->sg && !p->rx_joined)) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	for (int i = 0; i < nfds; i++) {
-		struct xsk_sock *s = &p->s[i];
-		uint64_t base = i * share * umem->frame_size;
-		uint32_t nrx = share / 2, ntx = share - nrx, idx;
-
-		/* no more in flight than a ring holds */
-		if (nrx > ring_size)
-			nrx = ring_size;
-		if (ntx > ring_size)
-			ntx = ring_size;
-		s->fd = xsk_fds[i];
-		if (i == 0) {
-			struct xdp_options opt = { 0 };
-			socklen_t olen = sizeof(opt);
-
-			if (!getsockopt(s->fd, SOL_XDP, XDP_OPTIONS, &opt,
-					&olen))
-				p->bind_zerocopy =
-					!!(opt.flags & XDP_OPTIONS_ZEROCOPY);
-		}
-		err = sock_map(s, ring_size);
-		if (err) {
-			pr_warn("engine: cannot map the rings of AF_XDP socket "
-				"%d: %s\n",
-				s->fd, strerror(-err));
-			goto fail;
-		}
-		if (xsk_ring_prod__reserve(&s->fill, nrx, &idx) != nrx) {
-			err = -ENOSPC;
-			goto fail;
-		}
-		for (uint32_t k = 0; k < nrx; k++)
-			*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
-				base + (uint64_t)k * umem->frame_size;
-		xsk_ring_prod__submit(&s->fill, nrx);
-		s->free = calloc(ntx, sizeof(*s->free));
-		s->refill = calloc(nrx, sizeof(*s->refill));
-		if (!s->free || !s->refill) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		s->tx_base = base + (uint64_t)nrx * umem->frame_size;
-		ntx /= p->tx_buf / umem->frame_size; /* buffers now */
-		for (uint32_t k = 0; k < ntx; k++)
-			s->free[k] = s->tx_base + (uint64_t)k * p->tx_buf;
-		s->nfree = s->tx_frames = ntx;
+	p->rx_joined_size = 4 * umem->frame_size;
+	p->rx_joined = malloc(p->rx_joined_size);
+	if (!p->s || !p->rx_addrs || !p->rx_joined) {
+		rxdp_xsk_port_destroy(p);
+		errno = ENOMEM;
+		return NULL;
 	}
 	return p;
-fail:
-	rxdp_xsk_port_destroy(p);
-	errno = -err;
-	return NULL;
+}
+
+/*
+ * Map socket i's rings, stock its fill ring with its share of the UMEM
+ * (half), and make the other half its TX pool. share: frames per socket.
+ */
+static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
+{
+	struct xsk_sock *s = &p->s[i];
+	struct rxdp_umem *umem = p->umem;
+	uint64_t base = i * share * umem->frame_size;
+	uint32_t nrx = share / 2, ntx = share - nrx, idx;
+	int err;
+
+	/* no more in flight than a ring holds */
+	if (nrx > p->ring_size)
+		nrx = p->ring_size;
+	if (ntx > p->ring_size)
+		ntx = p->ring_size;
+	err = sock_map(s, p->ring_size);
+	if (err) {
+		pr_warn("engine: cannot map the rings of AF_XDP socket %d: "
+			"%s\n",
+			s->fd, strerror(-err));
+		return err;
+	}
+	if (xsk_ring_prod__reserve(&s->fill, nrx, &idx) != nrx)
+		return -ENOSPC;
+	for (uint32_t k = 0; k < nrx; k++)
+		*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
+			base + (uint64_t)k * umem->frame_size;
+	xsk_ring_prod__submit(&s->fill, nrx);
+	s->free = calloc(ntx, sizeof(*s->free));
+	s->refill = calloc(nrx, sizeof(*s->refill));
+	if (!s->free || !s->refill)
+		return -ENOMEM;
+	s->tx_base = base + (uint64_t)nrx * umem->frame_size;
+	ntx /= p->tx_buf / umem->frame_size; /* buffers now */
+	for (uint32_t k = 0; k < ntx; k++)
+		s->free[k] = s->tx_base + (uint64_t)k * p->tx_buf;
+	s->nfree = s->tx_frames = ntx;
+	if (i == 0) {
+		/* loopback holds socket 0's TX buffers: room for all of them */
+		p->loop_addr = calloc(ntx, sizeof(*p->loop_addr));
+		p->loop_len = calloc(ntx, sizeof(*p->loop_len));
+		if (!p->loop_addr || !p->loop_len)
+			return -ENOMEM;
+		p->loop_cap = ntx;
+	}
+	return 0;
+}
+
+struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
+					   const int *xsk_fds, int nfds,
+					   uint32_t ring_size,
+					   uint32_t bind_flags)
+{
+	struct rxdp_xsk_port *p = port_alloc(umem, nfds, ring_size, bind_flags);
+	uint64_t share = umem->size / umem->frame_size / nfds;
+	struct xdp_options opt = { 0 };
+	socklen_t olen = sizeof(opt);
+	int err;
+
+	if (!p)
+		return NULL;
+	for (int i = 0; i < nfds; i++) {
+		p->s[i].fd = xsk_fds[i];
+		p->n = i + 1;
+		err = sock_init(p, i, share);
+		if (err) {
+			rxdp_xsk_port_destroy(p);
+			errno = -err;
+			return NULL;
+		}
+	}
+	if (!getsockopt(p->s[0].fd, SOL_XDP, XDP_OPTIONS, &opt, &olen))
+		p->bind_zerocopy = !!(opt.flags & XDP_OPTIONS_ZEROCOPY);
+	return p;
+}
+
+/* A socket on (ifindex, queue) with its rings sized, not yet mapped/bound */
+static int sock_new(struct rxdp_xsk_port *p, bool first)
+{
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	int ring = (int)p->ring_size;
+
+	if (fd < 0)
+		return -errno;
+	if (first) {
+		struct xdp_umem_reg mr = {
+			.addr = (__u64)(uintptr_t)p->umem->area,
+			.len = p->umem->size,
+			.chunk_size = p->umem->frame_size,
+		};
+
+		if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)))
+			goto err;
+	}
+	if (setsockopt(fd, SOL_XDP, XDP_UMEM_FILL_RING, &ring, sizeof(ring)) ||
+	    setsockopt(fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &ring,
+		       sizeof(ring)) ||
+	    setsockopt(fd, SOL_XDP, XDP_RX_RING, &ring, sizeof(ring)) ||
+	    setsockopt(fd, SOL_XDP, XDP_TX_RING, &ring, sizeof(ring)))
+		goto err;
+	return fd;
+err: {
+	int e = -errno;
+
+	close(fd);
+	return e;
+}
+}
+
+static int sock_bind(int fd, int ifindex, uint32_t queue, uint16_t flags,
+		     int shared_fd)
+{
+	struct sockaddr_xdp sxdp = {
+		.sxdp_family = AF_XDP,
+		.sxdp_ifindex = (uint32_t)ifindex,
+		.sxdp_queue_id = queue,
+		.sxdp_flags = flags,
+		.sxdp_shared_umem_fd = shared_fd >= 0 ? (uint32_t)shared_fd : 0,
+	};
+
+	return bind(fd, (struct sockaddr *)&sxdp, sizeof(sxdp)) ? -errno : 0;
+}
+
+/*
+ * Socket q, bound: its rings are mapped and its fill ring stocked first
+ * (kernels before 6.4 refuse to map a bound socket's fill and completion
+ * rings). Queue 0 tries zero-copy and multi-buffer, and falls back; the
+ * others share its UMEM (and its mode). A failed bind starts over with a
+ * new socket.
+ */
+static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
+		     uint64_t share, const char **why)
+{
+	static const uint16_t modes[] = {
+		XDP_ZEROCOPY | XDP_USE_SG,
+		XDP_COPY | XDP_USE_SG,
+		XDP_ZEROCOPY,
+		XDP_COPY,
+	};
+	int nmodes = q ? 1 : (int)(sizeof(modes) / sizeof(modes[0]));
+	int err = -EINVAL;
+
+	for (int m = 0; m < nmodes; m++) {
+		uint16_t flags = q ? XDP_SHARED_UMEM
+				   : modes[m] | XDP_USE_NEED_WAKEUP;
+
+		for (int tries = 0; tries <= XSK_BUSY_RETRIES; tries++) {
+			int fd = sock_new(p, q == 0);
+
+			if (fd < 0) {
+				*why = "cannot create the AF_XDP socket";
+				return fd;
+			}
+			p->s[q].fd = fd;
+			p->sg = q ? p->sg : !!(modes[m] & XDP_USE_SG);
+			p->tx_buf = p->umem->frame_size * (p->sg ? 2 : 1);
+			err = sock_init(p, (int)q, share);
+			if (!err)
+				err = sock_bind(fd, ifindex, q, flags,
+						q ? p->s[0].fd : -1);
+			if (!err) {
+				if (!q) {
+					p->bind_flags = modes[m];
+					p->bind_zerocopy =
+						!!(modes[m] & XDP_ZEROCOPY);
+				}
+				return 0;
+			}
+			sock_fini(&p->s[q], true);
+			if (q == 0) {
+				free(p->loop_addr);
+				free(p->loop_len);
+				p->loop_addr = NULL;
+				p->loop_len = NULL;
+			}
+			/* the last owner's socket is still going away */
+			if (err != -EBUSY)
+				break;
+			usleep(10000);
+		}
+	}
+	*why = err == -EBUSY ? "the queue is in use (another AF_XDP program?)"
+	       : q	     ? "no such RX queue"
+			     : "the driver refuses AF_XDP";
+	return err;
+}
+
+struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
+					 uint32_t nqueues, uint32_t ring_size,
+					 const char **why)
+{
+	struct rxdp_xsk_port *p;
+	uint64_t share;
+	int err;
+
+	*why = "bad arguments";
+	if (!nqueues || nqueues > RXDP_CTL_MAX_XSKS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = port_alloc(umem, (int)nqueues, ring_size, 0);
+	if (!p)
+		return NULL;
+	p->own_fds = true;
+	share = umem->size / umem->frame_size / nqueues;
+	for (uint32_t q = 0; q < nqueues; q++) {
+		p->s[q].fd = -1;
+		err = sock_open(p, ifindex, q, share, why);
+		if (err && q > 0 && err == -EINVAL) {
+			/*
+			 * The count was an upper bound (a veth made without
+			 * numrxqueues reports one per possible CPU but has
+			 * one): the queues end here.
+			 */
+			break;
+		}
+		if (err) {
+			rxdp_xsk_port_destroy(p);
+			errno = -err;
+			return NULL;
+		}
+		p->n = (int)q + 1;
+	}
+	return p;
+}
+
+uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p)
+{
+	return p->bind_flags | (p->bind_zerocopy ? XDP_ZEROCOPY : XDP_COPY);
+}
+
+int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < p->n && n < max; i++)
+		fds[n++] = p->s[i].fd;
+	return n;
 }
 
 /* Completed TX buffers back to the pool (by their first frame) */
@@ -327,6 +533,16 @@ static void xp_tx_put(void *port, void *buf, uint32_t len)
 	uint64_t addr = (uint8_t *)buf - (uint8_t *)p->umem->area;
 	uint32_t fs = p->umem->frame_size, n = (len + fs - 1) / fs, idx;
 
+	if (len >= 12 && !memcmp(buf, (uint8_t *)buf + 6, 6)) {
+		/* to our own MAC: loop it back (cannot overflow: one slot
+		 * per TX buffer) */
+		uint32_t t = (p->loop_head + p->loop_n) % p->loop_cap;
+
+		p->loop_addr[t] = addr;
+		p->loop_len[t] = len;
+		p->loop_n++;
+		return;
+	}
 	if (!n)
 		n = 1;
 	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
@@ -375,7 +591,7 @@ static int xp_tx_flush(void *port)
 			break;
 	}
 	sock_reap(p, s);
-	return s->kick;
+	return s->kick || p->loop_n;
 }
 
 /*
@@ -414,6 +630,17 @@ static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
 
 	(void)f;
 	(void)n;
+	if (p->rx_loop) {
+		/* looped-back TX buffers go back to the TX pool */
+		for (uint32_t k = 0; k < p->rx_loop; k++) {
+			p->s[0].free[p->s[0].nfree++] =
+				p->loop_addr[p->loop_head];
+			p->loop_head = (p->loop_head + 1) % p->loop_cap;
+		}
+		p->loop_n -= p->rx_loop;
+		p->rx_loop = 0;
+		return;
+	}
 	if (!nd)
 		return;
 	p->rx_ndesc = 0;
@@ -456,6 +683,21 @@ static bool rx_join(struct rxdp_xsk_port *p, struct xsk_sock *s, uint32_t idx,
 static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 {
 	struct rxdp_xsk_port *p = port;
+
+	if (p->loop_n) {
+		uint32_t k, n = p->loop_n < (uint32_t)max ? p->loop_n
+							  : (uint32_t)max;
+
+		for (k = 0; k < n; k++) {
+			uint32_t i = (p->loop_head + k) % p->loop_cap;
+
+			f[k].data = (uint8_t *)p->umem->area + p->loop_addr[i];
+			f[k].len = p->loop_len[i];
+			f[k].cookie = p->loop_addr[i];
+		}
+		p->rx_loop = n;
+		return (int)n;
+	}
 
 	for (int tries = 0; tries < p->n; tries++) {
 		int i = p->rx_next;

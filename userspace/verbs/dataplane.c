@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The data-path verbs, wired to the transport engine (userspace/engine,
- * engine.h). Each verbs object is a small wrapper that starts with the
- * libibverbs struct (so an ibv_* pointer is a wrapper pointer) and holds the
- * engine's object.
+ * The data-path verbs: rxdp's provider, as a hardware one is. rxdpd is the
+ * HCA (it runs the transport for every process); this library makes the
+ * objects with requests on the context's control connection and then
+ * works on the queues rxdpd shares with it (common/hca.h):
  *
- * The daemon decides what the engine may do: it allocates QP numbers and
- * validates every QP transition (IBTA 10.3) before the engine applies it.
+ *   ibv_post_send/recv   a WQE into the ring, a release store of prod, and
+ *                        the doorbell (an eventfd write) only when the
+ *                        device page says the data-path thread sleeps
+ *   ibv_poll_cq          CQEs read from the ring, no system call
+ *   ibv_req_notify_cq    the armed word; rxdpd writes the channel's pipe
  *
- * A context gets its data path (UMEM, AF_XDP sockets from rxdpd, engine and
- * progress thread) at its first MR, CQ, QP, SRQ or AH, so programs that only
- * query (ibv_devinfo) never provision one.
+ * rxdpd moves payload to and from this process's memory itself, so the
+ * target of an RDMA Write or Read needs no thread of its own.
  *
  * Conventions, as libibverbs: create calls return NULL with errno; modify,
  * query and destroy return a positive errno; post calls a positive errno and
@@ -18,40 +20,58 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
-#include "engine/engine.h"
+#include "common/hca.h"
 #include "verbs/verbs_priv.h"
 
 struct rxdp_mr {
 	struct ibv_mr mr;
-	struct rxdp_emr *emr;
+	uint32_t handle;
 	uint64_t iova; /* as registered, for ibv_rereg_mr */
 	unsigned int access;
 };
 
-/*
- * Events queued per object: a destroy waits for the acks of those the
- * application has read and discards the rest (rxdp_events_destroyed).
- */
+/* A mapping of a memfd rxdpd made (queues) */
+struct shm {
+	void *p;
+	size_t len;
+};
+
 struct rxdp_cq {
 	struct ibv_cq cq;
-	struct rxdp_ecq *ecq;
-	uint32_t comp_events; /* atomic: queued on the channel */
-	uint32_t async_events; /* atomic */
+	uint32_t handle;
+	struct shm mem;
+	struct rxdp_hca_cq *sh;
+	uint32_t size;
+	pthread_spinlock_t lock; /* pollers */
+	unsigned int idle; /* empty polls, to look for a dead rxdpd now and then */
 };
 
 struct rxdp_srq {
 	struct ibv_srq srq;
-	struct rxdp_esrq *esrq;
-	uint32_t events; /* atomic */
+	uint32_t handle;
+	struct shm mem;
+	struct rxdp_hca_wq *wq;
+	void *ring;
+	uint32_t size, stride, max_sge;
+	pthread_spinlock_t lock; /* posters */
 };
 
 struct rxdp_qp {
 	struct ibv_qp qp;
-	struct rxdp_eqp *eqp;
-	uint32_t events; /* atomic */
+	uint32_t handle;
+	struct shm mem;
+	struct rxdp_hca_qp *sh;
+	void *sq, *rq;
+	uint32_t sq_size, sq_stride, rq_size, rq_stride;
+	struct rxdp_hca_qp_caps hcaps;
+	pthread_spinlock_t sq_lock, rq_lock; /* posters */
 	struct ibv_qp_cap cap; /* as granted */
 	int sq_sig_all;
 	struct ibv_qp_attr attr; /* every attribute set so far (query_qp) */
@@ -59,7 +79,7 @@ struct rxdp_qp {
 
 struct rxdp_vah {
 	struct ibv_ah ah;
-	struct rxdp_eah *eah;
+	uint32_t handle;
 };
 
 static struct rxdp_cq *to_cq(struct ibv_cq *cq)
@@ -77,139 +97,262 @@ static struct rxdp_srq *to_srq(struct ibv_srq *srq)
 	return (struct rxdp_srq *)srq;
 }
 
-static struct rxdp_engine_dp *ctx_dp(struct rxdp_context *c)
-{
-	return c->engine;
-}
-
 static void *fail_ptr(int err)
 {
 	errno = err;
 	return NULL;
 }
 
-/* --- per context ----------------------------------------------------------- */
-
 /*
- * Engine events come with the verbs object as `user`; they are queued on the
- * context's async fd. Runs with the engine lock held: queue only.
+ * One object request on the context's connection. 0 or a positive errno
+ * (errno set too), with rxdpd's explanation logged at debug level.
  */
-static void dp_event(void *arg, enum ibv_event_type type, void *user)
+static int obj_call(struct ibv_context *ctx, uint16_t type,
+		    struct rxdp_ctl_obj *o, const struct rxdp_ah *ah, int *fd)
 {
-	struct rxdp_context *c = arg;
-	struct ibv_async_event ev = { .event_type = type };
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	int ret;
 
-	switch (type) {
-	case IBV_EVENT_CQ_ERR:
-		ev.element.cq = user;
-		__atomic_fetch_add(&to_cq(user)->async_events, 1,
-				   __ATOMIC_RELAXED);
-		break;
-	case IBV_EVENT_SRQ_LIMIT_REACHED:
-	case IBV_EVENT_SRQ_ERR:
-		ev.element.srq = user;
-		__atomic_fetch_add(&to_srq(user)->events, 1, __ATOMIC_RELAXED);
-		break;
-	default: /* QP events */
-		ev.element.qp = user;
-		__atomic_fetch_add(&to_qp(user)->events, 1, __ATOMIC_RELAXED);
-		break;
-	}
-	if (rxdp_async_event_post(&c->vctx.context, &ev))
-		pr_warn("rxdp: async event %s lost\n",
-			ibv_event_type_str(type));
-}
-
-static struct rxdp_eah *dp_ah_lookup(void *arg, struct ibv_ah *ah)
-{
-	return ah ? ((struct rxdp_vah *)ah)->eah : NULL;
-}
-
-/* The context's engine, provisioned at first use. NULL + errno. */
-static struct rxdp_engine *ctx_engine(struct rxdp_context *c)
-{
-	struct rxdp_engine_config cfg = {
-		.event_cb = dp_event,
-		.event_arg = c,
-		.ah_lookup = dp_ah_lookup,
-	};
-	struct rxdp_engine_dp *dp;
-
-	dp = __atomic_load_n((struct rxdp_engine_dp **)&c->engine,
-			     __ATOMIC_ACQUIRE);
-	if (dp)
-		return dp->engine;
 	rxdp_ctx_ctl_lock(c);
-	dp = c->engine;
-	if (!dp) {
-		dp = rxdp_engine_dp_open(c->ctl, c->dev->info.ifindex, 0, &cfg);
-		if (!dp) {
-			int err = errno;
-
-			pr_warn("rxdp: %s: no data path: %s\n",
-				c->dev->info.name, rxdp_ctl_strerror(c->ctl));
-			rxdp_ctx_ctl_unlock(c);
-			return fail_ptr(err);
-		}
-		__atomic_store_n((struct rxdp_engine_dp **)&c->engine, dp,
-				 __ATOMIC_RELEASE);
-	}
+	ret = rxdp_ctl_obj(c->ctl, type, o, ah, fd);
+	if (ret)
+		pr_debug("rxdp: %s: %s\n", rxdp_ctl_type_name(type),
+			 rxdp_ctl_strerror(c->ctl));
 	rxdp_ctx_ctl_unlock(c);
-	return dp->engine;
+	errno = -ret;
+	return -ret;
 }
 
-static struct rxdp_engine *pd_engine(struct ibv_pd *pd)
+static int shm_map(struct shm *m, int fd, size_t len)
 {
-	if (!pd)
-		return fail_ptr(EINVAL);
-	return ctx_engine(to_rxdp_ctx(pd->context));
-}
-
-int rxdp_dp_context_init(struct rxdp_context *c)
-{
-	c->engine = NULL;
+	m->len = len;
+	m->p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m->p == MAP_FAILED) {
+		m->p = NULL;
+		return errno;
+	}
 	return 0;
 }
 
-void rxdp_dp_context_fini(struct rxdp_context *c)
+static void shm_unmap(struct shm *m)
 {
-	if (ctx_dp(c))
-		rxdp_engine_dp_close(ctx_dp(c));
-	c->engine = NULL;
+	if (m->p)
+		munmap(m->p, m->len);
+	m->p = NULL;
+}
+
+/*
+ * After a post: wake the data-path thread if it sleeps. The post's release
+ * store and this load are ordered (seq_cst fence) against rxdpd's store of
+ * "sleeping" and its last look at the queues before it blocks.
+ */
+static void doorbell(struct ibv_context *ctx)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	uint64_t one = 1;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&c->page->sleeping, memory_order_relaxed) &&
+	    write(c->doorbell, &one, sizeof(one)) < 0) {
+		/* the counter is non-zero already: it wakes */
+	}
+}
+
+/* rxdpd went away (its control connection hung up): no more completions */
+static bool ctx_dead(struct ibv_context *ctx)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	struct pollfd pfd = { .fd = rxdp_ctl_fd(c->ctl), .events = 0 };
+
+	if (c->dead)
+		return true;
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR))) {
+		pr_warn("rxdp: %s: rxdpd is gone\n", c->dev->info.name);
+		c->dead = 1;
+	}
+	return c->dead;
 }
 
 /* --- the static inline verbs dispatch through context->ops ------------------ */
 
-static int rxdp_dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			     struct ibv_send_wr **bad_wr)
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr)
 {
-	return rxdp_engine_post_send(to_qp(qp)->eqp, wr, bad_wr);
+	struct rxdp_qp *w = to_qp(qp);
+	struct rxdp_hca_wq *sq = &w->sh->sq;
+	int err = 0;
+
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
+	    qp->state == IBV_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&w->sq_lock);
+	for (; wr; wr = wr->next) {
+		uint32_t prod = atomic_load_explicit(&sq->prod,
+						     memory_order_relaxed);
+		uint32_t done = atomic_load_explicit(&sq->done,
+						     memory_order_acquire);
+		struct rxdp_hca_swqe *d;
+		uint64_t total = 0;
+
+		err = EINVAL;
+		if (wr->num_sge < 0)
+			break;
+		for (int i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		err = rxdp_hca_send_check(&w->hcaps, wr->opcode,
+					  wr->send_flags, (uint32_t)wr->num_sge,
+					  total, wr->wr.atomic.remote_addr,
+					  wr->num_sge ? wr->sg_list[0].length
+						      : 0);
+		if (!err && qp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+			err = EINVAL;
+		if (!err && prod - done >= w->sq_size)
+			err = ENOMEM;
+		if (err)
+			break;
+		d = rxdp_hca_slot(w->sq, prod, w->sq_size, w->sq_stride);
+		d->wr_id = wr->wr_id;
+		d->opcode = wr->opcode;
+		d->send_flags = wr->send_flags;
+		d->imm_data = wr->imm_data;
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			d->remote_addr = wr->wr.atomic.remote_addr;
+			d->rkey = wr->wr.atomic.rkey;
+			d->compare_add = wr->wr.atomic.compare_add;
+			d->swap = wr->wr.atomic.swap;
+		} else if (qp->qp_type == IBV_QPT_UD) {
+			d->ah = ((struct rxdp_vah *)wr->wr.ud.ah)->handle;
+			d->remote_qpn = wr->wr.ud.remote_qpn;
+			d->remote_qkey = wr->wr.ud.remote_qkey;
+		} else {
+			d->remote_addr = wr->wr.rdma.remote_addr;
+			d->rkey = wr->wr.rdma.rkey;
+		}
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			uint8_t *p = (uint8_t *)d->sge;
+
+			for (int i = 0; i < wr->num_sge; i++) {
+				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				p += wr->sg_list[i].length;
+			}
+			d->num_sge = (uint32_t)total;
+		} else {
+			memcpy(d->sge, wr->sg_list,
+			       (size_t)wr->num_sge * sizeof(*d->sge));
+			d->num_sge = (uint32_t)wr->num_sge;
+		}
+		atomic_store_explicit(&sq->prod, prod + 1,
+				      memory_order_release);
+		err = 0;
+	}
+	pthread_spin_unlock(&w->sq_lock);
+	if (err)
+		*bad_wr = wr;
+	doorbell(qp->context);
+	return err;
 }
 
-static int rxdp_dp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-			     struct ibv_recv_wr **bad_wr)
+/* Receive WQEs into a ring (a QP's RQ or an SRQ) */
+static int post_recv_ring(struct rxdp_hca_wq *wq, void *ring, uint32_t size,
+			  uint32_t stride, uint32_t max_sge,
+			  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	return rxdp_engine_post_recv(to_qp(qp)->eqp, wr, bad_wr);
+	for (; wr; wr = wr->next) {
+		uint32_t prod = atomic_load_explicit(&wq->prod,
+						     memory_order_relaxed);
+		uint32_t done = atomic_load_explicit(&wq->done,
+						     memory_order_acquire);
+		struct rxdp_hca_rwqe *d;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
+		if (prod - done >= size) {
+			*bad_wr = wr;
+			return ENOMEM;
+		}
+		d = rxdp_hca_slot(ring, prod, size, stride);
+		d->wr_id = wr->wr_id;
+		d->num_sge = (uint32_t)wr->num_sge;
+		memcpy(d->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*d->sge));
+		atomic_store_explicit(&wq->prod, prod + 1, memory_order_release);
+	}
+	return 0;
 }
 
-static int rxdp_dp_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-				 struct ibv_recv_wr **bad_wr)
+static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr)
 {
-	return rxdp_engine_post_srq_recv(to_srq(srq)->esrq, wr, bad_wr);
+	struct rxdp_qp *w = to_qp(qp);
+	int err;
+
+	/* a QP on an SRQ has no receive queue of its own */
+	if (qp->state == IBV_QPS_RESET || qp->srq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&w->rq_lock);
+	err = post_recv_ring(&w->sh->rq, w->rq, w->rq_size, w->rq_stride,
+			     w->cap.max_recv_sge, wr, bad_wr);
+	pthread_spin_unlock(&w->rq_lock);
+	/* a QP in ERR flushes them: that needs the data path awake */
+	if (atomic_load(&w->sh->state) == IBV_QPS_ERR)
+		doorbell(qp->context);
+	return err;
 }
 
-static int rxdp_dp_poll_cq(struct ibv_cq *cq, int num_entries,
-			   struct ibv_wc *wc)
+static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr)
 {
-	return rxdp_engine_poll_cq(to_cq(cq)->ecq, num_entries, wc);
+	struct rxdp_srq *s = to_srq(srq);
+	int err;
+
+	pthread_spin_lock(&s->lock);
+	err = post_recv_ring(s->wq, s->ring, s->size, s->stride, s->max_sge, wr,
+			     bad_wr);
+	pthread_spin_unlock(&s->lock);
+	return err;
 }
 
-static int rxdp_dp_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	return -rxdp_engine_req_notify_cq(to_cq(cq)->ecq, solicited_only);
+	struct rxdp_cq *w = to_cq(cq);
+	struct rxdp_hca_cq *sh = w->sh;
+	uint32_t cons, prod;
+	int got = 0;
+
+	if (num_entries < 0)
+		return -EINVAL;
+	pthread_spin_lock(&w->lock);
+	cons = atomic_load_explicit(&sh->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
+	while (got < num_entries && cons != prod)
+		wc[got++] = sh->ring[cons++ & (w->size - 1)];
+	atomic_store_explicit(&sh->cons, cons, memory_order_release);
+	pthread_spin_unlock(&w->lock);
+	if (got)
+		return got;
+	if (atomic_load_explicit(&sh->overflow, memory_order_acquire))
+		return -EOVERFLOW;
+	/* an application spinning on an empty CQ learns that rxdpd died */
+	if (!(++w->idle & 0xffff) && ctx_dead(cq->context))
+		return -EIO;
+	return 0;
 }
 
-/* Memory windows: not in rxdp's plan (ibv_alloc_mw checks for NULL too) */
+static int req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	atomic_store(&to_cq(cq)->sh->armed, solicited_only ? 2 : 1);
+	return 0;
+}
+
+/* Memory windows: not offered (ibv_alloc_mw checks for NULL too) */
 static struct ibv_mw *rxdp_dp_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
 	return fail_ptr(EOPNOTSUPP);
@@ -228,14 +371,55 @@ static int rxdp_dp_dealloc_mw(struct ibv_mw *mw)
 
 void rxdp_dp_set_ops(struct ibv_context_ops *ops)
 {
-	ops->post_send = rxdp_dp_post_send;
-	ops->post_recv = rxdp_dp_post_recv;
-	ops->post_srq_recv = rxdp_dp_post_srq_recv;
-	ops->poll_cq = rxdp_dp_poll_cq;
-	ops->req_notify_cq = rxdp_dp_req_notify_cq;
+	ops->post_send = post_send;
+	ops->post_recv = post_recv;
+	ops->post_srq_recv = post_srq_recv;
+	ops->poll_cq = poll_cq;
+	ops->req_notify_cq = req_notify_cq;
 	ops->alloc_mw = rxdp_dp_alloc_mw;
 	ops->bind_mw = rxdp_dp_bind_mw;
 	ops->dealloc_mw = rxdp_dp_dealloc_mw;
+}
+
+/* --- protection domains ------------------------------------------------- */
+
+struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+{
+	struct rxdp_ctl_obj o = { 0 };
+	struct rxdp_pd *p;
+
+	if (!ctx)
+		return fail_ptr(EINVAL);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return fail_ptr(ENOMEM);
+	o.cookie = (uintptr_t)p;
+	if (obj_call(ctx, RXDP_CTL_PD_ALLOC, &o, NULL, NULL)) {
+		int err = errno;
+
+		free(p);
+		return fail_ptr(err);
+	}
+	p->pd.context = ctx;
+	p->pd.handle = o.handle;
+	return &p->pd;
+}
+
+int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct rxdp_pd *p = to_rxdp_pd(pd);
+	struct rxdp_ctl_obj o = { .handle = pd ? pd->handle : 0 };
+	int ret;
+
+	if (!pd)
+		return EINVAL;
+	if (__atomic_load_n(&p->users, __ATOMIC_ACQUIRE))
+		return EBUSY;
+	ret = obj_call(pd->context, RXDP_CTL_PD_FREE, &o, NULL, NULL);
+	if (ret && ret != ECONNRESET && ret != EPIPE)
+		return ret;
+	free(p);
+	return 0;
 }
 
 /* --- memory regions -------------------------------------------------------- */
@@ -248,35 +432,42 @@ static int refuse(void)
 
 /*
  * One function behind the three registrations. perftest registers with
- * ibv_reg_mr_iova2 and IBV_ACCESS_RELAXED_ORDERING, which the engine accepts
- * and ignores.
+ * ibv_reg_mr_iova2 and IBV_ACCESS_RELAXED_ORDERING, which rxdp accepts and
+ * ignores. rxdpd checks that the range is mapped (with write access when
+ * local write is asked for); nothing is pinned (the MR follows the
+ * mapping, as on-demand paging does).
  */
-static struct ibv_mr *rxdp_dp_reg_mr(struct ibv_pd *pd, void *addr,
-				     size_t length, uint64_t iova,
-				     unsigned int access)
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			     uint64_t iova, unsigned int access)
 {
-	struct rxdp_engine *e = pd_engine(pd);
+	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_mr *m;
 
-	if (!e)
-		return NULL;
+	if (!pd)
+		return fail_ptr(EINVAL);
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return fail_ptr(ENOMEM);
-	m->emr = rxdp_engine_reg_mr(e, addr, length, iova, access);
-	if (!m->emr) {
+	o.pd = pd->handle;
+	o.addr = (uintptr_t)addr;
+	o.length = length;
+	o.iova = iova;
+	o.access = access;
+	o.cookie = (uintptr_t)m;
+	if (obj_call(pd->context, RXDP_CTL_MR_REG, &o, NULL, NULL)) {
 		int err = errno;
 
 		free(m);
 		return fail_ptr(err);
 	}
+	m->handle = o.handle;
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
 	m->mr.addr = addr;
 	m->mr.length = length;
-	m->mr.handle = rxdp_emr_lkey(m->emr);
-	m->mr.lkey = rxdp_emr_lkey(m->emr);
-	m->mr.rkey = rxdp_emr_rkey(m->emr);
+	m->mr.handle = o.handle;
+	m->mr.lkey = o.lkey;
+	m->mr.rkey = o.rkey;
 	m->iova = iova;
 	m->access = access;
 	rxdp_pd_get(pd);
@@ -287,33 +478,34 @@ static struct ibv_mr *rxdp_dp_reg_mr(struct ibv_pd *pd, void *addr,
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			  int access)
 {
-	return rxdp_dp_reg_mr(pd, addr, length, (uintptr_t)addr,
-			      (unsigned int)access);
+	return reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
 }
 
 #undef ibv_reg_mr_iova
 struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
 			       uint64_t iova, int access)
 {
-	return rxdp_dp_reg_mr(pd, addr, length, iova, (unsigned int)access);
+	return reg_mr(pd, addr, length, iova, (unsigned int)access);
 }
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 				uint64_t iova, unsigned int access)
 {
-	return rxdp_dp_reg_mr(pd, addr, length, iova, access);
+	return reg_mr(pd, addr, length, iova, access);
 }
 
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct rxdp_mr *m = (struct rxdp_mr *)mr;
+	struct rxdp_ctl_obj o = { 0 };
 	int ret;
 
 	if (!mr)
 		return EINVAL;
-	ret = rxdp_engine_dereg_mr(m->emr);
-	if (ret)
-		return -ret;
+	o.handle = m->handle;
+	ret = obj_call(mr->context, RXDP_CTL_MR_DEREG, &o, NULL, NULL);
+	if (ret && ret != ECONNRESET && ret != EPIPE)
+		return ret;
 	rxdp_pd_put(mr->pd);
 	free(m);
 	return 0;
@@ -336,14 +528,8 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		 size_t length, int access)
 {
 	struct rxdp_mr *m = (struct rxdp_mr *)mr;
+	struct rxdp_ctl_obj o = { 0 };
 	struct ibv_pd *npd;
-	struct rxdp_engine *e;
-	struct rxdp_emr *n;
-	unsigned int nacc;
-	uint64_t iova;
-	void *naddr;
-	size_t nlen;
-	int ret;
 
 	if (!mr || !flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
 	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
@@ -352,31 +538,24 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	     (!pd || pd->context != mr->context)))
 		return rereg_fail(EINVAL, IBV_REREG_MR_ERR_INPUT);
 	npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
-	naddr = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? addr : mr->addr;
-	nlen = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? length : mr->length;
-	iova = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? (uintptr_t)addr
-						       : m->iova;
-	nacc = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access
-						  : m->access;
-	e = pd_engine(npd);
-	if (!e)
+	o.handle = m->handle;
+	o.pd = npd->handle;
+	o.addr = (uintptr_t)(flags & IBV_REREG_MR_CHANGE_TRANSLATION ? addr
+								     : mr->addr);
+	o.length = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? length
+							   : mr->length;
+	o.iova = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? (uintptr_t)addr
+							 : m->iova;
+	o.access = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access
+						      : m->access;
+	if (obj_call(mr->context, RXDP_CTL_MR_REREG, &o, NULL, NULL))
 		return rereg_fail(errno, IBV_REREG_MR_ERR_CMD);
-	n = rxdp_engine_reg_mr(e, naddr, nlen, iova, nacc);
-	if (!n)
-		return rereg_fail(errno, IBV_REREG_MR_ERR_CMD);
-	ret = rxdp_engine_dereg_mr(m->emr);
-	if (ret) {
-		rxdp_engine_dereg_mr(n);
-		return rereg_fail(-ret, IBV_REREG_MR_ERR_CMD);
-	}
-	m->emr = n;
-	m->iova = iova;
-	m->access = nacc;
-	mr->addr = naddr;
-	mr->length = nlen;
-	mr->handle = rxdp_emr_lkey(n);
-	mr->lkey = rxdp_emr_lkey(n);
-	mr->rkey = rxdp_emr_rkey(n);
+	m->iova = o.iova;
+	m->access = o.access;
+	mr->addr = (void *)(uintptr_t)o.addr;
+	mr->length = o.length;
+	mr->lkey = o.lkey;
+	mr->rkey = o.rkey;
 	if (npd != mr->pd) {
 		rxdp_pd_get(npd);
 		rxdp_pd_put(mr->pd);
@@ -385,51 +564,103 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	return 0;
 }
 
-/* --- completion queues ----------------------------------------------------- */
+/* --- completion channels ------------------------------------------------ */
 
-/* The engine's CQ notify: the armed CQ got a completion (engine lock held) */
-static void cq_notify(void *arg)
+/*
+ * channel.fd is the read end of a pipe rxdpd writes: one record (the CQ's
+ * pointer, as the library named it) per completion event.
+ */
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 {
-	struct rxdp_cq *w = arg;
+	struct rxdp_comp_channel *ch;
+	struct rxdp_ctl_obj o = { 0 };
+	int fd;
 
-	if (rxdp_cq_notify(&w->cq) == 0)
-		__atomic_fetch_add(&w->comp_events, 1, __ATOMIC_RELAXED);
+	if (!ctx)
+		return fail_ptr(EINVAL);
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return fail_ptr(ENOMEM);
+	o.cookie = (uintptr_t)ch;
+	if (obj_call(ctx, RXDP_CTL_CHANNEL_CREATE, &o, NULL, &fd) || fd < 0) {
+		int err = errno ? errno : EPROTO;
+
+		free(ch);
+		return fail_ptr(err);
+	}
+	ch->channel.context = ctx;
+	ch->channel.fd = fd;
+	ch->channel.refcnt = 0;
+	ch->handle = o.handle;
+	return &ch->channel;
 }
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)channel;
+	struct ibv_context *ctx = channel->context;
+	struct rxdp_ctl_obj o = { .handle = ch->handle };
+	int busy, ret;
+
+	pthread_mutex_lock(&ctx->mutex);
+	busy = channel->refcnt;
+	pthread_mutex_unlock(&ctx->mutex);
+	if (busy)
+		return EBUSY; /* CQs still use it, as rdma-core says */
+	ret = obj_call(ctx, RXDP_CTL_CHANNEL_DESTROY, &o, NULL, NULL);
+	if (ret && ret != ECONNRESET && ret != EPIPE)
+		return ret;
+	close(channel->fd);
+	free(ch);
+	return 0;
+}
+
+/* --- completion queues ----------------------------------------------------- */
 
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 			     void *cq_context, struct ibv_comp_channel *channel,
 			     int comp_vector)
 {
-	struct rxdp_engine *e;
+	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_cq *w;
-	int actual = 0;
+	int fd, err;
 
 	if (!context || cqe < 1 || cqe > RXDP_VERBS_MAX_CQE ||
 	    comp_vector < 0 || comp_vector >= context->num_comp_vectors)
 		return fail_ptr(EINVAL);
-	e = ctx_engine(to_rxdp_ctx(context));
-	if (!e)
-		return NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return fail_ptr(ENOMEM);
-	w->ecq = rxdp_engine_create_cq(e, cqe, &actual, &w->cq);
-	if (!w->ecq) {
-		int err = errno;
-
+	o.cqe = (uint32_t)cqe;
+	o.channel = channel ? ((struct rxdp_comp_channel *)channel)->handle
+			    : 0;
+	o.cookie = (uintptr_t)&w->cq;
+	if (obj_call(context, RXDP_CTL_CQ_CREATE, &o, NULL, &fd) || fd < 0) {
+		err = errno ? errno : EPROTO;
 		free(w);
 		return fail_ptr(err);
 	}
+	err = shm_map(&w->mem, fd, o.mem_size);
+	if (err) {
+		struct rxdp_ctl_obj d = { .handle = o.handle };
+
+		obj_call(context, RXDP_CTL_CQ_DESTROY, &d, NULL, NULL);
+		free(w);
+		return fail_ptr(err);
+	}
+	w->handle = o.handle;
+	w->sh = w->mem.p;
+	w->size = o.cqe;
+	pthread_spin_init(&w->lock, PTHREAD_PROCESS_PRIVATE);
 	verbs_init_cq(&w->cq, context, channel, cq_context);
-	w->cq.cqe = actual;
-	rxdp_engine_cq_set_notify(w->ecq, cq_notify, w);
+	w->cq.cqe = (int)o.cqe;
 	return &w->cq;
 }
 
 /*
  * "At least cqe entries" (ibv_resize_cq(3)): a CQ already that large stays
- * as it is (cq->cqe keeps its real size). Growing one needs the engine to
- * move its ring, which it does not offer: EOPNOTSUPP.
+ * as it is (cq->cqe keeps its real size). Growing one would move its ring,
+ * which rxdp does not offer: EOPNOTSUPP.
  */
 int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
@@ -443,22 +674,23 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct rxdp_cq *w = to_cq(cq);
+	struct rxdp_ctl_obj o = { 0 };
 	uint32_t comp_read, async_read;
 	int ret, keep;
 
 	if (!cq)
 		return EINVAL;
-	ret = rxdp_engine_destroy_cq(w->ecq);
-	if (ret)
-		return -ret; /* EBUSY while a QP uses it */
-	/* no more notifies or events now: the counts are final */
-	keep = rxdp_events_destroyed(
-		cq->context, cq, w,
-		__atomic_load_n(&w->comp_events, __ATOMIC_ACQUIRE),
-		__atomic_load_n(&w->async_events, __ATOMIC_ACQUIRE), &comp_read,
-		&async_read);
+	o.handle = w->handle;
+	ret = obj_call(cq->context, RXDP_CTL_CQ_DESTROY, &o, NULL, NULL);
+	if (ret == EBUSY || ret == EINVAL)
+		return ret; /* EBUSY while a QP uses it */
+	/* no more notifies or events now: rxdpd's counts are final */
+	keep = rxdp_events_destroyed(cq->context, cq, w, o.comp_events,
+				     o.async_events, &comp_read, &async_read);
 	rxdp_cq_wait_acked(cq, comp_read, async_read);
 	rxdp_cq_fini(cq);
+	shm_unmap(&w->mem);
+	pthread_spin_destroy(&w->lock);
 	if (!keep)
 		free(w);
 	return 0;
@@ -469,12 +701,9 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 			     struct ibv_qp_init_attr *init_attr)
 {
-	struct rxdp_eqp_init init = { 0 };
-	struct rxdp_context *c;
-	struct rxdp_engine *e;
+	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_qp *w;
-	uint32_t qpn;
-	int ret;
+	int fd, err;
 
 	if (!pd || !init_attr || !init_attr->send_cq || !init_attr->recv_cq)
 		return fail_ptr(EINVAL);
@@ -492,45 +721,54 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	    init_attr->cap.max_recv_sge > RXDP_VERBS_MAX_SGE ||
 	    init_attr->cap.max_inline_data > RXDP_VERBS_MAX_INLINE)
 		return fail_ptr(EINVAL);
-	c = to_rxdp_ctx(pd->context);
-	e = ctx_engine(c);
-	if (!e)
-		return NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return fail_ptr(ENOMEM);
-
-	rxdp_ctx_ctl_lock(c);
-	ret = rxdp_ctl_create_qp(c->ctl, c->dev->info.ifindex,
-				 init_attr->qp_type, &qpn);
-	if (ret)
-		pr_warn("rxdp: create QP: %s\n", rxdp_ctl_strerror(c->ctl));
-	rxdp_ctx_ctl_unlock(c);
-	if (ret) {
-		free(w);
-		return fail_ptr(-ret);
-	}
-
-	init.qpn = qpn;
-	init.qp_type = init_attr->qp_type;
-	init.send_cq = to_cq(init_attr->send_cq)->ecq;
-	init.recv_cq = to_cq(init_attr->recv_cq)->ecq;
-	init.srq = init_attr->srq ? to_srq(init_attr->srq)->esrq : NULL;
-	init.cap = init_attr->cap;
-	init.sq_sig_all = init_attr->sq_sig_all;
-	init.user = &w->qp;
-	w->eqp = rxdp_engine_create_qp(e, &init);
-	if (!w->eqp) {
-		int err = errno;
-
-		rxdp_ctx_ctl_lock(c);
-		rxdp_ctl_destroy_qp(c->ctl, c->dev->info.ifindex, qpn);
-		rxdp_ctx_ctl_unlock(c);
+	o.pd = pd->handle;
+	o.qp_type = init_attr->qp_type;
+	o.send_cq = to_cq(init_attr->send_cq)->handle;
+	o.recv_cq = to_cq(init_attr->recv_cq)->handle;
+	o.srq = init_attr->srq ? to_srq(init_attr->srq)->handle : 0;
+	o.sq_sig_all = !!init_attr->sq_sig_all;
+	o.max_send_wr = init_attr->cap.max_send_wr;
+	o.max_recv_wr = init_attr->cap.max_recv_wr;
+	o.max_send_sge = init_attr->cap.max_send_sge;
+	o.max_recv_sge = init_attr->cap.max_recv_sge;
+	o.max_inline_data = init_attr->cap.max_inline_data;
+	o.cookie = (uintptr_t)&w->qp;
+	if (obj_call(pd->context, RXDP_CTL_QP_CREATE, &o, NULL, &fd) ||
+	    fd < 0) {
+		err = errno ? errno : EPROTO;
+		pr_warn("rxdp: create QP: %s\n", strerror(err));
 		free(w);
 		return fail_ptr(err);
 	}
+	err = shm_map(&w->mem, fd, o.mem_size);
+	if (err) {
+		struct rxdp_ctl_obj d = { .handle = o.handle };
 
-	w->cap = init.cap;
+		obj_call(pd->context, RXDP_CTL_QP_DESTROY, &d, NULL, NULL);
+		free(w);
+		return fail_ptr(err);
+	}
+	w->handle = o.handle;
+	w->sh = w->mem.p;
+	w->sq = (char *)w->mem.p + o.sq_off;
+	w->rq = (char *)w->mem.p + o.rq_off;
+	w->sq_size = o.max_send_wr;
+	w->sq_stride = o.sq_stride;
+	w->rq_size = o.max_recv_wr;
+	w->rq_stride = o.rq_stride;
+	w->cap.max_send_wr = o.max_send_wr;
+	w->cap.max_recv_wr = o.max_recv_wr;
+	w->cap.max_send_sge = o.max_send_sge;
+	w->cap.max_recv_sge = o.max_recv_sge;
+	w->cap.max_inline_data = o.max_inline_data;
+	w->hcaps.qp_type = init_attr->qp_type;
+	w->hcaps.max_send_sge = o.max_send_sge;
+	w->hcaps.max_inline = o.max_inline_data;
+	pthread_spin_init(&w->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&w->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	w->sq_sig_all = init_attr->sq_sig_all;
 	w->qp.context = pd->context;
 	w->qp.qp_context = init_attr->qp_context;
@@ -538,13 +776,13 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	w->qp.send_cq = init_attr->send_cq;
 	w->qp.recv_cq = init_attr->recv_cq;
 	w->qp.srq = init_attr->srq;
-	w->qp.handle = qpn;
-	w->qp.qp_num = qpn;
+	w->qp.handle = o.qpn;
+	w->qp.qp_num = o.qpn;
 	w->qp.state = IBV_QPS_RESET;
 	w->qp.qp_type = init_attr->qp_type;
 	pthread_mutex_init(&w->qp.mutex, NULL);
 	pthread_cond_init(&w->qp.cond, NULL);
-	init_attr->cap = init.cap;
+	init_attr->cap = w->cap;
 	rxdp_pd_get(pd);
 	return &w->qp;
 }
@@ -602,13 +840,16 @@ static void attr_merge(struct ibv_qp_attr *dst, const struct ibv_qp_attr *a,
 #undef MERGE
 }
 
+/*
+ * rxdpd validates the transition (IBTA 10.3), resolves the path on RTR and
+ * applies it to the engine; the library remembers what was set, for
+ * ibv_query_qp.
+ */
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct rxdp_qp *w = to_qp(qp);
 	struct rxdp_context *c;
-	struct rxdp_qp_info info;
 	struct rxdp_qp_attr ra;
-	const struct rxdp_path *path = NULL;
 	int ret;
 
 	if (!qp || !attr)
@@ -617,33 +858,12 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	attr_to_ctl(attr, &ra);
 	rxdp_ctx_ctl_lock(c);
 	ret = rxdp_ctl_modify_qp(c->ctl, c->dev->info.ifindex, qp->qp_num, &ra,
-				 attr_mask, &info);
+				 attr_mask, NULL);
 	if (ret)
 		pr_debug("rxdp: modify QP 0x%x: %s\n", qp->qp_num,
 			 rxdp_ctl_strerror(c->ctl));
 	rxdp_ctx_ctl_unlock(c);
 	if (ret) {
-		errno = -ret;
-		return -ret;
-	}
-
-	/* RC/UC: the headers towards the peer, resolved by the daemon */
-	if (qp->qp_type != IBV_QPT_UD &&
-	    ((attr_mask & IBV_QP_AV) ||
-	     ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR)))
-		path = &info.path;
-	ret = rxdp_engine_qp_modify(w->eqp, attr, attr_mask, path);
-	if (ret) {
-		/* keep the daemon's view in step: the QP is unusable now */
-		struct rxdp_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
-
-		pr_warn("rxdp: QP 0x%x: the engine refused the transition "
-			"(%s)\n",
-			qp->qp_num, strerror(-ret));
-		rxdp_ctx_ctl_lock(c);
-		rxdp_ctl_modify_qp(c->ctl, c->dev->info.ifindex, qp->qp_num,
-				   &err_attr, IBV_QP_STATE, NULL);
-		rxdp_ctx_ctl_unlock(c);
 		errno = -ret;
 		return -ret;
 	}
@@ -661,8 +881,8 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	if (!qp || !attr || !init_attr)
 		return EINVAL;
 	*attr = w->attr;
-	/* the engine may have taken the QP to ERR on its own */
-	attr->qp_state = rxdp_engine_qp_state(w->eqp);
+	/* rxdpd may have taken the QP to ERR on its own */
+	attr->qp_state = (enum ibv_qp_state)atomic_load(&w->sh->state);
 	attr->cur_qp_state = attr->qp_state;
 	attr->cap = w->cap;
 	memset(init_attr, 0, sizeof(*init_attr));
@@ -679,31 +899,27 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct rxdp_qp *w = to_qp(qp);
-	struct rxdp_context *c;
+	struct rxdp_ctl_obj o = { 0 };
 	uint32_t none, read;
 	int ret, keep;
 
 	if (!qp)
 		return EINVAL;
-	c = to_rxdp_ctx(qp->context);
-	ret = rxdp_engine_destroy_qp(w->eqp);
-	if (ret)
-		return -ret;
-	rxdp_ctx_ctl_lock(c);
-	ret = rxdp_ctl_destroy_qp(c->ctl, c->dev->info.ifindex, qp->qp_num);
-	if (ret)
-		pr_warn("rxdp: destroy QP 0x%x: %s\n", qp->qp_num,
-			rxdp_ctl_strerror(c->ctl));
-	rxdp_ctx_ctl_unlock(c);
+	o.handle = w->handle;
+	ret = obj_call(qp->context, RXDP_CTL_QP_DESTROY, &o, NULL, NULL);
+	if (ret == EINVAL)
+		return ret;
 	/*
 	 * Wait for the acks of the events read, not of all raised: a program
 	 * that never reads async events must not hang here after a QP error.
 	 */
-	keep = rxdp_events_destroyed(
-		qp->context, qp, w, 0,
-		__atomic_load_n(&w->events, __ATOMIC_ACQUIRE), &none, &read);
+	keep = rxdp_events_destroyed(qp->context, qp, w, 0, o.async_events,
+				     &none, &read);
 	rxdp_qp_wait_acked(qp, read);
 	rxdp_pd_put(qp->pd);
+	shm_unmap(&w->mem);
+	pthread_spin_destroy(&w->sq_lock);
+	pthread_spin_destroy(&w->rq_lock);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
 	if (!keep)
@@ -722,68 +938,115 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 			       struct ibv_srq_init_attr *srq_init_attr)
 {
-	struct rxdp_engine *e;
+	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_srq *w;
+	int fd, err;
 
 	if (!pd || !srq_init_attr)
 		return fail_ptr(EINVAL);
-	if (srq_init_attr->attr.max_wr > RXDP_VERBS_MAX_SRQ_WR ||
-	    srq_init_attr->attr.max_sge > RXDP_VERBS_MAX_SRQ_SGE)
+	if (!srq_init_attr->attr.max_wr ||
+	    srq_init_attr->attr.max_wr > RXDP_VERBS_MAX_SRQ_WR ||
+	    srq_init_attr->attr.max_sge > RXDP_VERBS_MAX_SRQ_SGE ||
+	    srq_init_attr->attr.srq_limit > srq_init_attr->attr.max_wr)
 		return fail_ptr(EINVAL);
-	e = pd_engine(pd);
-	if (!e)
-		return NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return fail_ptr(ENOMEM);
-	w->esrq = rxdp_engine_create_srq(e, &srq_init_attr->attr, &w->srq);
-	if (!w->esrq) {
-		int err = errno;
-
+	o.pd = pd->handle;
+	o.max_recv_wr = srq_init_attr->attr.max_wr;
+	o.max_recv_sge = srq_init_attr->attr.max_sge;
+	o.srq_limit = srq_init_attr->attr.srq_limit;
+	o.cookie = (uintptr_t)&w->srq;
+	if (obj_call(pd->context, RXDP_CTL_SRQ_CREATE, &o, NULL, &fd) ||
+	    fd < 0) {
+		err = errno ? errno : EPROTO;
 		free(w);
 		return fail_ptr(err);
 	}
+	err = shm_map(&w->mem, fd, o.mem_size);
+	if (err) {
+		struct rxdp_ctl_obj d = { .handle = o.handle };
+
+		obj_call(pd->context, RXDP_CTL_SRQ_DESTROY, &d, NULL, NULL);
+		free(w);
+		return fail_ptr(err);
+	}
+	w->handle = o.handle;
+	w->wq = w->mem.p;
+	w->ring = (char *)w->mem.p + o.rq_off;
+	w->size = o.max_recv_wr;
+	w->stride = o.rq_stride;
+	w->max_sge = o.max_recv_sge;
+	pthread_spin_init(&w->lock, PTHREAD_PROCESS_PRIVATE);
 	w->srq.context = pd->context;
 	w->srq.srq_context = srq_init_attr->srq_context;
 	w->srq.pd = pd;
+	w->srq.handle = o.handle;
 	pthread_mutex_init(&w->srq.mutex, NULL);
 	pthread_cond_init(&w->srq.cond, NULL);
+	srq_init_attr->attr.max_wr = o.max_recv_wr;
+	srq_init_attr->attr.max_sge = o.max_recv_sge;
 	rxdp_pd_get(pd);
 	return &w->srq;
+}
+
+static int srq_call(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
+{
+	struct rxdp_ctl_obj o = { 0 };
+	int ret;
+
+	o.handle = to_srq(srq)->handle;
+	o.max_recv_wr = a->max_wr;
+	o.max_recv_sge = a->max_sge;
+	o.srq_limit = a->srq_limit;
+	o.attr_mask = (uint32_t)mask;
+	ret = obj_call(srq->context, RXDP_CTL_SRQ_MODIFY, &o, NULL, NULL);
+	if (!ret) {
+		a->max_wr = o.max_recv_wr;
+		a->max_sge = o.max_recv_sge;
+		a->srq_limit = o.srq_limit;
+	}
+	return ret;
 }
 
 int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		   int srq_attr_mask)
 {
+	struct ibv_srq_attr a;
+
 	if (!srq || !srq_attr)
 		return EINVAL;
-	return -rxdp_engine_modify_srq(to_srq(srq)->esrq, srq_attr,
-				       srq_attr_mask);
+	a = *srq_attr;
+	return srq_call(srq, &a, srq_attr_mask);
 }
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
 {
 	if (!srq || !srq_attr)
 		return EINVAL;
-	return -rxdp_engine_query_srq(to_srq(srq)->esrq, srq_attr);
+	memset(srq_attr, 0, sizeof(*srq_attr));
+	return srq_call(srq, srq_attr, 0);
 }
 
 int ibv_destroy_srq(struct ibv_srq *srq)
 {
 	struct rxdp_srq *w = to_srq(srq);
+	struct rxdp_ctl_obj o = { 0 };
 	uint32_t none, read;
 	int ret, keep;
 
 	if (!srq)
 		return EINVAL;
-	ret = rxdp_engine_destroy_srq(w->esrq);
-	if (ret)
-		return -ret; /* EBUSY while a QP uses it */
-	keep = rxdp_events_destroyed(
-		srq->context, srq, w, 0,
-		__atomic_load_n(&w->events, __ATOMIC_ACQUIRE), &none, &read);
+	o.handle = w->handle;
+	ret = obj_call(srq->context, RXDP_CTL_SRQ_DESTROY, &o, NULL, NULL);
+	if (ret == EBUSY || ret == EINVAL)
+		return ret; /* EBUSY while a QP uses it */
+	keep = rxdp_events_destroyed(srq->context, srq, w, 0, o.async_events,
+				     &none, &read);
 	rxdp_srq_wait_acked(srq, read);
 	rxdp_pd_put(srq->pd);
+	shm_unmap(&w->mem);
+	pthread_spin_destroy(&w->lock);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
 	if (!keep)
@@ -795,42 +1058,32 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	struct rxdp_context *c;
-	struct rxdp_engine *e;
+	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_vah *w;
-	struct rxdp_path path;
 	struct rxdp_ah a;
-	int ret;
 
 	if (!pd || !attr)
 		return fail_ptr(EINVAL);
 	/* RoCE addresses by GID: a GRH is mandatory (IBTA A17.4.1) */
 	if (!attr->is_global)
 		return fail_ptr(EINVAL);
-	c = to_rxdp_ctx(pd->context);
-	e = ctx_engine(c);
-	if (!e)
-		return NULL;
-	rxdp_ah_from_attr(attr, &a);
-	rxdp_ctx_ctl_lock(c);
-	ret = rxdp_ctl_resolve(c->ctl, c->dev->info.ifindex, &a, &path);
-	if (ret)
-		pr_warn("rxdp: create AH: %s\n", rxdp_ctl_strerror(c->ctl));
-	rxdp_ctx_ctl_unlock(c);
-	if (ret)
-		return fail_ptr(-ret);
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return fail_ptr(ENOMEM);
-	w->eah = rxdp_engine_create_ah(e, &path);
-	if (!w->eah) {
+	rxdp_ah_from_attr(attr, &a);
+	o.pd = pd->handle;
+	o.cookie = (uintptr_t)w;
+	if (obj_call(pd->context, RXDP_CTL_AH_CREATE, &o, &a, NULL)) {
 		int err = errno;
 
+		pr_warn("rxdp: create AH: %s\n", strerror(err));
 		free(w);
 		return fail_ptr(err);
 	}
+	w->handle = o.handle;
 	w->ah.context = pd->context;
 	w->ah.pd = pd;
+	w->ah.handle = o.handle;
 	rxdp_pd_get(pd);
 	return &w->ah;
 }
@@ -838,13 +1091,15 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	struct rxdp_vah *w = (struct rxdp_vah *)ah;
+	struct rxdp_ctl_obj o = { 0 };
 	int ret;
 
 	if (!ah)
 		return EINVAL;
-	ret = rxdp_engine_destroy_ah(w->eah);
-	if (ret)
-		return -ret;
+	o.handle = w->handle;
+	ret = obj_call(ah->context, RXDP_CTL_AH_DESTROY, &o, NULL, NULL);
+	if (ret == EINVAL)
+		return ret;
 	rxdp_pd_put(ah->pd);
 	free(w);
 	return 0;

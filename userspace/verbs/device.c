@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "verbs/verbs_priv.h"
@@ -182,9 +183,10 @@ static int rxdp_query_device_ex(struct ibv_context *ctx,
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct rxdp_device *dev = to_rxdp_dev(device);
+	struct rxdp_ctx_fds fds;
 	struct rxdp_context *c;
 	struct ibv_context *ctx;
-	int pfd[2], err;
+	int err;
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -192,7 +194,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = dev;
-	c->async_wfd = -1;
+	c->doorbell = -1;
 	ctx = &c->vctx.context;
 	ctx->cmd_fd = -1;
 	ctx->async_fd = -1;
@@ -205,26 +207,32 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 			 strerror(err));
 		goto err_free;
 	}
-
 	/*
-	 * cmd_fd stands where /dev/infiniband/uverbsN would: programs only
-	 * poll or close it. async_fd is the read end of a pipe of
-	 * struct ibv_async_event records (rxdp_async_event_post).
+	 * The context is rxdpd's: the doorbell, the device page (read-only)
+	 * and the async event pipe it writes. cmd_fd stands where
+	 * /dev/infiniband/uverbsN would: programs only poll or close it.
 	 */
+	err = -rxdp_ctl_ctx_open(c->ctl, dev->info.ifindex, &fds);
+	if (err) {
+		pr_warn("rxdp: cannot open %s: %s\n", dev->info.name,
+			rxdp_ctl_strerror(c->ctl));
+		goto err_ctl;
+	}
+	c->doorbell = fds.doorbell;
+	ctx->async_fd = fds.async;
+	c->page = mmap(NULL, sizeof(*c->page), PROT_READ, MAP_SHARED,
+		       fds.dev_page, 0);
+	close(fds.dev_page);
+	if (c->page == MAP_FAILED) {
+		err = errno;
+		c->page = NULL;
+		goto err_fds;
+	}
 	ctx->cmd_fd = eventfd(0, EFD_CLOEXEC);
 	if (ctx->cmd_fd < 0) {
 		err = errno;
-		goto err_ctl;
+		goto err_fds;
 	}
-	if (pipe2(pfd, O_CLOEXEC)) {
-		err = errno;
-		goto err_cmd;
-	}
-	ctx->async_fd = pfd[0];
-	c->async_wfd = pfd[1];
-	/* The library never blocks on a full event queue */
-	fcntl(c->async_wfd, F_SETFL, O_NONBLOCK);
-
 	ctx->device = device;
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
@@ -233,18 +241,13 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.query_port = rxdp_query_port_ex;
 	c->vctx.query_device_ex = rxdp_query_device_ex;
 	rxdp_dp_set_ops(&ctx->ops);
-
-	err = -rxdp_dp_context_init(c);
-	if (err)
-		goto err_pipe;
 	return ctx;
 
-err_pipe:
-	pthread_mutex_destroy(&ctx->mutex);
-	close(c->async_wfd);
+err_fds:
+	if (c->page)
+		munmap(c->page, sizeof(*c->page));
+	close(c->doorbell);
 	close(ctx->async_fd);
-err_cmd:
-	close(ctx->cmd_fd);
 err_ctl:
 	rxdp_ctl_close(c->ctl);
 err_free:
@@ -254,16 +257,17 @@ err_free:
 	return NULL;
 }
 
+/* rxdpd forgets the context's objects when its connection closes */
 int ibv_close_device(struct ibv_context *ctx)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 
-	rxdp_dp_context_fini(c);
-	close(c->async_wfd);
+	rxdp_ctl_close(c->ctl);
 	close(ctx->async_fd);
 	rxdp_events_ctx_closed(ctx);
 	close(ctx->cmd_fd);
-	rxdp_ctl_close(c->ctl);
+	close(c->doorbell);
+	munmap(c->page, sizeof(*c->page));
 	pthread_mutex_destroy(&ctx->mutex);
 	pthread_mutex_destroy(&c->ctl_lock);
 	free(c);
@@ -600,30 +604,6 @@ int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port_num, __be16 pkey)
 		if (p == pkey)
 			return i;
 	}
-}
-
-struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
-{
-	static atomic_uint next_handle;
-	struct rxdp_pd *p = calloc(1, sizeof(*p));
-
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	p->pd.context = ctx;
-	p->pd.handle = atomic_fetch_add(&next_handle, 1);
-	return &p->pd;
-}
-
-int ibv_dealloc_pd(struct ibv_pd *pd)
-{
-	struct rxdp_pd *p = to_rxdp_pd(pd);
-
-	if (__atomic_load_n(&p->users, __ATOMIC_ACQUIRE))
-		return EBUSY;
-	free(p);
-	return 0;
 }
 
 void rxdp_pd_get(struct ibv_pd *pd)

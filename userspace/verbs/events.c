@@ -1,60 +1,19 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Completion channels and asynchronous events, on pipes: each event is one
- * fixed-size record written atomically (well under PIPE_BUF), so the read
- * ends behave as the kernel's uverbs event files do: poll()/epoll say
+ * Completion and asynchronous events, on pipes rxdpd writes: each event is
+ * one fixed-size record written atomically (well under PIPE_BUF), so the
+ * read ends behave as the kernel's uverbs event files do: poll()/epoll say
  * readable when an event is queued, a blocking read waits for one, and a
- * descriptor the application made O_NONBLOCK gives EAGAIN.
+ * descriptor the application made O_NONBLOCK gives EAGAIN. (Channels are
+ * made in dataplane.c, with the other objects rxdpd keeps.)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "verbs/verbs_priv.h"
-
-struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
-{
-	struct rxdp_comp_channel *ch;
-	int pfd[2];
-
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (pipe2(pfd, O_CLOEXEC)) {
-		int err = errno;
-
-		free(ch);
-		errno = err;
-		return NULL;
-	}
-	/* The engine never blocks on a full channel */
-	fcntl(pfd[1], F_SETFL, O_NONBLOCK);
-	ch->channel.context = ctx;
-	ch->channel.fd = pfd[0];
-	ch->channel.refcnt = 0;
-	ch->wfd = pfd[1];
-	return &ch->channel;
-}
-
-int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
-{
-	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)channel;
-	struct ibv_context *ctx = channel->context;
-	int busy;
-
-	pthread_mutex_lock(&ctx->mutex);
-	busy = channel->refcnt;
-	pthread_mutex_unlock(&ctx->mutex);
-	if (busy)
-		return EBUSY; /* CQs still use it, as rdma-core says */
-	close(ch->wfd);
-	close(channel->fd);
-	free(ch);
-	return 0;
-}
 
 void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 		   struct ibv_comp_channel *channel, void *cq_context)
@@ -83,18 +42,6 @@ void rxdp_cq_fini(struct ibv_cq *cq)
 	}
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
-}
-
-static int write_record(int fd, const void *rec, size_t len)
-{
-	ssize_t n;
-
-	do
-		n = write(fd, rec, len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)len ? 0 : -EIO;
 }
 
 static int read_record(int fd, void *rec, size_t len)
@@ -247,15 +194,6 @@ void rxdp_events_ctx_closed(struct ibv_context *ctx)
 	pthread_mutex_unlock(&ev_lock);
 }
 
-int rxdp_cq_notify(struct ibv_cq *cq)
-{
-	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)cq->channel;
-
-	if (!ch)
-		return -EINVAL;
-	return write_record(ch->wfd, &cq, sizeof(cq));
-}
-
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		     void **cq_context)
 {
@@ -308,12 +246,6 @@ void rxdp_srq_wait_acked(struct ibv_srq *srq, uint32_t events)
 	pthread_mutex_unlock(&srq->mutex);
 }
 
-int rxdp_async_event_post(struct ibv_context *ctx,
-			  const struct ibv_async_event *ev)
-{
-	return write_record(to_rxdp_ctx(ctx)->async_wfd, ev, sizeof(*ev));
-}
-
 /* The object an async event is about, or NULL (port and device events) */
 static const void *event_obj(const struct ibv_async_event *ev)
 {
@@ -339,17 +271,57 @@ static const void *event_obj(const struct ibv_async_event *ev)
 	}
 }
 
+/* An event record from rxdpd -> what libibverbs hands out */
+static void event_from_record(const struct rxdp_hca_event *r,
+			      struct ibv_async_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->event_type = (enum ibv_event_type)r->type;
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		ev->element.cq = (struct ibv_cq *)(uintptr_t)r->cookie;
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		ev->element.srq = (struct ibv_srq *)(uintptr_t)r->cookie;
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_GID_CHANGE:
+		ev->element.port_num = (int)r->port;
+		break;
+	case IBV_EVENT_DEVICE_FATAL:
+		break;
+	default: /* QP events */
+		ev->element.qp = (struct ibv_qp *)(uintptr_t)r->cookie;
+		break;
+	}
+}
+
 int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
+	struct rxdp_hca_event r;
 	const void *obj;
 	int ret;
 
 	do {
-		ret = read_record(ctx->async_fd, event, sizeof(*event));
+		ret = read_record(ctx->async_fd, &r, sizeof(r));
+		if (ret == -EIO) {
+			/* rxdpd is gone (the pipe's writer closed): fatal */
+			memset(event, 0, sizeof(*event));
+			event->event_type = IBV_EVENT_DEVICE_FATAL;
+			to_rxdp_ctx(ctx)->dead = 1;
+			return 0;
+		}
 		if (ret) {
 			errno = -ret;
 			return -1;
 		}
+		event_from_record(&r, event);
 		obj = event_obj(event);
 	} while (obj && ev_read(ctx, obj, EV_ASYNC)); /* skip destroyed ones' */
 	return 0;

@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "common/ctl.h"
 #include "common/ctl_client.h"
+#include "common/hca.h"
 #include "common/log.h"
 
 #define RXDP_VERBS_FW_VER "rxdp 0.1"
@@ -75,8 +77,9 @@ struct rxdp_context {
 	struct rxdp_device *dev;
 	pthread_mutex_t ctl_lock; /* one request at a time on ctl */
 	struct rxdp_ctl *ctl; /* this context's connection to rxdpd */
-	int async_wfd; /* write end of the pipe behind context.async_fd */
-	void *engine; /* the engine's per-context state (dataplane.c) */
+	int doorbell; /* wakes rxdpd's data-path thread (an eventfd) */
+	struct rxdp_hca_dev *page; /* the device page, mapped read-only */
+	int dead; /* rxdpd is gone */
 	struct verbs_context vctx; /* last: context must end the struct */
 };
 
@@ -87,13 +90,16 @@ static inline struct rxdp_context *to_rxdp_ctx(struct ibv_context *ctx)
 						vctx.context));
 }
 
-/* A completion channel: channel.fd is the read end of a pipe of CQ pointers */
+/*
+ * A completion channel: channel.fd is the read end of a pipe rxdpd writes
+ * CQ pointers to (the cookies the library gave it)
+ */
 struct rxdp_comp_channel {
 	struct ibv_comp_channel channel;
-	int wfd;
+	uint32_t handle;
 };
 
-/* A protection domain, counted by the objects created on it */
+/* A protection domain (pd.handle: rxdpd's), counted by its objects */
 struct rxdp_pd {
 	struct ibv_pd pd;
 	int users; /* atomic: MRs, QPs, SRQs, AHs on this PD */
@@ -125,21 +131,6 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 void rxdp_cq_fini(struct ibv_cq *cq);
 
 /*
- * Queue one completion event for cq on its channel (the CQ was armed with
- * ibv_req_notify_cq and a completion arrived; arming is one-shot, IBTA
- * 11.4.2.2). 0 or -errno (-EINVAL: the CQ has no channel). Safe from any
- * thread. The caller counts the events it queued, for rxdp_cq_wait_acked.
- */
-int rxdp_cq_notify(struct ibv_cq *cq);
-
-/*
- * Queue an asynchronous event on the context's async fd. 0 or -errno. The
- * caller counts events per object, for rxdp_cq_wait_acked / rxdp_qp_wait_acked.
- */
-int rxdp_async_event_post(struct ibv_context *ctx,
-			  const struct ibv_async_event *ev);
-
-/*
  * Block until the application acknowledged comp_events completion events
  * and async_events async events of cq (ibv_destroy_cq must not return before,
  * as in rdma-core). Same for QPs and SRQs with their events_completed.
@@ -167,12 +158,8 @@ void rxdp_events_ctx_closed(struct ibv_context *ctx);
 /* The addressing of an ibv_ah_attr, for rxdp_ctl_resolve/modify_qp */
 void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah);
 
-/* --- engine entry points (dataplane.c) ----------------------------------- */
+/* --- the data path (dataplane.c) ---------------------------------------- */
 
-/* Called by ibv_open_device after the context is set up; 0 or -errno */
-int rxdp_dp_context_init(struct rxdp_context *c);
-/* Called by ibv_close_device before the context is torn down */
-void rxdp_dp_context_fini(struct rxdp_context *c);
 /* Fill context.ops with the data-path entry points */
 void rxdp_dp_set_ops(struct ibv_context_ops *ops);
 

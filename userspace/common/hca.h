@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The memory a verbs context shares with rxdpd: rxdp's "hardware" queues.
+ *
+ * rxdpd is the HCA: it runs the transport for every process. What an
+ * application and rxdpd share are the queues, in memfds rxdpd creates, sizes,
+ * seals (no shrinking or growing) and maps before it hands the fd over:
+ *
+ *   CQ   struct rxdp_hca_cq + ring of struct ibv_wc. rxdpd produces (prod),
+ *        the application consumes (cons) and arms (armed).
+ *   QP   struct rxdp_hca_qp, then the SQ ring, then the RQ ring. The
+ *        application produces WQEs (prod); rxdpd takes them (cons) into its
+ *        own memory, checks them there, and tells when their slots are free
+ *        again (done: SQ WQEs retired, RQ WQEs consumed by a message).
+ *   SRQ  struct rxdp_hca_wq, then its ring, as a QP's RQ.
+ *   device page  struct rxdp_hca_dev, read-only for applications: whether
+ *        the data-path thread sleeps (then a post writes the doorbell fd).
+ *
+ * rxdpd trusts nothing it reads here: a WQE is copied out of the ring before
+ * it is checked, and a bad index or WQE hurts only the QP it belongs to.
+ * Each index is written by one side only (named beside it), with release
+ * stores after the entries they publish, read with acquire loads.
+ */
+#ifndef RXDP_COMMON_HCA_H
+#define RXDP_COMMON_HCA_H
+
+#include <infiniband/verbs.h>
+#include <linux/types.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RXDP_HCA_LINE 64
+#define RXDP_HCA_MAX_CQE 65536 /* entries in one CQ */
+
+/* A CQ: header, then size entries (size a power of two) */
+struct rxdp_hca_cq {
+	_Atomic __u32 prod; /* rxdpd: entries written */
+	_Atomic __u32 overflow; /* rxdpd: 1 once a completion was lost */
+	__u8 pad0[RXDP_HCA_LINE - 8];
+	_Atomic __u32 cons; /* application: entries read */
+	/*
+	 * application: 1 (next completion) or 2 (next solicited or error
+	 * one) arms the CQ; rxdpd swaps it back to 0 when it sends the event
+	 */
+	_Atomic __u32 armed;
+	__u8 pad1[RXDP_HCA_LINE - 8];
+	struct ibv_wc ring[];
+};
+
+/* A work queue (SQ, RQ or SRQ) ring: slots of a fixed stride */
+struct rxdp_hca_wq {
+	_Atomic __u32 prod; /* application: WQEs posted */
+	__u8 pad0[RXDP_HCA_LINE - 4];
+	_Atomic __u32 cons; /* rxdpd: WQEs taken into its memory */
+	_Atomic __u32 done; /* rxdpd: WQEs whose slots may be reused */
+	__u32 size; /* rxdpd, fixed: slots (a power of two) */
+	__u32 stride; /* rxdpd, fixed: bytes per slot */
+	__u8 pad1[RXDP_HCA_LINE - 16];
+};
+
+struct rxdp_hca_qp {
+	struct rxdp_hca_wq sq;
+	struct rxdp_hca_wq rq;
+	_Atomic __u32 state; /* rxdpd: enum ibv_qp_state, as the engine has it */
+	__u8 pad[RXDP_HCA_LINE - 4];
+	/* then the SQ ring at sq_off, the RQ ring at rq_off (rxdp_hca_qp_layout) */
+};
+
+/* The device page: one per device, mapped read-only by applications */
+struct rxdp_hca_dev {
+	_Atomic __u32 sleeping; /* rxdpd: 1 while the data-path thread blocks */
+	__u8 pad[RXDP_HCA_LINE - 4];
+};
+
+/*
+ * What rxdpd writes to a context's async event pipe (one record per
+ * event): cookie is the object the library named when it created it (0
+ * for port and device events).
+ */
+struct rxdp_hca_event {
+	__u32 type; /* enum ibv_event_type */
+	__u32 port; /* port events: 1 */
+	__u64 cookie;
+};
+
+/* A send WQE as posted: 64 bytes, then SGEs or inline data */
+struct rxdp_hca_swqe {
+	__u64 wr_id;
+	__u32 opcode; /* enum ibv_wr_opcode */
+	__u32 send_flags; /* enum ibv_send_flags */
+	__u32 imm_data; /* network order */
+	__u32 num_sge; /* with IBV_SEND_INLINE: the inline length in bytes */
+	__u64 remote_addr; /* RDMA: remote address; atomics: remote address */
+	__u32 rkey;
+	__u32 ah; /* UD: the address handle's handle */
+	__u32 remote_qpn; /* UD */
+	__u32 remote_qkey; /* UD */
+	__u64 compare_add; /* atomics */
+	__u64 swap;
+	struct ibv_sge sge[]; /* or the inline bytes */
+};
+
+/* A receive WQE: 16 bytes, then SGEs */
+struct rxdp_hca_rwqe {
+	__u64 wr_id;
+	__u32 num_sge;
+	__u32 pad;
+	struct ibv_sge sge[];
+};
+
+_Static_assert(sizeof(struct rxdp_hca_cq) == 2 * RXDP_HCA_LINE, "cq header");
+_Static_assert(sizeof(struct rxdp_hca_wq) == 2 * RXDP_HCA_LINE, "wq header");
+_Static_assert(sizeof(struct rxdp_hca_qp) == 5 * RXDP_HCA_LINE, "qp header");
+_Static_assert(sizeof(struct rxdp_hca_swqe) == 64, "send wqe");
+_Static_assert(sizeof(struct rxdp_hca_rwqe) == 16, "recv wqe");
+
+static inline __u32 rxdp_hca_pow2(__u32 n)
+{
+	__u32 s = 1;
+
+	while (s < n)
+		s <<= 1;
+	return s;
+}
+
+static inline __u32 rxdp_hca_align(__u32 n)
+{
+	return (n + RXDP_HCA_LINE - 1) & ~(__u32)(RXDP_HCA_LINE - 1);
+}
+
+static inline size_t rxdp_hca_cq_bytes(__u32 size)
+{
+	return sizeof(struct rxdp_hca_cq) + (size_t)size * sizeof(struct ibv_wc);
+}
+
+/* Bytes of a send WQE slot for max_sge SGEs or max_inline bytes inline */
+static inline __u32 rxdp_hca_swqe_stride(__u32 max_sge, __u32 max_inline)
+{
+	__u32 s = max_sge * (__u32)sizeof(struct ibv_sge);
+
+	if (max_inline > s)
+		s = max_inline;
+	return rxdp_hca_align((__u32)sizeof(struct rxdp_hca_swqe) + s);
+}
+
+static inline __u32 rxdp_hca_rwqe_stride(__u32 max_sge)
+{
+	return (__u32)sizeof(struct rxdp_hca_rwqe) +
+	       (max_sge ? max_sge : 1) * (__u32)sizeof(struct ibv_sge);
+}
+
+/* Where the rings of a QP's memfd are, and its size; rq_size 0: no RQ */
+struct rxdp_hca_qp_layout {
+	size_t sq_off, rq_off, bytes;
+};
+
+static inline void rxdp_hca_qp_layout(__u32 sq_size, __u32 sq_stride,
+				      __u32 rq_size, __u32 rq_stride,
+				      struct rxdp_hca_qp_layout *l)
+{
+	l->sq_off = sizeof(struct rxdp_hca_qp);
+	l->rq_off = l->sq_off + (size_t)sq_size * sq_stride;
+	l->rq_off = (l->rq_off + RXDP_HCA_LINE - 1) & ~(size_t)(RXDP_HCA_LINE - 1);
+	l->bytes = l->rq_off + (size_t)rq_size * rq_stride;
+}
+
+/*
+ * Slot idx of a ring. rxdpd passes the size and stride it keeps itself:
+ * the copies in struct rxdp_hca_wq are the application's to read.
+ */
+static inline void *rxdp_hca_slot(void *ring, __u32 idx, __u32 size,
+				  __u32 stride)
+{
+	return (char *)ring + (size_t)(idx & (size - 1)) * stride;
+}
+
+/*
+ * The rules a send WR must keep, checked by the verbs library when it is
+ * posted (EINVAL, libibverbs' way) and by rxdpd again when it takes it.
+ * total: the sum of the SGE lengths (the inline length when inline; rxdpd
+ * passes num_sge 0 for an inline WQE, whose SGEs were gathered already).
+ */
+struct rxdp_hca_qp_caps {
+	enum ibv_qp_type qp_type;
+	__u32 max_send_sge;
+	__u32 max_inline;
+};
+
+static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
+				      __u32 opcode, __u32 send_flags,
+				      __u32 num_sge, __u64 total,
+				      __u64 remote_addr, __u32 sge0_len)
+{
+	switch (opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		break;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		/* IBTA Table 38: UD has Send (with immediate) only */
+		if (c->qp_type == IBV_QPT_UD)
+			return EINVAL;
+		break;
+	case IBV_WR_RDMA_READ:
+		/* UC has no RDMA Read nor atomics */
+		if (c->qp_type != IBV_QPT_RC || (send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* IBTA 9.4.5: 8 bytes at an 8-byte aligned address */
+		if (c->qp_type != IBV_QPT_RC || (send_flags & IBV_SEND_INLINE) ||
+		    (remote_addr & 7) || num_sge != 1 || sge0_len < 8)
+			return EINVAL;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (num_sge > c->max_send_sge || total > (1ULL << 31))
+		return EINVAL;
+	if ((send_flags & IBV_SEND_INLINE) && total > c->max_inline)
+		return EINVAL;
+	return 0;
+}
+
+#endif /* RXDP_COMMON_HCA_H */

@@ -1,0 +1,1122 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rxdpd as the HCA: per device, the UMEM, every AF_XDP socket and one
+ * transport engine (userspace/engine) with its progress thread, serving the
+ * verbs objects of every client on the host.
+ *
+ * A client's verbs context (CTX_OPEN) gets three fds: the doorbell (the
+ * engine's eventfd), the device page (read-only: whether the data-path
+ * thread sleeps) and the read end of its async event pipe. Its objects
+ * (PD, MR, channel, CQ, SRQ, QP, AH) are made here on its requests; CQ,
+ * SRQ and QP queues live in memfds made, sized and sealed here (the client
+ * can neither shrink nor grow them) and mapped by both sides
+ * (common/hca.h). Payload moves between the UMEM and the client's memory
+ * with process_vm_readv/writev on its pid (engine/engine.c), so the target
+ * of an RDMA Write or Read need not run.
+ *
+ * Rules kept here:
+ * - A client reaches only its own objects (handles are per context; AH
+ *   handles are per device and checked for their owner), and the engine
+ *   checks that MRs and AHs belong to the PD of the QP that uses them.
+ * - Everything a client had goes when its connection does: QPs first, then
+ *   SRQs, CQs, AHs, MRs, channels and PDs, each destroyed in the engine
+ *   before its memory is unmapped.
+ * - Engine callbacks (events, CQ notifications) run on the data-path thread
+ *   with the engine lock held: they only write one record to a pipe that
+ *   rxdpd owns (non-blocking; a full pipe drops the event, counted).
+ * - The control thread takes the engine lock only for object management,
+ *   and never runs a data-path pass itself (eng_unlock with a thread).
+ */
+#include <net/if.h> /* before any <linux/if*.h> */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/if_xdp.h>
+
+#include <bpf/bpf.h>
+#include <infiniband/verbs.h>
+
+#include "common/hca.h"
+#include "common/log.h"
+#include "daemon/rxdpd.h"
+#include "engine/engine.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+#define HCA_FRAME 4096
+#define HCA_FRAMES 16384 /* 64 MiB of UMEM per device */
+#define HCA_RING 2048
+
+struct hca_dev {
+	struct rxdp_umem umem;
+	struct rxdp_xsk_port *port;
+	struct rxdp_engine *e;
+	int page_fd;
+	struct rxdp_hca_dev *page;
+	/* AHs by handle - 1, device-wide (the engine looks them up by it) */
+	struct hobj **ahs;
+	__u32 nahs;
+};
+
+enum hobj_kind {
+	HO_PD = 1,
+	HO_MR,
+	HO_CHANNEL,
+	HO_CQ,
+	HO_SRQ,
+	HO_QP,
+	HO_AH,
+};
+
+struct hobj {
+	enum hobj_kind kind;
+	__u32 handle;
+	__u64 cookie;
+	struct hca_ctx *ctx;
+	int refs; /* PD: objects on it; CQ: QPs; channel: CQs; SRQ: QPs */
+	struct hobj *pd;
+	void *mem; /* the shared queues, mapped here */
+	size_t mem_len;
+	_Atomic __u32 comp_events; /* sent (CQ notifications) */
+	_Atomic __u32 async_events;
+	union {
+		struct rxdp_epd *epd;
+		struct rxdp_emr *emr;
+		int wfd; /* channel: write end of its pipe */
+		struct {
+			struct rxdp_ecq *ecq;
+			struct hobj *ch;
+		} cq;
+		struct rxdp_esrq *esrq;
+		struct {
+			struct rxdp_eqp *eqp;
+			struct rxdp_qp *cqp;
+			struct hobj *scq, *rcq, *srq;
+		} qp;
+		struct rxdp_eah *eah;
+	};
+};
+
+struct hca_ctx {
+	struct rxdp_client *c;
+	int ifindex;
+	struct hca_dev *hd;
+	int async_wfd;
+	struct hobj **objs; /* by handle - 1 */
+	__u32 nobjs;
+	__u32 dropped; /* events lost: the client does not read them */
+};
+
+/* --- per-user limits --------------------------------------------------- */
+
+/*
+ * Root is not limited; every other user may hold this many of each kind
+ * on all devices together, so that one user cannot take a device's whole
+ * capacity (RXDP_MAX_QP QPs, the engine's 65536 MRs) from the others.
+ */
+static const __u32 user_limit[] = {
+	[HO_PD] = 4096,	  [HO_MR] = 16384, [HO_CHANNEL] = 1024,
+	[HO_CQ] = 4096,	  [HO_SRQ] = 1024, [HO_QP] = RXDP_MAX_QP / 4,
+	[HO_AH] = 16384,
+};
+
+struct uid_use {
+	struct uid_use *next;
+	uid_t uid;
+	__u32 n[HO_AH + 1];
+};
+
+static struct uid_use *uses;
+
+static struct uid_use *use_of(uid_t uid)
+{
+	struct uid_use *u;
+
+	for (u = uses; u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	u = calloc(1, sizeof(*u));
+	if (u) {
+		u->uid = uid;
+		u->next = uses;
+		uses = u;
+	}
+	return u;
+}
+
+static const char *const kind_name[] = {
+	[HO_PD] = "PD",	  [HO_MR] = "MR",   [HO_CHANNEL] = "channel",
+	[HO_CQ] = "CQ",	  [HO_SRQ] = "SRQ", [HO_QP] = "QP",
+	[HO_AH] = "AH",
+};
+
+static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg,
+		  size_t msglen)
+{
+	struct uid_use *u = use_of(x->c->uid);
+
+	if (!u)
+		return -ENOMEM;
+	if (x->c->uid && u->n[k] >= user_limit[k]) {
+		snprintf(msg, msglen,
+			 "user %u holds %u %ss already, the most one user may",
+			 (unsigned int)x->c->uid, u->n[k], kind_name[k]);
+		return -EDQUOT;
+	}
+	u->n[k]++;
+	return 0;
+}
+
+static void uncharge(struct hca_ctx *x, enum hobj_kind k)
+{
+	struct uid_use *u = use_of(x->c->uid);
+
+	if (u && u->n[k])
+		u->n[k]--;
+}
+
+/* --- shared memory ----------------------------------------------------- */
+
+/*
+ * A memfd of len bytes, mapped here, sealed against shrinking and growing
+ * (a client could otherwise truncate it under rxdpd's mapping: SIGBUS).
+ */
+static int shm_create(const char *name, size_t len, void **map)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	*map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		    fd, 0);
+	if (*map == MAP_FAILED) {
+		int err = -errno;
+
+		close(fd);
+		*map = NULL;
+		return err;
+	}
+	return fd;
+}
+
+/* --- events (data-path thread, engine lock held) ------------------------ */
+
+static bool pipe_put(int fd, const void *rec, size_t len)
+{
+	return fd >= 0 && write(fd, rec, len) == (ssize_t)len;
+}
+
+static void ctx_event(struct hca_ctx *x, __u32 type, __u32 port,
+		      __u64 cookie, _Atomic __u32 *count)
+{
+	struct rxdp_hca_event ev = { .type = type,
+				     .port = port,
+				     .cookie = cookie };
+
+	if (pipe_put(x->async_wfd, &ev, sizeof(ev))) {
+		if (count)
+			atomic_fetch_add(count, 1);
+	} else {
+		x->dropped++;
+	}
+}
+
+static void on_event(void *arg, enum ibv_event_type ev, void *user)
+{
+	struct hobj *o = user;
+
+	if (o)
+		ctx_event(o->ctx, ev, 0, o->cookie, &o->async_events);
+}
+
+static void on_cq_notify(void *arg)
+{
+	struct hobj *o = arg;
+
+	if (o->cq.ch && pipe_put(o->cq.ch->wfd, &o->cookie, sizeof(o->cookie)))
+		atomic_fetch_add(&o->comp_events, 1);
+}
+
+static struct rxdp_eah *on_ah_lookup(void *arg, struct ibv_ah *ah)
+{
+	struct hca_dev *hd = arg;
+	__u32 h = (__u32)(uintptr_t)ah;
+
+	return h && h <= hd->nahs && hd->ahs[h - 1] ? hd->ahs[h - 1]->eah
+						     : NULL;
+}
+
+/* --- devices ------------------------------------------------------------ */
+
+static void hca_dev_free(struct hca_dev *hd)
+{
+	if (!hd)
+		return;
+	rxdp_engine_destroy(hd->e);
+	rxdp_xsk_port_destroy(hd->port);
+	rxdp_umem_destroy(&hd->umem);
+	if (hd->page)
+		munmap(hd->page, sizeof(*hd->page));
+	if (hd->page_fd >= 0)
+		close(hd->page_fd);
+	free(hd->ahs);
+	free(hd);
+}
+
+/* The device's data path, made at its first context */
+static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
+				   size_t msglen)
+{
+	struct rxdp_engine_config cfg = { 0 };
+	struct hca_dev *hd = l->dev->hca;
+	int fds[RXDP_CTL_MAX_XSKS], n, ret;
+	const char *why = "";
+	__u32 nq;
+
+	if (hd)
+		return hd;
+	hd = calloc(1, sizeof(*hd));
+	if (!hd)
+		return NULL;
+	hd->page_fd = -1;
+	hd->umem.fd = -1;
+	ret = rxdp_umem_create(&hd->umem, HCA_FRAMES, HCA_FRAME);
+	if (ret) {
+		snprintf(msg, msglen, "cannot allocate the UMEM: %s",
+			 strerror(-ret));
+		goto err;
+	}
+	nq = l->num_rx_queues ? l->num_rx_queues : 1;
+	if (nq > RXDP_MAX_QUEUES)
+		nq = RXDP_MAX_QUEUES;
+	hd->port = rxdp_xsk_port_open(&hd->umem, l->ifindex, nq, HCA_RING,
+				      &why);
+	if (!hd->port) {
+		snprintf(msg, msglen, "cannot bind AF_XDP sockets on %s: %s (%s)",
+			 l->ifname, why, strerror(errno));
+		goto err;
+	}
+	n = rxdp_xsk_port_fds(hd->port, fds, RXDP_CTL_MAX_XSKS);
+	for (int q = 0; q < n; q++) {
+		__u32 k = (__u32)q; /* owner slot 0: rxdpd's own sockets */
+
+		if (bpf_map_update_elem(l->dev->maps.xsks, &k, &fds[q],
+					BPF_ANY)) {
+			snprintf(msg, msglen,
+				 "cannot put the AF_XDP socket in the XSK map: "
+				 "%s",
+				 strerror(errno));
+			goto err;
+		}
+	}
+	/* the device page: clients may only map it read-only after the seal */
+	hd->page_fd = shm_create("rxdp-device", sizeof(*hd->page),
+				 (void **)&hd->page);
+	if (hd->page_fd < 0 ||
+	    fcntl(hd->page_fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
+		snprintf(msg, msglen, "cannot make the device page: %s",
+			 strerror(errno));
+		goto err;
+	}
+	cfg.ops = &rxdp_xsk_port_ops;
+	cfg.port = hd->port;
+	cfg.psn_table = l->dev->maps.psn;
+	cfg.progress_thread = 1;
+	cfg.event_cb = on_event;
+	cfg.event_arg = hd;
+	cfg.ah_lookup = on_ah_lookup;
+	cfg.ah_arg = hd;
+	cfg.sleep_word = &hd->page->sleeping;
+	cfg.fifo_prio = rxdpd.fifo_prio;
+	cfg.cpus = rxdpd.ncpus_set ? &rxdpd.cpus : NULL;
+	if (rxdp_xsk_port_bind_flags(hd->port) & XDP_USE_SG)
+		cfg.max_mtu = 4096;
+	hd->e = rxdp_engine_create(&cfg);
+	if (!hd->e) {
+		snprintf(msg, msglen, "cannot start the engine: %s",
+			 strerror(errno));
+		goto err;
+	}
+	l->dev->hca = hd;
+	pr_info("rxdp_%s: data path up: %d queue(s), %s mode%s\n", l->ifname,
+		n, rxdp_xsk_port_bind_flags(hd->port) & XDP_ZEROCOPY
+			   ? "zero-copy"
+			   : "copy",
+		rxdp_xsk_port_bind_flags(hd->port) & XDP_USE_SG
+			? ", multi-buffer"
+			: "");
+	return hd;
+err:
+	for (__u32 q = 0; q < RXDP_MAX_QUEUES; q++)
+		bpf_map_delete_elem(l->dev->maps.xsks, &q);
+	hca_dev_free(hd);
+	return NULL;
+}
+
+void hca_dev_release(struct rxdp_link *l)
+{
+	struct rxdp_client *c;
+
+	if (!l->dev || !l->dev->hca)
+		return;
+	for (c = rxdpd.clients; c; c = c->next)
+		if (c->ctx && c->ctx->ifindex == l->ifindex)
+			hca_ctx_release(c);
+	hca_dev_free(l->dev->hca);
+	l->dev->hca = NULL;
+}
+
+/* --- contexts and their objects ----------------------------------------- */
+
+static struct hca_ctx *ctx_of(struct rxdp_client *c, char *msg, size_t msglen)
+{
+	if (!c->ctx)
+		snprintf(msg, msglen,
+			 "no verbs context on this connection (CTX_OPEN first)");
+	return c->ctx;
+}
+
+static struct hobj *obj_get(struct hca_ctx *x, __u32 h, enum hobj_kind k)
+{
+	struct hobj *o;
+
+	if (k == HO_AH) {
+		struct hca_dev *hd = x->hd;
+
+		o = h && h <= hd->nahs ? hd->ahs[h - 1] : NULL;
+		return o && o->ctx == x ? o : NULL;
+	}
+	o = h && h <= x->nobjs ? x->objs[h - 1] : NULL;
+	return o && o->kind == k ? o : NULL;
+}
+
+/* A handle for o in table *tab of *n slots (grown as needed); 0: none */
+static __u32 slot_take(struct hobj ***tab, __u32 *n, struct hobj *o)
+{
+	struct hobj **t;
+	__u32 i;
+
+	for (i = 0; i < *n; i++)
+		if (!(*tab)[i])
+			break;
+	if (i == *n) {
+		__u32 nn = *n ? *n * 2 : 16;
+
+		t = realloc(*tab, nn * sizeof(*t));
+		if (!t)
+			return 0;
+		memset(t + *n, 0, (nn - *n) * sizeof(*t));
+		*tab = t;
+		*n = nn;
+	}
+	(*tab)[i] = o;
+	return i + 1;
+}
+
+static struct hobj *obj_new(struct hca_ctx *x, enum hobj_kind k, __u64 cookie,
+			    char *msg, size_t msglen, int *err)
+{
+	struct hobj *o;
+
+	*err = charge(x, k, msg, msglen);
+	if (*err)
+		return NULL;
+	o = calloc(1, sizeof(*o));
+	if (o) {
+		o->kind = k;
+		o->ctx = x;
+		o->cookie = cookie;
+		o->handle = k == HO_AH ? slot_take(&x->hd->ahs, &x->hd->nahs, o)
+				       : slot_take(&x->objs, &x->nobjs, o);
+	}
+	if (!o || !o->handle) {
+		free(o);
+		uncharge(x, k);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return o;
+}
+
+static void obj_free(struct hobj *o)
+{
+	struct hca_ctx *x = o->ctx;
+
+	if (o->kind == HO_AH)
+		x->hd->ahs[o->handle - 1] = NULL;
+	else
+		x->objs[o->handle - 1] = NULL;
+	if (o->mem)
+		munmap(o->mem, o->mem_len);
+	if (o->pd)
+		o->pd->refs--;
+	uncharge(x, o->kind);
+	free(o);
+}
+
+int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int *fds,
+		 char *msg, size_t msglen)
+{
+	struct hca_dev *hd;
+	struct hca_ctx *x;
+	int p[2];
+
+	if (c->ctx) {
+		snprintf(msg, msglen, "this connection has a context already");
+		return -EBUSY;
+	}
+	if (!c->allowed) {
+		snprintf(msg, msglen,
+			 "user %u is not in the group rxdpd serves (--group)",
+			 (unsigned int)c->uid);
+		return -EACCES;
+	}
+	hd = hca_dev_get(l, msg, msglen);
+	if (!hd)
+		return -ENODEV;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	if (pipe2(p, O_CLOEXEC)) {
+		free(x);
+		return -errno;
+	}
+	/* rxdpd never blocks on a client that does not read its events */
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	x->c = c;
+	x->ifindex = l->ifindex;
+	x->hd = hd;
+	x->async_wfd = p[1];
+	fds[0] = dup(rxdp_engine_wake_fd(hd->e));
+	fds[1] = dup(hd->page_fd);
+	fds[2] = p[0];
+	if (fds[0] < 0 || fds[1] < 0) {
+		for (int i = 0; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		close(p[1]);
+		free(x);
+		return -EMFILE;
+	}
+	c->ctx = x;
+	pr_debug("pid %d: context on rxdp_%s\n", (int)c->pid, l->ifname);
+	return 0;
+}
+
+static void qp_obj_destroy(struct hobj *o);
+
+/* Everything of the client's context, in the order objects depend */
+void hca_ctx_release(struct rxdp_client *c)
+{
+	static const enum hobj_kind order[] = { HO_QP, HO_SRQ, HO_CQ,
+						HO_MR, HO_CHANNEL, HO_PD };
+	struct hca_ctx *x = c->ctx;
+
+	if (!x)
+		return;
+	for (__u32 i = 0; i < x->hd->nahs; i++) {
+		struct hobj *o = x->hd->ahs[i];
+
+		if (o && o->ctx == x) {
+			rxdp_engine_destroy_ah(o->eah);
+			obj_free(o);
+		}
+	}
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		for (__u32 i = 0; i < x->nobjs; i++) {
+			struct hobj *o = x->objs[i];
+
+			if (!o || o->kind != order[k])
+				continue;
+			switch (o->kind) {
+			case HO_QP:
+				qp_obj_destroy(o);
+				continue;
+			case HO_SRQ:
+				rxdp_engine_destroy_srq(o->esrq);
+				break;
+			case HO_CQ:
+				rxdp_engine_destroy_cq(o->cq.ecq);
+				break;
+			case HO_MR:
+				rxdp_engine_dereg_mr(o->emr);
+				break;
+			case HO_CHANNEL:
+				close(o->wfd);
+				break;
+			case HO_PD:
+				rxdp_engine_dealloc_pd(o->epd);
+				break;
+			default:
+				break;
+			}
+			obj_free(o);
+		}
+	}
+	if (x->dropped)
+		pr_info("pid %d did not read %u event(s)\n", (int)c->pid,
+			x->dropped);
+	close(x->async_wfd);
+	free(x->objs);
+	free(x);
+	c->ctx = NULL;
+}
+
+void hca_port_event(int ifindex, __u32 type, __u32 port)
+{
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
+		if (c->ctx && c->ctx->ifindex == ifindex)
+			ctx_event(c->ctx, type, port, 0, NULL);
+}
+
+/*
+ * Is [addr, addr+len) mapped in pid with read (and write) access? From
+ * /proc/PID/maps: registering memory that is not there fails at once, as
+ * pinning it would on an HCA (later unmapping gives access errors).
+ */
+static bool range_mapped(pid_t pid, __u64 addr, __u64 len, bool write)
+{
+	char path[64], line[512];
+	__u64 at = addr, end = addr + len;
+	FILE *f;
+
+	if (!len)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+		char perm[5];
+
+		if (sscanf(line, "%llx-%llx %4s", &s, &e, perm) != 3)
+			continue;
+		if (e <= at || s > at)
+			continue;
+		if (perm[0] != 'r' || (write && perm[1] != 'w'))
+			break;
+		at = e;
+	}
+	fclose(f);
+	return at >= end;
+}
+
+static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
+		 char *msg, size_t msglen)
+{
+	struct hobj *m = NULL, *pd;
+	struct rxdp_emr *emr;
+	int err;
+
+	if (type != RXDP_CTL_MR_REG) {
+		m = obj_get(x, o->handle, HO_MR);
+		if (!m) {
+			snprintf(msg, msglen, "no MR %u", o->handle);
+			return -EINVAL;
+		}
+	}
+	if (type == RXDP_CTL_MR_DEREG) {
+		rxdp_engine_dereg_mr(m->emr);
+		obj_free(m);
+		return 0;
+	}
+	pd = obj_get(x, o->pd, HO_PD);
+	if (!pd) {
+		snprintf(msg, msglen, "no PD %u", o->pd);
+		return -EINVAL;
+	}
+	if (!range_mapped(x->c->pid, o->addr, o->length,
+			  o->access & IBV_ACCESS_LOCAL_WRITE)) {
+		snprintf(msg, msglen,
+			 "[%#llx, +%llu) is not mapped %s in pid %d",
+			 (unsigned long long)o->addr,
+			 (unsigned long long)o->length,
+			 o->access & IBV_ACCESS_LOCAL_WRITE ? "writable"
+							    : "readable",
+			 (int)x->c->pid);
+		return -EFAULT;
+	}
+	emr = rxdp_engine_reg_mr_pd(pd->epd, o->addr, o->length, o->iova,
+				    o->access);
+	if (!emr)
+		return -errno;
+	if (type == RXDP_CTL_MR_REREG) {
+		/* the new registration replaces the old in the same handle */
+		rxdp_engine_dereg_mr(m->emr);
+		m->pd->refs--;
+	} else {
+		m = obj_new(x, HO_MR, o->cookie, msg, msglen, &err);
+		if (!m) {
+			rxdp_engine_dereg_mr(emr);
+			return err;
+		}
+	}
+	m->emr = emr;
+	m->pd = pd;
+	pd->refs++;
+	o->handle = m->handle;
+	o->lkey = rxdp_emr_lkey(emr);
+	o->rkey = rxdp_emr_rkey(emr);
+	return 0;
+}
+
+static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
+		 int *fd, char *msg, size_t msglen)
+{
+	struct hobj *q, *ch = NULL;
+	__u32 size;
+	int err;
+
+	if (type == RXDP_CTL_CQ_DESTROY) {
+		q = obj_get(x, o->handle, HO_CQ);
+		if (!q) {
+			snprintf(msg, msglen, "no CQ %u", o->handle);
+			return -EINVAL;
+		}
+		if (q->refs || rxdp_engine_destroy_cq(q->cq.ecq)) {
+			snprintf(msg, msglen, "CQ %u is used by a QP", o->handle);
+			return -EBUSY;
+		}
+		if (q->cq.ch)
+			q->cq.ch->refs--;
+		o->comp_events = atomic_load(&q->comp_events);
+		o->async_events = atomic_load(&q->async_events);
+		obj_free(q);
+		return 0;
+	}
+	if (!o->cqe || o->cqe > RXDP_HCA_MAX_CQE) {
+		snprintf(msg, msglen, "cqe %u: 1..%u", o->cqe,
+			 RXDP_HCA_MAX_CQE);
+		return -EINVAL;
+	}
+	if (o->channel && !(ch = obj_get(x, o->channel, HO_CHANNEL))) {
+		snprintf(msg, msglen, "no channel %u", o->channel);
+		return -EINVAL;
+	}
+	q = obj_new(x, HO_CQ, o->cookie, msg, msglen, &err);
+	if (!q)
+		return err;
+	size = rxdp_hca_pow2(o->cqe);
+	q->mem_len = rxdp_hca_cq_bytes(size);
+	*fd = shm_create("rxdp-cq", q->mem_len, &q->mem);
+	if (*fd < 0) {
+		err = *fd;
+		goto err;
+	}
+	q->cq.ecq = rxdp_engine_create_cq_shared(x->hd->e, q->mem, size, q);
+	if (!q->cq.ecq) {
+		err = -errno;
+		goto err;
+	}
+	rxdp_engine_cq_set_notify(q->cq.ecq, on_cq_notify, q);
+	q->cq.ch = ch;
+	if (ch)
+		ch->refs++;
+	o->handle = q->handle;
+	o->cqe = size;
+	o->mem_size = q->mem_len;
+	return 0;
+err:
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	obj_free(q);
+	return err;
+}
+
+static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
+		  int *fd, char *msg, size_t msglen)
+{
+	struct ibv_srq_attr a = { .max_wr = o->max_recv_wr,
+				  .max_sge = o->max_recv_sge,
+				  .srq_limit = o->srq_limit };
+	struct rxdp_hca_wq *wq;
+	struct hobj *s, *pd;
+	int err;
+
+	if (type != RXDP_CTL_SRQ_CREATE) {
+		s = obj_get(x, o->handle, HO_SRQ);
+		if (!s) {
+			snprintf(msg, msglen, "no SRQ %u", o->handle);
+			return -EINVAL;
+		}
+		if (type == RXDP_CTL_SRQ_MODIFY) {
+			err = rxdp_engine_modify_srq(s->esrq, &a, o->attr_mask);
+			rxdp_engine_query_srq(s->esrq, &a);
+			o->max_recv_wr = a.max_wr;
+			o->max_recv_sge = a.max_sge;
+			o->srq_limit = a.srq_limit;
+			return err;
+		}
+		if (s->refs || rxdp_engine_destroy_srq(s->esrq)) {
+			snprintf(msg, msglen, "SRQ %u is used by a QP",
+				 o->handle);
+			return -EBUSY;
+		}
+		o->async_events = atomic_load(&s->async_events);
+		obj_free(s);
+		return 0;
+	}
+	pd = obj_get(x, o->pd, HO_PD);
+	if (!pd) {
+		snprintf(msg, msglen, "no PD %u", o->pd);
+		return -EINVAL;
+	}
+	if (rxdp_engine_srq_caps(&a)) {
+		snprintf(msg, msglen, "SRQ of %u WQEs of %u SGEs, limit %u: too "
+				      "large",
+			 o->max_recv_wr, o->max_recv_sge, o->srq_limit);
+		return -EINVAL;
+	}
+	s = obj_new(x, HO_SRQ, o->cookie, msg, msglen, &err);
+	if (!s)
+		return err;
+	o->rq_stride = rxdp_hca_rwqe_stride(a.max_sge);
+	o->rq_off = sizeof(struct rxdp_hca_wq);
+	s->mem_len = o->rq_off + (size_t)a.max_wr * o->rq_stride;
+	*fd = shm_create("rxdp-srq", s->mem_len, &s->mem);
+	if (*fd < 0) {
+		err = *fd;
+		goto err;
+	}
+	wq = s->mem;
+	wq->size = a.max_wr;
+	wq->stride = o->rq_stride;
+	s->esrq = rxdp_engine_create_srq(x->hd->e, pd->epd, &a, s);
+	if (!s->esrq) {
+		err = -errno;
+		goto err;
+	}
+	rxdp_engine_srq_share(s->esrq, wq, (char *)s->mem + o->rq_off);
+	s->pd = pd;
+	pd->refs++;
+	o->handle = s->handle;
+	o->max_recv_wr = a.max_wr;
+	o->max_recv_sge = a.max_sge;
+	o->mem_size = s->mem_len;
+	return 0;
+err:
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	obj_free(s);
+	return err;
+}
+
+static void qp_obj_destroy(struct hobj *o)
+{
+	struct rxdp_link *l = link_by_index(o->ctx->ifindex);
+
+	rxdp_engine_destroy_qp(o->qp.eqp);
+	o->qp.scq->refs--;
+	o->qp.rcq->refs--;
+	if (o->qp.srq)
+		o->qp.srq->refs--;
+	if (o->qp.cqp) {
+		o->qp.cqp->hqp = NULL;
+		if (l && l->dev)
+			qp_destroy(l, o->qp.cqp);
+	}
+	obj_free(o);
+}
+
+static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
+		 int *fd, char *msg, size_t msglen)
+{
+	struct rxdp_link *l = link_by_index(x->ifindex);
+	struct ibv_qp_cap cap = { .max_send_wr = o->max_send_wr,
+				  .max_recv_wr = o->max_recv_wr,
+				  .max_send_sge = o->max_send_sge,
+				  .max_recv_sge = o->max_recv_sge,
+				  .max_inline_data = o->max_inline_data };
+	struct rxdp_eqp_init init = { 0 };
+	struct rxdp_hca_qp_layout lay;
+	struct hobj *q, *pd, *scq, *rcq, *srq = NULL;
+	struct rxdp_hca_qp *sh;
+	__u32 qpn;
+	int err;
+
+	if (!l || !l->dev) {
+		snprintf(msg, msglen, "the device is gone");
+		return -ENODEV;
+	}
+	if (type == RXDP_CTL_QP_DESTROY) {
+		q = obj_get(x, o->handle, HO_QP);
+		if (!q) {
+			snprintf(msg, msglen, "no QP %u", o->handle);
+			return -EINVAL;
+		}
+		o->async_events = atomic_load(&q->async_events);
+		qp_obj_destroy(q);
+		return 0;
+	}
+	pd = obj_get(x, o->pd, HO_PD);
+	scq = obj_get(x, o->send_cq, HO_CQ);
+	rcq = obj_get(x, o->recv_cq, HO_CQ);
+	if (o->srq)
+		srq = obj_get(x, o->srq, HO_SRQ);
+	if (!pd || !scq || !rcq || (o->srq && !srq)) {
+		snprintf(msg, msglen, "no such PD, CQ or SRQ");
+		return -EINVAL;
+	}
+	if (srq && srq->pd != pd) {
+		snprintf(msg, msglen, "the SRQ is of another PD");
+		return -EINVAL;
+	}
+	if (rxdp_engine_qp_caps(&cap)) {
+		snprintf(msg, msglen, "QP caps too large");
+		return -EINVAL;
+	}
+	q = obj_new(x, HO_QP, o->cookie, msg, msglen, &err);
+	if (!q)
+		return err;
+	o->sq_stride = rxdp_hca_swqe_stride(cap.max_send_sge,
+					    cap.max_inline_data);
+	o->rq_stride = rxdp_hca_rwqe_stride(cap.max_recv_sge);
+	rxdp_hca_qp_layout(cap.max_send_wr, o->sq_stride, cap.max_recv_wr,
+			   o->rq_stride, &lay);
+	q->mem_len = lay.bytes;
+	*fd = shm_create("rxdp-qp", q->mem_len, &q->mem);
+	if (*fd < 0) {
+		err = *fd;
+		goto err;
+	}
+	sh = q->mem;
+	sh->sq.size = cap.max_send_wr;
+	sh->sq.stride = o->sq_stride;
+	sh->rq.size = cap.max_recv_wr;
+	sh->rq.stride = o->rq_stride;
+	err = qp_create(l, x->c, o->qp_type, &qpn, msg, msglen);
+	if (err)
+		goto err;
+	q->qp.cqp = qp_lookup(l, qpn);
+	init.pd = pd->epd;
+	init.sh = sh;
+	init.sh_sq = (char *)q->mem + lay.sq_off;
+	init.sh_rq = (char *)q->mem + lay.rq_off;
+	init.qpn = qpn;
+	init.qp_type = o->qp_type;
+	init.send_cq = scq->cq.ecq;
+	init.recv_cq = rcq->cq.ecq;
+	init.srq = srq ? srq->esrq : NULL;
+	init.cap = cap;
+	init.sq_sig_all = o->sq_sig_all;
+	init.user = q;
+	q->qp.eqp = rxdp_engine_create_qp(x->hd->e, &init);
+	if (!q->qp.eqp) {
+		err = -errno;
+		snprintf(msg, msglen, "the engine refused the QP: %s",
+			 strerror(-err));
+		qp_destroy(l, q->qp.cqp);
+		goto err;
+	}
+	q->qp.cqp->hqp = q;
+	q->qp.scq = scq;
+	q->qp.rcq = rcq;
+	q->qp.srq = srq;
+	scq->refs++;
+	rcq->refs++;
+	if (srq)
+		srq->refs++;
+	q->pd = pd;
+	pd->refs++;
+	o->handle = q->handle;
+	o->qpn = qpn;
+	o->max_send_wr = cap.max_send_wr;
+	o->max_recv_wr = cap.max_recv_wr;
+	o->max_send_sge = cap.max_send_sge;
+	o->max_recv_sge = cap.max_recv_sge;
+	o->max_inline_data = cap.max_inline_data;
+	o->mem_size = lay.bytes;
+	o->sq_off = lay.sq_off;
+	o->rq_off = lay.rq_off;
+	return 0;
+err:
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	obj_free(q);
+	return err;
+}
+
+/* The IBTA attributes the engine applies, from the daemon's view */
+void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
+		     __u32 mask)
+{
+	struct hobj *o = qp->hqp;
+	struct ibv_qp_attr ia = { 0 };
+	const struct rxdp_path *path = NULL;
+	int ret;
+
+	if (!o)
+		return;
+	ia.qp_state = a->qp_state;
+	ia.path_mtu = a->path_mtu;
+	ia.qkey = a->qkey;
+	ia.rq_psn = a->rq_psn;
+	ia.sq_psn = a->sq_psn;
+	ia.dest_qp_num = a->dest_qp_num;
+	ia.qp_access_flags = a->qp_access_flags;
+	ia.max_rd_atomic = a->max_rd_atomic;
+	ia.max_dest_rd_atomic = a->max_dest_rd_atomic;
+	ia.min_rnr_timer = a->min_rnr_timer;
+	ia.timeout = a->timeout;
+	ia.retry_cnt = a->retry_cnt;
+	ia.rnr_retry = a->rnr_retry;
+	/* RC/UC: the headers towards the peer, resolved at RTR */
+	if (qp->qp_type != IBV_QPT_UD &&
+	    ((mask & IBV_QP_AV) ||
+	     ((mask & IBV_QP_STATE) && a->qp_state == IBV_QPS_RTR)))
+		path = &qp->path;
+	ret = rxdp_engine_qp_modify(o->qp.eqp, &ia, (int)mask, path);
+	if (ret) {
+		struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
+
+		pr_warn("QP %#x: the engine refused the transition (%s)\n",
+			qp->qpn, strerror(-ret));
+		rxdp_engine_qp_modify(o->qp.eqp, &err_attr, IBV_QP_STATE,
+				      NULL);
+	}
+}
+
+/* The QP's state as the engine has it (it may have gone to ERR) */
+__u32 hca_qp_state(const struct rxdp_qp *qp)
+{
+	const struct hobj *o = qp->hqp;
+
+	return o ? (__u32)rxdp_engine_qp_state(o->qp.eqp) : qp->state;
+}
+
+int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
+	    const struct rxdp_ah *ah, int *fd, long *deadline, char *msg,
+	    size_t msglen)
+{
+	struct hca_ctx *x = ctx_of(c, msg, msglen);
+	struct hobj *h;
+	int err;
+
+	*fd = -1;
+	if (!x)
+		return -EINVAL;
+	switch (type) {
+	case RXDP_CTL_PD_ALLOC:
+		h = obj_new(x, HO_PD, o->cookie, msg, msglen, &err);
+		if (!h)
+			return err;
+		h->epd = rxdp_engine_alloc_pd(x->hd->e, &rxdp_emem_pid_ops,
+					      (void *)(intptr_t)c->pid);
+		if (!h->epd) {
+			obj_free(h);
+			return -ENOMEM;
+		}
+		o->handle = h->handle;
+		return 0;
+	case RXDP_CTL_PD_FREE:
+		h = obj_get(x, o->handle, HO_PD);
+		if (!h) {
+			snprintf(msg, msglen, "no PD %u", o->handle);
+			return -EINVAL;
+		}
+		if (h->refs || rxdp_engine_dealloc_pd(h->epd)) {
+			snprintf(msg, msglen, "PD %u is in use", o->handle);
+			return -EBUSY;
+		}
+		obj_free(h);
+		return 0;
+	case RXDP_CTL_MR_REG:
+	case RXDP_CTL_MR_REREG:
+	case RXDP_CTL_MR_DEREG:
+		return do_mr(x, type, o, msg, msglen);
+	case RXDP_CTL_CHANNEL_CREATE: {
+		int p[2];
+
+		h = obj_new(x, HO_CHANNEL, o->cookie, msg, msglen, &err);
+		if (!h)
+			return err;
+		if (pipe2(p, O_CLOEXEC)) {
+			err = -errno;
+			obj_free(h);
+			return err;
+		}
+		fcntl(p[1], F_SETFL, O_NONBLOCK);
+		h->wfd = p[1];
+		*fd = p[0];
+		o->handle = h->handle;
+		return 0;
+	}
+	case RXDP_CTL_CHANNEL_DESTROY:
+		h = obj_get(x, o->handle, HO_CHANNEL);
+		if (!h) {
+			snprintf(msg, msglen, "no channel %u", o->handle);
+			return -EINVAL;
+		}
+		if (h->refs) {
+			snprintf(msg, msglen, "channel %u is used by a CQ",
+				 o->handle);
+			return -EBUSY;
+		}
+		close(h->wfd);
+		obj_free(h);
+		return 0;
+	case RXDP_CTL_CQ_CREATE:
+	case RXDP_CTL_CQ_DESTROY:
+		return do_cq(x, type, o, fd, msg, msglen);
+	case RXDP_CTL_SRQ_CREATE:
+	case RXDP_CTL_SRQ_MODIFY:
+	case RXDP_CTL_SRQ_DESTROY:
+		return do_srq(x, type, o, fd, msg, msglen);
+	case RXDP_CTL_QP_CREATE:
+	case RXDP_CTL_QP_DESTROY:
+		return do_qp(x, type, o, fd, msg, msglen);
+	case RXDP_CTL_AH_CREATE: {
+		struct rxdp_link *l = link_by_index(x->ifindex);
+		struct rxdp_path path;
+		struct hobj *pd = obj_get(x, o->pd, HO_PD);
+
+		if (!pd || !ah || !l || !l->dev) {
+			snprintf(msg, msglen, "no PD %u or no address", o->pd);
+			return -EINVAL;
+		}
+		err = path_resolve(l, ah, 0, 0, &path, deadline, msg, msglen);
+		if (err)
+			return err;
+		h = obj_new(x, HO_AH, o->cookie, msg, msglen, &err);
+		if (!h)
+			return err;
+		h->eah = rxdp_engine_create_ah(x->hd->e, pd->epd, &path);
+		if (!h->eah) {
+			obj_free(h);
+			return -ENOMEM;
+		}
+		h->pd = pd;
+		pd->refs++;
+		o->handle = h->handle;
+		return 0;
+	}
+	case RXDP_CTL_AH_DESTROY:
+		h = obj_get(x, o->handle, HO_AH);
+		if (!h) {
+			snprintf(msg, msglen, "no AH %u", o->handle);
+			return -EINVAL;
+		}
+		rxdp_engine_destroy_ah(h->eah);
+		obj_free(h);
+		return 0;
+	}
+	snprintf(msg, msglen, "unknown object request");
+	return -EOPNOTSUPP;
+}
