@@ -29,15 +29,8 @@ $(DTEST)/ctl_client_test: $(OBJ)/tests/daemon/ctl_client_test.o $(LIB)/librxdp-c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lmnl -lelf -lz
 
-# a minimal redirecting XDP program with rxdp's maps, for the data-path test
-$(DTEST)/redirect_test.bpf.o: tests/daemon/redirect_test.bpf.c vmlinux.h \
-		include/rxdp/maps.h include/rxdp/params.h bpf/maps.bpf.h
-	$(msg) CLANG $<
-	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(filter-out -MMD -MP,$(BPF_CFLAGS)) -c $< -o $@
-
 DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_nl_parse $(DTEST)/test_ctl_proto
 
 # the integration test drives rxdpd with this client
-BINS += $(DTEST)/ctl_client_test $(DTEST)/redirect_test.bpf.o
+BINS += $(DTEST)/ctl_client_test
 TESTS += $(DAEMON_TESTS) tests/daemon/integration.sh

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -77,13 +80,82 @@ void fake_gid_of(__u32 index, __u8 gid[16])
 	}
 }
 
+/*
+ * Contexts and the objects the event tests need (PDs, channels): the write
+ * ends of the pipes are kept here, for the tests to write what rxdpd
+ * would (fake_rxdpd_async_wfd, fake_rxdpd_channel_wfd).
+ */
+static int async_wfd = -1;
+static int chan_wfd[64];
+static __u32 next_handle = 1;
+
+int fake_rxdpd_async_wfd(void)
+{
+	return async_wfd;
+}
+
+int fake_rxdpd_channel_wfd(__u32 handle)
+{
+	return handle && handle < 64 ? chan_wfd[handle] : -1;
+}
+
+/* An object request: 0 or -errno; *o and out fds as rxdpd would send */
+static int serve_obj(__u32 type, struct rxdp_ctl_obj *o, int *fds, int *nfds)
+{
+	int p[2];
+
+	switch (type) {
+	case RXDP_CTL_PD_ALLOC:
+		o->handle = next_handle++;
+		return 0;
+	case RXDP_CTL_PD_FREE:
+		return 0;
+	case RXDP_CTL_CHANNEL_CREATE:
+		if (next_handle >= 64 || pipe2(p, O_CLOEXEC))
+			return -ENOMEM;
+		fcntl(p[1], F_SETFL, O_NONBLOCK);
+		o->handle = next_handle++;
+		chan_wfd[o->handle] = p[1];
+		fds[(*nfds)++] = p[0];
+		return 0;
+	case RXDP_CTL_CHANNEL_DESTROY:
+		if (fake_rxdpd_channel_wfd(o->handle) < 0)
+			return -EINVAL;
+		close(chan_wfd[o->handle]);
+		chan_wfd[o->handle] = -1;
+		return 0;
+	}
+	return -EOPNOTSUPP; /* no data path here */
+}
+
+/* CTX_OPEN: a doorbell, a device page and an async pipe, as rxdpd's */
+static int serve_ctx(int *fds, int *nfds)
+{
+	int p[2], page = memfd_create("fake-rxdp-device", MFD_CLOEXEC);
+
+	if (page < 0 || ftruncate(page, 4096) || pipe2(p, O_CLOEXEC)) {
+		if (page >= 0)
+			close(page);
+		return -ENOMEM;
+	}
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	if (async_wfd >= 0)
+		close(async_wfd);
+	async_wfd = p[1];
+	fds[0] = eventfd(0, EFD_CLOEXEC);
+	fds[1] = page;
+	fds[2] = p[0];
+	*nfds = 3;
+	return 0;
+}
+
 static void serve_one(int fd, const struct rxdp_ctl_msg *req)
 {
 	__u64 buf[RXDP_CTL_MSG_MAX / 8];
 	__u32 type = req->nlh->nlmsg_type, ifindex = 0, index = 0;
 	struct rxdp_dev_info info;
 	struct nlmsghdr *nlh;
-	int err = 0;
+	int err = 0, fds[4], nfds = 0;
 
 	if (req->tb[RXDP_CTL_A_IFINDEX])
 		ifindex = mnl_attr_get_u32(req->tb[RXDP_CTL_A_IFINDEX]);
@@ -91,6 +163,16 @@ static void serve_one(int fd, const struct rxdp_ctl_msg *req)
 		index = mnl_attr_get_u32(req->tb[RXDP_CTL_A_INDEX]);
 	nlh = rxdp_ctl_msg_start(buf, (__u16)type, RXDP_CTL_F_REPLY,
 				 req->nlh->nlmsg_seq, 0);
+	if (type >= RXDP_CTL_PD_ALLOC && req->tb[RXDP_CTL_A_OBJ]) {
+		struct rxdp_ctl_obj o;
+
+		memcpy(&o, mnl_attr_get_payload(req->tb[RXDP_CTL_A_OBJ]),
+		       sizeof(o));
+		err = serve_obj(type, &o, fds, &nfds);
+		if (!err)
+			mnl_attr_put(nlh, RXDP_CTL_A_OBJ, sizeof(o), &o);
+		goto reply;
+	}
 	if (type != RXDP_CTL_LIST_DEVICES && ifindex != IFINDEX_A &&
 	    ifindex != IFINDEX_B) {
 		err = -ENODEV;
@@ -136,6 +218,9 @@ static void serve_one(int fd, const struct rxdp_ctl_msg *req)
 		mnl_attr_put(nlh, RXDP_CTL_A_PATH, sizeof(p), &p);
 		break;
 	}
+	case RXDP_CTL_CTX_OPEN:
+		err = serve_ctx(fds, &nfds);
+		break;
 	default:
 		err = -EOPNOTSUPP;
 	}
@@ -145,7 +230,9 @@ reply:
 					 req->nlh->nlmsg_seq, err);
 		mnl_attr_put_strz(nlh, RXDP_CTL_A_MSG, "fake rxdpd says no");
 	}
-	rxdp_ctl_sendmsg(fd, nlh, NULL, 0);
+	rxdp_ctl_sendmsg(fd, nlh, fds, err ? 0 : nfds);
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
 }
 
 static void *daemon_main(void *arg)

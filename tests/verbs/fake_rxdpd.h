@@ -18,6 +18,12 @@ extern const __u8 fake_dmac[6]; /* what RESOLVE answers */
 void fake_gid_of(__u32 index, __u8 gid[16]);
 
 void fake_rxdpd_start(void); /* aborts if it cannot listen */
+/*
+ * The write ends rxdpd would write events to: the last context's async
+ * pipe (struct rxdp_hca_event records), a channel's pipe (CQ pointers)
+ */
+int fake_rxdpd_async_wfd(void);
+int fake_rxdpd_channel_wfd(__u32 handle);
 void fake_rxdpd_stop(void); /* idempotent */
 
 #endif

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The verbs library's event machinery, white box: the helpers the engine
- * glue calls (verbs_priv.h) against what applications call. Completion
- * events queued with rxdp_cq_notify come out of ibv_get_cq_event in order
- * and wake poll/epoll on the channel fd; async events posted with
- * rxdp_async_event_post come out of ibv_get_async_event, and their acks are
- * counted on the right object so a destroy that waits for them returns.
+ * The verbs library's event machinery, white box: events written the way
+ * rxdpd writes them (cq_notify: a CQ pointer into the channel's pipe;
+ * async_post: a struct rxdp_hca_event into the context's pipe, through
+ * the fake rxdpd's write ends) against what applications call. Completion
+ * events come out of ibv_get_cq_event in order and wake poll/epoll on the
+ * channel fd; async events come out of ibv_get_async_event, and their acks
+ * are counted on the right object so a destroy that waits for them returns.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,44 @@
 
 #include "fake_rxdpd.h"
 #include "verbs/verbs_priv.h"
+
+/* What rxdpd does when an armed CQ gets a completion */
+static int rxdp_cq_notify(struct ibv_cq *cq)
+{
+	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)cq->channel;
+	uint64_t cookie = (uintptr_t)cq;
+
+	if (!ch)
+		return -EINVAL;
+	return write(fake_rxdpd_channel_wfd(ch->handle), &cookie,
+		     sizeof(cookie)) == sizeof(cookie)
+		       ? 0
+		       : -errno;
+}
+
+/* What rxdpd writes for an async event */
+static int rxdp_async_event_post(struct ibv_context *ctx,
+				 const struct ibv_async_event *ev)
+{
+	struct rxdp_hca_event r = { .type = ev->event_type };
+
+	(void)ctx;
+	switch (ev->event_type) {
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_GID_CHANGE:
+		r.port = (uint32_t)ev->element.port_num;
+		break;
+	case IBV_EVENT_DEVICE_FATAL:
+		break;
+	default: /* the element is a pointer, whichever it is */
+		r.cookie = (uintptr_t)ev->element.qp;
+		break;
+	}
+	return write(fake_rxdpd_async_wfd(), &r, sizeof(r)) == sizeof(r)
+		       ? 0
+		       : -errno;
+}
 
 static struct ibv_context *open_a(void)
 {

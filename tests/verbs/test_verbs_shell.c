@@ -309,22 +309,16 @@ static void test_port_down(void **state)
 	ibv_free_device_list(list);
 }
 
+/* A device rxdpd no longer serves cannot be opened: its context is rxdpd's */
 static void test_device_gone(void **state)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx;
-	struct ibv_device_attr a;
-	struct ibv_port_attr pa;
-	union ibv_gid gid;
 
-	ctx = ibv_open_device(find_dev(list, "rxdp_veth11"));
-	assert_non_null(ctx);
-	assert_int_equal(ibv_query_device(ctx, &a), ENODEV);
-	assert_int_equal(ibv_query_port(ctx, 1, &pa), ENODEV);
 	errno = 0;
-	assert_int_equal(ibv_query_gid(ctx, 1, 0, &gid), -1);
+	ctx = ibv_open_device(find_dev(list, "rxdp_veth11"));
+	assert_null(ctx);
 	assert_int_equal(errno, ENODEV);
-	assert_int_equal(ibv_close_device(ctx), 0);
 	ibv_free_device_list(list);
 }
 
@@ -474,13 +468,9 @@ static void test_resolve_and_sysfs(void **state)
 }
 
 /*
- * The data path is not wired to the engine yet (dataplane.c): every entry
- * point refuses cleanly. The engine glue replaces these expectations.
- */
-/*
- * The fake daemon provisions no data path (it answers attach_datapath with
- * an error): every data-path create must fail cleanly with an errno, and
- * bad arguments must be refused before the daemon is even asked.
+ * The fake daemon has no data path (it refuses MR, CQ and QP requests):
+ * every data-path create must fail cleanly with an errno, and bad
+ * arguments must be refused before the daemon is even asked.
  */
 static void test_dataplane_without_datapath(void **state)
 {

@@ -998,7 +998,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 		return -EINVAL;
 	eng_lock(e);
 	if (ns == IBV_QPS_RESET) {
-		atomic_store(&qp->state, IBV_QPS_RESET);
+		eng_qp_set_state(qp, IBV_QPS_RESET);
 		rc_qp_reset(qp);
 		qp_share_reset(qp);
 		eng_qp_publish(qp);
@@ -1052,7 +1052,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
 	if (ns == IBV_QPS_ERR && state != IBV_QPS_ERR)
 		rc_qp_to_err(qp, false);
 	else
-		atomic_store(&qp->state, ns);
+		eng_qp_set_state(qp, ns);
 	rc_psn_sync(qp);
 	eng_qp_publish(qp);
 	eng_unlock(e);
@@ -1316,6 +1316,15 @@ static int drain_recv(struct rxdp_hca_wq *sh, void *shring,
 	}
 	atomic_store_explicit(&sh->cons, cons, memory_order_release);
 	return n;
+}
+
+/* The QP's state, for the engine and (shared QPs) for its owner */
+void eng_qp_set_state(struct rxdp_eqp *qp, int state)
+{
+	atomic_store(&qp->state, state);
+	if (qp->sh)
+		atomic_store_explicit(&qp->sh->state, (uint32_t)state,
+				      memory_order_release);
 }
 
 /* Publish the engine's progress on a shared QP to its owner */

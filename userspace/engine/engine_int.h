@@ -305,6 +305,7 @@ int eng_mem_write(struct rxdp_epd *pd, uint64_t addr, const void *src,
 int eng_drain(struct rxdp_engine *e);
 /* Tell a shared QP's owner which slots are free and the QP's state */
 void eng_qp_publish(struct rxdp_eqp *qp);
+void eng_qp_set_state(struct rxdp_eqp *qp, int state);
 
 /* rc.c */
 void rc_qp_reset(struct rxdp_eqp *qp);

@@ -369,7 +369,7 @@ int rc_flush(struct rxdp_eqp *qp)
 
 void rc_qp_to_err(struct rxdp_eqp *qp, bool event)
 {
-	atomic_store(&qp->state, IBV_QPS_ERR);
+	eng_qp_set_state(qp, IBV_QPS_ERR);
 	qp->timer_at = 0;
 	qp->rnr_at = 0;
 	qp->rjob_tail = qp->rjob_head;
@@ -457,6 +457,9 @@ static void req_retire(struct rxdp_eqp *qp)
 		failed = w->status != IBV_WC_SUCCESS;
 		/* the slot is the posters' once sq_cons passes it */
 		sq_free(qp, ++cons);
+		/* whoever sees the error completion sees the QP in ERR */
+		if (failed)
+			eng_qp_set_state(qp, IBV_QPS_ERR);
 		if (signaled)
 			eng_cq_add(qp->scq, &wc, false);
 		if (failed) {
