@@ -1543,11 +1543,12 @@ static void test_retry_exhausted(void **state)
 /* Wrong rkey, out of bounds, missing access right: REM_ACCESS_ERR */
 static void test_access_errors(void **state)
 {
-	for (int c = 0; c < 4; c++) {
+	for (int c = 0; c < 5; c++) {
 		struct pair *p = pair_new(&default_opts);
 		struct host *a = &p->h[0], *b = &p->h[1];
 		uint32_t rkey = rxdp_emr_rkey(b->mr);
 		struct rxdp_emr *ro = NULL;
+		struct rxdp_epd *pd2 = NULL;
 		struct ibv_wc wc[2];
 
 		switch (c) {
@@ -1575,6 +1576,21 @@ static void test_access_errors(void **state)
 				   (uintptr_t)b->buf, rxdp_emr_rkey(ro), 0,
 				   IBV_SEND_SIGNALED);
 			break;
+		case 4: /* an MR of another PD (another process, in rxdpd) */
+			pd2 = rxdp_engine_alloc_pd(b->e, &rxdp_emem_self_ops,
+						   NULL);
+			assert_non_null(pd2);
+			ro = rxdp_engine_reg_mr_pd(
+				pd2, (uintptr_t)b->buf, 4096,
+				(uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+			assert_non_null(ro);
+			assert_int_equal(rxdp_engine_dealloc_pd(pd2), -EBUSY);
+			post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10,
+				   (uintptr_t)b->buf, rxdp_emr_rkey(ro), 0,
+				   IBV_SEND_SIGNALED);
+			break;
 		}
 		post_send1(a, IBV_WR_SEND, 2, 0, 1, 0, 0, 0, 0);
 		wait_wc(p, a->scq, wc, 2);
@@ -1585,6 +1601,8 @@ static void test_access_errors(void **state)
 		assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_ERR);
 		if (ro)
 			assert_int_equal(rxdp_engine_dereg_mr(ro), 0);
+		if (pd2)
+			assert_int_equal(rxdp_engine_dealloc_pd(pd2), 0);
 		pair_free(p);
 	}
 }

@@ -11,9 +11,13 @@
 #               a clean run captured and decoded by tshark, then rc_ops
 #               and ibv_rc_pingpong through loss, duplication, reordering
 #  jumbo.sh     a 4096-byte path MTU on MTU-9000 veths (multi-buffer AF_XDP)
+#  hca.sh       rxdpd as the HCA of whole hosts: 8 processes per host,
+#               loopback, an unprivileged user, per-user limits, kill -9
+#               (qp_hog: a verbs program creating QPs until refused)
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
+RC_QP_HOG := $(BUILD)/tests/rc/qp_hog
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
@@ -25,6 +29,11 @@ $(RC_OPS): $(OBJ)/tests/rc/rc_ops.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
 
+$(RC_QP_HOG): $(OBJ)/tests/rc/qp_hog.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
+
 $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
@@ -33,8 +42,8 @@ $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 # the scripts run the programs: build them first (a rule like
 # `rc_ops.sh: $(RC_OPS)` would not: under .SECONDARY a missing prerequisite
 # of an up-to-date file is not remade)
-TEST_BINS += $(RC_OPS) $(RC_BADWIRE)
+TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
-	 tests/rc/badwire.sh tests/rc/jumbo.sh
+	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh

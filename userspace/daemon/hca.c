@@ -156,29 +156,51 @@ static const char *const kind_name[] = {
 	[HO_AH] = "AH",
 };
 
-static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg,
-		  size_t msglen)
+static int user_charge(uid_t uid, enum hobj_kind k, char *msg, size_t msglen)
 {
-	struct uid_use *u = use_of(x->c->uid);
+	struct uid_use *u = use_of(uid);
 
 	if (!u)
 		return -ENOMEM;
-	if (x->c->uid && u->n[k] >= user_limit[k]) {
+	if (uid && u->n[k] >= user_limit[k]) {
 		snprintf(msg, msglen,
 			 "user %u holds %u %ss already, the most one user may",
-			 (unsigned int)x->c->uid, u->n[k], kind_name[k]);
+			 (unsigned int)uid, u->n[k], kind_name[k]);
 		return -EDQUOT;
 	}
 	u->n[k]++;
 	return 0;
 }
 
-static void uncharge(struct hca_ctx *x, enum hobj_kind k)
+static void user_uncharge(uid_t uid, enum hobj_kind k)
 {
-	struct uid_use *u = use_of(x->c->uid);
+	struct uid_use *u = use_of(uid);
 
 	if (u && u->n[k])
 		u->n[k]--;
+}
+
+/* QPs are counted where they are made (qp.c), with or without a context */
+int hca_qp_charge(uid_t uid, char *msg, size_t msglen)
+{
+	return user_charge(uid, HO_QP, msg, msglen);
+}
+
+void hca_qp_uncharge(uid_t uid)
+{
+	user_uncharge(uid, HO_QP);
+}
+
+static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg,
+		  size_t msglen)
+{
+	return k == HO_QP ? 0 : user_charge(x->c->uid, k, msg, msglen);
+}
+
+static void uncharge(struct hca_ctx *x, enum hobj_kind k)
+{
+	if (k != HO_QP)
+		user_uncharge(x->c->uid, k);
 }
 
 /* --- shared memory ----------------------------------------------------- */

@@ -166,13 +166,20 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 			 qp_type);
 		return -EOPNOTSUPP;
 	}
+	ret = hca_qp_charge(c->uid, msg, msglen);
+	if (ret)
+		return ret;
 	qp = calloc(1, sizeof(*qp));
-	if (!qp)
+	if (!qp) {
+		hca_qp_uncharge(c->uid);
 		return -ENOMEM;
+	}
+	qp->uid = c->uid;
 	ret = qpn_alloc(d, &qp->qpn);
 	if (ret) {
 		snprintf(msg, msglen, "rxdp_%s has no free QP (%u in use)",
 			 l->ifname, d->nqps);
+		hca_qp_uncharge(c->uid);
 		free(qp);
 		return ret;
 	}
@@ -196,6 +203,7 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 		psn_store(&ps->qpn, 0);
 		snprintf(msg, msglen, "cannot write the QP context: %s",
 			 strerror(-ret));
+		hca_qp_uncharge(c->uid);
 		free(qp);
 		return ret;
 	}
@@ -227,6 +235,7 @@ int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp)
 	d->qps[idx] = NULL;
 	d->qp_gen[idx]++;
 	d->nqps--;
+	hca_qp_uncharge(qp->uid);
 	pr_info("rxdp_%s: QP %#x destroyed\n", l->ifname, qp->qpn);
 	free(qp);
 	return ret;

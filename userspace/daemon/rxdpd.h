@@ -58,6 +58,7 @@ struct rxdp_neigh {
 
 struct rxdp_qp {
 	__u32 qpn;
+	uid_t uid; /* charged to this user */
 	__u32 qp_type; /* enum ibv_qp_type */
 	__u32 state; /* enum ibv_qp_state */
 	int ifindex;
@@ -204,6 +205,9 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
 		     __u32 mask);
 __u32 hca_qp_state(const struct rxdp_qp *qp);
+/* Per-user QP limit (-EDQUOT past it; root is not limited) */
+int hca_qp_charge(uid_t uid, char *msg, size_t msglen);
+void hca_qp_uncharge(uid_t uid);
 void hca_dev_release(struct rxdp_link *l);
 /* A port/GID/device event to every context on ifindex */
 void hca_port_event(int ifindex, __u32 type, __u32 port);

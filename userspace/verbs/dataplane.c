@@ -739,7 +739,6 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	if (obj_call(pd->context, RXDP_CTL_QP_CREATE, &o, NULL, &fd) ||
 	    fd < 0) {
 		err = errno ? errno : EPROTO;
-		pr_warn("rxdp: create QP: %s\n", strerror(err));
 		free(w);
 		return fail_ptr(err);
 	}
