@@ -5,6 +5,8 @@
 #  check-abi.sh      every Debian perftest/ibverbs-utils binary starts on it
 #  devinfo-netns.sh  ibv_devices / ibv_devinfo -v against the real rxdpd
 #                    in a namespace (root; skips until rxdpd is built)
+#  pyverbs.sh        rdma-core's pyverbs suite (Debian's python3-pyverbs)
+#                    on one rxdp host (root)
 #
 # This file is read before userspace/*/build.mk, so prerequisites name the
 # library files literally (recipes may use their variables: they expand late).
@@ -35,4 +37,4 @@ $(VERBS_EVENTS_TEST): $(OBJ)/tests/verbs/test_verbs_events.o $(FAKE_RXDPD) \
 		-lcmocka
 
 TESTS += $(VERBS_TEST) $(VERBS_EVENTS_TEST) tests/verbs/check-abi.sh \
-	 tests/verbs/devinfo-netns.sh
+	 tests/verbs/devinfo-netns.sh tests/verbs/pyverbs.sh

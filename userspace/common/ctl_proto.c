@@ -275,6 +275,7 @@ const char *rxdp_ctl_type_name(unsigned int type)
 		[RXDP_CTL_CHANNEL_CREATE] = "channel_create",
 		[RXDP_CTL_CHANNEL_DESTROY] = "channel_destroy",
 		[RXDP_CTL_CQ_CREATE] = "cq_create",
+		[RXDP_CTL_CQ_RESIZE] = "cq_resize",
 		[RXDP_CTL_CQ_DESTROY] = "cq_destroy",
 		[RXDP_CTL_SRQ_CREATE] = "srq_create",
 		[RXDP_CTL_SRQ_MODIFY] = "srq_modify",

@@ -672,15 +672,19 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 			 (int)x->c->pid);
 		return -EFAULT;
 	}
-	emr = rxdp_engine_reg_mr_pd(pd->epd, o->addr, o->length, o->iova,
-				    o->access);
-	if (!emr)
-		return -errno;
 	if (type == RXDP_CTL_MR_REREG) {
-		/* the new registration replaces the old in the same handle */
-		rxdp_engine_dereg_mr(m->emr);
+		/* in place: the keys stay */
+		err = rxdp_engine_rereg_mr(m->emr, pd->epd, o->addr, o->length,
+					   o->iova, o->access);
+		if (err)
+			return err;
+		emr = m->emr;
 		m->pd->refs--;
 	} else {
+		emr = rxdp_engine_reg_mr_pd(pd->epd, o->addr, o->length,
+					    o->iova, o->access);
+		if (!emr)
+			return -errno;
 		m = obj_new(x, HO_MR, o->cookie, msg, msglen, &err);
 		if (!m) {
 			rxdp_engine_dereg_mr(emr);
@@ -724,6 +728,37 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		snprintf(msg, msglen, "cqe %u: 1..%u", o->cqe,
 			 RXDP_HCA_MAX_CQE);
 		return -EINVAL;
+	}
+	if (type == RXDP_CTL_CQ_RESIZE) {
+		void *mem;
+		size_t len;
+
+		q = obj_get(x, o->handle, HO_CQ);
+		if (!q) {
+			snprintf(msg, msglen, "no CQ %u", o->handle);
+			return -EINVAL;
+		}
+		size = rxdp_hca_pow2(o->cqe);
+		len = rxdp_hca_cq_bytes(size);
+		*fd = shm_create("rxdp-cq", len, &mem);
+		if (*fd < 0)
+			return *fd;
+		err = rxdp_engine_resize_cq_shared(q->cq.ecq, mem, size);
+		if (err) {
+			snprintf(msg, msglen,
+				 "more completions wait than %u entries hold",
+				 size);
+			munmap(mem, len);
+			close(*fd);
+			*fd = -1;
+			return err;
+		}
+		munmap(q->mem, q->mem_len);
+		q->mem = mem;
+		q->mem_len = len;
+		o->cqe = size;
+		o->mem_size = len;
+		return 0;
 	}
 	if (o->channel && !(ch = obj_get(x, o->channel, HO_CHANNEL))) {
 		snprintf(msg, msglen, "no channel %u", o->channel);
@@ -1095,6 +1130,7 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 		obj_free(h);
 		return 0;
 	case RXDP_CTL_CQ_CREATE:
+	case RXDP_CTL_CQ_RESIZE:
 	case RXDP_CTL_CQ_DESTROY:
 		return do_cq(x, type, o, fd, msg, msglen);
 	case RXDP_CTL_SRQ_CREATE:

@@ -703,6 +703,7 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_CHANNEL_CREATE] = do_obj,
 	[RXDP_CTL_CHANNEL_DESTROY] = do_obj,
 	[RXDP_CTL_CQ_CREATE] = do_obj,
+	[RXDP_CTL_CQ_RESIZE] = do_obj,
 	[RXDP_CTL_CQ_DESTROY] = do_obj,
 	[RXDP_CTL_SRQ_CREATE] = do_obj,
 	[RXDP_CTL_SRQ_MODIFY] = do_obj,

@@ -630,6 +630,30 @@ struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
 				     access);
 }
 
+int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
+			 uint64_t addr, size_t len, uint64_t iova,
+			 unsigned int access)
+{
+	struct rxdp_engine *e = mr->e;
+
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if ((!addr && len) || addr + len < addr || iova + len < iova ||
+	    pd->e != e)
+		return -EINVAL;
+	eng_lock(e);
+	mr->pd->refs--;
+	mr->pd = pd;
+	pd->refs++;
+	mr->addr = addr;
+	mr->len = len;
+	mr->iova = iova;
+	mr->access = access & ACCESS_KNOWN;
+	eng_unlock(e);
+	return 0;
+}
+
 int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
 {
 	struct rxdp_engine *e = mr->e;
@@ -715,6 +739,40 @@ struct rxdp_ecq *rxdp_engine_create_cq_shared(struct rxdp_engine *e,
 		return NULL;
 	}
 	return cq_new(e, sh, size, false, user);
+}
+
+int rxdp_engine_resize_cq_shared(struct rxdp_ecq *cq, struct rxdp_hca_cq *sh,
+				 uint32_t size)
+{
+	struct rxdp_engine *e = cq->e;
+	struct rxdp_hca_cq *old = cq->sh;
+	uint32_t prod, cons;
+
+	if (!size || size > ENG_MAX_CQE || (size & (size - 1)) || cq->own)
+		return -EINVAL;
+	eng_lock(e);
+	/*
+	 * What was posted before the resize completes before it counts (as
+	 * an HCA has it done by then): rare enough for this thread to do a
+	 * pass of the data path itself.
+	 */
+	eng_pass(e);
+	prod = atomic_load(&old->prod);
+	cons = atomic_load(&old->cons);
+	if (prod - cons > size) {
+		eng_unlock(e);
+		return -EINVAL; /* more completions wait than it would hold */
+	}
+	for (uint32_t i = cons; i != prod; i++)
+		sh->ring[i & (size - 1)] = old->ring[i & (cq->size - 1)];
+	atomic_store(&sh->cons, cons);
+	atomic_store(&sh->armed, atomic_load(&old->armed));
+	atomic_store(&sh->overflow, atomic_load(&old->overflow));
+	atomic_store(&sh->prod, prod);
+	cq->sh = sh;
+	cq->size = size;
+	eng_unlock(e);
+	return 0;
 }
 
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq)

@@ -213,6 +213,13 @@ struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
 struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 				       size_t len, uint64_t iova,
 				       unsigned int access);
+/*
+ * A new translation, PD or access for an MR, in place: its keys stay (as
+ * Soft-RoCE's and ConnectX's do). 0 or -EINVAL.
+ */
+int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
+			 uint64_t addr, size_t len, uint64_t iova,
+			 unsigned int access);
 int rxdp_engine_dereg_mr(struct rxdp_emr *mr);
 uint32_t rxdp_emr_lkey(const struct rxdp_emr *mr);
 uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr);
@@ -234,6 +241,13 @@ struct rxdp_ecq *rxdp_engine_create_cq(struct rxdp_engine *e, int cqe,
 struct rxdp_ecq *rxdp_engine_create_cq_shared(struct rxdp_engine *e,
 					      struct rxdp_hca_cq *sh,
 					      uint32_t size, void *user);
+/*
+ * A shared CQ moves to a new ring of size entries, its waiting completions
+ * with it; -EINVAL if more wait than it holds. The owner must not poll
+ * meanwhile (the verbs library holds its CQ lock).
+ */
+int rxdp_engine_resize_cq_shared(struct rxdp_ecq *cq, struct rxdp_hca_cq *sh,
+				 uint32_t size);
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
 /* Up to n completions into wc; count or -errno. Also drives progress. */
 int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);

@@ -424,12 +424,6 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 
 /* --- memory regions -------------------------------------------------------- */
 
-static int refuse(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
 /*
  * One function behind the three registrations. perftest registers with
  * ibv_reg_mr_iova2 and IBV_ACCESS_RELAXED_ORDERING, which rxdp accepts and
@@ -658,17 +652,37 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 }
 
 /*
- * "At least cqe entries" (ibv_resize_cq(3)): a CQ already that large stays
- * as it is (cq->cqe keeps its real size). Growing one would move its ring,
- * which rxdp does not offer: EOPNOTSUPP.
+ * ibv_resize_cq(3): at least cqe entries, the completions waiting kept;
+ * EINVAL if more wait than that. rxdpd moves the ring to a new memfd while
+ * the CQ's lock keeps this process's pollers out.
  */
 int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
+	struct rxdp_cq *w = to_cq(cq);
+	struct rxdp_ctl_obj o = { 0 };
+	struct shm m;
+	int fd, ret;
+
 	if (!cq || cqe < 1 || cqe > RXDP_VERBS_MAX_CQE)
 		return EINVAL;
-	if (cqe <= cq->cqe)
-		return 0;
-	return refuse();
+	o.handle = w->handle;
+	o.cqe = (uint32_t)cqe;
+	pthread_spin_lock(&w->lock);
+	ret = obj_call(cq->context, RXDP_CTL_CQ_RESIZE, &o, NULL, &fd);
+	if (!ret && fd < 0)
+		ret = EPROTO;
+	if (!ret)
+		ret = shm_map(&m, fd, o.mem_size);
+	if (!ret) {
+		shm_unmap(&w->mem);
+		w->mem = m;
+		w->sh = m.p;
+		w->size = o.cqe;
+		cq->cqe = (int)o.cqe;
+	}
+	pthread_spin_unlock(&w->lock);
+	errno = ret;
+	return ret;
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq)
@@ -840,6 +854,34 @@ static void attr_merge(struct ibv_qp_attr *dst, const struct ibv_qp_attr *a,
 }
 
 /*
+ * A QP back in RESET leaves no completion behind in its CQs (as rdma-core's
+ * providers clean them): the entries not yet polled that are not the QP's
+ * move up, in order, and the consumer index follows. Only entries below
+ * the producer index as read here are touched; rxdpd writes above it.
+ */
+static void cq_clean(struct rxdp_cq *w, uint32_t qpn)
+{
+	struct rxdp_hca_cq *sh = w->sh;
+	uint32_t cons, prod, to, m = w->size - 1;
+
+	pthread_spin_lock(&w->lock);
+	cons = atomic_load_explicit(&sh->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
+	to = prod;
+	for (uint32_t i = prod; i != cons; i--) {
+		struct ibv_wc *wc = &sh->ring[(i - 1) & m];
+
+		if (wc->qp_num == qpn)
+			continue;
+		to--;
+		if (to != i - 1)
+			sh->ring[to & m] = *wc;
+	}
+	atomic_store_explicit(&sh->cons, to, memory_order_release);
+	pthread_spin_unlock(&w->lock);
+}
+
+/*
  * rxdpd validates the transition (IBTA 10.3), resolves the path on RTR and
  * applies it to the engine; the library remembers what was set, for
  * ibv_query_qp.
@@ -869,6 +911,11 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	attr_merge(&w->attr, attr, attr_mask);
 	if (attr_mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		cq_clean(to_cq(qp->send_cq), qp->qp_num);
+		if (qp->recv_cq != qp->send_cq)
+			cq_clean(to_cq(qp->recv_cq), qp->qp_num);
+	}
 	return 0;
 }
 
@@ -1178,6 +1225,12 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
 		return NULL;
 	return ibv_create_ah(pd, &attr);
+}
+
+static int refuse(void)
+{
+	errno = EOPNOTSUPP;
+	return EOPNOTSUPP;
 }
 
 /* Multicast (UD): not offered, max_mcast_grp is 0 */
