@@ -773,7 +773,12 @@ static int cmd_ctx(const char *ifname)
 	char kind[256];
 	void *p;
 
-	ret = rxdp_ctl_ctx_open(c, ifindex, &f);
+	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	int notmem = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	CHECK(rxdp_ctl_ctx_open(c, ifindex, notmem, &f) == -EINVAL,
+	      "a context on an fd that is not the client's /proc/self/mem");
+	ret = rxdp_ctl_ctx_open(c, ifindex, mem, &f);
 	CHECK(!ret, "ctx_open: %s", rxdp_ctl_strerror(c));
 	if (ret)
 		return 1;
@@ -787,7 +792,7 @@ static int cmd_ctx(const char *ifname)
 	CHECK(p == MAP_FAILED, "the device page maps writable");
 	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, f.dev_page, 0);
 	CHECK(p != MAP_FAILED, "the device page does not map read-only");
-	CHECK(rxdp_ctl_ctx_open(c, ifindex, &f2) == -EBUSY,
+	CHECK(rxdp_ctl_ctx_open(c, ifindex, mem, &f2) == -EBUSY,
 	      "a second context on one connection");
 
 	ret = rxdp_ctl_obj(c, RXDP_CTL_PD_ALLOC, &pd, NULL, NULL);
@@ -808,7 +813,7 @@ static int cmd_ctx(const char *ifname)
 	      "a PD with an MR freed");
 
 	/* another client: none of the first one's handles are its own */
-	ret = rxdp_ctl_ctx_open(c2, ifindex, &f2);
+	ret = rxdp_ctl_ctx_open(c2, ifindex, mem, &f2);
 	CHECK(!ret, "second client's ctx_open: %s", rxdp_ctl_strerror(c2));
 	o = mr;
 	CHECK(rxdp_ctl_obj(c2, RXDP_CTL_MR_DEREG, &o, NULL, NULL) == -EINVAL,
@@ -827,8 +832,8 @@ static int cmd_ctx(const char *ifname)
 	CHECK(!rxdp_ctl_obj(c, RXDP_CTL_MR_DEREG, &o, NULL, NULL),
 	      "mr_dereg: %s", rxdp_ctl_strerror(c));
 	o = pd;
-	CHECK(!rxdp_ctl_obj(c, RXDP_CTL_PD_FREE, &o, NULL, NULL),
-	      "pd_free: %s", rxdp_ctl_strerror(c));
+	CHECK(!rxdp_ctl_obj(c, RXDP_CTL_PD_FREE, &o, NULL, NULL), "pd_free: %s",
+	      rxdp_ctl_strerror(c));
 	rxdp_ctl_close(c2);
 	rxdp_ctl_close(c);
 	return failures ? 1 : 0;

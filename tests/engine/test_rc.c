@@ -1581,8 +1581,7 @@ static void test_access_errors(void **state)
 						   NULL);
 			assert_non_null(pd2);
 			ro = rxdp_engine_reg_mr_pd(
-				pd2, (uintptr_t)b->buf, 4096,
-				(uintptr_t)b->buf,
+				pd2, (uintptr_t)b->buf, 4096, (uintptr_t)b->buf,
 				IBV_ACCESS_LOCAL_WRITE |
 					IBV_ACCESS_REMOTE_WRITE);
 			assert_non_null(ro);

@@ -2,7 +2,8 @@
 # rxdp on test hosts: source after tests/lib/netns.sh.
 #
 #   rxdp_host NS IFNAME LOG   attach rxdp-loader to IFNAME in NS and start an
-#                             rxdpd there (stderr to LOG); undone at exit
+#                             rxdpd there (stderr to LOG; options from
+#                             $RXDPD_ARGS); undone at exit
 #   rxdp_hosts DIR            rxdp_host on both ends of netns_pair's veth
 #                             (logs in DIR), ports ACTIVE; sets devA devB
 #                             and gidA gidB (their IPv4 GID indexes), gid=gidA
@@ -23,7 +24,8 @@ rxdp_host() {
 	ip netns exec "$ns" "$RXDP_BIN/rxdp-loader" attach "$ifn" >/dev/null ||
 		fail "rxdp-loader attach $ifn in $ns"
 	# called directly (not through a function) so $! is the daemon
-	ip netns exec "$ns" "$RXDP_BIN/rxdpd" >"$log" 2>&1 &
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" "$RXDP_BIN/rxdpd" ${RXDPD_ARGS:-} >"$log" 2>&1 &
 	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
 }
 

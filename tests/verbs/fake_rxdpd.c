@@ -277,6 +277,8 @@ static void *daemon_main(void *arg)
 			}
 			if (!rxdp_ctl_decode(buf, (size_t)n, &msg, 0))
 				serve_one(pfd[i].fd, &msg);
+			while (nfds > 0) /* CTX_OPEN's /proc/self/mem */
+				close(fds[--nfds]);
 		}
 	}
 	for (i = 2; i < nfd; i++)

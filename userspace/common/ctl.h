@@ -68,8 +68,9 @@ enum rxdp_ctl_type {
 	RXDP_CTL_MODIFY_QP, /* IFINDEX, QPN, QP_ATTR, ATTR_MASK -> QP_INFO */
 	RXDP_CTL_QUERY_QP, /* IFINDEX, QPN -> QP_INFO */
 	RXDP_CTL_DESTROY_QP, /* IFINDEX, QPN */
-	RXDP_CTL_CTX_OPEN, /* IFINDEX -> fds: doorbell eventfd, device page
-			      memfd (read-only), async event pipe */
+	RXDP_CTL_CTX_OPEN, /* IFINDEX + the client's /proc/self/mem fd ->
+			      fds: doorbell eventfd, device page memfd
+			      (read-only), async event pipe */
 	RXDP_CTL_LIST_QPS, /* IFINDEX (0: all), QPN (start after) ->
 			      QP_INFO*, QP_STATS* (same order), MORE */
 	RXDP_CTL_QUERY_STATS, /* IFINDEX -> COUNTERS (enum rxdp_verdict) */

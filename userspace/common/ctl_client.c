@@ -377,7 +377,7 @@ int rxdp_ctl_destroy_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn)
 	return call(c, &msg);
 }
 
-int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex,
+int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex, int mem_fd,
 		      struct rxdp_ctx_fds *out)
 {
 	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
@@ -385,7 +385,7 @@ int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex,
 
 	req_start(c, RXDP_CTL_CTX_OPEN);
 	put_u32(c, RXDP_CTL_A_IFINDEX, ifindex);
-	err = call_fds(c, &msg, NULL, 0, fds, &nfds, RXDP_CTL_MAX_FDS);
+	err = call_fds(c, &msg, &mem_fd, 1, fds, &nfds, RXDP_CTL_MAX_FDS);
 	if (err)
 		return err;
 	if (nfds != 3) {

@@ -158,17 +158,18 @@ int rxdp_ctl_destroy_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn);
 
 /*
  * A verbs context on this connection (one per connection): rxdpd runs its
- * queues. The fds: [0] the doorbell (an eventfd: write 1 to wake the
- * data path, see common/hca.h), [1] the device page (a memfd to map
- * read-only), [2] the read end of the async event pipe (struct
- * rxdp_hca_event records).
+ * queues. mem_fd: this process's /proc/self/mem, opened read-write (rxdpd
+ * moves payload through it, and can reach nothing else of the process).
+ * The fds back: [0] the doorbell (an eventfd: write 1 to wake the data
+ * path, see common/hca.h), [1] the device page (a memfd to map read-only),
+ * [2] the read end of the async event pipe (struct rxdp_hca_event records).
  */
 struct rxdp_ctx_fds {
 	int doorbell;
 	int dev_page;
 	int async;
 };
-int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex,
+int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex, int mem_fd,
 		      struct rxdp_ctx_fds *out);
 
 /*

@@ -131,7 +131,8 @@ static inline __u32 rxdp_hca_align(__u32 n)
 
 static inline size_t rxdp_hca_cq_bytes(__u32 size)
 {
-	return sizeof(struct rxdp_hca_cq) + (size_t)size * sizeof(struct ibv_wc);
+	return sizeof(struct rxdp_hca_cq) +
+	       (size_t)size * sizeof(struct ibv_wc);
 }
 
 /* Bytes of a send WQE slot for max_sge SGEs or max_inline bytes inline */
@@ -161,7 +162,8 @@ static inline void rxdp_hca_qp_layout(__u32 sq_size, __u32 sq_stride,
 {
 	l->sq_off = sizeof(struct rxdp_hca_qp);
 	l->rq_off = l->sq_off + (size_t)sq_size * sq_stride;
-	l->rq_off = (l->rq_off + RXDP_HCA_LINE - 1) & ~(size_t)(RXDP_HCA_LINE - 1);
+	l->rq_off = (l->rq_off + RXDP_HCA_LINE - 1) &
+		    ~(size_t)(RXDP_HCA_LINE - 1);
 	l->bytes = l->rq_off + (size_t)rq_size * rq_stride;
 }
 
@@ -210,8 +212,9 @@ static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		/* IBTA 9.4.5: 8 bytes at an 8-byte aligned address */
-		if (c->qp_type != IBV_QPT_RC || (send_flags & IBV_SEND_INLINE) ||
-		    (remote_addr & 7) || num_sge != 1 || sge0_len < 8)
+		if (c->qp_type != IBV_QPT_RC ||
+		    (send_flags & IBV_SEND_INLINE) || (remote_addr & 7) ||
+		    num_sge != 1 || sge0_len < 8)
 			return EINVAL;
 		break;
 	default:

@@ -11,8 +11,9 @@
  * SRQ and QP queues live in memfds made, sized and sealed here (the client
  * can neither shrink nor grow them) and mapped by both sides
  * (common/hca.h). Payload moves between the UMEM and the client's memory
- * with process_vm_readv/writev on its pid (engine/engine.c), so the target
- * of an RDMA Write or Read need not run.
+ * through the /proc/self/mem the client opened and handed over with
+ * CTX_OPEN (engine/engine.c), so the target of an RDMA Write or Read need
+ * not run, and rxdpd's privileges never widen what a client reaches.
  *
  * Rules kept here:
  * - A client reaches only its own objects (handles are per context; AH
@@ -33,7 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/if_xdp.h>
 
@@ -107,6 +111,7 @@ struct hca_ctx {
 	struct rxdp_client *c;
 	int ifindex;
 	struct hca_dev *hd;
+	int mem_fd; /* the client's /proc/PID/mem, opened by the client */
 	int async_wfd;
 	struct hobj **objs; /* by handle - 1 */
 	__u32 nobjs;
@@ -121,8 +126,8 @@ struct hca_ctx {
  * capacity (RXDP_MAX_QP QPs, the engine's 65536 MRs) from the others.
  */
 static const __u32 user_limit[] = {
-	[HO_PD] = 4096,	  [HO_MR] = 16384, [HO_CHANNEL] = 1024,
-	[HO_CQ] = 4096,	  [HO_SRQ] = 1024, [HO_QP] = RXDP_MAX_QP / 4,
+	[HO_PD] = 4096,	 [HO_MR] = 16384, [HO_CHANNEL] = 1024,
+	[HO_CQ] = 4096,	 [HO_SRQ] = 1024, [HO_QP] = RXDP_MAX_QP / 4,
 	[HO_AH] = 16384,
 };
 
@@ -151,8 +156,8 @@ static struct uid_use *use_of(uid_t uid)
 }
 
 static const char *const kind_name[] = {
-	[HO_PD] = "PD",	  [HO_MR] = "MR",   [HO_CHANNEL] = "channel",
-	[HO_CQ] = "CQ",	  [HO_SRQ] = "SRQ", [HO_QP] = "QP",
+	[HO_PD] = "PD", [HO_MR] = "MR",	  [HO_CHANNEL] = "channel",
+	[HO_CQ] = "CQ", [HO_SRQ] = "SRQ", [HO_QP] = "QP",
 	[HO_AH] = "AH",
 };
 
@@ -191,8 +196,7 @@ void hca_qp_uncharge(uid_t uid)
 	user_uncharge(uid, HO_QP);
 }
 
-static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg,
-		  size_t msglen)
+static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg, size_t msglen)
 {
 	return k == HO_QP ? 0 : user_charge(x->c->uid, k, msg, msglen);
 }
@@ -222,8 +226,8 @@ static int shm_create(const char *name, size_t len, void **map)
 		close(fd);
 		return err;
 	}
-	*map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		    fd, 0);
+	*map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (*map == MAP_FAILED) {
 		int err = -errno;
 
@@ -241,8 +245,8 @@ static bool pipe_put(int fd, const void *rec, size_t len)
 	return fd >= 0 && write(fd, rec, len) == (ssize_t)len;
 }
 
-static void ctx_event(struct hca_ctx *x, __u32 type, __u32 port,
-		      __u64 cookie, _Atomic __u32 *count)
+static void ctx_event(struct hca_ctx *x, __u32 type, __u32 port, __u64 cookie,
+		      _Atomic __u32 *count)
 {
 	struct rxdp_hca_event ev = { .type = type,
 				     .port = port,
@@ -278,7 +282,7 @@ static struct rxdp_eah *on_ah_lookup(void *arg, struct ibv_ah *ah)
 	__u32 h = (__u32)(uintptr_t)ah;
 
 	return h && h <= hd->nahs && hd->ahs[h - 1] ? hd->ahs[h - 1]->eah
-						     : NULL;
+						    : NULL;
 }
 
 /* --- devices ------------------------------------------------------------ */
@@ -324,11 +328,12 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	nq = l->num_rx_queues ? l->num_rx_queues : 1;
 	if (nq > RXDP_MAX_QUEUES)
 		nq = RXDP_MAX_QUEUES;
-	hd->port = rxdp_xsk_port_open(&hd->umem, l->ifindex, nq, HCA_RING,
-				      &why);
+	hd->port =
+		rxdp_xsk_port_open(&hd->umem, l->ifindex, nq, HCA_RING, &why);
 	if (!hd->port) {
-		snprintf(msg, msglen, "cannot bind AF_XDP sockets on %s: %s (%s)",
-			 l->ifname, why, strerror(errno));
+		snprintf(msg, msglen,
+			 "cannot bind AF_XDP sockets on %s: %s (%s)", l->ifname,
+			 why, strerror(errno));
 		goto err;
 	}
 	n = rxdp_xsk_port_fds(hd->port, fds, RXDP_CTL_MAX_XSKS);
@@ -347,8 +352,8 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	/* the device page: clients may only map it read-only after the seal */
 	hd->page_fd = shm_create("rxdp-device", sizeof(*hd->page),
 				 (void **)&hd->page);
-	if (hd->page_fd < 0 ||
-	    fcntl(hd->page_fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
+	if (hd->page_fd < 0 || fcntl(hd->page_fd, F_ADD_SEALS,
+				     F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
 		snprintf(msg, msglen, "cannot make the device page: %s",
 			 strerror(errno));
 		goto err;
@@ -373,10 +378,9 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		goto err;
 	}
 	l->dev->hca = hd;
-	pr_info("rxdp_%s: data path up: %d queue(s), %s mode%s\n", l->ifname,
-		n, rxdp_xsk_port_bind_flags(hd->port) & XDP_ZEROCOPY
-			   ? "zero-copy"
-			   : "copy",
+	pr_info("rxdp_%s: data path up: %d queue(s), %s mode%s\n", l->ifname, n,
+		rxdp_xsk_port_bind_flags(hd->port) & XDP_ZEROCOPY ? "zero-copy"
+								  : "copy",
 		rxdp_xsk_port_bind_flags(hd->port) & XDP_USE_SG
 			? ", multi-buffer"
 			: "");
@@ -406,8 +410,9 @@ void hca_dev_release(struct rxdp_link *l)
 static struct hca_ctx *ctx_of(struct rxdp_client *c, char *msg, size_t msglen)
 {
 	if (!c->ctx)
-		snprintf(msg, msglen,
-			 "no verbs context on this connection (CTX_OPEN first)");
+		snprintf(
+			msg, msglen,
+			"no verbs context on this connection (CTX_OPEN first)");
 	return c->ctx;
 }
 
@@ -489,8 +494,31 @@ static void obj_free(struct hobj *o)
 	free(o);
 }
 
-int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int *fds,
-		 char *msg, size_t msglen)
+/*
+ * Is fd a /proc/PID/mem? rxdpd reaches a client's memory only through the
+ * one the client opened itself: exactly the address space the client
+ * could reach (an execve() after that leaves it reading nothing; a pid
+ * recycled cannot redirect it), never one rxdpd's own privileges would.
+ */
+static bool is_proc_mem(int fd)
+{
+	char link[64], path[PATH_MAX];
+	struct statfs sf;
+	ssize_t n;
+
+	if (fd < 0 || fstatfs(fd, &sf) || sf.f_type != PROC_SUPER_MAGIC)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 5)
+		return false;
+	path[n] = '\0';
+	return !strcmp(path + n - 4, "/mem") &&
+	       (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
+}
+
+int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
+		 int *fds, char *msg, size_t msglen)
 {
 	struct hca_dev *hd;
 	struct hca_ctx *x;
@@ -499,6 +527,12 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int *fds,
 	if (c->ctx) {
 		snprintf(msg, msglen, "this connection has a context already");
 		return -EBUSY;
+	}
+	if (!is_proc_mem(mem_fd)) {
+		snprintf(msg, msglen,
+			 "a context needs the client's /proc/self/mem, opened "
+			 "read-write, with the request");
+		return -EINVAL;
 	}
 	if (!c->allowed) {
 		snprintf(msg, msglen,
@@ -512,9 +546,14 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int *fds,
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	if (pipe2(p, O_CLOEXEC)) {
+	x->mem_fd = fcntl(mem_fd, F_DUPFD_CLOEXEC, 0);
+	if (x->mem_fd < 0 || pipe2(p, O_CLOEXEC)) {
+		int err = -errno;
+
+		if (x->mem_fd >= 0)
+			close(x->mem_fd);
 		free(x);
-		return -errno;
+		return err;
 	}
 	/* rxdpd never blocks on a client that does not read its events */
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
@@ -530,6 +569,7 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int *fds,
 			if (fds[i] >= 0)
 				close(fds[i]);
 		close(p[1]);
+		close(x->mem_fd);
 		free(x);
 		return -EMFILE;
 	}
@@ -543,7 +583,7 @@ static void qp_obj_destroy(struct hobj *o);
 /* Everything of the client's context, in the order objects depend */
 void hca_ctx_release(struct rxdp_client *c)
 {
-	static const enum hobj_kind order[] = { HO_QP, HO_SRQ, HO_CQ,
+	static const enum hobj_kind order[] = { HO_QP, HO_SRQ,	   HO_CQ,
 						HO_MR, HO_CHANNEL, HO_PD };
 	struct hca_ctx *x = c->ctx;
 
@@ -592,6 +632,7 @@ void hca_ctx_release(struct rxdp_client *c)
 		pr_info("pid %d did not read %u event(s)\n", (int)c->pid,
 			x->dropped);
 	close(x->async_wfd);
+	close(x->mem_fd);
 	free(x->objs);
 	free(x);
 	c->ctx = NULL;
@@ -700,8 +741,8 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	return 0;
 }
 
-static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		 int *fd, char *msg, size_t msglen)
+static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
+		 char *msg, size_t msglen)
 {
 	struct hobj *q, *ch = NULL;
 	__u32 size;
@@ -714,7 +755,8 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 			return -EINVAL;
 		}
 		if (q->refs || rxdp_engine_destroy_cq(q->cq.ecq)) {
-			snprintf(msg, msglen, "CQ %u is used by a QP", o->handle);
+			snprintf(msg, msglen, "CQ %u is used by a QP",
+				 o->handle);
 			return -EBUSY;
 		}
 		if (q->cq.ch)
@@ -834,8 +876,9 @@ static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		return -EINVAL;
 	}
 	if (rxdp_engine_srq_caps(&a)) {
-		snprintf(msg, msglen, "SRQ of %u WQEs of %u SGEs, limit %u: too "
-				      "large",
+		snprintf(msg, msglen,
+			 "SRQ of %u WQEs of %u SGEs, limit %u: too "
+			 "large",
 			 o->max_recv_wr, o->max_recv_sge, o->srq_limit);
 		return -EINVAL;
 	}
@@ -891,8 +934,8 @@ static void qp_obj_destroy(struct hobj *o)
 	obj_free(o);
 }
 
-static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		 int *fd, char *msg, size_t msglen)
+static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
+		 char *msg, size_t msglen)
 {
 	struct rxdp_link *l = link_by_index(x->ifindex);
 	struct ibv_qp_cap cap = { .max_send_wr = o->max_send_wr,
@@ -941,8 +984,8 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	q = obj_new(x, HO_QP, o->cookie, msg, msglen, &err);
 	if (!q)
 		return err;
-	o->sq_stride = rxdp_hca_swqe_stride(cap.max_send_sge,
-					    cap.max_inline_data);
+	o->sq_stride =
+		rxdp_hca_swqe_stride(cap.max_send_sge, cap.max_inline_data);
 	o->rq_stride = rxdp_hca_rwqe_stride(cap.max_recv_sge);
 	rxdp_hca_qp_layout(cap.max_send_wr, o->sq_stride, cap.max_recv_wr,
 			   o->rq_stride, &lay);
@@ -1045,8 +1088,7 @@ void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
 
 		pr_warn("QP %#x: the engine refused the transition (%s)\n",
 			qp->qpn, strerror(-ret));
-		rxdp_engine_qp_modify(o->qp.eqp, &err_attr, IBV_QP_STATE,
-				      NULL);
+		rxdp_engine_qp_modify(o->qp.eqp, &err_attr, IBV_QP_STATE, NULL);
 	}
 }
 
@@ -1074,8 +1116,8 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 		h = obj_new(x, HO_PD, o->cookie, msg, msglen, &err);
 		if (!h)
 			return err;
-		h->epd = rxdp_engine_alloc_pd(x->hd->e, &rxdp_emem_pid_ops,
-					      (void *)(intptr_t)c->pid);
+		h->epd = rxdp_engine_alloc_pd(x->hd->e, &rxdp_emem_procmem_ops,
+					      (void *)(intptr_t)x->mem_fd);
 		if (!h->epd) {
 			obj_free(h);
 			return -ENOMEM;

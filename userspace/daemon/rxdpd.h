@@ -195,8 +195,8 @@ void qp_clean_all(struct rxdp_link *l);
 void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
 
 /* hca.c: the data path */
-int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int *fds,
-		 char *msg, size_t msglen);
+int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
+		 int *fds, char *msg, size_t msglen);
 void hca_ctx_release(struct rxdp_client *c);
 /* -EINPROGRESS: AH_CREATE waits for a neighbour, call again */
 int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,

@@ -257,6 +257,7 @@ struct req {
 	struct nlmsghdr *rep;
 	int fds[RXDP_CTL_MAX_FDS]; /* closed once the reply is sent */
 	int nfds;
+	int in_fd; /* the fd that came with the request, or -1 */
 	long *deadline; /* of the neighbour resolution this request waits on */
 	char msg[512];
 };
@@ -522,7 +523,7 @@ static int do_ctx_open(struct req *r)
 	l = get_dev(r, &err);
 	if (!l)
 		return err;
-	err = hca_ctx_open(r->c, l, r->fds, r->msg, sizeof(r->msg));
+	err = hca_ctx_open(r->c, l, r->in_fd, r->fds, r->msg, sizeof(r->msg));
 	if (!err)
 		r->nfds = 3;
 	return err;
@@ -751,7 +752,7 @@ static void reply(struct rxdp_client *c, __u16 type, __u32 seq, int err,
  * then a copy is parked on the client, whose socket is not read until the
  * request is answered (replies stay in order), and 1 is returned.
  */
-static int process(struct rxdp_client *c, const void *buf, ssize_t n,
+static int process(struct rxdp_client *c, const void *buf, ssize_t n, int in_fd,
 		   int nfds, long *deadline)
 {
 	const struct nlmsghdr *in = buf;
@@ -765,6 +766,7 @@ static int process(struct rxdp_client *c, const void *buf, ssize_t n,
 	r.c = c;
 	r.m = &m;
 	r.deadline = deadline;
+	r.in_fd = in_fd;
 	r.rep = rxdp_ctl_msg_start(wbuf, RXDP_CTL_UNSPEC, RXDP_CTL_F_REPLY, 0,
 				   0);
 	if (n < 0) {
@@ -796,7 +798,7 @@ static int process(struct rxdp_client *c, const void *buf, ssize_t n,
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	if (nfds) {
+	if (nfds && type != RXDP_CTL_CTX_OPEN) {
 		snprintf(r.msg, sizeof(r.msg), "%s takes no file descriptors",
 			 rxdp_ctl_type_name(type));
 		err = -EINVAL;
@@ -842,7 +844,7 @@ void client_event(struct rxdp_client *c, __u32 events)
 		return;
 	}
 	c->last_active = now_ms();
-	if (process(c, rbuf, n, nfds, &deadline) == 1) {
+	if (process(c, rbuf, n, nfds ? fds[0] : -1, nfds, &deadline) == 1) {
 		c->pend = malloc(n);
 		if (!c->pend) {
 			const struct nlmsghdr *in = (const void *)rbuf;
@@ -872,7 +874,7 @@ void clients_retry(void)
 	for (c = rxdpd.clients; c; c = c->next) {
 		if (!c->pend || c->dead)
 			continue;
-		if (process(c, c->pend, c->pend_len, 0,
+		if (process(c, c->pend, c->pend_len, -1, 0,
 			    &c->pend_deadline) == 0)
 			unpark(c);
 	}

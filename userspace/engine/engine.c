@@ -48,37 +48,31 @@ const struct rxdp_emem_ops rxdp_emem_self_ops = {
 };
 
 /*
- * process_vm_readv/writev copy at most what is mapped with the access
- * asked for (a read-only page is not written); short means EFAULT.
+ * An owner's /proc/PID/mem, opened by the owner itself: bound to the address
+ * space it had then (an execve() leaves it reading nothing, a recycled pid
+ * cannot redirect it), at offsets that are addresses. Short means EFAULT.
  */
-static int pid_read(void *arg, void *dst, uint64_t addr, size_t len)
+static int memfd_read(void *arg, void *dst, uint64_t addr, size_t len)
 {
-	struct iovec l = { dst, len }, r = { (void *)(uintptr_t)addr, len };
-
 	if (!len)
 		return 0;
-	return process_vm_readv((pid_t)(intptr_t)arg, &l, 1, &r, 1, 0) ==
-			       (ssize_t)len
+	return pread((int)(intptr_t)arg, dst, len, (off_t)addr) == (ssize_t)len
 		       ? 0
 		       : -EFAULT;
 }
 
-static int pid_write(void *arg, uint64_t addr, const void *src, size_t len)
+static int memfd_write(void *arg, uint64_t addr, const void *src, size_t len)
 {
-	struct iovec l = { (void *)src, len },
-		     r = { (void *)(uintptr_t)addr, len };
-
 	if (!len)
 		return 0;
-	return process_vm_writev((pid_t)(intptr_t)arg, &l, 1, &r, 1, 0) ==
-			       (ssize_t)len
+	return pwrite((int)(intptr_t)arg, src, len, (off_t)addr) == (ssize_t)len
 		       ? 0
 		       : -EFAULT;
 }
 
-const struct rxdp_emem_ops rxdp_emem_pid_ops = {
-	.read = pid_read,
-	.write = pid_write,
+const struct rxdp_emem_ops rxdp_emem_procmem_ops = {
+	.read = memfd_read,
+	.write = memfd_write,
 };
 
 int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len)
@@ -354,7 +348,7 @@ static void *eng_thread(void *arg)
 		 * serves, so a long spin would starve them: it spins only for
 		 * the packets of a burst.
 		 */
-		uint64_t spin = e->fifo		 ? ENG_FIFO_SPIN_NS
+		uint64_t spin = e->fifo		  ? ENG_FIFO_SPIN_NS
 				: e->spin_backoff ? 0
 						  : e->spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
@@ -1355,9 +1349,8 @@ static int drain_recv(struct rxdp_hca_wq *sh, void *shring,
 	int n = 0;
 
 	for (; cons != prod; cons++, n++) {
-		const struct rxdp_hca_rwqe *in =
-			rxdp_hca_slot(shring, cons, size,
-				      rxdp_hca_rwqe_stride(max_sge));
+		const struct rxdp_hca_rwqe *in = rxdp_hca_slot(
+			shring, cons, size, rxdp_hca_rwqe_stride(max_sge));
 		struct ibv_recv_wr wr = { .sg_list = sge };
 		struct rxdp_hca_rwqe h;
 
@@ -1413,21 +1406,22 @@ static int drain_qp(struct rxdp_eqp *qp)
 	if (state == IBV_QPS_RESET)
 		return 0;
 	if (state != IBV_QPS_INIT && state != IBV_QPS_RTR) {
-		uint32_t cons = atomic_load_explicit(&sq->cons,
-						     memory_order_relaxed);
-		uint32_t prod = atomic_load_explicit(&sq->prod,
-						     memory_order_acquire);
+		uint32_t cons =
+			atomic_load_explicit(&sq->cons, memory_order_relaxed);
+		uint32_t prod =
+			atomic_load_explicit(&sq->prod, memory_order_acquire);
 
 		/* no more than the private ring holds (the owner's limit) */
 		for (; cons != prod &&
 		       atomic_load(&qp->sq_prod) - atomic_load(&qp->sq_cons) <
 			       qp->sq_size;
 		     cons++, n++)
-			drain_send(qp, rxdp_hca_slot(
-					       qp->sh_sq, cons, qp->sq_size,
-					       rxdp_hca_swqe_stride(
-						       qp->cap.max_send_sge,
-						       qp->cap.max_inline_data)));
+			drain_send(qp,
+				   rxdp_hca_slot(
+					   qp->sh_sq, cons, qp->sq_size,
+					   rxdp_hca_swqe_stride(
+						   qp->cap.max_send_sge,
+						   qp->cap.max_inline_data)));
 		atomic_store_explicit(&sq->cons, cons, memory_order_release);
 	}
 	if (!qp->srq)

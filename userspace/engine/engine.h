@@ -9,7 +9,7 @@
  * process on the host, on a "port" (the I/O: the device's AF_XDP sockets
  * from rxdp_xsk_port_open(), or an in-memory wire in tests). Each process's
  * objects hang off a protection domain whose memory ops reach that
- * process's memory (rxdp_emem_pid_ops: process_vm_readv/writev); its queues
+ * process's memory (rxdp_emem_procmem_ops: its /proc/PID/mem); its queues
  * live in memory it shares with rxdpd (common/hca.h), which the engine
  * drains each pass. Tests drive an engine directly: the default PD reaches
  * this process's memory by memcpy, and rxdp_engine_post_send/post_recv/
@@ -67,10 +67,11 @@ struct rxdp_emem_ops {
 /* This process's memory, by memcpy (tests; the default PD) */
 extern const struct rxdp_emem_ops rxdp_emem_self_ops;
 /*
- * Another process's memory, by process_vm_readv/writev; arg is the pid as
- * (void *)(intptr_t)pid. Needs the right to ptrace it (rxdpd is root).
+ * Another process's memory, through an fd of its /proc/PID/mem that it
+ * opened itself and handed over (arg: the fd as (void *)(intptr_t)fd). It
+ * reaches exactly the address space its owner had when it opened it.
  */
-extern const struct rxdp_emem_ops rxdp_emem_pid_ops;
+extern const struct rxdp_emem_ops rxdp_emem_procmem_ops;
 
 /* --- the port: how the engine moves frames ---------------------------- */
 

@@ -229,8 +229,8 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 		if (n > d->paylen - copied)
 			n = d->paylen - copied;
 		if (!d->mem)
-			memcpy(pay + copied, (const void *)(uintptr_t)d->sg[i].addr,
-			       n);
+			memcpy(pay + copied,
+			       (const void *)(uintptr_t)d->sg[i].addr, n);
 		else if (d->mem->read(d->mem->arg, pay + copied, d->sg[i].addr,
 				      n))
 			return -EFAULT;

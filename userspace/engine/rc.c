@@ -157,9 +157,8 @@ static int sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off,
  * A local SGE list -> the owner's buffers, checking lkey (an MR of the QP's
  * PD, IBTA 10.6.3.2), bounds and access
  */
-static int sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge,
-		       int num, unsigned int need, struct pkt_sg *out,
-		       uint32_t *total)
+static int sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
+		       unsigned int need, struct pkt_sg *out, uint32_t *total)
 {
 	struct rxdp_engine *e = pd->e;
 
@@ -228,8 +227,7 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 }
 
 /* The completion of a send WQE; false if it completes silently */
-static bool req_wc(struct rxdp_eqp *qp, const struct swqe *w,
-		   struct ibv_wc *wc)
+static bool req_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc)
 {
 	/* IBTA 10.8.3.1 / ibv_post_send(3): unsignaled WRs complete silently
 	 * unless they fail */
@@ -259,8 +257,7 @@ static void sq_free(struct rxdp_eqp *qp, uint32_t cons)
 				      memory_order_release);
 }
 
-static void rq_free(struct rxdp_eqp *qp, _Atomic uint32_t *consp,
-		    uint32_t cons)
+static void rq_free(struct rxdp_eqp *qp, _Atomic uint32_t *consp, uint32_t cons)
 {
 	atomic_store_explicit(consp, cons, memory_order_release);
 	if (qp->srq && qp->srq->sh)

@@ -347,7 +347,7 @@ static int sock_new(struct rxdp_xsk_port *p, bool first)
 	    setsockopt(fd, SOL_XDP, XDP_TX_RING, &ring, sizeof(ring)))
 		goto err;
 	return fd;
-err: {
+err : {
 	int e = -errno;
 
 	close(fd);

@@ -50,7 +50,8 @@ struct rxdp_cq {
 	struct rxdp_hca_cq *sh;
 	uint32_t size;
 	pthread_spinlock_t lock; /* pollers */
-	unsigned int idle; /* empty polls, to look for a dead rxdpd now and then */
+	unsigned int
+		idle; /* empty polls, to look for a dead rxdpd now and then */
 };
 
 struct rxdp_srq {
@@ -190,10 +191,10 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	}
 	pthread_spin_lock(&w->sq_lock);
 	for (; wr; wr = wr->next) {
-		uint32_t prod = atomic_load_explicit(&sq->prod,
-						     memory_order_relaxed);
-		uint32_t done = atomic_load_explicit(&sq->done,
-						     memory_order_acquire);
+		uint32_t prod =
+			atomic_load_explicit(&sq->prod, memory_order_relaxed);
+		uint32_t done =
+			atomic_load_explicit(&sq->done, memory_order_acquire);
 		struct rxdp_hca_swqe *d;
 		uint64_t total = 0;
 
@@ -202,11 +203,10 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			break;
 		for (int i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
-		err = rxdp_hca_send_check(&w->hcaps, wr->opcode,
-					  wr->send_flags, (uint32_t)wr->num_sge,
-					  total, wr->wr.atomic.remote_addr,
-					  wr->num_sge ? wr->sg_list[0].length
-						      : 0);
+		err = rxdp_hca_send_check(
+			&w->hcaps, wr->opcode, wr->send_flags,
+			(uint32_t)wr->num_sge, total, wr->wr.atomic.remote_addr,
+			wr->num_sge ? wr->sg_list[0].length : 0);
 		if (!err && qp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 			err = EINVAL;
 		if (!err && prod - done >= w->sq_size)
@@ -236,7 +236,8 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			uint8_t *p = (uint8_t *)d->sge;
 
 			for (int i = 0; i < wr->num_sge; i++) {
-				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+				memcpy(p,
+				       (void *)(uintptr_t)wr->sg_list[i].addr,
 				       wr->sg_list[i].length);
 				p += wr->sg_list[i].length;
 			}
@@ -263,10 +264,10 @@ static int post_recv_ring(struct rxdp_hca_wq *wq, void *ring, uint32_t size,
 			  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	for (; wr; wr = wr->next) {
-		uint32_t prod = atomic_load_explicit(&wq->prod,
-						     memory_order_relaxed);
-		uint32_t done = atomic_load_explicit(&wq->done,
-						     memory_order_acquire);
+		uint32_t prod =
+			atomic_load_explicit(&wq->prod, memory_order_relaxed);
+		uint32_t done =
+			atomic_load_explicit(&wq->done, memory_order_acquire);
 		struct rxdp_hca_rwqe *d;
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
@@ -280,8 +281,10 @@ static int post_recv_ring(struct rxdp_hca_wq *wq, void *ring, uint32_t size,
 		d = rxdp_hca_slot(ring, prod, size, stride);
 		d->wr_id = wr->wr_id;
 		d->num_sge = (uint32_t)wr->num_sge;
-		memcpy(d->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*d->sge));
-		atomic_store_explicit(&wq->prod, prod + 1, memory_order_release);
+		memcpy(d->sge, wr->sg_list,
+		       (size_t)wr->num_sge * sizeof(*d->sge));
+		atomic_store_explicit(&wq->prod, prod + 1,
+				      memory_order_release);
 	}
 	return 0;
 }
@@ -534,8 +537,9 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
 	o.handle = m->handle;
 	o.pd = npd->handle;
-	o.addr = (uintptr_t)(flags & IBV_REREG_MR_CHANGE_TRANSLATION ? addr
-								     : mr->addr);
+	o.addr = (uintptr_t)(flags & IBV_REREG_MR_CHANGE_TRANSLATION
+				     ? addr
+				     : mr->addr);
 	o.length = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? length
 							   : mr->length;
 	o.iova = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? (uintptr_t)addr
@@ -626,8 +630,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	if (!w)
 		return fail_ptr(ENOMEM);
 	o.cqe = (uint32_t)cqe;
-	o.channel = channel ? ((struct rxdp_comp_channel *)channel)->handle
-			    : 0;
+	o.channel = channel ? ((struct rxdp_comp_channel *)channel)->handle : 0;
 	o.cookie = (uintptr_t)&w->cq;
 	if (obj_call(context, RXDP_CTL_CQ_CREATE, &o, NULL, &fd) || fd < 0) {
 		err = errno ? errno : EPROTO;

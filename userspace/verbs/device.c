@@ -186,7 +186,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct rxdp_ctx_fds fds;
 	struct rxdp_context *c;
 	struct ibv_context *ctx;
-	int err;
+	int err, mem_fd;
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -212,7 +212,16 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	 * and the async event pipe it writes. cmd_fd stands where
 	 * /dev/infiniband/uverbsN would: programs only poll or close it.
 	 */
-	err = -rxdp_ctl_ctx_open(c->ctl, dev->info.ifindex, &fds);
+	/* rxdpd moves payload through this, and reaches nothing else of us */
+	mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (mem_fd < 0) {
+		err = errno;
+		pr_warn("rxdp: cannot open /proc/self/mem: %s\n",
+			strerror(err));
+		goto err_ctl;
+	}
+	err = -rxdp_ctl_ctx_open(c->ctl, dev->info.ifindex, mem_fd, &fds);
+	close(mem_fd);
 	if (err) {
 		pr_warn("rxdp: cannot open %s: %s\n", dev->info.name,
 			rxdp_ctl_strerror(c->ctl));
