@@ -3,7 +3,8 @@
 #   1. the raw AF_XDP limit (rxdp-xskraw: ping-pong, MTU-sized stream),
 #   2. kernel TCP (sockperf ping-pong, iperf3 one stream),
 #   3. rxdp through unmodified perftest (latency, bandwidth, message rate,
-#      CPU seconds per GiB), and the memory of a process holding many QPs,
+#      CPU seconds per GiB, rxdpd's included), rxdpd's CPU use when idle, and
+#      the memory of a process holding many QPs,
 #   4. a perf profile of the rxdp bandwidth run.
 # The veth has jumbo frames (MTU 9000) so rxdp runs at a 4096-byte path MTU;
 # RXDP_BENCH_MTU=1500 measures the standard MTU instead.
@@ -127,10 +128,24 @@ done
 echo "# rxdp through unmodified perftest (path MTU $pmtu)"
 rxdp_hosts "$tmp"
 
+# CPU seconds (user + system) the rxdpd processes (the data path of both
+# hosts) have used so far
+daemon_cpu() {
+	local p t=0 hz
+	hz=$(getconf CLK_TCK)
+	for p in $(pgrep -x rxdpd); do
+		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	awk -v t="$t" -v hz="$hz" 'BEGIN {print t / hz}'
+}
+
 # perftest TOOL ARGS...: server in A, client in B; the client's result
-# lines on stdout; the CPU seconds (user + system) both used in $tmp/cpu
+# lines on stdout; the CPU seconds (user + system) both used, and both
+# rxdpd's (which run the transport), in $tmp/cpu
 perftest() {
+	local d0
 	TIMEFORMAT='%U %S'
+	d0=$(daemon_cpu)
 	{ time verbs "$NS_A" "$@" -d "$devA" -x "$gid" -F >"$tmp/srv" 2>&1; } \
 		2>"$tmp/srv.time" &
 	local srv=$!
@@ -144,7 +159,8 @@ perftest() {
 	wait $srv || rc=1
 	grep -q "^[0-9.]* [0-9.]*$" "$tmp/cli.time" || rc=1
 	[ $rc = 0 ] || { echo "  $* failed" >&2; tail -n 5 "$tmp/cli" >&2; return 1; }
-	cat "$tmp/srv.time" "$tmp/cli.time" | awk '{c += $1 + $2} END {print c}' >"$tmp/cpu"
+	{ cat "$tmp/srv.time" "$tmp/cli.time"; echo "$(daemon_cpu) -$d0"; } |
+		awk '{c += $1 + $2} END {print c}' >"$tmp/cpu"
 	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print}' "$tmp/cli"
 }
 
@@ -187,6 +203,11 @@ for r in $(seq "$REPEAT"); do
 		sample "rxdp msgrate ib_write_bw" 64 rate Mpps "$rate"
 	round bandwidth "$r"
 done
+
+# a host with rxdpd and no traffic: the data-path threads block
+d0=$(daemon_cpu)
+sleep 5
+sample "rxdpd idle" 0 cpu % "$(awk -v a="$d0" -v b="$(daemon_cpu)" 'BEGIN {print (b - a) / 5 * 100}')"
 
 # resident memory of one process holding 1, 64 and 1024 RC QPs
 if [ -x "$bin/rxdp-qp-rss" ]; then

@@ -1,11 +1,12 @@
-# The XDP classifier on crafted packets (BPF_PROG_TEST_RUN; root, else 77).
+# The XDP classifier on crafted packets (BPF_PROG_TEST_RUN; root, else 77),
+# and against the engine's parser (its archive named literally: read later).
 BPF_TEST := $(BUILD)/tests/bpf/test_xdp
 
 $(OBJ)/tests/bpf/test_xdp.o: $(BPF_SKEL)
 
-$(BPF_TEST): $(OBJ)/tests/bpf/test_xdp.o
+$(BPF_TEST): $(OBJ)/tests/bpf/test_xdp.o $(LIB)/librxdp-engine.a
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lxdp -lbpf
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lxdp -lbpf -lisal
 
 TESTS += $(BPF_TEST)

@@ -56,6 +56,7 @@
 #define HCA_FRAME 4096
 #define HCA_FRAMES 16384 /* 64 MiB of UMEM per device */
 #define HCA_RING 2048
+#define HCA_MAX_AH 65536 /* per device (RXDP_VERBS_MAX_AH) */
 
 struct hca_dev {
 	struct rxdp_umem umem;
@@ -63,9 +64,15 @@ struct hca_dev {
 	struct rxdp_engine *e;
 	int page_fd;
 	struct rxdp_hca_dev *page;
-	/* AHs by handle - 1, device-wide (the engine looks them up by it) */
+	/*
+	 * AHs by handle - 1, device-wide: their objects (control thread) and
+	 * engine AHs, which the data-path thread looks up (under the engine
+	 * lock) by the handle a UD WQE names. Fixed arrays: never moved. An
+	 * engine AH is published after it is made and unpublished before it
+	 * is destroyed (which takes the engine lock: no lookup still holds it).
+	 */
 	struct hobj **ahs;
-	__u32 nahs;
+	struct rxdp_eah *_Atomic *ah_eah;
 };
 
 enum hobj_kind {
@@ -281,8 +288,7 @@ static struct rxdp_eah *on_ah_lookup(void *arg, struct ibv_ah *ah)
 	struct hca_dev *hd = arg;
 	__u32 h = (__u32)(uintptr_t)ah;
 
-	return h && h <= hd->nahs && hd->ahs[h - 1] ? hd->ahs[h - 1]->eah
-						    : NULL;
+	return h && h <= HCA_MAX_AH ? atomic_load(&hd->ah_eah[h - 1]) : NULL;
 }
 
 /* --- devices ------------------------------------------------------------ */
@@ -299,6 +305,7 @@ static void hca_dev_free(struct hca_dev *hd)
 	if (hd->page_fd >= 0)
 		close(hd->page_fd);
 	free(hd->ahs);
+	free(hd->ah_eah);
 	free(hd);
 }
 
@@ -319,6 +326,12 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		return NULL;
 	hd->page_fd = -1;
 	hd->umem.fd = -1;
+	hd->ahs = calloc(HCA_MAX_AH, sizeof(*hd->ahs));
+	hd->ah_eah = calloc(HCA_MAX_AH, sizeof(*hd->ah_eah));
+	if (!hd->ahs || !hd->ah_eah) {
+		snprintf(msg, msglen, "out of memory");
+		goto err;
+	}
 	ret = rxdp_umem_create(&hd->umem, HCA_FRAMES, HCA_FRAME);
 	if (ret) {
 		snprintf(msg, msglen, "cannot allocate the UMEM: %s",
@@ -423,11 +436,22 @@ static struct hobj *obj_get(struct hca_ctx *x, __u32 h, enum hobj_kind k)
 	if (k == HO_AH) {
 		struct hca_dev *hd = x->hd;
 
-		o = h && h <= hd->nahs ? hd->ahs[h - 1] : NULL;
+		o = h && h <= HCA_MAX_AH ? hd->ahs[h - 1] : NULL;
 		return o && o->ctx == x ? o : NULL;
 	}
 	o = h && h <= x->nobjs ? x->objs[h - 1] : NULL;
 	return o && o->kind == k ? o : NULL;
+}
+
+/* obj_get, or NULL with "no <kind> <handle>" in msg */
+static struct hobj *obj_need(struct hca_ctx *x, __u32 h, enum hobj_kind k,
+			     char *msg, size_t msglen)
+{
+	struct hobj *o = obj_get(x, h, k);
+
+	if (!o)
+		snprintf(msg, msglen, "no %s %u", kind_name[k], h);
+	return o;
 }
 
 /* A handle for o in table *tab of *n slots (grown as needed); 0: none */
@@ -453,6 +477,17 @@ static __u32 slot_take(struct hobj ***tab, __u32 *n, struct hobj *o)
 	return i + 1;
 }
 
+static __u32 ah_slot_take(struct hca_dev *hd, struct hobj *o)
+{
+	for (__u32 i = 0; i < HCA_MAX_AH; i++) {
+		if (!hd->ahs[i]) {
+			hd->ahs[i] = o;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
 static struct hobj *obj_new(struct hca_ctx *x, enum hobj_kind k, __u64 cookie,
 			    char *msg, size_t msglen, int *err)
 {
@@ -466,7 +501,7 @@ static struct hobj *obj_new(struct hca_ctx *x, enum hobj_kind k, __u64 cookie,
 		o->kind = k;
 		o->ctx = x;
 		o->cookie = cookie;
-		o->handle = k == HO_AH ? slot_take(&x->hd->ahs, &x->hd->nahs, o)
+		o->handle = k == HO_AH ? ah_slot_take(x->hd, o)
 				       : slot_take(&x->objs, &x->nobjs, o);
 	}
 	if (!o || !o->handle) {
@@ -580,6 +615,14 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 
 static void qp_obj_destroy(struct hobj *o);
 
+/* Unpublished first: no UD post can find it once it is destroyed */
+static void ah_destroy(struct hobj *o)
+{
+	atomic_store(&o->ctx->hd->ah_eah[o->handle - 1], NULL);
+	rxdp_engine_destroy_ah(o->eah);
+	obj_free(o);
+}
+
 /* Everything of the client's context, in the order objects depend */
 void hca_ctx_release(struct rxdp_client *c)
 {
@@ -589,13 +632,11 @@ void hca_ctx_release(struct rxdp_client *c)
 
 	if (!x)
 		return;
-	for (__u32 i = 0; i < x->hd->nahs; i++) {
+	for (__u32 i = 0; i < HCA_MAX_AH; i++) {
 		struct hobj *o = x->hd->ahs[i];
 
-		if (o && o->ctx == x) {
-			rxdp_engine_destroy_ah(o->eah);
-			obj_free(o);
-		}
+		if (o && o->ctx == x)
+			ah_destroy(o);
 	}
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		for (__u32 i = 0; i < x->nobjs; i++) {
@@ -686,22 +727,18 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	int err;
 
 	if (type != RXDP_CTL_MR_REG) {
-		m = obj_get(x, o->handle, HO_MR);
-		if (!m) {
-			snprintf(msg, msglen, "no MR %u", o->handle);
+		m = obj_need(x, o->handle, HO_MR, msg, msglen);
+		if (!m)
 			return -EINVAL;
-		}
 	}
 	if (type == RXDP_CTL_MR_DEREG) {
 		rxdp_engine_dereg_mr(m->emr);
 		obj_free(m);
 		return 0;
 	}
-	pd = obj_get(x, o->pd, HO_PD);
-	if (!pd) {
-		snprintf(msg, msglen, "no PD %u", o->pd);
+	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
+	if (!pd)
 		return -EINVAL;
-	}
 	if (!range_mapped(x->c->pid, o->addr, o->length,
 			  o->access & IBV_ACCESS_LOCAL_WRITE)) {
 		snprintf(msg, msglen,
@@ -749,11 +786,9 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 	int err;
 
 	if (type == RXDP_CTL_CQ_DESTROY) {
-		q = obj_get(x, o->handle, HO_CQ);
-		if (!q) {
-			snprintf(msg, msglen, "no CQ %u", o->handle);
+		q = obj_need(x, o->handle, HO_CQ, msg, msglen);
+		if (!q)
 			return -EINVAL;
-		}
 		if (q->refs || rxdp_engine_destroy_cq(q->cq.ecq)) {
 			snprintf(msg, msglen, "CQ %u is used by a QP",
 				 o->handle);
@@ -775,11 +810,9 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		void *mem;
 		size_t len;
 
-		q = obj_get(x, o->handle, HO_CQ);
-		if (!q) {
-			snprintf(msg, msglen, "no CQ %u", o->handle);
+		q = obj_need(x, o->handle, HO_CQ, msg, msglen);
+		if (!q)
 			return -EINVAL;
-		}
 		size = rxdp_hca_pow2(o->cqe);
 		len = rxdp_hca_cq_bytes(size);
 		*fd = shm_create("rxdp-cq", len, &mem);
@@ -848,11 +881,9 @@ static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	int err;
 
 	if (type != RXDP_CTL_SRQ_CREATE) {
-		s = obj_get(x, o->handle, HO_SRQ);
-		if (!s) {
-			snprintf(msg, msglen, "no SRQ %u", o->handle);
+		s = obj_need(x, o->handle, HO_SRQ, msg, msglen);
+		if (!s)
 			return -EINVAL;
-		}
 		if (type == RXDP_CTL_SRQ_MODIFY) {
 			err = rxdp_engine_modify_srq(s->esrq, &a, o->attr_mask);
 			rxdp_engine_query_srq(s->esrq, &a);
@@ -870,11 +901,9 @@ static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		obj_free(s);
 		return 0;
 	}
-	pd = obj_get(x, o->pd, HO_PD);
-	if (!pd) {
-		snprintf(msg, msglen, "no PD %u", o->pd);
+	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
+	if (!pd)
 		return -EINVAL;
-	}
 	if (rxdp_engine_srq_caps(&a)) {
 		snprintf(msg, msglen,
 			 "SRQ of %u WQEs of %u SGEs, limit %u: too "
@@ -955,11 +984,9 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		return -ENODEV;
 	}
 	if (type == RXDP_CTL_QP_DESTROY) {
-		q = obj_get(x, o->handle, HO_QP);
-		if (!q) {
-			snprintf(msg, msglen, "no QP %u", o->handle);
+		q = obj_need(x, o->handle, HO_QP, msg, msglen);
+		if (!q)
 			return -EINVAL;
-		}
 		o->async_events = atomic_load(&q->async_events);
 		qp_obj_destroy(q);
 		return 0;
@@ -1125,11 +1152,9 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 		o->handle = h->handle;
 		return 0;
 	case RXDP_CTL_PD_FREE:
-		h = obj_get(x, o->handle, HO_PD);
-		if (!h) {
-			snprintf(msg, msglen, "no PD %u", o->handle);
+		h = obj_need(x, o->handle, HO_PD, msg, msglen);
+		if (!h)
 			return -EINVAL;
-		}
 		if (h->refs || rxdp_engine_dealloc_pd(h->epd)) {
 			snprintf(msg, msglen, "PD %u is in use", o->handle);
 			return -EBUSY;
@@ -1158,11 +1183,9 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 		return 0;
 	}
 	case RXDP_CTL_CHANNEL_DESTROY:
-		h = obj_get(x, o->handle, HO_CHANNEL);
-		if (!h) {
-			snprintf(msg, msglen, "no channel %u", o->handle);
+		h = obj_need(x, o->handle, HO_CHANNEL, msg, msglen);
+		if (!h)
 			return -EINVAL;
-		}
 		if (h->refs) {
 			snprintf(msg, msglen, "channel %u is used by a CQ",
 				 o->handle);
@@ -1202,19 +1225,17 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 			obj_free(h);
 			return -ENOMEM;
 		}
+		atomic_store(&x->hd->ah_eah[h->handle - 1], h->eah);
 		h->pd = pd;
 		pd->refs++;
 		o->handle = h->handle;
 		return 0;
 	}
 	case RXDP_CTL_AH_DESTROY:
-		h = obj_get(x, o->handle, HO_AH);
-		if (!h) {
-			snprintf(msg, msglen, "no AH %u", o->handle);
+		h = obj_need(x, o->handle, HO_AH, msg, msglen);
+		if (!h)
 			return -EINVAL;
-		}
-		rxdp_engine_destroy_ah(h->eah);
-		obj_free(h);
+		ah_destroy(h);
 		return 0;
 	}
 	snprintf(msg, msglen, "unknown object request");

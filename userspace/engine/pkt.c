@@ -287,11 +287,22 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 		if (end - l3 < PKT_IP4_LEN || l3[0] != 0x45 ||
 		    l3[9] != IPPROTO_UDP_)
 			return -EPROTONOSUPPORT;
+		/*
+		 * A fragment: RoCEv2 never fragments (A17.4.5.2). Only the
+		 * first shows the port: as the XDP program has it, one for
+		 * port 4791 is a bad packet, the others are not RoCE.
+		 */
+		if (get16(l3 + 6) & 0x1fff)
+			return -EPROTONOSUPPORT;
+		if (get16(l3 + 6) & 0x2000)
+			return end - l3 >= PKT_IP4_LEN + PKT_UDP_LEN &&
+					       get16(l3 + PKT_IP4_LEN + 2) ==
+						       ROCE_V2_UDP_PORT
+				       ? -EBADMSG
+				       : -EPROTONOSUPPORT;
 		tot = get16(l3 + 2);
 		if (tot > end - l3 || tot < PKT_IP4_LEN + PKT_UDP_LEN)
 			return -EBADMSG;
-		if (get16(l3 + 6) & 0x3fff)
-			return -EBADMSG; /* a fragment: RoCEv2 never fragments */
 		end = l3 + tot; /* Ethernet padding is not ours */
 		l3len = PKT_IP4_LEN;
 		memset(pi->sip, 0, 10);
@@ -332,6 +343,9 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 	pad = bth_pad(pi->bth);
 	if (l4len < hdrs + pad + ROCE_ICRC_LEN)
 		return -EBADMSG;
+	/* no payload (nor pad) where the opcode carries none (9.2.2, 9.3) */
+	if (!(pi->flags & ROCE_OPF_PAYLOAD) && l4len != hdrs + ROCE_ICRC_LEN)
+		return -EBADMSG;
 	icrcp = end - ROCE_ICRC_LEN;
 	icrc = icrcp[0] | (icrcp[1] << 8) | (icrcp[2] << 16) |
 	       ((uint32_t)icrcp[3] << 24);
@@ -355,7 +369,5 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 	pi->l3 = l3;
 	pi->payload = udp + hdrs;
 	pi->paylen = l4len - hdrs - pad - ROCE_ICRC_LEN;
-	if (pi->paylen && !(pi->flags & ROCE_OPF_PAYLOAD))
-		return -EBADMSG;
 	return 0;
 }

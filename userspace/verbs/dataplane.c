@@ -136,6 +136,30 @@ static int shm_map(struct shm *m, int fd, size_t len)
 	return 0;
 }
 
+/*
+ * Make an object that comes with queues (CQ, SRQ, QP): the request, then
+ * the memfd of its queues mapped into m; an object whose queues cannot be
+ * mapped is destroyed again. 0 or a positive errno.
+ */
+static int queue_obj_create(struct ibv_context *ctx, uint16_t create,
+			    uint16_t destroy, struct rxdp_ctl_obj *o,
+			    struct shm *m)
+{
+	int fd, err;
+
+	if (obj_call(ctx, create, o, NULL, &fd))
+		return errno ? errno : EPROTO;
+	if (fd < 0)
+		return EPROTO;
+	err = shm_map(m, fd, o->mem_size);
+	if (err) {
+		struct rxdp_ctl_obj d = { .handle = o->handle };
+
+		obj_call(ctx, destroy, &d, NULL, NULL);
+	}
+	return err;
+}
+
 static void shm_unmap(struct shm *m)
 {
 	if (m->p)
@@ -621,7 +645,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_cq *w;
-	int fd, err;
+	int err;
 
 	if (!context || cqe < 1 || cqe > RXDP_VERBS_MAX_CQE ||
 	    comp_vector < 0 || comp_vector >= context->num_comp_vectors)
@@ -632,16 +656,9 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	o.cqe = (uint32_t)cqe;
 	o.channel = channel ? ((struct rxdp_comp_channel *)channel)->handle : 0;
 	o.cookie = (uintptr_t)&w->cq;
-	if (obj_call(context, RXDP_CTL_CQ_CREATE, &o, NULL, &fd) || fd < 0) {
-		err = errno ? errno : EPROTO;
-		free(w);
-		return fail_ptr(err);
-	}
-	err = shm_map(&w->mem, fd, o.mem_size);
+	err = queue_obj_create(context, RXDP_CTL_CQ_CREATE, RXDP_CTL_CQ_DESTROY,
+			       &o, &w->mem);
 	if (err) {
-		struct rxdp_ctl_obj d = { .handle = o.handle };
-
-		obj_call(context, RXDP_CTL_CQ_DESTROY, &d, NULL, NULL);
 		free(w);
 		return fail_ptr(err);
 	}
@@ -720,7 +737,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_qp *w;
-	int fd, err;
+	int err;
 
 	if (!pd || !init_attr || !init_attr->send_cq || !init_attr->recv_cq)
 		return fail_ptr(EINVAL);
@@ -753,17 +770,9 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	o.max_recv_sge = init_attr->cap.max_recv_sge;
 	o.max_inline_data = init_attr->cap.max_inline_data;
 	o.cookie = (uintptr_t)&w->qp;
-	if (obj_call(pd->context, RXDP_CTL_QP_CREATE, &o, NULL, &fd) ||
-	    fd < 0) {
-		err = errno ? errno : EPROTO;
-		free(w);
-		return fail_ptr(err);
-	}
-	err = shm_map(&w->mem, fd, o.mem_size);
+	err = queue_obj_create(pd->context, RXDP_CTL_QP_CREATE,
+			       RXDP_CTL_QP_DESTROY, &o, &w->mem);
 	if (err) {
-		struct rxdp_ctl_obj d = { .handle = o.handle };
-
-		obj_call(pd->context, RXDP_CTL_QP_DESTROY, &d, NULL, NULL);
 		free(w);
 		return fail_ptr(err);
 	}
@@ -989,7 +998,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_srq *w;
-	int fd, err;
+	int err;
 
 	if (!pd || !srq_init_attr)
 		return fail_ptr(EINVAL);
@@ -1006,17 +1015,9 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 	o.max_recv_sge = srq_init_attr->attr.max_sge;
 	o.srq_limit = srq_init_attr->attr.srq_limit;
 	o.cookie = (uintptr_t)&w->srq;
-	if (obj_call(pd->context, RXDP_CTL_SRQ_CREATE, &o, NULL, &fd) ||
-	    fd < 0) {
-		err = errno ? errno : EPROTO;
-		free(w);
-		return fail_ptr(err);
-	}
-	err = shm_map(&w->mem, fd, o.mem_size);
+	err = queue_obj_create(pd->context, RXDP_CTL_SRQ_CREATE,
+			       RXDP_CTL_SRQ_DESTROY, &o, &w->mem);
 	if (err) {
-		struct rxdp_ctl_obj d = { .handle = o.handle };
-
-		obj_call(pd->context, RXDP_CTL_SRQ_DESTROY, &d, NULL, NULL);
 		free(w);
 		return fail_ptr(err);
 	}
