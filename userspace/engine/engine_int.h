@@ -307,6 +307,41 @@ int eng_drain(struct rxdp_engine *e);
 void eng_qp_publish(struct rxdp_eqp *qp);
 void eng_qp_set_state(struct rxdp_eqp *qp, int state);
 
+/*
+ * The RC transport: rc.c (shared parts and dispatch), req.c (requester),
+ * comp.c (completer), resp.c (responder); engine lock held throughout.
+ */
+void rc_psn_store(__u32 *p, uint32_t v);
+bool rc_is_rd_atomic(enum ibv_wr_opcode op);
+uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp);
+/* One packet along pp (d->dqpn set) / to the connected peer: 0 or -errno */
+int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
+			const struct pkt_path *pp);
+int rc_qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d);
+/* Scatter into / slice of the owner's buffers; keys and bounds checked */
+int rc_sg_copy_to(struct rxdp_epd *pd, const struct pkt_sg *sg, int nsg,
+		  uint32_t off, const uint8_t *src, uint32_t len);
+int rc_sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
+		struct pkt_sg *out);
+int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
+		   unsigned int need, struct pkt_sg *out, uint32_t *total);
+bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		   uint64_t len, unsigned int need, uint64_t *addr);
+bool rc_req_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
+void rc_sq_free(struct rxdp_eqp *qp, uint32_t cons);
+bool rc_rq_take(struct rxdp_eqp *qp);
+void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
+		      enum ibv_wc_opcode op, uint32_t len,
+		      const struct roce_immdt *imm, bool se);
+/* comp.c */
+void req_arm_timer(struct rxdp_eqp *qp);
+void req_retire(struct rxdp_eqp *qp);
+void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
+/* req.c */
+int req_tx(struct rxdp_eqp *qp);
+/* resp.c */
+void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
+int resp_tx(struct rxdp_eqp *qp);
 /* rc.c */
 void rc_qp_reset(struct rxdp_eqp *qp);
 void rc_qp_to_err(struct rxdp_eqp *qp, bool event);

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The requester (IBTA 9.4, 9.7.1-9.7.3): send WQEs in order become request
+ * packets (fence, max_rd_atomic, a window of PSNs), segmented by the path
+ * MTU, with AckReq where the responder must answer. Engine lock held.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "engine/engine_int.h"
+
+static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last);
+
+static uint8_t req_opcode(const struct rxdp_eqp *qp, const struct swqe *w,
+			  bool first, bool last)
+{
+	uint8_t op = req_opcode_rc(w, first, last);
+
+	/* the UC Send/Write opcodes are the RC ones in the UC service */
+	return qp->type == IBV_QPT_UC ? (op | ROCE_SVC_UC) : op;
+}
+
+static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
+{
+	bool imm;
+
+	switch (w->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		imm = w->opcode == IBV_WR_SEND_WITH_IMM;
+		if (first && last)
+			return imm ? ROCE_RC_SEND_ONLY_IMM : ROCE_RC_SEND_ONLY;
+		if (first)
+			return ROCE_RC_SEND_FIRST;
+		if (last)
+			return imm ? ROCE_RC_SEND_LAST_IMM : ROCE_RC_SEND_LAST;
+		return ROCE_RC_SEND_MIDDLE;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		if (first && last)
+			return imm ? ROCE_RC_WRITE_ONLY_IMM
+				   : ROCE_RC_WRITE_ONLY;
+		if (first)
+			return ROCE_RC_WRITE_FIRST;
+		if (last)
+			return imm ? ROCE_RC_WRITE_LAST_IMM
+				   : ROCE_RC_WRITE_LAST;
+		return ROCE_RC_WRITE_MIDDLE;
+	case IBV_WR_RDMA_READ:
+		return ROCE_RC_READ_REQUEST;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return ROCE_RC_COMPARE_SWAP;
+	default:
+		return ROCE_RC_FETCH_ADD;
+	}
+}
+
+/* Start a WQE: check its local buffers and give it its PSNs. */
+static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
+{
+	uint32_t total;
+	int n;
+
+	w->started = true;
+	w->done = false;
+	w->first_psn = qp->next_psn;
+	w->resp_psn = qp->next_psn;
+	w->resp_off = 0;
+	if (w->inl) {
+		w->sg[0].addr = (uintptr_t)w->inl;
+		w->sg[0].len = w->length;
+		w->nsg = w->length ? 1 : 0;
+	} else {
+		/* reads and atomics write into the local buffers */
+		n = rc_sge_resolve(
+			qp->pd, w->sge, w->num_sge,
+			rc_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0,
+			w->sg, &total);
+		if (n < 0) {
+			w->status = IBV_WC_LOC_PROT_ERR;
+			w->done = true;
+			w->npkts = 0;
+			return false;
+		}
+		w->nsg = n;
+	}
+	if (qp->type == IBV_QPT_UD && w->length > qp->mtu) {
+		/* a UD message is one packet (9.8.4) */
+		w->status = IBV_WC_LOC_LEN_ERR;
+		w->done = true;
+		w->npkts = 0;
+		return false;
+	}
+	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		w->npkts = 1;
+	else
+		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
+	if (rc_is_rd_atomic(w->opcode))
+		qp->rd_outstanding++;
+	qp->next_psn = psn_add(qp->next_psn, w->npkts);
+	qp->send_psn = w->first_psn;
+	return true;
+}
+
+int req_tx(struct rxdp_eqp *qp)
+{
+	uint32_t prod =
+		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
+	uint32_t max_rd = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
+	struct pkt_sg sg[ENG_MAX_SGE];
+	int sent = 0, err;
+
+	if (qp->rnr_at)
+		return 0;
+	while (sent < ENG_TX_BUDGET && qp->sq_cur != prod) {
+		struct swqe *w = &qp->sq[qp->sq_cur & (qp->sq_size - 1)];
+		struct pkt_desc d = { 0 };
+		uint32_t idx, off;
+		bool first, last, retx;
+
+		if (w->started && w->status != IBV_WC_SUCCESS)
+			break; /* waits for req_retire() */
+		if (!w->started) {
+			/* 10.8.3.3: a fenced WR waits for earlier reads/atomics */
+			if ((w->send_flags & IBV_SEND_FENCE) &&
+			    qp->rd_outstanding)
+				break;
+			if (rc_is_rd_atomic(w->opcode) &&
+			    qp->rd_outstanding >= max_rd)
+				break;
+			if (!req_start(qp, w)) {
+				req_retire(qp);
+				break;
+			}
+			/* the XDP program drops responses beyond next_psn */
+			rc_psn_store(&qp->psn->next_psn, qp->next_psn);
+		}
+		if (w->done) { /* a read answered in full before a rewind */
+			qp->send_psn = psn_add(w->first_psn, w->npkts);
+			qp->sq_cur++;
+			continue;
+		}
+		if (psn_diff(qp->send_psn, qp->una) >= ENG_WINDOW)
+			break;
+		d.psn = qp->send_psn;
+		d.opcode = req_opcode(qp, w, true, true);
+		switch (w->opcode) {
+		case IBV_WR_RDMA_READ:
+			off = w->resp_off;
+			d.psn = w->resp_psn;
+			d.va = w->raddr + off;
+			d.rkey = w->rkey;
+			d.dma_len = w->length - off;
+			d.ackreq = 1;
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			d.va = w->raddr;
+			d.rkey = w->rkey;
+			d.swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP
+					     ? w->swap
+					     : w->compare_add;
+			d.compare = w->compare_add;
+			d.ackreq = 1;
+			break;
+		default:
+			idx = psn_diff(qp->send_psn, w->first_psn);
+			off = idx * qp->mtu;
+			first = idx == 0;
+			last = idx + 1 == w->npkts;
+			d.opcode = req_opcode(qp, w, first, last);
+			d.paylen = w->length - off < qp->mtu ? w->length - off
+							     : qp->mtu;
+			d.nsg = rc_sg_slice(w->sg, w->nsg, off, d.paylen, sg);
+			d.sg = sg;
+			d.mem = w->inl ? NULL : &qp->pd->mem;
+			d.va = w->raddr;
+			d.rkey = w->rkey;
+			d.dma_len = w->length;
+			d.imm = w->imm;
+			d.se = last && (w->send_flags & IBV_SEND_SOLICITED);
+			/*
+			 * AckReq (9.7.2): on a message's last packet, now and
+			 * then in a long one, and on the packet that fills the
+			 * window, or nothing would ever open it again.
+			 */
+			d.ackreq = last ||
+				   qp->since_ackreq + 1 >= ENG_ACKREQ_EVERY ||
+				   psn_diff(qp->send_psn, qp->una) + 1 >=
+					   ENG_WINDOW;
+			if (qp->type != IBV_QPT_RC)
+				d.ackreq = 0;
+			break;
+		}
+		retx = psn_before(d.psn, qp->tx_hw);
+		if (qp->type == IBV_QPT_UD) {
+			d.opcode = w->opcode == IBV_WR_SEND_WITH_IMM
+					   ? ROCE_UD_SEND_ONLY_IMM
+					   : ROCE_UD_SEND_ONLY;
+			d.ackreq = 0;
+			d.qkey = w->ud_qkey;
+			d.sqp = qp->qpn;
+			d.dqpn = w->ud_qpn;
+			err = rc_qp_send_pkt_path(qp, &d, &w->ud_path);
+		} else {
+			err = rc_qp_send_pkt(qp, &d);
+		}
+		if (err == -EFAULT) {
+			/* the local buffer went away: 10.8.3 protection error */
+			w->status = IBV_WC_LOC_PROT_ERR;
+			w->done = true;
+			if (rc_is_rd_atomic(w->opcode))
+				qp->rd_outstanding--;
+			req_retire(qp);
+			break;
+		}
+		if (err)
+			break;
+		sent++;
+		if (retx)
+			qp->e->stats.retransmits++;
+		else
+			qp->tx_hw = d.opcode == ROCE_RC_READ_REQUEST
+					    ? psn_add(w->first_psn, w->npkts)
+					    : psn_add(d.psn, 1);
+		qp->since_ackreq = d.ackreq ? 0 : qp->since_ackreq + 1;
+		if (qp->type != IBV_QPT_RC) {
+			/* unacknowledged: sent is done (9.8.2, 9.8.4) */
+			qp->una = psn_add(d.psn, 1);
+			if (roce_opcode_flags(d.opcode) & ROCE_OPF_LAST) {
+				w->done = true;
+				qp->send_psn = qp->una;
+				qp->sq_cur++;
+				req_retire(qp);
+				if (atomic_load(&qp->state) == IBV_QPS_ERR)
+					break;
+			} else {
+				qp->send_psn = qp->una;
+			}
+			continue;
+		}
+		if (!qp->timer_at)
+			req_arm_timer(qp);
+		if (d.opcode == ROCE_RC_READ_REQUEST ||
+		    (roce_opcode_flags(d.opcode) & ROCE_OPF_LAST)) {
+			qp->send_psn = psn_add(w->first_psn, w->npkts);
+			qp->sq_cur++;
+		} else {
+			qp->send_psn = psn_add(qp->send_psn, 1);
+		}
+	}
+	return sent;
+}

@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The responder (IBTA 9.7.4, 9.7.5.1; UC 9.8.3; UD 9.8.4): request packets
+ * in PSN order into memory and receive WQEs, duplicates answered and never
+ * executed twice, one ACK/NAK coalesced per pass, read and atomic
+ * responses queued in PSN order. Engine lock held.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "engine/engine_int.h"
+
+/* --- responder ------------------------------------------------------------ */
+
+static void resp_ack(struct rxdp_eqp *qp, uint8_t syndrome, uint32_t psn)
+{
+	/* an RNR NAK outranks the sequence NAKs its followers draw */
+	if (qp->ack_pending && qp->ack_psn == psn &&
+	    (qp->ack_syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
+	    syndrome == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR))
+		return;
+	/*
+	 * One coalesced ACK/NAK goes out after the queued read/atomic
+	 * responses; a later one supersedes an earlier one, as each
+	 * acknowledges everything before its PSN (9.7.5.1.1).
+	 */
+	qp->ack_pending = true;
+	qp->ack_syndrome = syndrome;
+	qp->ack_psn = psn;
+}
+
+/* Class C errors (9.9.3.1.3): NAK at once, then the QP goes to ERR. */
+static void resp_fatal(struct rxdp_eqp *qp, uint8_t nak, uint32_t psn)
+{
+	struct pkt_desc d = { 0 };
+
+	if (qp->type == IBV_QPT_UC) {
+		/* 9.8.3: UC drops the message and carries on */
+		qp->rseq = RSEQ_DROP;
+		return;
+	}
+	d.opcode = ROCE_RC_ACK;
+	d.psn = psn;
+	d.syndrome = ROCE_AETH_NAK | nak;
+	d.msn = qp->msn;
+	rc_qp_send_pkt(qp, &d);
+	pr_debug("engine: QP %u: NAK 0x%x at PSN %u, QP to ERR\n", qp->qpn, nak,
+		 psn);
+	rc_qp_to_err(qp, true);
+}
+
+static struct rjob *resp_job_new(struct rxdp_eqp *qp)
+{
+	if (qp->rjob_head - qp->rjob_tail >= ENG_RJOBS)
+		return NULL;
+	return &qp->rjobs[qp->rjob_head % ENG_RJOBS];
+}
+
+static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
+{
+	if (qp->type == IBV_QPT_UC) {
+		qp->rseq = RSEQ_DROP; /* no receive WQE: dropped (9.8.3) */
+		return;
+	}
+	qp->e->stats.rnr_naks_sent++;
+	resp_ack(qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
+}
+
+/* Returns 0 (accepted), 1 (RNR: not accepted) or -1 (the QP failed) */
+static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
+{
+	static __thread struct pkt_sg sg[ENG_MAX_SGE];
+	bool first = pi->flags & ROCE_OPF_FIRST,
+	     last = pi->flags & ROCE_OPF_LAST;
+	uint32_t total;
+	int nsg;
+
+	if (!rc_rq_take(qp)) {
+		resp_rnr(qp, psn);
+		return 1;
+	}
+	/* the buffers are looked up per packet: an MR may go away meanwhile */
+	nsg = rc_sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
+			     IBV_ACCESS_LOCAL_WRITE, sg, &total);
+	if (first) {
+		qp->recv_off = 0;
+		qp->recv_len = total;
+	}
+	if (nsg < 0) {
+		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
+				 false);
+		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
+		return -1;
+	}
+	if ((!last && pi->paylen != qp->mtu) ||
+	    qp->recv_off + pi->paylen > qp->recv_len) {
+		rc_recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL,
+				 false);
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return -1;
+	}
+	if (rc_sg_copy_to(qp->pd, sg, nsg, qp->recv_off, pi->payload,
+			  pi->paylen)) {
+		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
+				 false);
+		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
+		return -1;
+	}
+	qp->recv_off += pi->paylen;
+	if (last) {
+		rc_recv_complete(qp, IBV_WC_SUCCESS, IBV_WC_RECV, qp->recv_off,
+				 pi->immdt, bth_se(pi->bth));
+		qp->msn = psn_add(qp->msn, 1);
+		qp->rseq = RSEQ_NONE;
+	} else {
+		qp->rseq = RSEQ_SEND;
+	}
+	return 0;
+}
+
+static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
+{
+	bool first = pi->flags & ROCE_OPF_FIRST,
+	     last = pi->flags & ROCE_OPF_LAST;
+	bool imm = pi->flags & ROCE_OPF_IMMDT;
+
+	/* Write with immediate consumes an RQ WQE: check before any effect */
+	if (imm && !rc_rq_take(qp)) {
+		resp_rnr(qp, psn);
+		return 1;
+	}
+	if (first) {
+		uint64_t va = reth_va(pi->reth);
+		uint32_t len = reth_len(pi->reth);
+
+		if (!rc_rkey_check(qp, reth_rkey(pi->reth), va, len,
+				   IBV_ACCESS_REMOTE_WRITE, &qp->wr_addr)) {
+			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+			return -1;
+		}
+		qp->wr_left = qp->wr_len = len;
+	}
+	/* 9.7.4.1.5: the payload must add up to the RETH's DMA length */
+	if ((!last && pi->paylen != qp->mtu) || pi->paylen > qp->wr_left ||
+	    (last && pi->paylen != qp->wr_left)) {
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return -1;
+	}
+	if (pi->paylen) {
+		if (eng_mem_write(qp->pd, qp->wr_addr, pi->payload,
+				  pi->paylen)) {
+			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+			return -1;
+		}
+		qp->wr_addr += pi->paylen;
+		qp->wr_left -= pi->paylen;
+	}
+	if (last) {
+		if (imm)
+			rc_recv_complete(qp, IBV_WC_SUCCESS,
+					 IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_len,
+					 pi->immdt, bth_se(pi->bth));
+		qp->msn = psn_add(qp->msn, 1);
+		qp->rseq = RSEQ_NONE;
+	} else {
+		qp->rseq = RSEQ_WRITE;
+	}
+	return 0;
+}
+
+static uint32_t read_npkts(struct rxdp_eqp *qp, uint32_t len)
+{
+	return len ? (len + qp->mtu - 1) / qp->mtu : 1;
+}
+
+/* Queue the responses of a read request; 1 if there is no room now */
+static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
+		     bool dup)
+{
+	uint32_t len = reth_len(pi->reth);
+	struct rjob *j;
+	uint64_t addr;
+
+	if (!rc_rkey_check(qp, reth_rkey(pi->reth), reth_va(pi->reth), len,
+			   IBV_ACCESS_REMOTE_READ, &addr)) {
+		if (dup)
+			return 1;
+		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+		return -1;
+	}
+	j = resp_job_new(qp);
+	if (!j)
+		return 1; /* the requester sends it again */
+	if (!dup)
+		qp->msn = psn_add(qp->msn, 1);
+	*j = (struct rjob){ .type = RJOB_READ,
+			    .psn = psn,
+			    .first_psn = psn,
+			    .npkts = read_npkts(qp, len),
+			    .addr = addr,
+			    .len = len,
+			    .msn = qp->msn };
+	qp->rjob_head++;
+	return 0;
+}
+
+static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
+{
+	struct roce_atomiceth *a = pi->atomiceth;
+	uint64_t va = atomiceth_va(a), orig;
+	struct atomic_cache *c;
+	uint64_t addr, val;
+	struct rjob *j;
+
+	j = resp_job_new(qp);
+	if (!j)
+		return 1;
+	/* 9.4.5: the target must be 8-byte aligned */
+	if (va & 7) {
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return -1;
+	}
+	/*
+	 * Atomic with respect to every other atomic of this device
+	 * (IBV_ATOMIC_HCA): they all run here, under the engine lock.
+	 */
+	if (!rc_rkey_check(qp, atomiceth_rkey(a), va, 8,
+			   IBV_ACCESS_REMOTE_ATOMIC, &addr) ||
+	    eng_mem_read(qp->pd, &orig, addr, 8)) {
+		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+		return -1;
+	}
+	if (pi->opcode == ROCE_RC_COMPARE_SWAP)
+		val = orig == atomiceth_compare(a) ? atomiceth_swap_add(a)
+						   : orig;
+	else
+		val = orig + atomiceth_swap_add(a);
+	if (val != orig && eng_mem_write(qp->pd, addr, &val, 8)) {
+		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+		return -1;
+	}
+	/* 9.4.5.1: a duplicate must get the same answer, not run again */
+	c = &qp->acache[qp->acache_next++ % ENG_ATOMIC_CACHE];
+	c->valid = true;
+	c->psn = psn;
+	c->orig = orig;
+	qp->msn = psn_add(qp->msn, 1);
+	*j = (struct rjob){ .type = RJOB_ATOMIC,
+			    .psn = psn,
+			    .first_psn = psn,
+			    .npkts = 1,
+			    .orig = orig,
+			    .msn = qp->msn };
+	qp->rjob_head++;
+	return 0;
+}
+
+/* 9.7.5.1.2-4: duplicates are answered, never executed twice */
+static void resp_duplicate(struct rxdp_eqp *qp, struct pkt_info *pi,
+			   uint32_t psn)
+{
+	qp->e->stats.rx_duplicates++;
+	if (pi->opcode == ROCE_RC_READ_REQUEST) {
+		resp_read(qp, pi, psn, true);
+		return;
+	}
+	if (pi->flags & ROCE_OPF_ATOMIC) {
+		for (int i = 0; i < ENG_ATOMIC_CACHE; i++) {
+			struct atomic_cache *c = &qp->acache[i];
+			struct rjob *j;
+
+			if (!c->valid || c->psn != psn)
+				continue;
+			j = resp_job_new(qp);
+			if (!j)
+				return;
+			*j = (struct rjob){ .type = RJOB_ATOMIC,
+					    .psn = psn,
+					    .first_psn = psn,
+					    .npkts = 1,
+					    .orig = c->orig,
+					    .msn = qp->msn };
+			qp->rjob_head++;
+			return;
+		}
+		return;
+	}
+	/* Send/Write: acknowledge again, up to the newest PSN received */
+	if (!qp->ack_pending)
+		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+			 psn_add(qp->epsn, -1U));
+}
+
+/* The UC responder (IBTA 9.8.3): no ACKs, no NAKs, no duplicates */
+static void resp_rx_uc(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	uint32_t psn = bth_psn(pi->bth), f = pi->flags;
+
+	if (psn != qp->epsn) {
+		/* a gap: the message in progress is lost; resync on FIRST */
+		qp->e->stats.rx_drop_psn++;
+		qp->rseq = RSEQ_DROP;
+	}
+	qp->epsn = psn_add(psn, 1);
+	if (f & ROCE_OPF_FIRST) {
+		qp->rseq = RSEQ_NONE; /* a partial message is abandoned */
+	} else if (qp->rseq == RSEQ_DROP) {
+		return;
+	} else if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
+			   ? qp->rseq != RSEQ_SEND
+			   : qp->rseq != RSEQ_WRITE) {
+		qp->rseq = RSEQ_DROP;
+		return;
+	}
+	if (f & ROCE_OPF_WRITE)
+		resp_write(qp, pi, psn);
+	else
+		resp_send(qp, pi, psn);
+}
+
+/*
+ * The UD responder (IBTA 9.8.4, RoCEv2 A17.4.5.2): Q_Key check, one packet
+ * per message, the 40-byte GRH area at the head of the receive buffer
+ * (an IPv4 header goes in its last 20 bytes), drops without a word.
+ */
+static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	static __thread struct pkt_sg sg[ENG_MAX_SGE];
+	uint8_t grh[ROCE_GRH_LEN] = { 0 };
+	struct rxdp_engine *e = qp->e;
+	uint32_t total;
+	struct ibv_wc wc;
+	int nsg;
+
+	if (deth_qkey(pi->deth) != qp->qkey || !rc_rq_take(qp)) {
+		e->stats.rx_drop_ud++;
+		return;
+	}
+	nsg = rc_sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
+			     IBV_ACCESS_LOCAL_WRITE, sg, &total);
+	if (nsg < 0 || total < ROCE_GRH_LEN + pi->paylen) {
+		rc_recv_complete(
+			qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
+			IBV_WC_RECV, 0, NULL, false);
+		return;
+	}
+	if (pi->ipv6)
+		memcpy(grh, pi->l3, ROCE_GRH_LEN);
+	else
+		memcpy(grh + 20, pi->l3, 20);
+	if (rc_sg_copy_to(qp->pd, sg, nsg, 0, grh, ROCE_GRH_LEN) ||
+	    rc_sg_copy_to(qp->pd, sg, nsg, ROCE_GRH_LEN, pi->payload,
+			  pi->paylen)) {
+		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
+				 false);
+		return;
+	}
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = qp->cur_wr_id;
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = IBV_WC_RECV;
+	wc.byte_len = ROCE_GRH_LEN + pi->paylen;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = deth_sqp(pi->deth);
+	wc.wc_flags = IBV_WC_GRH;
+	if (pi->immdt) {
+		wc.imm_data = immdt_imm(pi->immdt);
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+	}
+	qp->cur_valid = false;
+	eng_cq_add(qp->rcq, &wc, bth_se(pi->bth));
+}
+
+void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	struct rxdp_engine *e = qp->e;
+	int state = atomic_load(&qp->state);
+	uint32_t psn = bth_psn(pi->bth), f = pi->flags;
+	int32_t d;
+	int r;
+
+	if (state != IBV_QPS_RTR && state != IBV_QPS_RTS &&
+	    state != IBV_QPS_SQD && state != IBV_QPS_SQE) {
+		e->stats.rx_drop_state++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UC) {
+		resp_rx_uc(qp, pi);
+		return;
+	}
+	if (qp->type == IBV_QPT_UD) {
+		resp_rx_ud(qp, pi);
+		return;
+	}
+	d = psn_diff(psn, qp->epsn);
+	if (d < 0) {
+		resp_duplicate(qp, pi, psn);
+		return;
+	}
+	if (d > 0) {
+		/* 9.7.5.1.3: one PSN sequence NAK per gap */
+		e->stats.rx_drop_psn++;
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			e->stats.seq_naks_sent++;
+			resp_ack(qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR,
+				 qp->epsn);
+		}
+		return;
+	}
+	/* the expected PSN (the XDP program clears its NAK_SENT itself) */
+	qp->nak_sent = false;
+
+	/* 9.7.4.1.2: opcode sequence inside a multi-packet message */
+	if (f & ROCE_OPF_FIRST) {
+		if (qp->rseq != RSEQ_NONE) {
+			resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+			return;
+		}
+	} else if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
+			   ? qp->rseq != RSEQ_SEND
+			   : qp->rseq != RSEQ_WRITE) {
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return;
+	}
+	if (f & ROCE_OPF_WRITE)
+		r = resp_write(qp, pi, psn);
+	else if (f & ROCE_OPF_SEND)
+		r = resp_send(qp, pi, psn);
+	else if (f & ROCE_OPF_READ)
+		r = resp_read(qp, pi, psn, false);
+	else if (f & ROCE_OPF_ATOMIC)
+		r = resp_atomic(qp, pi, psn);
+	else
+		r = -1, resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+	if (r)
+		return;
+	if (pi->opcode == ROCE_RC_READ_REQUEST)
+		qp->epsn = psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
+	else
+		qp->epsn = psn_add(psn, 1);
+	if (bth_ackreq(pi->bth) && !(f & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)))
+		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
+}
+
+int resp_tx(struct rxdp_eqp *qp)
+{
+	int sent = 0, err;
+
+	while (sent < ENG_TX_BUDGET && qp->rjob_tail != qp->rjob_head) {
+		struct rjob *j = &qp->rjobs[qp->rjob_tail % ENG_RJOBS];
+		struct pkt_desc d = { 0 };
+		struct pkt_sg sg;
+
+		d.psn = psn_add(j->first_psn, j->sent);
+		d.msn = j->msn;
+		d.syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID;
+		if (j->type == RJOB_ATOMIC) {
+			d.opcode = ROCE_RC_ATOMIC_ACK;
+			d.orig = j->orig;
+		} else {
+			uint32_t off = j->sent * qp->mtu;
+			bool first = j->sent == 0,
+			     last = j->sent + 1 == j->npkts;
+
+			d.opcode = first && last ? ROCE_RC_READ_RESPONSE_ONLY
+				   : first	 ? ROCE_RC_READ_RESPONSE_FIRST
+				   : last	 ? ROCE_RC_READ_RESPONSE_LAST
+						 : ROCE_RC_READ_RESPONSE_MIDDLE;
+			d.paylen = j->len - off < qp->mtu ? j->len - off
+							  : qp->mtu;
+			sg.addr = j->addr + off;
+			sg.len = d.paylen;
+			d.sg = &sg;
+			d.nsg = 1;
+			d.mem = &qp->pd->mem;
+		}
+		err = rc_qp_send_pkt(qp, &d);
+		if (err == -EFAULT) {
+			/* the source went away after the R_Key check */
+			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, d.psn);
+			return sent;
+		}
+		if (err)
+			return sent;
+		sent++;
+		qp->resp_sent = true;
+		qp->resp_sent_psn = d.psn;
+		if (++j->sent == j->npkts)
+			qp->rjob_tail++;
+	}
+	/*
+	 * A plain ACK for a PSN before a read/atomic response already sent
+	 * says nothing new (the response acknowledged it, 9.7.5.1.1): the
+	 * requester would only drop it as stale. NAKs always go.
+	 */
+	if (qp->ack_pending && qp->resp_sent &&
+	    (qp->ack_syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK &&
+	    psn_before(qp->ack_psn, qp->resp_sent_psn))
+		qp->ack_pending = false;
+	if (qp->rjob_tail == qp->rjob_head && qp->ack_pending) {
+		struct pkt_desc d = { 0 };
+
+		d.opcode = ROCE_RC_ACK;
+		d.psn = qp->ack_psn;
+		d.syndrome = qp->ack_syndrome;
+		d.msn = qp->msn;
+		if (!rc_qp_send_pkt(qp, &d)) {
+			qp->ack_pending = false;
+			sent++;
+		}
+	}
+	return sent;
+}
