@@ -755,12 +755,31 @@ static void fd_kind(int fd, char *buf, size_t len)
 	buf[n < 0 ? 0 : n] = '\0';
 }
 
+/* An eventfd's id (fdinfo), to tell two eventfds apart; -1 if none */
+static long eventfd_id(int fd)
+{
+	char path[64], line[128];
+	long id = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "eventfd-id: %ld", &id) == 1)
+			break;
+	fclose(f);
+	return id;
+}
+
 /*
  * ctl_client_test ctx IFNAME
  *   open a verbs context: its fds are an eventfd (the doorbell), a memfd
  *   (the device page, which cannot be mapped writable) and a pipe (async
- *   events), no AF_XDP socket and no BPF object; objects of another
- *   connection's context are out of reach (no such handle); a PD in use
+ *   events), no AF_XDP socket and no BPF object; each context has a
+ *   doorbell of its own; objects of another connection's context are out
+ *   of reach (no such handle); a PD in use
  *   cannot be freed; an MR over memory that is not mapped is refused.
  */
 static int cmd_ctx(const char *ifname)
@@ -815,6 +834,10 @@ static int cmd_ctx(const char *ifname)
 	/* another client: none of the first one's handles are its own */
 	ret = rxdp_ctl_ctx_open(c2, ifindex, mem, &f2);
 	CHECK(!ret, "second client's ctx_open: %s", rxdp_ctl_strerror(c2));
+	CHECK(eventfd_id(f.doorbell) >= 0 &&
+		      eventfd_id(f.doorbell) != eventfd_id(f2.doorbell),
+	      "two contexts share a doorbell (%ld, %ld)",
+	      eventfd_id(f.doorbell), eventfd_id(f2.doorbell));
 	o = mr;
 	CHECK(rxdp_ctl_obj(c2, RXDP_CTL_MR_DEREG, &o, NULL, NULL) == -EINVAL,
 	      "another client deregistered the MR");

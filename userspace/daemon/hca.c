@@ -4,8 +4,8 @@
  * transport engine (userspace/engine) with its progress thread, serving the
  * verbs objects of every client on the host.
  *
- * A client's verbs context (CTX_OPEN) gets three fds: the doorbell (the
- * engine's eventfd), the device page (read-only: whether the data-path
+ * A client's verbs context (CTX_OPEN) gets three fds: its doorbell (an
+ * eventfd of its own), the device page (read-only: whether the data-path
  * thread sleeps) and the read end of its async event pipe. Its objects
  * (PD, MR, channel, CQ, SRQ, QP, AH) are made here on its requests; CQ,
  * SRQ and QP queues live in memfds made, sized and sealed here (the client
@@ -119,6 +119,7 @@ struct hca_ctx {
 	int ifindex;
 	struct hca_dev *hd;
 	int mem_fd; /* the client's /proc/PID/mem, opened by the client */
+	int doorbell; /* its own (an eventfd in the engine's epoll set) */
 	int async_wfd;
 	struct hobj **objs; /* by handle - 1 */
 	__u32 nobjs;
@@ -596,7 +597,8 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	x->ifindex = l->ifindex;
 	x->hd = hd;
 	x->async_wfd = p[1];
-	fds[0] = dup(rxdp_engine_wake_fd(hd->e));
+	x->doorbell = rxdp_engine_doorbell(hd->e);
+	fds[0] = x->doorbell < 0 ? -1 : dup(x->doorbell);
 	fds[1] = dup(hd->page_fd);
 	fds[2] = p[0];
 	if (fds[0] < 0 || fds[1] < 0) {
@@ -605,6 +607,8 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 				close(fds[i]);
 		close(p[1]);
 		close(x->mem_fd);
+		if (x->doorbell >= 0)
+			rxdp_engine_doorbell_close(hd->e, x->doorbell);
 		free(x);
 		return -EMFILE;
 	}
@@ -674,6 +678,7 @@ void hca_ctx_release(struct rxdp_client *c)
 			x->dropped);
 	close(x->async_wfd);
 	close(x->mem_fd);
+	rxdp_engine_doorbell_close(x->hd->e, x->doorbell);
 	free(x->objs);
 	free(x);
 	c->ctx = NULL;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -168,11 +169,6 @@ void rxdp_engine_progress(struct rxdp_engine *e)
 	eng_unlock_run(e);
 }
 
-int rxdp_engine_wake_fd(struct rxdp_engine *e)
-{
-	return e->evfd;
-}
-
 uint64_t eng_next_deadline(struct rxdp_engine *e)
 {
 	uint64_t d = UINT64_MAX;
@@ -266,7 +262,7 @@ static uint64_t eng_activity(struct rxdp_engine *e)
  * rather than after the spinner's whole slice (milliseconds).
  *
  * Between packets it spins (yielding the core) for spin_ns after the last
- * one, then blocks in ppoll() on the port's fds, the eventfd and the nearest
+ * one, then blocks in epoll on the port's fds, the eventfds and the nearest
  * timer. Spinning only pays when the core is otherwise free: a spinning
  * thread is never woken, so it never preempts, and waits for the slices of
  * the threads it competes with. When the spin was preempted (involuntary
@@ -327,10 +323,47 @@ static long eng_preempted(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nivcsw;
 }
 
+/*
+ * The thread blocks on one epoll set: the port's fds (readable: frames
+ * arrived), the engine's own eventfd, and the doorbells handed out with
+ * rxdp_engine_doorbell(), one per owner, so that no owner can drain
+ * another's wake-up. Eventfds are tagged (EPOLL_DATA_EVENTFD) to be read.
+ */
+#define EPOLL_DATA_EVENTFD (1ULL << 32)
+
+static int eng_epoll_add(struct rxdp_engine *e, int fd, bool eventfd)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN,
+		.data.u64 = (uint32_t)fd | (eventfd ? EPOLL_DATA_EVENTFD : 0),
+	};
+
+	return epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int rxdp_engine_doorbell(struct rxdp_engine *e)
+{
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = eng_epoll_add(e, fd, true);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd)
+{
+	epoll_ctl(e->epfd, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+}
+
 static void *eng_thread(void *arg)
 {
 	struct rxdp_engine *e = arg;
-	struct pollfd pfd[RXDP_CTL_MAX_XSKS + 1];
 	int fds[RXDP_CTL_MAX_XSKS];
 	int nfds = 0;
 
@@ -338,8 +371,7 @@ static void *eng_thread(void *arg)
 		nfds = e->cfg.ops->poll_fds(e->cfg.port, fds,
 					    RXDP_CTL_MAX_XSKS);
 	for (int i = 0; i < nfds; i++)
-		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-	pfd[nfds] = (struct pollfd){ .fd = e->evfd, .events = POLLIN };
+		eng_epoll_add(e, fds[i], false);
 
 	eng_thread_sched(e);
 	while (!atomic_load(&e->stop)) {
@@ -410,12 +442,19 @@ static void *eng_thread(void *arg)
 				continue;
 			}
 		}
-		if (ppoll(pfd, nfds + 1, tsp, NULL) > 0 &&
-		    (pfd[nfds].revents & POLLIN)) {
-			uint64_t v;
+		{
+			struct epoll_event evs[16];
+			int n = epoll_pwait2(e->epfd, evs, 16, tsp, NULL);
 
-			if (read(e->evfd, &v, sizeof(v)) < 0) {
-				/* nothing to drain */
+			for (int i = 0; i < n; i++) {
+				uint64_t v;
+
+				if (!(evs[i].data.u64 & EPOLL_DATA_EVENTFD))
+					continue;
+				if (read((int)(uint32_t)evs[i].data.u64, &v,
+					 sizeof(v)) < 0) {
+					/* nothing to drain */
+				}
 			}
 		}
 		if (e->cfg.sleep_word)
@@ -448,8 +487,10 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	e->qp_tab = calloc(RXDP_MAX_QP, sizeof(*e->qp_tab));
 	e->mrs = calloc(ENG_MAX_MR, sizeof(*e->mrs));
 	e->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
 	e->pd0 = calloc(1, sizeof(*e->pd0));
-	if (!e->qp_tab || !e->mrs || e->evfd < 0 || !e->pd0)
+	if (!e->qp_tab || !e->mrs || e->evfd < 0 || e->epfd < 0 || !e->pd0 ||
+	    eng_epoll_add(e, e->evfd, true))
 		goto err;
 	e->pd0->e = e;
 	e->pd0->ops = &rxdp_emem_self_ops;
@@ -482,6 +523,8 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 err:
 	if (e->evfd >= 0)
 		close(e->evfd);
+	if (e->epfd >= 0)
+		close(e->epfd);
 	free(e->qp_tab);
 	free(e->mrs);
 	free(e->pd0);
@@ -503,6 +546,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 		pthread_join(e->thread, NULL);
 	}
 	close(e->evfd);
+	close(e->epfd);
 	free(e->qp_tab);
 	free(e->mrs);
 	free(e->pd0);

@@ -28,8 +28,8 @@
  * otherwise leaves it to the holder, which re-checks a "work pending" flag
  * before it returns (no lost wake-ups). With cfg.progress_thread set, one
  * thread per engine also serves the passive side and the timers: it spins
- * briefly (adaptively) while there is traffic, then blocks in ppoll() on the
- * port's fds and an eventfd (rxdp_engine_wake_fd(): the doorbell), with the
+ * briefly (adaptively) while there is traffic, then blocks on the port's
+ * fds and eventfds (the doorbells of rxdp_engine_doorbell()), with the
  * nearest timer as the timeout.
  */
 #ifndef RXDP_ENGINE_H
@@ -145,7 +145,7 @@ struct rxdp_engine_config {
 	 * The device page's "sleeping" word (common/hca.h), or NULL: the
 	 * progress thread sets it before it blocks, so that a process that
 	 * posts to a shared queue knows to ring the doorbell
-	 * (rxdp_engine_wake_fd()).
+	 * (rxdp_engine_doorbell()).
 	 */
 	_Atomic __u32 *sleep_word;
 	/* SCHED_FIFO priority for the progress thread (0: a short EEVDF slice) */
@@ -159,8 +159,13 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
 void rxdp_engine_destroy(struct rxdp_engine *e);
 /* Do pending work now (RX, TX, timers) if no other thread is doing it. */
 void rxdp_engine_progress(struct rxdp_engine *e);
-/* The doorbell: writing 1 (eventfd) wakes the progress thread */
-int rxdp_engine_wake_fd(struct rxdp_engine *e);
+/*
+ * A doorbell for one owner: an eventfd whose write wakes the progress
+ * thread (one each, so an owner that reads its own can only lose its own
+ * wake-ups). The fd or -errno; closed with rxdp_engine_doorbell_close().
+ */
+int rxdp_engine_doorbell(struct rxdp_engine *e);
+void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd);
 
 /* Counters, for tools and tests */
 struct rxdp_engine_stats {

@@ -276,7 +276,8 @@ struct rxdp_engine {
 	pthread_t thread;
 	bool thread_running;
 	_Atomic bool stop;
-	int evfd;
+	int evfd; /* wakes the progress thread (slow paths) */
+	int epfd; /* what the progress thread blocks on */
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
 	bool fifo; /* the progress thread runs SCHED_FIFO */
