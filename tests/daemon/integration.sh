@@ -246,6 +246,18 @@ nsa ip addr del 198.19.200.40/32 dev "$IF_A"
 step "a verbs context: an eventfd, a read-only page and a pipe, no AF_XDP socket; other clients' objects out of reach"
 check "context fds and isolation" nsa "$T" ctx "$IF_A"
 
+step "a connection that holds nothing and says nothing for 5 s is closed"
+idle_closed() {
+	ip netns exec "$NS_A" /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect("\0rxdp/rxdpd")
+s.settimeout(10)
+t = time.time()
+sys.exit(0 if s.recv(64) == b"" and 4 <= time.time() - t <= 9 else 1)'
+}
+check "closed after about 5 s" idle_closed
+
 check "daemon alive at the end" kill -0 "$daemon_pid"
 [ "$errors" -eq 0 ] || fail "$errors check(s) failed"
 echo "PASS"

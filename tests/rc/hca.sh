@@ -11,7 +11,7 @@
 #    the others able to work
 #  - kill -9 of a client mid-transfer leaves nothing behind; kill -9 of
 #    rxdpd mid-transfer gives its clients an error, not a hang, and a new
-#    rxdpd serves new ones
+#    rxdpd serves new ones; with --group, only root and the group's members
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -198,9 +198,20 @@ rc=$?
 	bad "a client of a killed rxdpd: exit $rc"
 kill $s 2>/dev/null
 wait $s
-ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" >>"$tmp/rxdpd-A2.log" 2>&1 &
+# the new one serves root and the group "root" only (--group)
+ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" --group root >>"$tmp/rxdpd-A2.log" 2>&1 &
 on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
 rxdp_wait_port "$NS_A" "$devA"
+if nobody "$NS_A" ibv_devinfo -d "$devA" -v >"$tmp/g.out" 2>&1 ||
+	! grep -q "not in the group" "$tmp/g.out"; then
+	bad "--group root let uid 65534 open $devA"
+	cat "$tmp/g.out"
+else
+	ok "--group: uid 65534 may not open the device"
+fi
+verbs "$NS_A" setpriv --reuid=65534 --regid=0 --clear-groups ibv_devinfo -d "$devA" \
+	>/dev/null 2>&1 && ok "--group: a member of the group may" ||
+	bad "--group root refused gid 0"
 verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 100 -p 19600 >"$tmp/r.srv" 2>&1 &
 s=$!
 wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':19600 '"
