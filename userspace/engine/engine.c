@@ -272,7 +272,6 @@ static uint64_t eng_activity(struct rxdp_engine *e)
  * and shrinks when sleeps run long.
  */
 #define ENG_SLICE_NS 100000 /* the shortest slice the kernel accepts */
-#define ENG_FIFO_SPIN_NS 5000
 #define ENG_SPIN_BACKOFF 256
 
 struct eng_sched_attr { /* the kernel's struct sched_attr, first version */
@@ -377,12 +376,12 @@ static void *eng_thread(void *arg)
 	while (!atomic_load(&e->stop)) {
 		/*
 		 * A SCHED_FIFO thread is never preempted by the applications it
-		 * serves, so a long spin would starve them: it spins only for
-		 * the packets of a burst.
+		 * serves, so spinning would starve them on a machine with no
+		 * core to spare: it does not spin (on the 2-core VM even 5 us
+		 * after each burst made ib_send_lat and ib_write_lat slower);
+		 * its wake-ups preempt instead.
 		 */
-		uint64_t spin = e->fifo		  ? ENG_FIFO_SPIN_NS
-				: e->spin_backoff ? 0
-						  : e->spin_ns;
+		uint64_t spin = e->fifo ? 0 : e->spin_backoff ? 0 : e->spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
 		struct timespec ts, *tsp = NULL;
