@@ -589,7 +589,8 @@ static void test_ibv_devinfo_tool(void **state)
  * perftest on a device without a data path: server and client (TCP on
  * loopback) get through device, port and GID queries to their first
  * data-path call and must stop there with their own error and a non-zero
- * exit, not a signal or a hang. The engine glue turns this into a run.
+ * exit, not a signal or a hang. (The real rxdpd turns this into a run:
+ * tests/rc/perftest.sh.)
  */
 static void test_perftest_fails_cleanly(void **state)
 {

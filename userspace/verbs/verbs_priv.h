@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * rxdp's libibverbs.so.1: what the files of the library share, and what the
- * engine glue (dataplane.c) builds on. Everything here is internal: the
+ * provider (dataplane.c) builds on. Everything here is internal: the
  * version script (libibverbs.map) exports only the rdma-core symbol set.
  */
 #ifndef RXDP_VERBS_PRIV_H
@@ -19,8 +19,9 @@
 #define RXDP_VERBS_FW_VER "rxdp 0.1"
 
 /*
- * Device limits reported by ibv_query_device. The engine must enforce the
- * same numbers (it includes this header), so they live in one place.
+ * Device limits reported by ibv_query_device, and checked here before a
+ * request goes to rxdpd, whose engine holds to them too (its ENG_* and
+ * common/hca.h's limits are the same or larger).
  * vendor_id: rxdp has no IEEE OUI; 0xffffff is the "none" value Soft-RoCE
  * reports too. It is neither Mellanox (0x02c9) nor EFA (0x1d0f), so perftest
  * takes the classic ibv_post_send path.
@@ -34,7 +35,7 @@
 #define RXDP_VERBS_MAX_SGE 32
 #define RXDP_VERBS_MAX_SGE_RD 32
 #define RXDP_VERBS_MAX_CQ 16384
-#define RXDP_VERBS_MAX_CQE 65536
+#define RXDP_VERBS_MAX_CQE RXDP_HCA_MAX_CQE
 #define RXDP_VERBS_MAX_MR 65536
 #define RXDP_VERBS_MAX_PD 65536
 #define RXDP_VERBS_MAX_QP_RD_ATOM 16
@@ -110,7 +111,7 @@ static inline struct rxdp_pd *to_rxdp_pd(struct ibv_pd *pd)
 	return (struct rxdp_pd *)pd;
 }
 
-/* --- for the engine glue ------------------------------------------------- */
+/* --- for the provider (dataplane.c) --------------------------------------- */
 
 /* Run fn-style requests to rxdpd on the context's connection, serialised */
 void rxdp_ctx_ctl_lock(struct rxdp_context *c);
