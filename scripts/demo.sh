@@ -96,9 +96,9 @@ cat <<EOF
 
 Summary
   Two namespaces talked RDMA (RoCEv2 over UDP 4791) through rxdp: XDP steered
-  the packets into AF_XDP sockets, the engine in each process ran the RC
-  transport, and unmodified ibv_rc_pingpong and perftest ran on rxdp's
-  libibverbs.so.1 (LD_LIBRARY_PATH=$RXDP_LIB).
+  the packets into rxdpd's AF_XDP sockets, rxdpd (each host's HCA) ran the RC
+  transport for every process, and unmodified ibv_rc_pingpong and perftest
+  ran on rxdp's libibverbs.so.1 (LD_LIBRARY_PATH=$RXDP_LIB).
   ib_write_bw 64 KiB: ${bw:-?} Gbit/s    ib_write_lat 2 B: ${lat:-?} us (typical)
   Everything the demo created is being removed now.
 EOF
