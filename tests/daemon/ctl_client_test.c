@@ -19,6 +19,7 @@
  *   ctl_client_test hostile IFNAME          malformed requests; the daemon
  *                                           must answer each and survive
  *   ctl_client_test ctx IFNAME              see cmd_ctx()
+ *   ctl_client_test rings IFNAME PEER_IPV4  see cmd_rings()
  */
 #include <net/if.h>
 #include <arpa/inet.h>
@@ -43,6 +44,7 @@
 #include "common/bpffs.h"
 #include "common/ctl.h"
 #include "common/ctl_client.h"
+#include "common/hca.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
 
@@ -862,6 +864,135 @@ static int cmd_ctx(const char *ifname)
 	return failures ? 1 : 0;
 }
 
+/*
+ * ctl_client_test rings IFNAME PEER_IPV4
+ *   a hostile client: an RC QP with a data path, at RTS towards PEER, whose
+ *   shared rings it then fills with garbage (random WQEs, producer indices
+ *   far beyond the ring, the ring geometry in the header overwritten, the
+ *   CQ's consumer index too), and rings the doorbell; several rounds. rxdpd
+ *   must survive every one and take the QP to ERR (a bad WQE completes in
+ *   error), and serve the next request.
+ */
+static int cmd_rings(const char *ifname, const char *peer)
+{
+	int ifindex = if_nametoindex(ifname), mem, ret, cqfd = -1, qpfd = -1;
+	struct rxdp_ctl_obj pd = { 0 }, cq = { 0 }, qp = { 0 };
+	struct rxdp_ctl *c = conn();
+	struct rxdp_qp_info info;
+	struct rxdp_qp_attr a;
+	struct rxdp_ctx_fds f;
+	struct rxdp_dev_info di;
+	__u8 peer4[4], pgid[16];
+	unsigned int seed = 42;
+	uint8_t *qm, *cm;
+	int sgid = -1;
+
+	if (inet_pton(AF_INET, peer, peer4) != 1)
+		return 2;
+	mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ret = rxdp_ctl_ctx_open(c, ifindex, mem, &f);
+	CHECK(!ret, "ctx_open: %s", rxdp_ctl_strerror(c));
+	if (ret)
+		return 1;
+	for (int i = 0; i < RXDP_GID_TBL_LEN && sgid < 0; i++) {
+		struct rxdp_gid_entry g;
+
+		if (!rxdp_ctl_query_gid(c, ifindex, i, &g) &&
+		    is_v4mapped(g.gid))
+			sgid = i;
+	}
+	v4_gid(peer4, pgid);
+	cq.cqe = 16;
+	qp.qp_type = IBV_QPT_RC;
+	qp.max_send_wr = qp.max_recv_wr = 8;
+	qp.max_send_sge = qp.max_recv_sge = 2;
+	qp.max_inline_data = 64;
+	if (rxdp_ctl_obj(c, RXDP_CTL_PD_ALLOC, &pd, NULL, NULL) ||
+	    rxdp_ctl_obj(c, RXDP_CTL_CQ_CREATE, &cq, NULL, &cqfd) ||
+	    (qp.pd = pd.handle, qp.send_cq = qp.recv_cq = cq.handle,
+	     rxdp_ctl_obj(c, RXDP_CTL_QP_CREATE, &qp, NULL, &qpfd))) {
+		CHECK(0, "objects: %s", rxdp_ctl_strerror(c));
+		return 1;
+	}
+	cm = mmap(NULL, cq.mem_size, PROT_READ | PROT_WRITE, MAP_SHARED, cqfd,
+		  0);
+	qm = mmap(NULL, qp.mem_size, PROT_READ | PROT_WRITE, MAP_SHARED, qpfd,
+		  0);
+	CHECK(cm != MAP_FAILED && qm != MAP_FAILED, "mapping the queues");
+	if (cm == MAP_FAILED || qm == MAP_FAILED)
+		return 1;
+	for (int round = 0; round < 8; round++) {
+		struct rxdp_hca_qp *sh = (struct rxdp_hca_qp *)qm;
+		uint64_t one = 1;
+
+		/* RESET -> INIT -> RTR -> RTS */
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RESET;
+		rxdp_ctl_modify_qp(c, ifindex, qp.qpn, &a, IBV_QP_STATE, NULL);
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		ret = rxdp_ctl_modify_qp(c, ifindex, qp.qpn, &a,
+					 IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						 IBV_QP_PORT |
+						 IBV_QP_ACCESS_FLAGS,
+					 NULL);
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = 77;
+		memcpy(a.ah.dgid, pgid, 16);
+		a.ah.sgid_index = (__u8)sgid;
+		ret = ret
+			      ?: rxdp_ctl_modify_qp(
+					 c, ifindex, qp.qpn, &a,
+					 IBV_QP_STATE | IBV_QP_AV |
+						 IBV_QP_PATH_MTU |
+						 IBV_QP_DEST_QPN |
+						 IBV_QP_RQ_PSN |
+						 IBV_QP_MAX_DEST_RD_ATOMIC |
+						 IBV_QP_MIN_RNR_TIMER,
+					 NULL);
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTS;
+		a.timeout = 1;
+		ret = ret
+			      ?: rxdp_ctl_modify_qp(
+					 c, ifindex, qp.qpn, &a,
+					 IBV_QP_STATE | IBV_QP_TIMEOUT |
+						 IBV_QP_RETRY_CNT |
+						 IBV_QP_RNR_RETRY |
+						 IBV_QP_SQ_PSN |
+						 IBV_QP_MAX_QP_RD_ATOMIC,
+					 NULL);
+		CHECK(!ret, "round %d: to RTS: %s", round,
+		      rxdp_ctl_strerror(c));
+		/* garbage everywhere a client can write */
+		for (size_t k = sizeof(*sh); k < qp.mem_size; k++)
+			qm[k] = (uint8_t)rand_r(&seed);
+		sh->sq.size = (__u32)rand_r(&seed);
+		sh->sq.stride = (__u32)rand_r(&seed);
+		sh->rq.stride = 0;
+		atomic_store(&sh->rq.prod, (__u32)rand_r(&seed));
+		atomic_store(&sh->sq.prod,
+			     round & 1 ? 3 : (__u32)rand_r(&seed));
+		atomic_store(&((struct rxdp_hca_cq *)cm)->cons,
+			     (__u32)rand_r(&seed));
+		if (write(f.doorbell, &one, sizeof(one)) != sizeof(one))
+			CHECK(0, "doorbell");
+		usleep(200000);
+		ret = rxdp_ctl_query_qp(c, ifindex, qp.qpn, &info);
+		CHECK(!ret, "round %d: rxdpd does not answer: %s", round,
+		      rxdp_ctl_strerror(c));
+		CHECK(info.attr.qp_state == IBV_QPS_ERR,
+		      "round %d: QP in state %u after garbage, expected ERR",
+		      round, info.attr.qp_state);
+	}
+	CHECK(!rxdp_ctl_query_device(c, ifindex, &di), "rxdpd gone: %s",
+	      rxdp_ctl_strerror(c));
+	rxdp_ctl_close(c);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret = 2;
@@ -886,6 +1017,8 @@ int main(int argc, char **argv)
 		ret = cmd_hostile(argv[2]);
 	else if (argc == 3 && !strcmp(argv[1], "ctx"))
 		ret = cmd_ctx(argv[2]);
+	else if (argc == 4 && !strcmp(argv[1], "rings"))
+		ret = cmd_rings(argv[2], argv[3]);
 	else
 		fprintf(stderr, "usage: see the header of %s\n", __FILE__);
 	if (failures)

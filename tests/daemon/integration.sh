@@ -246,6 +246,10 @@ nsa ip addr del 198.19.200.40/32 dev "$IF_A"
 step "a verbs context: an eventfd, a read-only page and a pipe, no AF_XDP socket; other clients' objects out of reach"
 check "context fds and isolation" nsa "$T" ctx "$IF_A"
 
+step "a hostile client's garbage in its shared queues: rxdpd survives, the QP goes to ERR"
+check "garbage rings" nsa "$T" rings "$IF_A" "$ADDR_B"
+check "daemon still running" kill -0 "$daemon_pid"
+
 step "a connection that holds nothing and says nothing for 5 s is closed"
 idle_closed() {
 	ip netns exec "$NS_A" /usr/bin/python3 -c '
