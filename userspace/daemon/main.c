@@ -289,9 +289,6 @@ int main(int argc, char **argv)
 			case EP_CLIENT:
 				client_event(t->ptr, evs[i].events);
 				break;
-			case EP_PIDFD:
-				client_release(t->ptr);
-				break;
 			}
 		}
 		clients_reap();

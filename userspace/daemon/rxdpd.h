@@ -30,7 +30,6 @@ enum ep_kind {
 	EP_NETLINK,
 	EP_TIMER,
 	EP_CLIENT,
-	EP_PIDFD
 };
 struct ep_tag {
 	enum ep_kind kind;
@@ -111,8 +110,7 @@ struct rxdp_link {
 
 struct rxdp_client {
 	struct rxdp_client *next;
-	int fd; /* -1 for an orphan adopted after a restart */
-	int pidfd; /* orphans: tells when the owner exits */
+	int fd; /* -1 once released */
 	pid_t pid;
 	uid_t uid;
 	bool allowed; /* may open a context (--group) */

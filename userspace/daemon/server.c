@@ -14,7 +14,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,7 +158,6 @@ void server_accept(void)
 		return;
 	}
 	c->fd = fd;
-	c->pidfd = -1;
 	c->pid = cred.pid;
 	c->uid = cred.uid;
 	c->allowed = peer_allowed(fd, &cred);
@@ -207,11 +205,6 @@ void client_release(struct rxdp_client *c)
 		close(c->fd);
 		c->fd = -1;
 	}
-	if (c->pidfd >= 0) {
-		ep_del(c->pidfd);
-		close(c->pidfd);
-		c->pidfd = -1;
-	}
 	free(c->pend);
 	c->pend = NULL;
 	if (nq)
@@ -240,8 +233,7 @@ void clients_reap(void)
 	for (pp = &rxdpd.clients; (c = *pp);) {
 		if (c->dead) {
 			*pp = c->next;
-			if (c->tag.kind == EP_CLIENT)
-				nclients--;
+			nclients--;
 			free(c);
 		} else {
 			pp = &c->next;
