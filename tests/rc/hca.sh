@@ -33,7 +33,8 @@ bad() { echo "FAIL $*" >&2; errors=$((errors + 1)); }
 qps_of() { ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" qps | sed -n 's/^QPS (\([0-9]*\))/\1/p'; }
 
 # --- 8 processes per host -----------------------------------------------------
-# one pair per line: TOOL ARGS (the server in B, the client in A to ADDR_B)
+# one pair per line: TOOL ARGS (the server in B, the client in A to ADDR_B);
+# line-buffered, so a pair that hangs shows how far it got
 pairs=(
 	"ibv_rc_pingpong -c -n 300 -s 64"
 	"ibv_rc_pingpong -c -n 300 -s 4096"
@@ -56,7 +57,7 @@ for i in "${!pairs[@]}"; do
 		sargs=(-d "$devB" -g "$gidB" -p $((port + i)))
 		cargs=(-d "$devA" -g "$gidA" -p $((port + i)))
 	fi
-	verbs "$NS_B" "${cmd[@]}" "${sargs[@]}" >"$tmp/m$i.srv" 2>&1 &
+	verbs "$NS_B" stdbuf -oL "${cmd[@]}" "${sargs[@]}" >"$tmp/m$i.srv" 2>&1 &
 	pids+=($!)
 done
 for i in "${!pairs[@]}"; do
@@ -70,7 +71,7 @@ for i in "${!pairs[@]}"; do
 	else
 		cargs=(-d "$devA" -g "$gidA" -p $((port + i)))
 	fi
-	verbs "$NS_A" "${cmd[@]}" "${cargs[@]}" "$ADDR_B" >"$tmp/m$i.cli" 2>&1 &
+	verbs "$NS_A" stdbuf -oL "${cmd[@]}" "${cargs[@]}" "$ADDR_B" >"$tmp/m$i.cli" 2>&1 &
 	pids+=($!)
 done
 sleep 1

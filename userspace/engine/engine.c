@@ -852,6 +852,15 @@ void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited)
 	}
 	sh->ring[prod & (cq->size - 1)] = *wc;
 	atomic_store_explicit(&sh->prod, prod + 1, memory_order_release);
+	/*
+	 * The owner arms (a store of armed), then polls (a load of prod);
+	 * here the store of prod comes before the load of armed. Without a
+	 * full fence on both sides each can miss the other's store (x86
+	 * reorders a store before a later load): the completion is not seen
+	 * and no event is sent, and a program blocked in ibv_get_cq_event
+	 * waits forever. The owner's arming store is seq_cst.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	/* IBTA 11.4.2.2: arming is one-shot; an error completion always fires */
 	armed = atomic_load_explicit(&sh->armed, memory_order_acquire);
 	if (armed &&
