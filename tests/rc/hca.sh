@@ -123,18 +123,16 @@ after=$(roce_seen)
 # --- an unprivileged user ------------------------------------------------------------
 echo "# an unprivileged user (uid 65534)"
 nobody() { verbs "$1" setpriv --reuid=65534 --regid=65534 --clear-groups "${@:2}"; }
-nobody "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 20000 -s 64 -p 19200 \
+nobody "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 2000 -s 64 -p 19200 \
 	>"$tmp/nb.srv" 2>&1 &
 s=$!
 wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':19200 '"
-nobody "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 20000 -s 64 -p 19200 \
-	"$ADDR_B" >"$tmp/nb.cli" 2>&1 &
-c=$!
-sleep 1
-pp=$(pgrep -u 65534 -f "ibv_rc_pingpong.*19200 $ADDR_B" | head -n 1)
+# The server opens its device, PD, CQ and QP before it listens, and waits for
+# its client: inspected now, it is alive whatever the machine's speed.
+pp=$(pgrep -u 65534 -f "ibv_rc_pingpong .*-p 19200$" | head -n 1)
 if [ -n "$pp" ]; then
 	# its sockets are its control connection (unix) and the pingpong's
-	# own TCP exchange: none is an AF_XDP socket, none a BPF object
+	# own TCP listener: none is an AF_XDP socket, none a BPF object
 	bpf=$(ls -l "/proc/$pp/fd" | grep -c 'anon_inode:bpf')
 	socks=$(ls -l "/proc/$pp/fd" | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p')
 	other=0
@@ -146,8 +144,11 @@ if [ -n "$pp" ]; then
 		ok "the unprivileged process holds no AF_XDP socket and no BPF object" ||
 		bad "the unprivileged process holds $bpf BPF objects, $other other sockets"
 else
-	bad "the unprivileged pingpong is not running"
+	bad "the unprivileged pingpong server is not running"
 fi
+nobody "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 2000 -s 64 -p 19200 \
+	"$ADDR_B" >"$tmp/nb.cli" 2>&1 &
+c=$!
 wait $c && wait $s && grep -q "iters in" "$tmp/nb.cli" &&
 	ok "ibv_rc_pingpong -c as uid 65534" || { bad "pingpong as uid 65534"; tail -n 5 "$tmp/nb.srv" "$tmp/nb.cli"; }
 
