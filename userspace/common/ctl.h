@@ -99,6 +99,8 @@ enum rxdp_ctl_type {
 	RXDP_CTL_QP_DESTROY,
 	RXDP_CTL_AH_CREATE, /* OBJ + AH -> OBJ */
 	RXDP_CTL_AH_DESTROY,
+	/* The connection manager (common/ctl_cm.h): CM -> CM (+ an fd) */
+	RXDP_CTL_CM,
 	RXDP_CTL_TYPE_MAX,
 };
 
@@ -122,6 +124,7 @@ enum rxdp_ctl_attr {
 	RXDP_CTL_A_COUNTERS, /* __u64[n], n <= RXDP_CTL_MAX_COUNTERS */
 	RXDP_CTL_A_MORE, /* u32: a list reply was cut short, ask again */
 	RXDP_CTL_A_EVENT, /* struct rxdp_ctl_event */
+	RXDP_CTL_A_CM, /* struct rxdp_ctl_cm (common/ctl_cm.h) */
 	RXDP_CTL_A_MAX,
 };
 

@@ -17,6 +17,7 @@
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
+#include "common/ctl_cm.h"
 
 struct rxdp_ctl {
 	int fd;
@@ -554,4 +555,29 @@ int rxdp_ctl_get_event(struct rxdp_ctl *c, struct rxdp_ctl_event *ev)
 			event_push(c, &msg);
 		/* anything else (a stray reply) is dropped */
 	}
+}
+
+int rxdp_ctl_cm(struct rxdp_ctl *c, struct rxdp_ctl_cm *cm, int *fd)
+{
+	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
+	struct rxdp_ctl_msg msg;
+
+	if (fd)
+		*fd = -1;
+	req_start(c, RXDP_CTL_CM);
+	mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_CM, sizeof(*cm), cm);
+	err = call_fds(c, &msg, NULL, 0, fds, &nfds, 1);
+	if (err)
+		return err;
+	if (!msg.tb[RXDP_CTL_A_CM]) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return missing(c, "the CM reply");
+	}
+	memcpy(cm, mnl_attr_get_payload(msg.tb[RXDP_CTL_A_CM]), sizeof(*cm));
+	if (nfds && fd)
+		*fd = fds[0];
+	else if (nfds)
+		close(fds[0]);
+	return 0;
 }

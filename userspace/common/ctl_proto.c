@@ -14,6 +14,7 @@
 #include <libmnl/libmnl.h>
 
 #include "common/ctl.h"
+#include "common/ctl_cm.h"
 
 /* Policy: the exact size of each attribute (0: a NUL-terminated string) */
 static const struct {
@@ -40,6 +41,7 @@ static const struct {
 	[RXDP_CTL_A_COUNTERS] = { sizeof(__u64), .var = 1 },
 	[RXDP_CTL_A_MORE] = { sizeof(__u32) },
 	[RXDP_CTL_A_EVENT] = { sizeof(struct rxdp_ctl_event) },
+	[RXDP_CTL_A_CM] = { sizeof(struct rxdp_ctl_cm) },
 };
 
 int rxdp_ctl_attr_check(const struct nlattr *attr)
@@ -284,6 +286,7 @@ const char *rxdp_ctl_type_name(unsigned int type)
 		[RXDP_CTL_QP_DESTROY] = "qp_destroy",
 		[RXDP_CTL_AH_CREATE] = "ah_create",
 		[RXDP_CTL_AH_DESTROY] = "ah_destroy",
+		[RXDP_CTL_CM] = "cm",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

@@ -210,6 +210,8 @@ void dev_check(struct rxdp_link *l)
 		(l->flags & IFF_UP) && (l->flags & IFF_RUNNING) ? "ACTIVE"
 								: "DOWN");
 	qp_clean_all(l);
+	/* QP1 answers from now on, as a device's GSI does */
+	cm_dev_up(l);
 }
 
 void dev_check_all(void)

@@ -412,6 +412,8 @@ void hca_dev_release(struct rxdp_link *l)
 
 	if (!l->dev || !l->dev->hca)
 		return;
+	/* QP1 is rxdpd's own: it goes first, with the CM's state */
+	cm_dev_down(l);
 	for (c = rxdpd.clients; c; c = c->next)
 		if (c->ctx && c->ctx->ifindex == l->ifindex)
 			hca_ctx_release(c);
@@ -1245,4 +1247,45 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 	}
 	snprintf(msg, msglen, "unknown object request");
 	return -EOPNOTSUPP;
+}
+
+/* --- objects rxdpd holds itself (QP1, cm.c and gsi.c) -------------------- */
+
+/* The device's engine, its data path started if it was not */
+struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
+				   size_t msglen)
+{
+	struct hca_dev *hd = hca_dev_get(l, msg, msglen);
+
+	return hd ? hd->e : NULL;
+}
+
+/*
+ * An AH of rxdpd's own in the device's table, so that a UD WQE of QP1 can
+ * name it by handle like a client's: the slot holds a shared placeholder
+ * object that belongs to no context. 0: the table is full.
+ */
+__u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah)
+{
+	static struct hobj sys_ah = { .kind = HO_AH };
+	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	__u32 h;
+
+	if (!hd)
+		return 0;
+	h = ah_slot_take(hd, &sys_ah);
+	if (h)
+		atomic_store(&hd->ah_eah[h - 1], eah);
+	return h;
+}
+
+/* Unpublished before the caller destroys the engine AH */
+void hca_sys_ah_del(struct rxdp_link *l, __u32 handle)
+{
+	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+
+	if (!hd || !handle || handle > HCA_MAX_AH)
+		return;
+	atomic_store(&hd->ah_eah[handle - 1], NULL);
+	hd->ahs[handle - 1] = NULL;
 }

@@ -231,6 +231,11 @@ int main(int argc, char **argv)
 		pr_warn("bpffs %s not usable (%s): no devices until it is\n",
 			RXDP_BPFFS_ROOT, strerror(-ret));
 
+	ret = cm_init();
+	if (ret) {
+		pr_warn("connection manager: %s\n", strerror(-ret));
+		return 1;
+	}
 	ret = rtnl_open();
 	if (ret) {
 		pr_warn("rtnetlink: %s\n", strerror(-ret));
@@ -272,6 +277,7 @@ int main(int argc, char **argv)
 			case EP_NETLINK:
 				rtnl_event();
 				clients_retry();
+				cm_retry();
 				break;
 			case EP_TIMER: {
 				__u64 ticks;
@@ -283,9 +289,13 @@ int main(int argc, char **argv)
 				if (++ticks_seen % 4 == 0)
 					dev_check_all();
 				clients_retry();
+				cm_retry();
 				clients_idle(now_ms());
 				break;
 			}
+			case EP_CM:
+				cm_ep_event(t->ptr, evs[i].events);
+				break;
 			case EP_CLIENT:
 				client_event(t->ptr, evs[i].events);
 				break;
@@ -300,6 +310,7 @@ int main(int argc, char **argv)
 	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
 		if (l->dev)
 			dev_release(l);
+	cm_fini();
 	pr_info("exiting on signal %d\n", (int)stop);
 	return 0;
 }

@@ -621,3 +621,55 @@ void qp_clean_all(struct rxdp_link *l)
 		pr_info("rxdp_%s: %u QP(s) of a previous rxdpd removed\n",
 			l->ifname, n);
 }
+
+/*
+ * A QP of the device itself (QP1, the GSI: IBTA 3.5.8, 13.4.6), at its
+ * fixed number: a UD QP in RTS from the start, with its Q_Key, in the maps
+ * like any other so that the XDP program steers its packets to rxdpd. It
+ * has no owner and no per-user charge; qpn_alloc() never hands out its
+ * index while it lives.
+ */
+int qp_create_special(struct rxdp_link *l, __u32 qpn, __u32 qkey)
+{
+	struct rxdp_dev *d = l->dev;
+	struct rxdp_qp_psn *ps;
+	struct rxdp_qp *qp;
+	int ret;
+
+	if (d->qps[qpn & RXDP_QP_INDEX_MASK])
+		return -EEXIST;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->qpn = qpn;
+	qp->qp_type = IBV_QPT_UD;
+	qp->state = IBV_QPS_RTS;
+	qp->ifindex = l->ifindex;
+	qp->attr.qp_state = IBV_QPS_RTS;
+	qp->attr.qkey = qkey;
+	qp->attr.port_num = 1;
+	ps = psn_slot(l, qpn);
+	psn_store(&ps->qpn, qpn);
+	ret = stats_zero(l, qpn);
+	if (!ret)
+		ret = ctx_write(l, qp);
+	if (ret) {
+		psn_store(&ps->qpn, 0);
+		free(qp);
+		return ret;
+	}
+	d->qps[qpn & RXDP_QP_INDEX_MASK] = qp;
+	d->nqps++;
+	return 0;
+}
+
+/* Its counterpart: qp_destroy() without the per-user charge */
+void qp_destroy_special(struct rxdp_link *l, __u32 qpn)
+{
+	struct rxdp_qp *qp = qp_lookup(l, qpn);
+
+	if (!qp || qp->owner)
+		return;
+	hca_qp_charge(qp->uid, NULL, 0); /* qp_destroy() uncharges it */
+	qp_destroy(l, qp);
+}

@@ -23,6 +23,9 @@ struct rxdp_client;
 struct hca_dev; /* hca.c: a device's data path (UMEM, sockets, engine) */
 struct hca_ctx; /* hca.c: a client's verbs context and its objects */
 struct hobj; /* hca.c: one verbs object */
+struct cm_client; /* cm.c: a client's event channels and CM ids */
+struct rxdp_engine;
+struct rxdp_eah;
 
 /* What an epoll event is about */
 enum ep_kind {
@@ -30,6 +33,7 @@ enum ep_kind {
 	EP_NETLINK,
 	EP_TIMER,
 	EP_CLIENT,
+	EP_CM, /* cm.c's fds: ptr is a struct cm_ep */
 };
 struct ep_tag {
 	enum ep_kind kind;
@@ -121,6 +125,8 @@ struct rxdp_client {
 	/* devices whose events this client asked for (rxdp_ctl_subscribe) */
 	int subs[16];
 	int nsubs;
+	/* its connection manager objects (cm.c), if it made any */
+	struct cm_client *cm;
 	/* a request parked while its destination is resolved */
 	void *pend;
 	size_t pend_len;
@@ -191,6 +197,9 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 void qp_clean_all(struct rxdp_link *l);
 /* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
 void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
+/* The device's own QPs (QP1): no owner, in RTS from the start */
+int qp_create_special(struct rxdp_link *l, __u32 qpn, __u32 qkey);
+void qp_destroy_special(struct rxdp_link *l, __u32 qpn);
 
 /* hca.c: the data path */
 int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
@@ -209,6 +218,24 @@ void hca_qp_uncharge(uid_t uid);
 void hca_dev_release(struct rxdp_link *l);
 /* A port/GID/device event to every context on ifindex */
 void hca_port_event(int ifindex, __u32 type, __u32 port);
+/* For rxdpd's own QP1: the engine (data path started), AHs by handle */
+struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
+				   size_t msglen);
+__u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah);
+void hca_sys_ah_del(struct rxdp_link *l, __u32 handle);
+
+/* cm.c: the connection manager (its own interfaces are in daemon/cm.h) */
+int cm_init(void);
+void cm_fini(void);
+void cm_dev_up(struct rxdp_link *l); /* a device appeared: QP1 */
+void cm_dev_down(struct rxdp_link *l); /* before its data path goes */
+void cm_ep_event(void *ptr, __u32 events); /* an EP_CM fd is ready */
+void cm_retry(void); /* neighbours may have appeared; a timer tick */
+void cm_client_release(struct rxdp_client *c);
+struct rxdp_ctl_cm;
+/* One CM request (RXDP_CTL_CM); *cm becomes the reply, *fd an fd to send */
+int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
+	       char *msg, size_t msglen);
 
 /* server.c */
 int server_open(const char *path);

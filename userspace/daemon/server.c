@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <libmnl/libmnl.h>
 
+#include "common/ctl_cm.h"
 #include "common/log.h"
 #include "daemon/rxdpd.h"
 
@@ -187,6 +188,7 @@ void client_release(struct rxdp_client *c)
 	if (c->dead)
 		return;
 	c->dead = true;
+	cm_client_release(c);
 	hca_ctx_release(c);
 	for (l = rxdpd.links; l; l = l->next) {
 		__u32 i;
@@ -216,7 +218,7 @@ void client_release(struct rxdp_client *c)
 void clients_idle(long now)
 {
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
-		if (c->dead || c->ctx || c->nsubs || c->pend ||
+		if (c->dead || c->ctx || c->nsubs || c->pend || c->cm ||
 		    now - c->last_active < IDLE_MS)
 			continue;
 		pr_debug("pid %d said nothing for %d s: disconnecting it\n",
@@ -541,6 +543,29 @@ static int do_obj(struct req *r)
 	return 0;
 }
 
+static int do_cm(struct req *r)
+{
+	struct rxdp_ctl_cm cm;
+	int err, fd = -1;
+
+	if ((err = need(r, RXDP_CTL_A_CM, "the CM request")))
+		return err;
+	if (!r->c->allowed) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "user %u may not use rxdp devices (--group)",
+			 (unsigned int)r->c->uid);
+		return -EACCES;
+	}
+	memcpy(&cm, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_CM]), sizeof(cm));
+	err = cm_request(r->c, &cm, &fd, r->msg, sizeof(r->msg));
+	if (err)
+		return err;
+	if (fd >= 0)
+		r->fds[r->nfds++] = fd;
+	mnl_attr_put(r->rep, RXDP_CTL_A_CM, sizeof(cm), &cm);
+	return 0;
+}
+
 static int do_list_qps(struct req *r)
 {
 	__u32 want = 0, start_if = 0, start_idx = 0;
@@ -705,6 +730,7 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_QP_DESTROY] = do_obj,
 	[RXDP_CTL_AH_CREATE] = do_obj,
 	[RXDP_CTL_AH_DESTROY] = do_obj,
+	[RXDP_CTL_CM] = do_cm,
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */
