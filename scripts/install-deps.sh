@@ -7,7 +7,7 @@ pkgs=(
 	make gcc clang llvm pkg-config
 	libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev
 	libmnl-dev libcmocka-dev libisal-dev libibverbs-dev
-	perftest ibverbs-utils python3-pyverbs
+	perftest ibverbs-utils python3-pyverbs librdmacm-dev rdmacm-utils
 	iproute2 tcpdump tshark python3 python3-scapy
 	iperf3 sockperf python3-matplotlib
 )

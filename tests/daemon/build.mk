@@ -29,7 +29,16 @@ $(DTEST)/ctl_client_test: $(OBJ)/tests/daemon/ctl_client_test.o $(LIB)/librxdp-c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lmnl -lelf -lz
 
-DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_nl_parse $(DTEST)/test_ctl_proto
+$(DTEST)/test_cm_mad: tests/daemon/test_cm_mad.c userspace/daemon/cm_mad.c \
+		userspace/daemon/cm_mad.h
+	$(msg) CC-ASAN $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -o $@ tests/daemon/test_cm_mad.c \
+		userspace/daemon/cm_mad.c -lcmocka
+
+DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_nl_parse $(DTEST)/test_ctl_proto \
+	$(DTEST)/test_cm_mad
 
 # the integration test drives rxdpd with this client
 BINS += $(DTEST)/ctl_client_test

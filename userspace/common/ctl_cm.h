@@ -28,8 +28,8 @@ enum rxdp_cm_op {
 	RXDP_CM_CHANNEL_CREATE = 1, /* -> channel + fd */
 	RXDP_CM_CHANNEL_DESTROY, /* channel (its ids go with it) */
 	RXDP_CM_CREATE_ID, /* channel, ps, qp_type -> id */
-	RXDP_CM_DESTROY_ID, /* id -> events (reported about it, in all) */
-	RXDP_CM_MIGRATE_ID, /* id, channel -> events */
+	RXDP_CM_DESTROY_ID, /* id */
+	RXDP_CM_MIGRATE_ID, /* id, channel */
 	RXDP_CM_BIND, /* id, src -> info */
 	RXDP_CM_RESOLVE_ADDR, /* id, src (family 0: none), dst, timeout_ms */
 	RXDP_CM_RESOLVE_ROUTE, /* id, timeout_ms */
@@ -43,6 +43,12 @@ enum rxdp_cm_op {
 	RXDP_CM_INIT_QP_ATTR, /* id, value = qp_state -> qp_attr, attr_mask */
 	RXDP_CM_QUERY, /* id -> info */
 	RXDP_CM_SET_OPTION, /* id, level, optname, value */
+	/*
+	 * channel, event: write an event the library read back to a channel
+	 * (rdma_migrate_id moves the unread events of the id it migrates,
+	 * as the kernel's does). Only for the client's own ids and channels.
+	 */
+	RXDP_CM_REPOST,
 	RXDP_CM_OP_MAX,
 };
 
@@ -93,28 +99,6 @@ struct rxdp_cm_conn {
 
 #define RXDP_CM_PDATA_MAX 224
 
-struct rxdp_ctl_cm {
-	__u32 op; /* enum rxdp_cm_op */
-	__u32 id;
-	__u32 channel;
-	__u32 ps; /* enum rdma_port_space */
-	__u32 qp_type; /* enum ibv_qp_type */
-	__u32 timeout_ms;
-	__u32 backlog;
-	__u32 reason; /* REJECT */
-	__u32 level; /* SET_OPTION */
-	__u32 optname;
-	__u64 value; /* SET_OPTION's value, INIT_QP_ATTR's state, ... */
-	__u32 events; /* reply: events reported about the id */
-	__u32 attr_mask; /* INIT_QP_ATTR's reply: enum ibv_qp_attr_mask */
-	struct rxdp_cm_addr src;
-	struct rxdp_cm_addr dst;
-	struct rxdp_cm_conn conn;
-	struct rxdp_cm_info info;
-	struct rxdp_qp_attr qp_attr;
-	__u8 private_data[RXDP_CM_PDATA_MAX];
-};
-
 /* One event, as rxdpd writes it to a channel's event socket */
 struct rxdp_cm_event {
 	__u32 id; /* the id; CONNECT_REQUEST: the new id */
@@ -127,6 +111,29 @@ struct rxdp_cm_event {
 	__u8 pad[3];
 	struct rxdp_cm_info info; /* the id as it is now */
 	__u8 private_data[RXDP_CM_PDATA_MAX];
+};
+
+struct rxdp_ctl_cm {
+	__u32 op; /* enum rxdp_cm_op */
+	__u32 id;
+	__u32 channel;
+	__u32 ps; /* enum rdma_port_space */
+	__u32 qp_type; /* enum ibv_qp_type */
+	__u32 timeout_ms;
+	__u32 backlog;
+	__u32 reason; /* REJECT */
+	__u32 level; /* SET_OPTION */
+	__u32 optname;
+	__u64 value; /* SET_OPTION's value, INIT_QP_ATTR's state, ... */
+	__u32 attr_mask; /* INIT_QP_ATTR's reply: enum ibv_qp_attr_mask */
+	__u32 pad;
+	struct rxdp_cm_addr src;
+	struct rxdp_cm_addr dst;
+	struct rxdp_cm_conn conn;
+	struct rxdp_cm_info info;
+	struct rxdp_qp_attr qp_attr;
+	__u8 private_data[RXDP_CM_PDATA_MAX];
+	struct rxdp_cm_event event; /* REPOST */
 };
 
 /* rxdp_ctl_cm(): one CM request, *cm replaced by the reply; *fd (if not

@@ -195,8 +195,6 @@ struct cm_id {
 	__u64 tid;
 	int retries_left;
 	long timer; /* ms, 0: none */
-	/* events reported about it (its destroy waits for their acks) */
-	__u32 events;
 };
 
 struct cm_dev {
@@ -432,22 +430,13 @@ static void chan_ready(struct cm_ep *ep, __u32 events)
 	chan_flush(ch);
 }
 
-/*
- * Report an event about id on its channel; counted on counted_on (the id
- * itself, or for a CONNECT_REQUEST the listener), whose destroy waits for
- * the application to acknowledge it. An id with no client reports nothing.
- */
-static void ev_send(struct cm_id *id, struct cm_id *counted_on,
-		    struct rxdp_cm_event *ev)
+/* Write one event to a channel, or queue it while the socket is full */
+static void chan_put(struct cm_chan *ch, const struct rxdp_cm_event *ev)
 {
-	struct cm_chan *ch = counted_on->chan;
 	struct cm_qev *q;
 
-	if (!counted_on->owner || !ch || ch->hup)
+	if (ch->hup)
 		return;
-	counted_on->events++;
-	pr_debug("CM id %u: event %u status %d (state %s)\n", id->handle,
-		 ev->event, ev->status, st(id));
 	if (!ch->qhead && chan_write(ch, ev))
 		return;
 	if (ch->qlen >= CM_CHAN_QUEUE) {
@@ -469,6 +458,20 @@ static void ev_send(struct cm_id *id, struct cm_id *counted_on,
 	ch->qtail = q;
 	ch->qlen++;
 	ep_mod(ch->wfd, &ch->ep.tag, EPOLLOUT);
+}
+
+/*
+ * Report an event about id on its channel (a request's is the listener's).
+ * An id with no client reports nothing. The library counts the events it
+ * reads; rdma_destroy_id() waits for their acks.
+ */
+static void ev_send(struct cm_id *id, struct rxdp_cm_event *ev)
+{
+	if (!id->owner || !id->chan)
+		return;
+	pr_debug("CM id %u: event %u status %d (state %s)\n", id->handle,
+		 ev->event, ev->status, st(id));
+	chan_put(id->chan, ev);
 }
 
 static void info_fill(const struct cm_id *id, struct rxdp_cm_info *in)
@@ -505,7 +508,7 @@ static void ev_simple(struct cm_id *id, int event, int status)
 	struct rxdp_cm_event ev;
 
 	ev_init(&ev, id, event, status);
-	ev_send(id, id, &ev);
+	ev_send(id, &ev);
 }
 
 static void ev_pdata(struct rxdp_cm_event *ev, const __u8 *pd, size_t len)
@@ -1634,6 +1637,19 @@ int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 		cm->id = id->handle;
 		return 0;
 	}
+	if (cm->op == RXDP_CM_REPOST) {
+		const struct rxdp_cm_event *ev = &cm->event;
+
+		ch = chan_find(cl, cm->channel);
+		if (!ch || !id_find(cl, ev->id) ||
+		    (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		     !id_find(cl, ev->listen_id))) {
+			snprintf(msg, msglen, "no such channel or id");
+			return -ENOENT;
+		}
+		chan_put(ch, ev);
+		return 0;
+	}
 	id = id_find(cl, cm->id);
 	if (!id) {
 		snprintf(msg, msglen, "no CM id %u", cm->id);
@@ -1641,7 +1657,6 @@ int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 	}
 	switch (cm->op) {
 	case RXDP_CM_DESTROY_ID:
-		cm->events = id->events;
 		id_destroy(id);
 		return 0;
 	case RXDP_CM_MIGRATE_ID:
@@ -1650,7 +1665,6 @@ int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 			snprintf(msg, msglen, "no channel %u", cm->channel);
 			return -ENOENT;
 		}
-		cm->events = id->events;
 		id->chan = ch;
 		return 0;
 	case RXDP_CM_BIND:
@@ -1943,7 +1957,7 @@ static void recv_req(int ifindex, const struct gsi_peer *from,
 	ev.conn.ece_options = m->attr_mod;
 	ev_pdata(&ev, r->private_data + CM_IP_HDR_LEN,
 		 CM_REQ_PDATA - CM_IP_HDR_LEN);
-	ev_send(id, l, &ev);
+	ev_send(id, &ev);
 }
 
 static void recv_sidr_req(int ifindex, const struct gsi_peer *from,
@@ -1993,7 +2007,7 @@ static void recv_sidr_req(int ifindex, const struct gsi_peer *from,
 	ev.listen_id = l->handle;
 	ev_pdata(&ev, r->private_data + CM_IP_HDR_LEN,
 		 CM_SIDR_REQ_PDATA - CM_IP_HDR_LEN);
-	ev_send(id, l, &ev);
+	ev_send(id, &ev);
 }
 
 /* The id a reply is for: ours by its comm ID, from the peer we talk to */
@@ -2042,7 +2056,7 @@ static void recv_rep(const struct gsi_peer *from, const struct cm_msg *m)
 	ev.conn.ece_vendor_id = r->vendor_id;
 	ev.conn.ece_options = m->attr_mod;
 	ev_pdata(&ev, r->private_data, CM_REP_PDATA);
-	ev_send(id, id, &ev);
+	ev_send(id, &ev);
 }
 
 static void recv_rtu(const struct gsi_peer *from, const struct cm_msg *m)
@@ -2058,7 +2072,7 @@ static void recv_rtu(const struct gsi_peer *from, const struct cm_msg *m)
 	id->state = CM_ESTABLISHED;
 	ev_init(&ev, id, RDMA_CM_EVENT_ESTABLISHED, 0);
 	ev_pdata(&ev, m->rtu.private_data, CM_RTU_PDATA);
-	ev_send(id, id, &ev);
+	ev_send(id, &ev);
 }
 
 static void recv_mra(const struct gsi_peer *from, const struct cm_msg *m)
@@ -2118,7 +2132,7 @@ static void recv_rej(const struct gsi_peer *from, const struct cm_msg *m)
 	id->state = CM_IDLE;
 	ev_init(&ev, id, RDMA_CM_EVENT_REJECTED, r->reason);
 	ev_pdata(&ev, r->private_data, CM_REJ_PDATA);
-	ev_send(id, id, &ev);
+	ev_send(id, &ev);
 }
 
 static void recv_dreq(int ifindex, const struct gsi_peer *from,
@@ -2184,7 +2198,7 @@ static void recv_sidr_rep(const struct gsi_peer *from, const struct cm_msg *m)
 	if (r->status != CM_SIDR_SUCCESS) {
 		ev_init(&ev, id, RDMA_CM_EVENT_UNREACHABLE, r->status);
 		ev_pdata(&ev, r->private_data, CM_SIDR_REP_PDATA);
-		ev_send(id, id, &ev);
+		ev_send(id, &ev);
 		return;
 	}
 	id->remote_qpn = r->qpn;
@@ -2195,7 +2209,7 @@ static void recv_sidr_rep(const struct gsi_peer *from, const struct cm_msg *m)
 	ev.conn.qkey = r->qkey;
 	ev.conn.ece_vendor_id = r->vendor_id;
 	ev_pdata(&ev, r->private_data, CM_SIDR_REP_PDATA);
-	ev_send(id, id, &ev);
+	ev_send(id, &ev);
 }
 
 void cm_mad_recv(int ifindex, const struct gsi_peer *from, const void *mad,

@@ -339,14 +339,32 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 /* --- ids ---------------------------------------------------------------------- */
 
-static struct cma_id *id_lookup(uint32_t handle)
+static struct cma_id *id_find_locked(uint32_t handle)
+{
+	struct cma_id *id;
+
+	for (id = ids; id; id = id->next)
+		if (id->handle == handle)
+			break;
+	return id;
+}
+
+/*
+ * The id an event just read is about, with the event counted on it: once
+ * rdma_destroy_id() has taken an id off the list, no event is counted on
+ * it any more, and it waits for the acks of those that were.
+ */
+static struct cma_id *id_take_event(uint32_t handle)
 {
 	struct cma_id *id;
 
 	pthread_mutex_lock(&lock);
-	for (id = ids; id; id = id->next)
-		if (id->handle == handle)
-			break;
+	id = id_find_locked(handle);
+	if (id) {
+		pthread_mutex_lock(&id->mut);
+		id->events_reported++;
+		pthread_mutex_unlock(&id->mut);
+	}
 	pthread_mutex_unlock(&lock);
 	return id;
 }
@@ -472,34 +490,31 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 	return 0;
 }
 
-/* Ask rxdpd to drop an id and wait for the acks of its events */
-static int destroy_remote(struct cma_id *id)
+/* Wait until every event read about id was acknowledged */
+static void wait_acks(struct cma_id *id)
 {
-	struct rxdp_ctl_cm cm;
-
-	cm_req(&cm, RXDP_CM_DESTROY_ID, id);
-	if (cma_call(&cm, NULL))
-		return -1;
-	if (id->id.event) {
-		rdma_ack_cm_event(id->id.event);
-		id->id.event = NULL;
-	}
 	pthread_mutex_lock(&id->mut);
-	while (id->events_completed < cm.events)
+	while (id->events_completed < id->events_reported)
 		pthread_cond_wait(&id->cond, &id->mut);
 	pthread_mutex_unlock(&id->mut);
-	return 0;
 }
 
 int rdma_destroy_id(struct rdma_cm_id *cm_id)
 {
 	struct cma_id *id = to_cma_id(cm_id);
+	struct rxdp_ctl_cm cm;
 
 	if (!cm_id)
 		return err_ret(EINVAL);
-	if (destroy_remote(id))
+	cm_req(&cm, RXDP_CM_DESTROY_ID, id);
+	if (cma_call(&cm, NULL))
 		return -1;
 	id_remove(id);
+	if (cm_id->event) {
+		rdma_ack_cm_event(cm_id->event);
+		cm_id->event = NULL;
+	}
+	wait_acks(id);
 	id_free(id);
 	return 0;
 }
@@ -1332,8 +1347,8 @@ retry:
 		free(evt);
 		return err_ret(e);
 	}
-	id = id_lookup(r.event == RDMA_CM_EVENT_CONNECT_REQUEST ? r.listen_id
-								: r.id);
+	id = id_take_event(
+		r.event == RDMA_CM_EVENT_CONNECT_REQUEST ? r.listen_id : r.id);
 	if (!id) {
 		if (r.event == RDMA_CM_EVENT_CONNECT_REQUEST)
 			drop_unknown(r.id);
@@ -1471,10 +1486,41 @@ int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 	return cma_call(&cm, NULL);
 }
 
+/*
+ * After the move, the events about the id still unread in the old channel
+ * go to the new one (rxdpd writes them again), the others back to the old
+ * one: as the kernel moves an id's queued events with it.
+ */
+static void move_unread(struct cma_id *id, struct rdma_event_channel *from,
+			struct rdma_event_channel *to)
+{
+	struct rxdp_ctl_cm cm;
+	int n = 0;
+
+	for (;;) {
+		ssize_t got;
+
+		cm_req(&cm, RXDP_CM_REPOST, NULL);
+		got = recv(from->fd, &cm.event, sizeof(cm.event), MSG_DONTWAIT);
+		if (got != (ssize_t)sizeof(cm.event) || ++n > 4096)
+			break;
+		cm.channel =
+			to_cma_chan(
+				(cm.event.event == RDMA_CM_EVENT_CONNECT_REQUEST
+					 ? cm.event.listen_id
+					 : cm.event.id) == id->handle
+					? to
+					: from)
+				->handle;
+		cma_call(&cm, NULL);
+	}
+}
+
 int rdma_migrate_id(struct rdma_cm_id *cm_id,
 		    struct rdma_event_channel *channel)
 {
 	struct cma_id *id = to_cma_id(cm_id);
+	struct rdma_event_channel *old;
 	struct rxdp_ctl_cm cm;
 	int sync;
 
@@ -1495,19 +1541,20 @@ int rdma_migrate_id(struct rdma_cm_id *cm_id,
 			rdma_destroy_event_channel(channel);
 		return err_ret(e);
 	}
+	old = cm_id->channel;
+	move_unread(id, old, channel);
 	if (id->sync) {
 		if (cm_id->event) {
 			rdma_ack_cm_event(cm_id->event);
 			cm_id->event = NULL;
 		}
-		rdma_destroy_event_channel(cm_id->channel);
+		rdma_destroy_event_channel(old);
 	}
 	pthread_mutex_lock(&id->mut);
 	id->sync = sync;
 	cm_id->channel = channel;
-	while (id->events_completed < cm.events)
-		pthread_cond_wait(&id->cond, &id->mut);
 	pthread_mutex_unlock(&id->mut);
+	wait_acks(id);
 	return 0;
 }
 

@@ -41,7 +41,8 @@ struct cma_id {
 	struct cma_dev *dev;
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
-	uint32_t events_completed;
+	uint32_t events_reported; /* read from the channel (under the lock) */
+	uint32_t events_completed; /* acknowledged */
 	uint8_t initiator_depth, responder_resources;
 	int connect_error;
 	struct ibv_qp_init_attr *qp_init_attr; /* rdma_create_ep, passive */

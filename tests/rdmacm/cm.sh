@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# The RDMA connection manager between two rxdp hosts, with rdma-core's own
+# programs on build/lib's librdmacm.so.1 and libibverbs.so.1:
+#   rping -v -C 100 (data verified), ucmatose (4 connections, and a
+#   migration to another channel), udaddy (UD: SIDR), rdma_server and
+#   rdma_client (rdma_create_ep, synchronous ids), ib_write_bw -R and
+#   ib_send_lat -R;
+#   a connection to a port nobody listens on is a REJ (reason 8, invalid
+#   service ID), a listener that refuses is a REJ (28, consumer defined),
+#   a connection whose peer is killed ends with DISCONNECTED, both ways;
+#   the CM exchange, captured on the way, decodes in Wireshark's InfiniBand
+#   dissector as CM messages (REQ, REP, RTU, DREQ, DREP, REJ, SIDR_REQ,
+#   SIDR_REP), without an error.
+#
+# The hosts hang off a bridge in a third namespace, where the capture is
+# taken (AF_XDP frames pass around the hosts' own taps):
+#   host A [rxva] ---- [rxpa] bridge in R [rxpb] ---- [rxvb] host B
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
+
+require_root
+require_cmd rping ucmatose udaddy rdma_server rdma_client ib_write_bw \
+	ib_send_lat tshark tcpdump timeout
+[ -f "$RXDP_LIB/librdmacm.so.1" ] || fail "build/lib/librdmacm.so.1 not built (make)"
+
+id=$RXDP_TEST_ID
+NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
+IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id BR=rxbr$id
+ADDR_A=198.18.$(((id >> 8) & 255)).$((id & 255))
+ADDR_B=198.19.$(((id >> 8) & 255)).$((id & 255))
+tmp=$(mktemp -d)
+[ -n "${RXDP_KEEP:-}" ] || on_exit "rm -rf '$tmp'"
+for ns in $NS_A $NS_B $NS_R; do netns_add "$ns"; done
+ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" || fail "veth A"
+ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" || fail "veth B"
+ip -n "$NS_R" link add "$BR" type bridge
+for p in $PA $PB; do
+	ip -n "$NS_R" link set "$p" master "$BR"
+	ip -n "$NS_R" link set "$p" up
+done
+ip -n "$NS_R" link set "$BR" up
+ip netns exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
+ip netns exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
+ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
+ip -n "$NS_A" link set "$IF_A" up
+ip -n "$NS_B" link set "$IF_B" up
+
+RXDP_VERBS_TIMEOUT=60
+rxdp_hosts "$tmp"
+for ns in $NS_A $NS_B; do
+	for _ in $(seq 50); do
+		grep -q "QP1 up" "$tmp/rxdpd-${ns:2:1}.log" 2>/dev/null && break
+		sleep 0.1
+	done
+done
+grep -q "QP1 up" "$tmp/rxdpd-A.log" && grep -q "QP1 up" "$tmp/rxdpd-B.log" ||
+	fail "QP1 did not come up: $(cat "$tmp"/rxdpd-*.log)"
+
+ip netns exec "$NS_R" tcpdump -i "$PA" -w "$tmp/cm.pcap" -U -s 512 udp port 4791 \
+	>"$tmp/tcpdump.log" 2>&1 &
+dump=$!
+on_exit "kill $dump 2>/dev/null"
+sleep 1
+
+# cm_pair NAME SERVER... -- CLIENT...: the server in B, the client in A.
+# The server listens a moment after it starts: a client that comes first is
+# refused (REJ: invalid service ID; SIDR_REP: service ID not supported)
+# and tries again.
+cm_pair() {
+	local name=$1 srv_args=() cli_args=() ok=1 rc=0 src=0
+	shift
+	while [ "$1" != -- ]; do srv_args+=("$1"); shift; done
+	shift
+	cli_args=("$@")
+	verbs "$NS_B" stdbuf -oL "${srv_args[@]}" >"$tmp/$name.srv" 2>&1 &
+	local srv=$!
+	for try in $(seq 30); do
+		verbs "$NS_A" stdbuf -oL "${cli_args[@]}" >"$tmp/$name.cli" 2>&1 && break
+		rc=$?
+		if kill -0 $srv 2>/dev/null && [ "$try" -lt 30 ] &&
+			grep -qE 'REJECTED, error:? 8|UNREACHABLE, error:? 1$|Connection refused|CM event bl blka 8' \
+				"$tmp/$name.cli"; then
+			sleep 0.2
+			continue
+		fi
+		ok=0
+		break
+	done
+	wait $srv || { src=$?; ok=0; }
+	if [ $ok = 1 ]; then
+		echo "ok: $name"
+	else
+		echo "--- $name server (exit $src)"; tail -n 15 "$tmp/$name.srv"
+		echo "--- $name client (exit $rc)"; tail -n 15 "$tmp/$name.cli"
+		fail "$name"
+	fi
+}
+
+cm_pair rping rping -s -a "$ADDR_B" -v -C 100 -- rping -c -a "$ADDR_B" -v -C 100
+n=$(grep -c "^ping data: rdma-ping-" "$tmp/rping.cli")
+[ "$n" -eq 100 ] || fail "rping: $n of 100 pings verified"
+grep -q "DISCONNECT EVENT" "$tmp/rping.srv" || fail "rping: the server saw no DISCONNECTED"
+
+cm_pair ucmatose ucmatose -c 4 -C 20 -- ucmatose -s "$ADDR_B" -c 4 -C 20
+grep -q "return status 0" "$tmp/ucmatose.cli" || fail "ucmatose client"
+cm_pair "ucmatose (migrated)" ucmatose -m -C 5 -- ucmatose -m -s "$ADDR_B" -C 5
+cm_pair udaddy udaddy -c 2 -C 20 -- udaddy -s "$ADDR_B" -c 2 -C 20
+grep -q "return status 0" "$tmp/udaddy.cli" || fail "udaddy client"
+cm_pair rdma_server+client rdma_server -- rdma_client -s "$ADDR_B"
+grep -q "rdma_client: end 0" "$tmp/rdma_server+client.cli" ||
+	fail "rdma_client: $(cat "$tmp/rdma_server+client.cli")"
+cm_pair "ib_write_bw -R" ib_write_bw -R -d "$devB" -n 200 -- \
+	ib_write_bw -R -d "$devA" -n 200 "$ADDR_B"
+grep -A1 "#bytes" "$tmp/ib_write_bw -R.cli" | tail -n 1 | sed 's/^/    /'
+cm_pair "ib_send_lat -R" ib_send_lat -R -d "$devB" -n 500 -- \
+	ib_send_lat -R -d "$devA" -n 500 "$ADDR_B"
+grep -A1 "#bytes" "$tmp/ib_send_lat -R.cli" | tail -n 1 | sed 's/^/    /'
+
+# Refusals: a REJ, at once, not a timeout
+verbs "$NS_A" rping -c -a "$ADDR_B" -p 9 -C 1 >"$tmp/unused.out" 2>&1
+grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$tmp/unused.out" ||
+	fail "a connection to an unused port: $(cat "$tmp/unused.out")"
+echo "ok: a connection to an unused port is rejected (reason 8)"
+# (a server taking one connection, a client asking for two; no messages,
+# so that neither waits for data from a connection the other gave up)
+verbs "$NS_B" stdbuf -oL ucmatose -c 1 -C 0 >"$tmp/refuse.srv" 2>&1 &
+srv=$!
+for _ in $(seq 30); do
+	verbs "$NS_A" stdbuf -oL ucmatose -s "$ADDR_B" -c 2 -C 0 \
+		>"$tmp/refuse.cli" 2>&1
+	grep -q "REJECTED, error: 28" "$tmp/refuse.cli" && break
+	sleep 0.2
+done
+wait $srv
+grep -q "REJECTED, error: 28" "$tmp/refuse.cli" ||
+	fail "a listener refusing: $(cat "$tmp/refuse.cli")"
+echo "ok: a connection the listener refuses is rejected (reason 28)"
+
+# kill_prog PID NAME: kill -9 the process NAME that runs under PID (a
+# `verbs ... &` job: a subshell, then ip, env, timeout, then NAME)
+kill_prog() {
+	local c
+	for c in $(ps -o pid= --ppid "$1"); do
+		if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = "$2" ]; then
+			kill -9 "$c"
+			return 0
+		fi
+		kill_prog "$c" "$2" && return 0
+	done
+	return 1
+}
+
+# A peer killed mid-connection: the survivor hears DISCONNECTED (rxdpd sends
+# the DREQ for the process it lost)
+for victim in client server; do
+	verbs "$NS_B" rping -s -a "$ADDR_B" >"$tmp/kill.srv" 2>&1 &
+	srv=$!
+	for _ in $(seq 30); do
+		verbs "$NS_A" rping -c -a "$ADDR_B" >"$tmp/kill.cli" 2>&1 &
+		cli=$!
+		sleep 1
+		kill -0 $cli 2>/dev/null && break
+		wait $cli
+	done
+	if [ $victim = client ]; then
+		kill_prog $cli rping; survivor=$srv; out=$tmp/kill.srv
+	else
+		kill_prog $srv rping; survivor=$cli; out=$tmp/kill.cli
+	fi
+	start=$(date +%s)
+	wait $survivor
+	wait $cli $srv 2>/dev/null
+	# the server waits on the CM: its DISCONNECTED is the DREQ's; the
+	# client may meet the dead QP first (an error completion) and exit
+	if grep -q "DISCONNECT EVENT" "$out"; then
+		how=DISCONNECTED
+	elif [ $victim = server ] && grep -q "cq completion failed" "$out"; then
+		how="an error completion"
+	else
+		fail "$victim killed: the peer saw no DISCONNECTED: $(tail -n 5 "$out")"
+	fi
+	echo "ok: $victim killed: the peer got $how within $(($(date +%s) - start)) s"
+done
+
+sleep 1
+kill -INT $dump
+wait $dump 2>/dev/null
+# the dissectors that guess at what a Send's payload carries (RPC over
+# RDMA, EoIB, IPoIB, FCoIB, SDP) read the test programs' data as their
+# protocols and call it malformed (as in tests/engine/tshark_decode.sh)
+ts() {
+	tshark -r "$tmp/cm.pcap" --disable-protocol rpcordma \
+		--disable-protocol infiniband.eoib --disable-protocol ipoib \
+		--disable-protocol fcoib --disable-protocol infiniband_sdp \
+		"$@" 2>/dev/null
+}
+total=$(ts | wc -l)
+mads=$(ts -Y 'infiniband.mad' | wc -l)
+bad=$(ts -Y '_ws.malformed || _ws.expert.severity >= warning' | wc -l)
+echo "capture: $total frames, $mads management datagrams, $bad malformed or warned"
+[ "$bad" -eq 0 ] || {
+	ts -Y '_ws.malformed || _ws.expert.severity >= warning' | head
+	fail "capture: malformed frames"
+}
+attrs=" $(ts -Y 'infiniband.mad' -T fields -e infiniband.mad.attributeid | sort -u | tr '\n' ' ')"
+echo "capture: CM attributes seen:$attrs"
+for a in 0x0010 0x0012 0x0013 0x0014 0x0015 0x0016 0x0017 0x0018; do
+	[[ "$attrs" == *" $a "* ]] || fail "capture: no CM attribute $a"
+done
+echo "PASS: RDMA CM between rxdp hosts"
