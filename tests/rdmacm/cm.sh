@@ -4,7 +4,7 @@
 #   rping -v -C 100 (data verified), ucmatose (4 connections, and a
 #   migration to another channel), udaddy (UD: SIDR), rdma_server and
 #   rdma_client (rdma_create_ep, synchronous ids), ib_write_bw -R and
-#   ib_send_lat -R;
+#   ib_send_lat -R, rstream (rsockets: latency and bandwidth, verified);
 #   a connection to a port nobody listens on is a REJ (reason 8, invalid
 #   service ID), a listener that refuses is a REJ (28, consumer defined),
 #   a connection whose peer is killed ends with DISCONNECTED, both ways;
@@ -21,8 +21,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd rping ucmatose udaddy rdma_server rdma_client ib_write_bw \
-	ib_send_lat tshark tcpdump timeout
+require_cmd rping ucmatose udaddy rdma_server rdma_client rstream \
+	ib_write_bw ib_send_lat tshark tcpdump timeout stdbuf
 [ -f "$RXDP_LIB/librdmacm.so.1" ] || fail "build/lib/librdmacm.so.1 not built (make)"
 
 id=$RXDP_TEST_ID
@@ -65,30 +65,34 @@ dump=$!
 on_exit "kill $dump 2>/dev/null"
 sleep 1
 
-# cm_pair NAME SERVER... -- CLIENT...: the server in B, the client in A.
-# The server listens a moment after it starts: a client that comes first is
-# refused (REJ: invalid service ID; SIDR_REP: service ID not supported)
-# and tries again.
+# listening NS PORT: wait until an id of NS listens on PORT (rxdp-ctl cm)
+listening() {
+	local i
+	for i in $(seq 100); do
+		ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" cm 2>/dev/null |
+			grep -qE " listen +[^ ]+ +[^ ]*:$2 " && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# cm_pair NAME PORT SERVER... -- CLIENT...: the server in B, the client in
+# A once the server listens on PORT
 cm_pair() {
-	local name=$1 srv_args=() cli_args=() ok=1 rc=0 src=0
-	shift
+	local name=$1 port=$2 srv_args=() cli_args=() ok=1 rc=0 src=0
+	shift 2
 	while [ "$1" != -- ]; do srv_args+=("$1"); shift; done
 	shift
 	cli_args=("$@")
 	verbs "$NS_B" stdbuf -oL "${srv_args[@]}" >"$tmp/$name.srv" 2>&1 &
 	local srv=$!
-	for try in $(seq 30); do
-		verbs "$NS_A" stdbuf -oL "${cli_args[@]}" >"$tmp/$name.cli" 2>&1 && break
-		rc=$?
-		if kill -0 $srv 2>/dev/null && [ "$try" -lt 30 ] &&
-			grep -qE 'REJECTED, error:? 8|UNREACHABLE, error:? 1$|Connection refused|CM event bl blka 8' \
-				"$tmp/$name.cli"; then
-			sleep 0.2
-			continue
-		fi
+	if listening "$NS_B" "$port"; then
+		verbs "$NS_A" stdbuf -oL "${cli_args[@]}" >"$tmp/$name.cli" 2>&1 ||
+			{ rc=$?; ok=0; }
+	else
+		echo "$name: the server does not listen on $port"
 		ok=0
-		break
-	done
+	fi
 	wait $srv || { src=$?; ok=0; }
 	if [ $ok = 1 ]; then
 		echo "ok: $name"
@@ -99,45 +103,58 @@ cm_pair() {
 	fi
 }
 
-cm_pair rping rping -s -a "$ADDR_B" -v -C 100 -- rping -c -a "$ADDR_B" -v -C 100
+cm_pair rping 7174 rping -s -a "$ADDR_B" -v -C 100 -- rping -c -a "$ADDR_B" -v -C 100
 n=$(grep -c "^ping data: rdma-ping-" "$tmp/rping.cli")
 [ "$n" -eq 100 ] || fail "rping: $n of 100 pings verified"
 grep -q "DISCONNECT EVENT" "$tmp/rping.srv" || fail "rping: the server saw no DISCONNECTED"
 
-cm_pair ucmatose ucmatose -c 4 -C 20 -- ucmatose -s "$ADDR_B" -c 4 -C 20
+cm_pair ucmatose 7471 ucmatose -c 4 -C 20 -- ucmatose -s "$ADDR_B" -c 4 -C 20
 grep -q "return status 0" "$tmp/ucmatose.cli" || fail "ucmatose client"
-cm_pair "ucmatose (migrated)" ucmatose -m -C 5 -- ucmatose -m -s "$ADDR_B" -C 5
-cm_pair udaddy udaddy -c 2 -C 20 -- udaddy -s "$ADDR_B" -c 2 -C 20
+cm_pair "ucmatose (migrated)" 7471 ucmatose -m -C 5 -- ucmatose -m -s "$ADDR_B" -C 5
+cm_pair udaddy 7174 udaddy -c 2 -C 20 -- udaddy -s "$ADDR_B" -c 2 -C 20
 grep -q "return status 0" "$tmp/udaddy.cli" || fail "udaddy client"
-cm_pair rdma_server+client rdma_server -- rdma_client -s "$ADDR_B"
+cm_pair rdma_server+client 7471 rdma_server -- rdma_client -s "$ADDR_B"
 grep -q "rdma_client: end 0" "$tmp/rdma_server+client.cli" ||
 	fail "rdma_client: $(cat "$tmp/rdma_server+client.cli")"
-cm_pair "ib_write_bw -R" ib_write_bw -R -d "$devB" -n 200 -- \
+cm_pair "ib_write_bw -R" 18515 ib_write_bw -R -d "$devB" -n 200 -- \
 	ib_write_bw -R -d "$devA" -n 200 "$ADDR_B"
 grep -A1 "#bytes" "$tmp/ib_write_bw -R.cli" | tail -n 1 | sed 's/^/    /'
-cm_pair "ib_send_lat -R" ib_send_lat -R -d "$devB" -n 500 -- \
+cm_pair "ib_send_lat -R" 18515 ib_send_lat -R -d "$devB" -n 500 -- \
 	ib_send_lat -R -d "$devA" -n 500 "$ADDR_B"
 grep -A1 "#bytes" "$tmp/ib_send_lat -R.cli" | tail -n 1 | sed 's/^/    /'
+
+# rsockets: latency (ping-pong) and bandwidth (streams each way), data
+# verified; blocking, non-blocking (spinning) and rpoll-driven calls
+cm_pair "rstream latency" 7471 rstream -S 64 -I 500 -C 1 -T v -T b -- \
+	rstream -s "$ADDR_B" -S 64 -I 500 -C 1 -T v -T b
+cm_pair "rstream latency (non-blocking)" 7471 rstream -S 100 -I 100 -C 1 -T v -- \
+	rstream -s "$ADDR_B" -S 100 -I 100 -C 1 -T v
+cm_pair "rstream bandwidth (rpoll)" 7471 rstream -S 65536 -I 1 -C 300 -T v -T a -- \
+	rstream -s "$ADDR_B" -S 65536 -I 1 -C 300 -T v -T a
+cm_pair "rstream bandwidth" 7471 rstream -S 1000000 -I 1 -C 20 -T v -T b -- \
+	rstream -s "$ADDR_B" -S 1000000 -I 1 -C 20 -T v -T b
+for m in "rstream latency" "rstream bandwidth (rpoll)" "rstream bandwidth"; do
+	grep -q "^custom" "$tmp/$m.cli" || fail "$m: no result"
+	grep "^custom" "$tmp/$m.cli" | sed "s/^custom/    $m:/"
+done
 
 # Refusals: a REJ, at once, not a timeout
 verbs "$NS_A" rping -c -a "$ADDR_B" -p 9 -C 1 >"$tmp/unused.out" 2>&1
 grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$tmp/unused.out" ||
 	fail "a connection to an unused port: $(cat "$tmp/unused.out")"
 echo "ok: a connection to an unused port is rejected (reason 8)"
-# (a server taking one connection, a client asking for two; no messages,
-# so that neither waits for data from a connection the other gave up)
-verbs "$NS_B" stdbuf -oL ucmatose -c 1 -C 0 >"$tmp/refuse.srv" 2>&1 &
-srv=$!
-for _ in $(seq 30); do
-	verbs "$NS_A" stdbuf -oL ucmatose -s "$ADDR_B" -c 2 -C 0 \
-		>"$tmp/refuse.cli" 2>&1
-	grep -q "REJECTED, error: 28" "$tmp/refuse.cli" && break
-	sleep 0.2
-done
-wait $srv
-grep -q "REJECTED, error: 28" "$tmp/refuse.cli" ||
-	fail "a listener refusing: $(cat "$tmp/refuse.cli")"
-echo "ok: a connection the listener refuses is rejected (reason 28)"
+# (cm_check: the listener refuses the first request with private data,
+# takes the second without a QP; the client establishes and disconnects)
+CM_CHECK=$root/build/tests/rdmacm/cm_check
+[ -x "$CM_CHECK" ] || fail "$CM_CHECK not built (make test)"
+cm_pair "cm_check: REJ, then accepted with no QP" 7777 "$CM_CHECK" server 7777 -- \
+	"$CM_CHECK" client "$ADDR_B" 7777
+grep -q "rejected: status 28" "$tmp/cm_check: REJ, then accepted with no QP.cli" ||
+	fail "the listener's REJ"
+echo "ok: a connection the listener refuses is rejected (reason 28, its private data)"
+verbs "$NS_A" "$CM_CHECK" api "$ADDR_A" >"$tmp/api.out" 2>&1 ||
+	fail "cm_check api: $(cat "$tmp/api.out")"
+echo "ok: non-blocking and polled channels, bind conflicts, synchronous ids"
 
 # kill_prog PID NAME: kill -9 the process NAME that runs under PID (a
 # `verbs ... &` job: a subshell, then ip, env, timeout, then NAME)
@@ -158,13 +175,11 @@ kill_prog() {
 for victim in client server; do
 	verbs "$NS_B" rping -s -a "$ADDR_B" >"$tmp/kill.srv" 2>&1 &
 	srv=$!
-	for _ in $(seq 30); do
-		verbs "$NS_A" rping -c -a "$ADDR_B" >"$tmp/kill.cli" 2>&1 &
-		cli=$!
-		sleep 1
-		kill -0 $cli 2>/dev/null && break
-		wait $cli
-	done
+	listening "$NS_B" 7174 || fail "rping does not listen"
+	verbs "$NS_A" rping -c -a "$ADDR_B" >"$tmp/kill.cli" 2>&1 &
+	cli=$!
+	sleep 1
+	kill -0 $cli 2>/dev/null || fail "rping client: $(cat "$tmp/kill.cli")"
 	if [ $victim = client ]; then
 		kill_prog $cli rping; survivor=$srv; out=$tmp/kill.srv
 	else
@@ -173,11 +188,11 @@ for victim in client server; do
 	start=$(date +%s)
 	wait $survivor
 	wait $cli $srv 2>/dev/null
-	# the server waits on the CM: its DISCONNECTED is the DREQ's; the
-	# client may meet the dead QP first (an error completion) and exit
+	# DISCONNECTED is the DREQ rxdpd sends for the dead process; the
+	# survivor may meet the dead QP first (an error completion) and exit
 	if grep -q "DISCONNECT EVENT" "$out"; then
 		how=DISCONNECTED
-	elif [ $victim = server ] && grep -q "cq completion failed" "$out"; then
+	elif grep -q "cq completion failed" "$out"; then
 		how="an error completion"
 	else
 		fail "$victim killed: the peer saw no DISCONNECTED: $(tail -n 5 "$out")"

@@ -2,7 +2,7 @@
 /*
  * rxdp-ctl: what rxdpd knows, for people.
  *
- *   rxdp-ctl [--socket PATH] [devices|gids|qps|stats|all]
+ *   rxdp-ctl [--socket PATH] [devices|gids|qps|cm|stats|all]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
+#include "common/ctl_cm.h"
 #include "rxdp/maps.h"
 
 #define MAX_DEVS 64
@@ -191,10 +192,66 @@ static int show_stats(struct rxdp_ctl *c, struct rxdp_dev_info *d, int n)
 	return 0;
 }
 
+static const char *cm_addr(const struct rxdp_cm_addr *a, char *buf,
+			   size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "*";
+
+	if (!a->family)
+		return "-";
+	inet_ntop(a->family, a->addr, ip, sizeof(ip));
+	snprintf(buf, len, a->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip,
+		 ntohs(a->port));
+	return buf;
+}
+
+static const char *port_space(__u32 ps)
+{
+	switch (ps) {
+	case 0x0106:
+		return "TCP";
+	case 0x0111:
+		return "UDP";
+	case 0x013f:
+		return "IB";
+	}
+	return "?";
+}
+
+/* The connection manager's ids: listeners and connections */
+static int show_cm(struct rxdp_ctl *c, struct rxdp_dev_info *d, int nd)
+{
+	struct rxdp_ctl_cm cm = { .op = RXDP_CM_NEXT };
+	int ret;
+
+	printf("CM IDS\n  %-8s %7s %-3s %-14s %-14s %-24s %-24s\n", "id", "pid",
+	       "ps", "state", "device", "local", "remote");
+	while (!(ret = rxdp_ctl_cm(c, &cm, NULL))) {
+		char l[64], r[64];
+		const char *dev = "*";
+
+		for (int j = 0; j < nd; j++)
+			if (d[j].ifindex == cm.info.ifindex)
+				dev = d[j].name;
+		cm.private_data[sizeof(cm.private_data) - 1] = 0;
+		printf("  %-8u %7llu %-3s %-14s %-14s %-24s %-24s\n", cm.id,
+		       (unsigned long long)cm.value, port_space(cm.ps),
+		       (char *)cm.private_data, dev,
+		       cm_addr(&cm.info.src, l, sizeof(l)),
+		       cm_addr(&cm.info.dst, r, sizeof(r)));
+		cm.op = RXDP_CM_NEXT;
+	}
+	if (ret != -ENOENT) {
+		fprintf(stderr, "rxdp-ctl: cm: %s\n", rxdp_ctl_strerror(c));
+		return ret;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rxdp-ctl [--socket PATH] "
-		   "[devices|gids|qps|stats|all]\n");
+		   "[devices|gids|qps|cm|stats|all]\n");
 }
 
 int main(int argc, char **argv)
@@ -226,7 +283,8 @@ int main(int argc, char **argv)
 		what = argv[optind++];
 	if (optind != argc || (strcmp(what, "devices") &&
 			       strcmp(what, "gids") && strcmp(what, "qps") &&
-			       strcmp(what, "stats") && strcmp(what, "all"))) {
+			       strcmp(what, "cm") && strcmp(what, "stats") &&
+			       strcmp(what, "all"))) {
 		usage(stderr);
 		return 2;
 	}
@@ -251,6 +309,8 @@ int main(int argc, char **argv)
 		ret = ret ?: show_gids(c, devs, n);
 	if (all || !strcmp(what, "qps"))
 		ret = ret ?: show_qps(c, devs, n);
+	if (all || !strcmp(what, "cm"))
+		ret = ret ?: show_cm(c, devs, n);
 	if (all || !strcmp(what, "stats"))
 		ret = ret ?: show_stats(c, devs, n);
 	rxdp_ctl_close(c);

@@ -49,6 +49,13 @@ enum rxdp_cm_op {
 	 * as the kernel's does). Only for the client's own ids and channels.
 	 */
 	RXDP_CM_REPOST,
+	/*
+	 * id (a cursor, 0 first) -> the next id by handle, for tools: id,
+	 * ps, qp_type, value = its owner's pid (0: closing, no owner), info,
+	 * and its state's name as a string in private_data. Root sees every
+	 * id, another user its own. -ENOENT past the last.
+	 */
+	RXDP_CM_NEXT,
 	RXDP_CM_OP_MAX,
 };
 

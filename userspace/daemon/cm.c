@@ -650,9 +650,10 @@ static int port_bind(struct cm_id *id, __be16 port, uid_t uid)
 
 		if (p < 1024 && uid != 0)
 			return -EACCES;
+		/* -EADDRNOTAVAIL when a wildcard overlaps, as Linux says */
 		err = port_check(id, port, false);
 		if (err)
-			return err == -EADDRNOTAVAIL ? -EADDRINUSE : err;
+			return err;
 		id->src.port = port;
 		id->bound = true;
 		return 0;
@@ -1584,6 +1585,33 @@ static int ps_valid(__u32 ps)
 	return ps == RDMA_PS_TCP || ps == RDMA_PS_UDP || ps == RDMA_PS_IB;
 }
 
+/* For rxdp-ctl: the id after cm->id (root sees all, a user its own) */
+static int cm_next(struct rxdp_client *c, struct rxdp_ctl_cm *cm)
+{
+	struct cm_id *best = NULL;
+
+	for (struct cm_id *id = ids; id; id = id->next) {
+		if (id->handle <= cm->id || (best && id->handle > best->handle))
+			continue;
+		if (c->uid && (!id->owner || id->owner->c != c) &&
+		    (!id->owner || id->owner->c->uid != c->uid))
+			continue;
+		best = id;
+	}
+	if (!best)
+		return -ENOENT;
+	memset(cm, 0, sizeof(*cm));
+	cm->op = RXDP_CM_NEXT;
+	cm->id = best->handle;
+	cm->ps = best->ps;
+	cm->qp_type = best->qp_type;
+	cm->value = best->owner ? (__u64)best->owner->c->pid : 0;
+	info_fill(best, &cm->info);
+	snprintf((char *)cm->private_data, sizeof(cm->private_data), "%s",
+		 st(best));
+	return 0;
+}
+
 int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 	       char *msg, size_t msglen)
 {
@@ -1650,6 +1678,8 @@ int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 		chan_put(ch, ev);
 		return 0;
 	}
+	if (cm->op == RXDP_CM_NEXT)
+		return cm_next(c, cm);
 	id = id_find(cl, cm->id);
 	if (!id) {
 		snprintf(msg, msglen, "no CM id %u", cm->id);

@@ -1335,11 +1335,8 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 
 	if (!channel || !event)
 		return err_ret(EINVAL);
-	evt = malloc(sizeof(*evt));
-	if (!evt)
-		return err_ret(ENOMEM);
+	evt = NULL;
 retry:
-	memset(evt, 0, sizeof(*evt));
 	n = read(channel->fd, &r, sizeof(r));
 	if (n != (ssize_t)sizeof(r)) {
 		int e = n < 0 ? errno : n == 0 ? ENODEV : EPROTO;
@@ -1347,6 +1344,9 @@ retry:
 		free(evt);
 		return err_ret(e);
 	}
+	if (!evt && !(evt = malloc(sizeof(*evt))))
+		return err_ret(ENOMEM);
+	memset(evt, 0, sizeof(*evt));
 	id = id_take_event(
 		r.event == RDMA_CM_EVENT_CONNECT_REQUEST ? r.listen_id : r.id);
 	if (!id) {
