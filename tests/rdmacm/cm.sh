@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The RDMA connection manager between two rxdp hosts, with rdma-core's own
 # programs on build/lib's librdmacm.so.1 and libibverbs.so.1:
-#   rping -v -C 100 (data verified), ucmatose (4 connections, and a
+#   rping -v -C 100 (data verified; over IPv6 too), ucmatose (4 connections, and a
 #   migration to another channel), udaddy (UD: SIDR), rdma_server and
 #   rdma_client (rdma_create_ep, synchronous ids), ib_write_bw -R and
 #   ib_send_lat -R, rstream (rsockets: latency and bandwidth, verified);
@@ -41,10 +41,13 @@ for p in $PA $PB; do
 	ip -n "$NS_R" link set "$p" up
 done
 ip -n "$NS_R" link set "$BR" up
-ip netns exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
-ip netns exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
 ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
 ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
+# and IPv6 (unique local, no duplicate address detection to wait for)
+ADDR6_A=fd00:$(printf %x $((id & 0xffff))):1::1
+ADDR6_B=fd00:$(printf %x $((id & 0xffff))):1::2
+ip -n "$NS_A" addr add "$ADDR6_A/64" dev "$IF_A" nodad
+ip -n "$NS_B" addr add "$ADDR6_B/64" dev "$IF_B" nodad
 ip -n "$NS_A" link set "$IF_A" up
 ip -n "$NS_B" link set "$IF_B" up
 
@@ -108,6 +111,10 @@ n=$(grep -c "^ping data: rdma-ping-" "$tmp/rping.cli")
 [ "$n" -eq 100 ] || fail "rping: $n of 100 pings verified"
 grep -q "DISCONNECT EVENT" "$tmp/rping.srv" || fail "rping: the server saw no DISCONNECTED"
 
+cm_pair "rping (IPv6)" 7174 rping -s -a "$ADDR6_B" -v -C 20 -- \
+	rping -c -a "$ADDR6_B" -v -C 20
+[ "$(grep -c "^ping data: rdma-ping-" "$tmp/rping (IPv6).cli")" -eq 20 ] ||
+	fail "rping over IPv6: not every ping verified"
 cm_pair ucmatose 7471 ucmatose -c 4 -C 20 -- ucmatose -s "$ADDR_B" -c 4 -C 20
 grep -q "return status 0" "$tmp/ucmatose.cli" || fail "ucmatose client"
 cm_pair "ucmatose (migrated)" 7471 ucmatose -m -C 5 -- ucmatose -m -s "$ADDR_B" -C 5
