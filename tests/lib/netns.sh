@@ -125,6 +125,40 @@ netns_pair() {
 	ip -n "$NS_B" link set "$IF_B" up
 }
 
+# netns_bridged: like netns_pair, but the two hosts hang off a bridge in a
+# third namespace, where every frame passes (a capture or an XDP program on
+# the bridge ports sees what AF_XDP sends around the hosts' own taps):
+#   host A [IF_A] ---- [PA] bridge BR in NS_R [PB] ---- [IF_B] host B
+# Sets NS_A NS_B NS_R IF_A IF_B PA PB BR ADDR_A ADDR_B (IPv4, /15); IPv6 is
+# off on IF_A and IF_B unless NETNS_IPV6=1.
+netns_bridged() {
+	local id=$RXDP_TEST_ID p
+	NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
+	IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id BR=rxbr$id
+	ADDR_A=$(_netns_v4 18)
+	ADDR_B=$(_netns_v4 19)
+	PLEN=15
+	for p in $NS_A $NS_B $NS_R; do netns_add "$p"; done
+	ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" ||
+		fail "veth A"
+	ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" ||
+		fail "veth B"
+	ip -n "$NS_R" link add "$BR" type bridge
+	for p in $PA $PB; do
+		ip -n "$NS_R" link set "$p" master "$BR"
+		ip -n "$NS_R" link set "$p" up
+	done
+	ip -n "$NS_R" link set "$BR" up
+	if [ "${NETNS_IPV6:-0}" != 1 ]; then
+		nsa sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
+		nsb sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+	fi
+	ip -n "$NS_A" addr add "$ADDR_A/$PLEN" dev "$IF_A"
+	ip -n "$NS_B" addr add "$ADDR_B/$PLEN" dev "$IF_B"
+	ip -n "$NS_A" link set "$IF_A" up
+	ip -n "$NS_B" link set "$IF_B" up
+}
+
 # netns_inode NS: the inode of NS's network namespace (rxdp's pin dirs use it)
 netns_inode() {
 	ip netns exec "$1" stat -L -c %i /proc/self/ns/net

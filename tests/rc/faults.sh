@@ -16,28 +16,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 require_root
 require_cmd ibv_rc_pingpong ib_write_bw tshark tcpdump timeout
 
-id=$RXDP_TEST_ID
-NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
-IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id BR=rxbr$id
-ADDR_A=198.18.$(((id >> 8) & 255)).$((id & 255))
-ADDR_B=198.19.$(((id >> 8) & 255)).$((id & 255))
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
-for ns in $NS_A $NS_B $NS_R; do netns_add "$ns"; done
-ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" || fail "veth A"
-ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" || fail "veth B"
-ip -n "$NS_R" link add "$BR" type bridge
-for p in $PA $PB; do
-	ip -n "$NS_R" link set "$p" master "$BR"
-	ip -n "$NS_R" link set "$p" up
-done
-ip -n "$NS_R" link set "$BR" up
-ip netns exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
-ip netns exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
-ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
-ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
-ip -n "$NS_A" link set "$IF_A" up
-ip -n "$NS_B" link set "$IF_B" up
+netns_bridged
 
 RXDP_VERBS_TIMEOUT=120
 rxdp_hosts "$tmp"

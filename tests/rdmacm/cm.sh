@@ -26,38 +26,19 @@ require_cmd rping ucmatose udaddy rdma_server rdma_client rstream \
 [ -f "$RXDP_LIB/librdmacm.so.1" ] || fail "build/lib/librdmacm.so.1 not built (make)"
 
 id=$RXDP_TEST_ID
-NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
-IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id BR=rxbr$id
-ADDR_A=198.18.$(((id >> 8) & 255)).$((id & 255))
-ADDR_B=198.19.$(((id >> 8) & 255)).$((id & 255))
 tmp=$(mktemp -d)
 [ -n "${RXDP_KEEP:-}" ] || on_exit "rm -rf '$tmp'"
-for ns in $NS_A $NS_B $NS_R; do netns_add "$ns"; done
-ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" || fail "veth A"
-ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" || fail "veth B"
-ip -n "$NS_R" link add "$BR" type bridge
-for p in $PA $PB; do
-	ip -n "$NS_R" link set "$p" master "$BR"
-	ip -n "$NS_R" link set "$p" up
-done
-ip -n "$NS_R" link set "$BR" up
-ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
-ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
+NETNS_IPV6=1 netns_bridged
 # and IPv6 (unique local, no duplicate address detection to wait for)
 ADDR6_A=fd00:$(printf %x $((id & 0xffff))):1::1
 ADDR6_B=fd00:$(printf %x $((id & 0xffff))):1::2
 ip -n "$NS_A" addr add "$ADDR6_A/64" dev "$IF_A" nodad
 ip -n "$NS_B" addr add "$ADDR6_B/64" dev "$IF_B" nodad
-ip -n "$NS_A" link set "$IF_A" up
-ip -n "$NS_B" link set "$IF_B" up
 
 RXDP_VERBS_TIMEOUT=60
 rxdp_hosts "$tmp"
-for ns in $NS_A $NS_B; do
-	for _ in $(seq 50); do
-		grep -q "QP1 up" "$tmp/rxdpd-${ns:2:1}.log" 2>/dev/null && break
-		sleep 0.1
-	done
+for h in A B; do
+	wait_until 10 grep -q "QP1 up" "$tmp/rxdpd-$h.log"
 done
 grep -q "QP1 up" "$tmp/rxdpd-A.log" && grep -q "QP1 up" "$tmp/rxdpd-B.log" ||
 	fail "QP1 did not come up: $(cat "$tmp"/rxdpd-*.log)"

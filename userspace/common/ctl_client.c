@@ -403,8 +403,13 @@ int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex, int mem_fd,
 	return 0;
 }
 
-int rxdp_ctl_obj(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
-		 const struct rxdp_ah *ah, int *fd)
+/*
+ * A request of one struct attribute (and the AH, if any) whose reply is
+ * the same attribute and perhaps an fd: *p becomes the reply's.
+ */
+static int struct_call(struct rxdp_ctl *c, __u16 type, __u16 attr, void *p,
+		       size_t len, const struct rxdp_ah *ah, int *fd,
+		       const char *what)
 {
 	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
 	struct rxdp_ctl_msg msg;
@@ -412,24 +417,31 @@ int rxdp_ctl_obj(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
 	if (fd)
 		*fd = -1;
 	req_start(c, type);
-	mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_OBJ, sizeof(*o), o);
+	mnl_attr_put((struct nlmsghdr *)c->req, attr, len, p);
 	if (ah)
 		mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_AH,
 			     sizeof(*ah), ah);
 	err = call_fds(c, &msg, NULL, 0, fds, &nfds, 1);
 	if (err)
 		return err;
-	if (!msg.tb[RXDP_CTL_A_OBJ]) {
+	if (!msg.tb[attr]) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
-		return missing(c, "the object");
+		return missing(c, what);
 	}
-	memcpy(o, mnl_attr_get_payload(msg.tb[RXDP_CTL_A_OBJ]), sizeof(*o));
+	memcpy(p, mnl_attr_get_payload(msg.tb[attr]), len);
 	if (nfds && fd)
 		*fd = fds[0];
 	else if (nfds)
 		close(fds[0]);
 	return 0;
+}
+
+int rxdp_ctl_obj(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
+		 const struct rxdp_ah *ah, int *fd)
+{
+	return struct_call(c, type, RXDP_CTL_A_OBJ, o, sizeof(*o), ah, fd,
+			   "the object");
 }
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,
@@ -559,25 +571,6 @@ int rxdp_ctl_get_event(struct rxdp_ctl *c, struct rxdp_ctl_event *ev)
 
 int rxdp_ctl_cm(struct rxdp_ctl *c, struct rxdp_ctl_cm *cm, int *fd)
 {
-	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
-	struct rxdp_ctl_msg msg;
-
-	if (fd)
-		*fd = -1;
-	req_start(c, RXDP_CTL_CM);
-	mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_CM, sizeof(*cm), cm);
-	err = call_fds(c, &msg, NULL, 0, fds, &nfds, 1);
-	if (err)
-		return err;
-	if (!msg.tb[RXDP_CTL_A_CM]) {
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
-		return missing(c, "the CM reply");
-	}
-	memcpy(cm, mnl_attr_get_payload(msg.tb[RXDP_CTL_A_CM]), sizeof(*cm));
-	if (nfds && fd)
-		*fd = fds[0];
-	else if (nfds)
-		close(fds[0]);
-	return 0;
+	return struct_call(c, RXDP_CTL_CM, RXDP_CTL_A_CM, cm, sizeof(*cm), NULL,
+			   fd, "the CM reply");
 }
