@@ -20,6 +20,7 @@
  *                                           must answer each and survive
  *   ctl_client_test ctx IFNAME              see cmd_ctx()
  *   ctl_client_test rings IFNAME PEER_IPV4  see cmd_rings()
+ *   ctl_client_test cmhostile IFNAME PEER_IPV4  see cmd_cmhostile()
  */
 #include <net/if.h>
 #include <arpa/inet.h>
@@ -44,6 +45,7 @@
 #include "common/bpffs.h"
 #include "common/ctl.h"
 #include "common/ctl_client.h"
+#include "common/ctl_cm.h"
 #include "common/hca.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
@@ -993,6 +995,93 @@ static int cmd_rings(const char *ifname, const char *peer)
 	return failures ? 1 : 0;
 }
 
+/*
+ * ctl_client_test cmhostile IFNAME PEER_IPV4
+ *   CM requests with random ops, handles, addresses, lengths and values,
+ *   on a connection that owns channels and ids in every state it can reach
+ *   (bound, listening, resolving PEER, connecting to it) and on one that
+ *   owns none: another connection's ids and channels are out of reach
+ *   (ENOENT), the daemon answers every request and serves afterwards.
+ */
+static int cmd_cmhostile(const char *ifname, const char *peer)
+{
+	struct rxdp_ctl *a = conn(), *b = conn();
+	struct rxdp_ctl_cm cm;
+	struct rxdp_dev_info di;
+	__u32 ids[8], chan, seed = 7;
+	int fd, ret;
+
+	memset(&cm, 0, sizeof(cm));
+	cm.op = RXDP_CM_CHANNEL_CREATE;
+	CHECK(!rxdp_ctl_cm(a, &cm, &fd) && fd >= 0, "channel: %s",
+	      rxdp_ctl_strerror(a));
+	chan = cm.channel;
+	for (int i = 0; i < 8; i++) {
+		memset(&cm, 0, sizeof(cm));
+		cm.op = RXDP_CM_CREATE_ID;
+		cm.channel = chan;
+		cm.ps = i & 1 ? 0x0111 : 0x0106;
+		cm.qp_type = i & 1 ? IBV_QPT_UD : IBV_QPT_RC;
+		CHECK(!rxdp_ctl_cm(a, &cm, NULL), "create_id: %s",
+		      rxdp_ctl_strerror(a));
+		ids[i] = cm.id;
+		/* some bound, listening, resolving towards the peer */
+		memset(&cm, 0, sizeof(cm));
+		cm.id = ids[i];
+		cm.op = i < 3 ? RXDP_CM_LISTEN : RXDP_CM_RESOLVE_ADDR;
+		cm.dst.family = AF_INET;
+		cm.dst.port = htons(7000 + i);
+		inet_pton(AF_INET, peer, cm.dst.addr);
+		rxdp_ctl_cm(a, &cm, NULL);
+	}
+	/* another connection may not touch them */
+	for (int i = 0; i < 8; i++) {
+		memset(&cm, 0, sizeof(cm));
+		cm.op = RXDP_CM_DESTROY_ID;
+		cm.id = ids[i];
+		ret = rxdp_ctl_cm(b, &cm, NULL);
+		CHECK(ret == -ENOENT, "another connection destroyed id %u (%d)",
+		      ids[i], ret);
+	}
+	memset(&cm, 0, sizeof(cm));
+	cm.op = RXDP_CM_CHANNEL_DESTROY;
+	cm.channel = chan;
+	CHECK(rxdp_ctl_cm(b, &cm, NULL) == -ENOENT,
+	      "another connection destroyed the channel");
+	/* random requests, on both; every one answered */
+	for (int i = 0; i < 20000; i++) {
+		struct rxdp_ctl *c = i & 1 ? a : b;
+		__u8 *raw = (__u8 *)&cm;
+
+		for (size_t k = 0; k < sizeof(cm); k++)
+			raw[k] = (__u8)rand_r(&seed);
+		cm.op = rand_r(&seed) % (RXDP_CM_OP_MAX + 2);
+		if (cm.op == RXDP_CM_CHANNEL_CREATE ||
+		    cm.op == RXDP_CM_CHANNEL_DESTROY)
+			cm.op = RXDP_CM_QUERY;
+		if (rand_r(&seed) & 1)
+			cm.id = ids[rand_r(&seed) % 8];
+		if (rand_r(&seed) & 1)
+			cm.channel = chan;
+		if (rand_r(&seed) & 1) {
+			cm.src.family = AF_INET;
+			cm.dst.family = rand_r(&seed) & 1 ? AF_INET : AF_INET6;
+		}
+		ret = rxdp_ctl_cm(c, &cm, NULL);
+		if (ret == -ECONNRESET || ret == -EPIPE) {
+			CHECK(0, "request %d: the daemon hung up (%d)", i, ret);
+			break;
+		}
+	}
+	close(fd);
+	rxdp_ctl_close(a);
+	CHECK(!rxdp_ctl_query_device(b, if_nametoindex(ifname), &di),
+	      "daemon unusable after hostile CM requests: %s",
+	      rxdp_ctl_strerror(b));
+	rxdp_ctl_close(b);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret = 2;
@@ -1019,6 +1108,8 @@ int main(int argc, char **argv)
 		ret = cmd_ctx(argv[2]);
 	else if (argc == 4 && !strcmp(argv[1], "rings"))
 		ret = cmd_rings(argv[2], argv[3]);
+	else if (argc == 4 && !strcmp(argv[1], "cmhostile"))
+		ret = cmd_cmhostile(argv[2], argv[3]);
 	else
 		fprintf(stderr, "usage: see the header of %s\n", __FILE__);
 	if (failures)

@@ -181,6 +181,8 @@ check "but QP1, the device's GSI" all_in_map 1
 
 step "hostile requests"
 check "daemon answers malformed input and survives" nsa "$T" hostile "$IF_A"
+check "and random CM requests, with another connection's ids out of reach" \
+	nsa "$T" cmhostile "$IF_A" "$ADDR_B"
 check "daemon still running" kill -0 "$daemon_pid"
 
 start_holder() { # start_holder NAME: a client holding 3 QPs; sets NAME_pid, NAME_qpns

@@ -153,8 +153,7 @@ static int client(const char *addr, const char *port)
 	if (ev->status != 28)
 		fail("REJECTED: status is not 28 (consumer defined)");
 	if (ev->param.conn.private_data_len < sizeof(REJECT_MSG) ||
-	    memcmp(ev->param.conn.private_data, REJECT_MSG,
-		   sizeof(REJECT_MSG)))
+	    memcmp(ev->param.conn.private_data, REJECT_MSG, sizeof(REJECT_MSG)))
 		fail("REJECTED: not the listener's private data");
 	rdma_ack_cm_event(ev);
 	rdma_destroy_id(id);

@@ -192,8 +192,7 @@ static int show_stats(struct rxdp_ctl *c, struct rxdp_dev_info *d, int n)
 	return 0;
 }
 
-static const char *cm_addr(const struct rxdp_cm_addr *a, char *buf,
-			   size_t len)
+static const char *cm_addr(const struct rxdp_cm_addr *a, char *buf, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN] = "*";
 
@@ -281,10 +280,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		what = argv[optind++];
-	if (optind != argc || (strcmp(what, "devices") &&
-			       strcmp(what, "gids") && strcmp(what, "qps") &&
-			       strcmp(what, "cm") && strcmp(what, "stats") &&
-			       strcmp(what, "all"))) {
+	if (optind != argc ||
+	    (strcmp(what, "devices") && strcmp(what, "gids") &&
+	     strcmp(what, "qps") && strcmp(what, "cm") &&
+	     strcmp(what, "stats") && strcmp(what, "all"))) {
 		usage(stderr);
 		return 2;
 	}

@@ -68,8 +68,10 @@
 #define CM_RATE_10G 3 /* IBTA rate encoding: 10 Gb/s */
 #define CM_TARGET_ACK_DELAY 15
 
-#define CM_MAX_IDS 4096 /* per client */
-#define CM_MAX_CHANNELS 256 /* per client */
+#define CM_MAX_IDS 4096 /* per client connection */
+#define CM_MAX_CHANNELS 256 /* per client connection */
+#define CM_USER_IDS 16384 /* per user but root, all connections */
+#define CM_USER_CHANNELS 1024 /* (each holds a socket in rxdpd) */
 #define CM_MAX_HALF_OPEN 4096 /* incoming requests not yet answered */
 #define CM_MAX_BACKLOG 1024
 #define CM_CHAN_QUEUE 4096 /* events waiting for a full channel socket */
@@ -547,12 +549,24 @@ static __u32 comm_id_new(void)
 	return v;
 }
 
+/* A user's ids or channels on all its connections (root: not counted) */
+static unsigned int user_count(uid_t uid, bool channels)
+{
+	unsigned int n = 0;
+
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
+		if (c->cm && c->uid == uid)
+			n += channels ? c->cm->nchans : c->cm->nids;
+	return n;
+}
+
 static struct cm_id *id_new(struct cm_client *cl, struct cm_chan *ch, __u16 ps,
 			    __u32 qp_type)
 {
 	struct cm_id *id;
 
-	if (cl->nids >= CM_MAX_IDS) {
+	if (cl->nids >= CM_MAX_IDS ||
+	    (cl->c->uid && user_count(cl->c->uid, false) >= CM_USER_IDS)) {
 		errno = EMFILE;
 		return NULL;
 	}
@@ -1499,7 +1513,8 @@ static int chan_create(struct cm_client *cl, struct rxdp_ctl_cm *cm, int *fd)
 	struct cm_chan *ch;
 	int sv[2], sz = 1 << 20;
 
-	if (cl->nchans >= CM_MAX_CHANNELS)
+	if (cl->nchans >= CM_MAX_CHANNELS ||
+	    (cl->c->uid && user_count(cl->c->uid, true) >= CM_USER_CHANNELS))
 		return -EMFILE;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
