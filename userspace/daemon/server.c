@@ -604,7 +604,8 @@ static int do_list_qps(struct req *r)
 			struct rxdp_qp_info info;
 			struct rxdp_ctl_qp_stats st;
 
-			if (!qp)
+			/* QP1 is the device's own, not a client's */
+			if (!qp || !qp->owner)
 				continue;
 			if (r->rep->nlmsg_len + need_len >
 			    RXDP_CTL_MSG_MAX - 64) {
