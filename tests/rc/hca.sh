@@ -207,6 +207,9 @@ rc=$?
 	bad "a client of a killed rxdpd: exit $rc"
 kill $s 2>/dev/null
 wait $s
+# its files are released once it is reaped: the client hears of its death
+# (its connection released) before the control socket is free
+wait "$dpid" 2>/dev/null
 # the new one serves root and the group "root" only (--group)
 ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" --group root >>"$tmp/rxdpd-A2.log" 2>&1 &
 on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
