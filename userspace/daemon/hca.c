@@ -1124,6 +1124,14 @@ void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
 	}
 }
 
+void hca_qp_path_changed(struct rxdp_qp *qp)
+{
+	struct ibv_qp_attr none = { 0 };
+
+	if (qp->hqp)
+		rxdp_engine_qp_modify(qp->hqp->qp.eqp, &none, 0, &qp->path);
+}
+
 /* The QP's state as the engine has it (it may have gone to ERR) */
 __u32 hca_qp_state(const struct rxdp_qp *qp)
 {
