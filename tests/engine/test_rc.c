@@ -1606,6 +1606,111 @@ static void test_access_errors(void **state)
 	}
 }
 
+/* An RDMA Write of 10 bytes to b with rkey: its completion status */
+static enum ibv_wc_status write_with(uint32_t rkey, struct pair *p)
+{
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_wc wc;
+
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10, (uintptr_t)b->buf, rkey, 0,
+		   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	return wc.status;
+}
+
+/* Any one wrong byte of an R_Key is a remote access error */
+static void test_key_bytes(void **state)
+{
+	(void)state;
+	for (int byte = 0; byte < 4; byte++) {
+		struct pair *p = pair_new(&default_opts);
+		uint32_t rkey = rxdp_emr_rkey(p->h[1].mr);
+
+		assert_int_equal(write_with(rkey ^ (0x5aU << 8 * byte), p),
+				 IBV_WC_REM_ACCESS_ERR);
+		pair_free(p);
+	}
+}
+
+/*
+ * A reregistration that moves the MR, changes its PD or takes a right away
+ * gives it a new key, and the old one matches nothing (a remote access
+ * error); one that only adds rights keeps the key, as rdma-core's
+ * test_mr_rereg_access expects.
+ */
+static void test_rereg_keys(void **state)
+{
+	const unsigned int rw = IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ;
+
+	(void)state;
+	for (int c = 0; c < 5; c++) {
+		struct pair *p = pair_new(&default_opts);
+		struct host *b = &p->h[1];
+		uint64_t addr = (uintptr_t)b->buf;
+		struct rxdp_epd *pd2 = NULL;
+		struct rxdp_emr *mr;
+		uint32_t old;
+
+		mr = rxdp_engine_reg_mr(b->e, b->buf, 4096, addr,
+					c ? rw : IBV_ACCESS_LOCAL_WRITE);
+		assert_non_null(mr);
+		old = rxdp_emr_rkey(mr);
+		switch (c) {
+		case 0: /* rights added: the same key, now good for writes */
+			assert_int_equal(rxdp_engine_rereg_mr(mr, NULL, addr,
+							      4096, addr, rw),
+					 0);
+			assert_int_equal(rxdp_emr_rkey(mr), old);
+			assert_int_equal(write_with(old, p), IBV_WC_SUCCESS);
+			break;
+		case 1: /* remote write taken away */
+			assert_int_equal(
+				rxdp_engine_rereg_mr(
+					mr, NULL, addr, 4096, addr,
+					rw & ~IBV_ACCESS_REMOTE_WRITE),
+				0);
+			break;
+		case 2: /* moved */
+		case 3:
+			assert_int_equal(rxdp_engine_rereg_mr(mr, NULL,
+							      addr + 4096, 4096,
+							      addr, rw),
+					 0);
+			break;
+		case 4: /* to another PD */
+			pd2 = rxdp_engine_alloc_pd(b->e, &rxdp_emem_self_ops,
+						   NULL);
+			assert_non_null(pd2);
+			assert_int_equal(rxdp_engine_rereg_mr(mr, pd2, addr,
+							      4096, addr, rw),
+					 0);
+			break;
+		}
+		if (c) {
+			uint32_t k = rxdp_emr_rkey(mr);
+
+			assert_int_not_equal(k >> 8, old >> 8);
+			assert_int_equal(rxdp_emr_lkey(mr), k);
+			if (c == 3) { /* the new key reaches the new place */
+				fill(p->h[0].buf, 10, 5);
+				assert_int_equal(write_with(k, p),
+						 IBV_WC_SUCCESS);
+				assert_memory_equal(b->buf + 4096,
+						    p->h[0].buf, 10);
+			} else {
+				assert_int_equal(write_with(old, p),
+						 IBV_WC_REM_ACCESS_ERR);
+			}
+		}
+		assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+		if (pd2)
+			assert_int_equal(rxdp_engine_dealloc_pd(pd2), 0);
+		pair_free(p);
+	}
+}
+
 /* A send larger than the receive buffer: LOC_LEN_ERR there, REM_INV_REQ here */
 static void test_recv_too_small(void **state)
 {
@@ -2038,6 +2143,8 @@ int main(void)
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),
 		cmocka_unit_test(test_access_errors),
+		cmocka_unit_test(test_key_bytes),
+		cmocka_unit_test(test_rereg_keys),
 		cmocka_unit_test(test_recv_too_small),
 		cmocka_unit_test(test_local_protection),
 		cmocka_unit_test(test_post_errors),

@@ -756,7 +756,8 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		return -EFAULT;
 	}
 	if (type == RXDP_CTL_MR_REREG) {
-		/* in place: the keys stay */
+		/* the reply carries the keys: new ones if it moved, changed
+		 * PD or lost a right (rxdp_engine_rereg_mr) */
 		err = rxdp_engine_rereg_mr(m->emr, pd->epd, o->addr, o->length,
 					   o->iova, o->access);
 		if (err)
