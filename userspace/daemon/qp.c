@@ -33,6 +33,16 @@
 #define QPN_GEN_MASK (QPN_MAX >> RXDP_QP_INDEX_BITS)
 #define RESOLVE_TIMEOUT_MS 3000
 
+/*
+ * Least information: a QP's PSNs, peer and owner are shown to the user who
+ * made it and to root, and to no one else: to the others it does not exist
+ * (as another user's processes with /proc's hidepid).
+ */
+bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp)
+{
+	return c->uid == 0 || qp->uid == c->uid;
+}
+
 struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn)
 {
 	struct rxdp_qp *qp;
@@ -484,7 +494,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	int ret;
 
 	qp = qp_lookup(l, qpn);
-	if (!qp) {
+	if (!qp || !qp_visible(c, qp)) {
 		snprintf(msg, msglen, "no QP %#x on rxdp_%s", qpn, l->ifname);
 		return -ENOENT;
 	}

@@ -183,6 +183,8 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	      char *msg, size_t msglen);
 int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp);
 struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn);
+/* May this client see the QP (list, query, an error naming its owner)? */
+bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp);
 void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
