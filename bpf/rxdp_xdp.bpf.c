@@ -247,8 +247,7 @@ int rxdp_xdp(struct xdp_md *ctx)
 	}
 
 	/* before anything reads or moves the QP's PSN state */
-	if (qc->qp_type != RXDP_QPT_UD &&
-	    !source_ok(data, data_end, &p, qc))
+	if (qc->qp_type != RXDP_QPT_UD && !source_ok(data, data_end, &p, qc))
 		return qp_verdict(qpn, RXDP_V_DROP_BAD_SOURCE, XDP_DROP, 0);
 
 	if (!roce_pkey_match(bth_pkey(bth), qc->pkey))

@@ -629,10 +629,9 @@ static int run_raw(const uint8_t *buf, uint32_t len)
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf,
 		    .data_size_in = len, .repeat = 1);
 
-	assert_int_equal(
-		bpf_prog_test_run_opts(bpf_program__fd(skel->progs.rxdp_xdp),
-				       &opts),
-		0);
+	assert_int_equal(bpf_prog_test_run_opts(
+				 bpf_program__fd(skel->progs.rxdp_xdp), &opts),
+			 0);
 	return opts.retval;
 }
 
@@ -859,7 +858,8 @@ static void test_random_frames(void **state)
 			set_psn(QP_RC, r >> 14 & 0x7, r >> 17 & 7, r >> 20 & 15,
 				r >> 24 & 1);
 		}
-		if (r % 10 == 0) { /* noise, behind an IP ethertype now and then */
+		/* noise, behind an IP ethertype now and then */
+		if (r % 10 == 0) {
 			len = ETH_HLEN + rnd(&seed) % 600;
 			for (uint32_t k = 0; k < len; k++)
 				buf[k] = (uint8_t)rnd(&seed);
@@ -873,7 +873,8 @@ static void test_random_frames(void **state)
 			}
 		} else {
 			do
-				o.opcode = rnd(&seed) & (r >> 8 & 1 ? 0xff : 0x1f);
+				o.opcode = rnd(&seed) &
+					   (r >> 8 & 1 ? 0xff : 0x1f);
 			while (r >> 9 & 1 && !roce_opcode_flags(o.opcode));
 			o.qpn = qpns[rnd(&seed) % 4];
 			o.ipv6 = r >> 10 & 1;

@@ -26,7 +26,9 @@ static uint64_t rnd(uint64_t *s)
 /* Adds, deletes, renewals and lookups, checked against a list */
 static void test_random_ops(void **state)
 {
-	enum { N = 20000 };
+	enum {
+		N = 20000
+	};
 	static struct eng_key keys[N];
 	struct eng_keytab t;
 	uint64_t seed = 7;
@@ -102,7 +104,9 @@ static int cmp_u32(const void *a, const void *b)
 
 static void test_unpredictable(void **state)
 {
-	enum { N = 4096 };
+	enum {
+		N = 4096
+	};
 	static struct eng_key keys[N];
 	static uint32_t idx[N];
 	uint32_t ones[32] = { 0 }, sequential = 0;

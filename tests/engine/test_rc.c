@@ -1666,11 +1666,10 @@ static void test_rereg_keys(void **state)
 			assert_int_equal(write_with(old, p), IBV_WC_SUCCESS);
 			break;
 		case 1: /* remote write taken away */
-			assert_int_equal(
-				rxdp_engine_rereg_mr(
-					mr, NULL, addr, 4096, addr,
-					rw & ~IBV_ACCESS_REMOTE_WRITE),
-				0);
+			assert_int_equal(rxdp_engine_rereg_mr(
+						 mr, NULL, addr, 4096, addr,
+						 rw & ~IBV_ACCESS_REMOTE_WRITE),
+					 0);
 			break;
 		case 2: /* moved */
 		case 3:
@@ -1697,8 +1696,8 @@ static void test_rereg_keys(void **state)
 				fill(p->h[0].buf, 10, 5);
 				assert_int_equal(write_with(k, p),
 						 IBV_WC_SUCCESS);
-				assert_memory_equal(b->buf + 4096,
-						    p->h[0].buf, 10);
+				assert_memory_equal(b->buf + 4096, p->h[0].buf,
+						    10);
 			} else {
 				assert_int_equal(write_with(old, p),
 						 IBV_WC_REM_ACCESS_ERR);

@@ -106,11 +106,10 @@ static void setup(void)
 	fz_link.addrs = &addr4;
 	dev.maps.qp_ctx = make_map(BPF_MAP_TYPE_HASH,
 				   sizeof(struct rxdp_qp_ctx), RXDP_MAX_QP);
-	dev.maps.qp_stats =
-		make_map(BPF_MAP_TYPE_PERCPU_ARRAY,
-			 sizeof(struct rxdp_qp_stats), RXDP_MAX_QP);
-	dev.maps.stats = make_map(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u64),
-				  RXDP_V_MAX);
+	dev.maps.qp_stats = make_map(BPF_MAP_TYPE_PERCPU_ARRAY,
+				     sizeof(struct rxdp_qp_stats), RXDP_MAX_QP);
+	dev.maps.stats =
+		make_map(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u64), RXDP_V_MAX);
 	dev.maps.qp_psn = dev.maps.xsks = -1;
 	dev.maps.psn = calloc(RXDP_MAX_QP, sizeof(*dev.maps.psn));
 	fz_link.dev = &dev;

@@ -52,10 +52,10 @@ static int connect_qp(struct rxdp_eqp *qp, int side, int k)
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			    IBV_ACCESS_REMOTE_ATOMIC;
 	a.qkey = QKEY;
-	err = rxdp_engine_qp_modify(qp, &a,
-				    IBV_QP_STATE | (k == 2 ? IBV_QP_QKEY
-							   : IBV_QP_ACCESS_FLAGS),
-				    NULL);
+	err = rxdp_engine_qp_modify(
+		qp, &a,
+		IBV_QP_STATE | (k == 2 ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS),
+		NULL);
 	if (err)
 		return err;
 	a.qp_state = IBV_QPS_RTR;
@@ -132,11 +132,10 @@ int fuzz_host_init(struct fuzz_host *h, int side,
 		return -ENOMEM;
 	h->scq = rxdp_engine_create_cq(h->e, 256, NULL, NULL);
 	h->rcq = rxdp_engine_create_cq(h->e, 256, NULL, NULL);
-	h->mr = rxdp_engine_reg_mr(h->e, h->buf, FH_BUF, h->iova,
-				   IBV_ACCESS_LOCAL_WRITE |
-					   IBV_ACCESS_REMOTE_WRITE |
-					   IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_ATOMIC);
+	h->mr = rxdp_engine_reg_mr(
+		h->e, h->buf, FH_BUF, h->iova,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	if (!h->scq || !h->rcq || !h->mr)
 		return -ENOMEM;
 	for (int k = 0; k < 3; k++) {
@@ -165,17 +164,17 @@ int fuzz_host_init(struct fuzz_host *h, int side,
 		return -errno;
 	/* a leaves its RC peer one receive short for a while: RNR NAKs */
 	for (int i = 0; i < 2 + side; i++) {
-		err = post_recv(h->rc, h, 0x8000 + 0x1000 * i, 4096) ?:
-		      post_recv(h->uc, h, 0xd000 + 0x1000 * (i % 2), 4096);
+		err = post_recv(h->rc, h, 0x8000 + 0x1000 * i, 4096)
+			      ?: post_recv(h->uc, h, 0xd000 + 0x1000 * (i % 2),
+					   4096);
 		if (err)
 			return -err;
 	}
 	return -post_recv(h->ud, h, 0xf000, 4096);
 }
 
-static int post(struct rxdp_eqp *qp, struct fuzz_host *h,
-		enum ibv_wr_opcode op, uint32_t off, uint32_t len,
-		uint64_t raddr, uint32_t rkey)
+static int post(struct rxdp_eqp *qp, struct fuzz_host *h, enum ibv_wr_opcode op,
+		uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge s = { h->iova + off, len, rxdp_emr_lkey(h->mr) };
 	struct ibv_send_wr wr = { .wr_id = off,
@@ -282,9 +281,8 @@ static uint8_t *frame_l3(uint8_t *f, uint32_t len, int *ipv6, uint32_t *iplen)
 	if (et != 0x0800 && et != 0x86dd)
 		return NULL;
 	*iplen = *ipv6 ? PKT_IP6_LEN + get16(f + off + 4) : get16(f + off + 2);
-	if (*iplen > len - off ||
-	    *iplen < (*ipv6 ? PKT_IP6_LEN : PKT_IP4_LEN) + PKT_UDP_LEN +
-			     ROCE_ICRC_LEN)
+	if (*iplen > len - off || *iplen < (*ipv6 ? PKT_IP6_LEN : PKT_IP4_LEN) +
+						   PKT_UDP_LEN + ROCE_ICRC_LEN)
 		return NULL;
 	return f + off;
 }

@@ -191,7 +191,8 @@ static void *recorder(void *arg)
 			keep(buf, n);
 			nlh = rxdp_ctl_msg_start(out, in->nlmsg_type,
 						 RXDP_CTL_F_REPLY,
-						 in->nlmsg_seq, ok ? 0 : -EINVAL);
+						 in->nlmsg_seq,
+						 ok ? 0 : -EINVAL);
 			if (ok)
 				mnl_attr_put_u32(nlh, RXDP_CTL_A_QPN, 0x4000);
 			else
@@ -283,8 +284,7 @@ static int gen_ctl(const char *dir)
 	unlink(path);
 	if (!all || srv_fd < 0 ||
 	    bind(srv_fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    listen(srv_fd, 4) ||
-	    pthread_create(&th, NULL, recorder, NULL)) {
+	    listen(srv_fd, 4) || pthread_create(&th, NULL, recorder, NULL)) {
 		perror("recording server");
 		return 1;
 	}

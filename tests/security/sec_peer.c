@@ -354,8 +354,8 @@ static int keys(struct peer *p)
 		memset(p->buf + HALF, 0, 64);
 		post_write(p, a, 0, 64, (uintptr_t)p->buf + HALF, k);
 		wait_wc(p, 1, st);
-		if (st[0] != (byte < 4 ? IBV_WC_REM_ACCESS_ERR
-				       : IBV_WC_SUCCESS)) {
+		if (st[0] !=
+		    (byte < 4 ? IBV_WC_REM_ACCESS_ERR : IBV_WC_SUCCESS)) {
 			fprintf(stderr,
 				"FAIL: R_Key 0x%08x (byte %d wrong): %s\n", k,
 				byte, ibv_wc_status_str(st[0]));
@@ -369,7 +369,8 @@ static int keys(struct peer *p)
 			;
 	}
 	if (memcmp(p->buf + HALF, p->buf, 64))
-		fails++, fprintf(stderr, "FAIL: the right R_Key did not land\n");
+		fails++,
+			fprintf(stderr, "FAIL: the right R_Key did not land\n");
 	if (!fails)
 		printf("ok: every wrong key byte is a remote access error, the "
 		       "right key lands\n");

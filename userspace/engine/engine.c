@@ -487,8 +487,7 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
 	e->pd0 = calloc(1, sizeof(*e->pd0));
 	if (!e->qp_tab || eng_keytab_init(&e->keys) || e->evfd < 0 ||
-	    e->epfd < 0 || !e->pd0 ||
-	    eng_epoll_add(e, e->evfd, true))
+	    e->epfd < 0 || !e->pd0 || eng_epoll_add(e, e->evfd, true))
 		goto err;
 	e->pd0->e = e;
 	e->pd0->ops = &rxdp_emem_self_ops;

@@ -83,8 +83,7 @@ static void insert(struct eng_keytab *t, struct eng_key *k, uint32_t idx,
 	t->n++;
 }
 
-int eng_key_add(struct eng_keytab *t, struct eng_key *k, uint8_t kind,
-		int byte)
+int eng_key_add(struct eng_keytab *t, struct eng_key *k, uint8_t kind, int byte)
 {
 	uint32_t r, idx;
 	int err;
