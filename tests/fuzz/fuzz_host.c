@@ -118,11 +118,6 @@ int fuzz_host_init(struct fuzz_host *h, int side,
 		.ah_lookup = ah_lookup,
 		.max_mtu = 4096,
 	};
-	struct rxdp_eqp **qps[3] = { &h->rc, &h->uc, &h->ud };
-	static const enum ibv_qp_type types[3] = { IBV_QPT_RC, IBV_QPT_UC,
-						   IBV_QPT_UD };
-	struct rxdp_path path;
-	int err;
 
 	memset(h, 0, sizeof(*h));
 	h->iova = FH_IOVA(side);
@@ -132,11 +127,25 @@ int fuzz_host_init(struct fuzz_host *h, int side,
 		return -ENOMEM;
 	h->scq = rxdp_engine_create_cq(h->e, 256, NULL, NULL);
 	h->rcq = rxdp_engine_create_cq(h->e, 256, NULL, NULL);
+	if (!h->scq || !h->rcq)
+		return -ENOMEM;
+	return fuzz_host_qps(h, side);
+}
+
+int fuzz_host_qps(struct fuzz_host *h, int side)
+{
+	struct rxdp_eqp **qps[3] = { &h->rc, &h->uc, &h->ud };
+	static const enum ibv_qp_type types[3] = { IBV_QPT_RC, IBV_QPT_UC,
+						   IBV_QPT_UD };
+	struct rxdp_path path;
+	int err;
+
+	memset(h->buf, 0, FH_BUF);
 	h->mr = rxdp_engine_reg_mr(
 		h->e, h->buf, FH_BUF, h->iova,
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	if (!h->scq || !h->rcq || !h->mr)
+	if (!h->mr)
 		return -ENOMEM;
 	for (int k = 0; k < 3; k++) {
 		struct rxdp_eqp_init init = {
@@ -237,7 +246,7 @@ void fuzz_host_drain(struct fuzz_host *h)
 		;
 }
 
-void fuzz_host_fini(struct fuzz_host *h)
+void fuzz_host_fini_qps(struct fuzz_host *h)
 {
 	struct rxdp_eqp *qps[3] = { h->rc, h->uc, h->ud };
 
@@ -248,6 +257,15 @@ void fuzz_host_fini(struct fuzz_host *h)
 		rxdp_engine_destroy_ah(h->ah.eah);
 	if (h->mr)
 		rxdp_engine_dereg_mr(h->mr);
+	fuzz_host_drain(h); /* what the QPs left in the CQs */
+	h->rc = h->uc = h->ud = NULL;
+	h->ah.eah = NULL;
+	h->mr = NULL;
+}
+
+void fuzz_host_fini(struct fuzz_host *h)
+{
+	fuzz_host_fini_qps(h);
 	if (h->scq)
 		rxdp_engine_destroy_cq(h->scq);
 	if (h->rcq)

@@ -39,6 +39,9 @@ struct fuzz_host {
  */
 int fuzz_host_init(struct fuzz_host *h, int side,
 		   const struct rxdp_port_ops *ops, void *port);
+/* The QPs, MR and AH again (after fuzz_host_fini_qps) on the same engine */
+int fuzz_host_qps(struct fuzz_host *h, int side);
+void fuzz_host_fini_qps(struct fuzz_host *h);
 /* Post the requests every host makes of its peer (peer_rkey: its MR's) */
 int fuzz_host_post(struct fuzz_host *h, int side, uint32_t peer_rkey);
 /* Post more receives (the generator: after RNR NAKs) */
