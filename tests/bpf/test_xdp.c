@@ -702,21 +702,26 @@ static void test_source(void **state)
 	assert_int_equal(get_psn(QP_RC).epsn, 100);
 	assert_int_equal(get_psn(QP_RC).flags, 0);
 
-	/* a PSN sweep of the whole space, from another host: nothing moves */
+	/*
+	 * A sweep of the PSN space, from another host: every 4095th PSN, and
+	 * the ones around the expected PSN, from another address; the same
+	 * from the peer's address with another MAC. Nothing moves.
+	 */
 	o.opcode = ROCE_RC_WRITE_ONLY;
 	o.payload = 16;
 	read_stats(before);
-	for (uint32_t psn = 0; psn < ROCE_PSN_MOD; psn += 0x1000 - 1, n++) {
-		for (uint32_t k = 0; k < 3; k++, n++) {
-			o.psn = psn_add(100, psn + k - 1);
+	for (uint32_t step = 0; step < ROCE_PSN_MOD; step += 0x1000 - 1) {
+		for (int k = -1; k <= 1; k++, n++) {
+			o.psn = psn_add(100, step + k);
 			len = build(buf, &o);
 			buf[OFF_V4_SADDR + 3] = 66;
 			assert_int_equal(run_raw(buf, len), XDP_DROP_);
 		}
-		o.psn = psn;
+		o.psn = step;
 		len = build(buf, &o);
 		memcpy(buf + OFF_SMAC, "\x02\x66\x66\x66\x66\x66", 6);
 		assert_int_equal(run_raw(buf, len), XDP_DROP_);
+		n++;
 	}
 	read_stats(after);
 	assert_int_equal(after[RXDP_V_DROP_BAD_SOURCE] -

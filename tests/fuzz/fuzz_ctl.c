@@ -151,7 +151,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= 2;
 		if (len > size)
 			len = size;
-		if (send(fd, data, len, MSG_NOSIGNAL) < 0)
+		/* a parked request stops the reading: never block on that */
+		if (send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 			break;
 		data += len;
 		size -= len;
