@@ -58,10 +58,17 @@ static int make_map(enum bpf_map_type type, __u32 vsize, __u32 n)
 	return fd < 0 ? -1 : fd;
 }
 
+static char sock_dir[sizeof("/tmp/rxdp-fuzz-ctl.XXXXXX")];
+
+static void cleanup(void)
+{
+	server_close(); /* unlinks the socket */
+	rmdir(sock_dir);
+}
+
 static void setup(void)
 {
 	static const __u8 mac[6] = { 2, 0, 0, 0, 0, 1 };
-	char dir[] = "/tmp/rxdp-fuzz-ctl.XXXXXX";
 
 	/*
 	 * A network namespace of its own (with a user namespace if need be):
@@ -114,11 +121,13 @@ static void setup(void)
 	dev.maps.psn = calloc(RXDP_MAX_QP, sizeof(*dev.maps.psn));
 	fz_link.dev = &dev;
 	rxdpd.links = &fz_link;
-	if (!dev.maps.psn || !mkdtemp(dir))
+	strcpy(sock_dir, "/tmp/rxdp-fuzz-ctl.XXXXXX");
+	if (!dev.maps.psn || !mkdtemp(sock_dir))
 		abort();
-	snprintf(sock_path, sizeof(sock_path), "%s/s", dir);
+	snprintf(sock_path, sizeof(sock_path), "%s/s", sock_dir);
 	if (server_open(sock_path))
 		abort();
+	atexit(cleanup);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
