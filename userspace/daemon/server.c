@@ -425,7 +425,7 @@ static int put_qp_info(struct req *r, int ifindex, __u32 qpn)
 	struct rxdp_qp *qp = qp_lookup(l, qpn);
 	struct rxdp_qp_info info;
 
-	if (!qp) {
+	if (!qp || !qp_visible(r->c, qp)) {
 		snprintf(r->msg, sizeof(r->msg), "no QP %#x", qpn);
 		return -ENOENT;
 	}
@@ -490,7 +490,7 @@ static int do_destroy_qp(struct req *r)
 		return err;
 	qpn = get_u32(r, RXDP_CTL_A_QPN);
 	qp = qp_lookup(l, qpn);
-	if (!qp) {
+	if (!qp || !qp_visible(r->c, qp)) {
 		snprintf(r->msg, sizeof(r->msg), "no QP %#x on rxdp_%s", qpn,
 			 l->ifname);
 		return -ENOENT;
@@ -605,7 +605,7 @@ static int do_list_qps(struct req *r)
 			struct rxdp_ctl_qp_stats st;
 
 			/* QP1 is the device's own, not a client's */
-			if (!qp || !qp->owner)
+			if (!qp || !qp->owner || !qp_visible(r->c, qp))
 				continue;
 			if (r->rep->nlmsg_len + need_len >
 			    RXDP_CTL_MSG_MAX - 64) {
