@@ -11,7 +11,10 @@
  * little-endian length and that many bytes, each sent as one message and
  * answered, so sequences (create a QP, walk it through its states, query
  * it, destroy it) are reachable. The connection then closes and the
- * client is released, as when a process exits.
+ * client is released, as when a process exits. The connection manager's
+ * requests (cm.c) are in reach too, its channels and ids numbered from 1
+ * for each input as for a fresh daemon; fz0 has no QP1 (no data path), so
+ * nothing reaches the wire.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,7 +82,7 @@ static void setup(void)
 		perror("fuzz_ctl: unshare");
 		abort();
 	}
-	if (rtnl_open())
+	if (rtnl_open() || cm_init())
 		abort();
 	/* RXDP_FUZZ_VERBOSE=1: what rxdpd logs, for a reproducer */
 	if (getenv("RXDP_FUZZ_VERBOSE"))
@@ -145,6 +148,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* QPNs as a fresh daemon hands them out: the inputs can name them */
 	dev.qp_next = 0;
 	memset(dev.qp_gen, 0, sizeof(dev.qp_gen));
+	/* and CM channels and ids from 1 */
+	cm_fini();
+	if (cm_init())
+		abort();
 	cl = rxdp_ctl_connect(sock_path);
 	if (!cl)
 		abort();

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,11 @@
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
+#include <rdma/rdma_cma.h>
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
+#include "common/ctl_cm.h"
 #include "engine/pkt.h"
 #include "fuzz_host.h"
 #include "memwire.h"
@@ -256,6 +259,51 @@ static void walk_qp(struct rxdp_ctl *c, __u32 ifindex)
 	rxdp_ctl_destroy_qp(c, ifindex, 0x4000);
 }
 
+/* An RDMA-CM application's requests (librdmacm's): channel 1, ids 1 and 2;
+ * 16 of them, as many as the fuzz target reads from one input */
+static void walk_cm(struct rxdp_ctl *c)
+{
+	static const __u8 ip[4] = { 10, 0, 0, 1 };
+	struct rxdp_ctl_cm cm;
+	int fd;
+
+#define CM(...)                             \
+	do {                                \
+		memset(&cm, 0, sizeof(cm)); \
+		__VA_ARGS__;                \
+		rxdp_ctl_cm(c, &cm, &fd);   \
+	} while (0)
+	CM(cm.op = RXDP_CM_CHANNEL_CREATE);
+	/* a listener on 10.0.0.1:7471 */
+	CM(cm.op = RXDP_CM_CREATE_ID; cm.channel = 1; cm.ps = RDMA_PS_TCP;
+	   cm.qp_type = IBV_QPT_RC);
+	CM(cm.op = RXDP_CM_SET_OPTION; cm.id = 1; cm.level = RDMA_OPTION_ID;
+	   cm.optname = RDMA_OPTION_ID_REUSEADDR; cm.value = 1);
+	CM(cm.op = RXDP_CM_BIND; cm.id = 1; cm.src.family = AF_INET;
+	   cm.src.port = htons(7471); memcpy(cm.src.addr, ip, 4));
+	CM(cm.op = RXDP_CM_LISTEN; cm.id = 1; cm.backlog = 8);
+	/* a client of it: addresses, route, connect */
+	CM(cm.op = RXDP_CM_CREATE_ID; cm.channel = 1; cm.ps = RDMA_PS_TCP;
+	   cm.qp_type = IBV_QPT_RC);
+	CM(cm.op = RXDP_CM_RESOLVE_ADDR; cm.id = 2; cm.dst.family = AF_INET;
+	   cm.dst.port = htons(7471); memcpy(cm.dst.addr, ip, 4);
+	   cm.timeout_ms = 2000);
+	CM(cm.op = RXDP_CM_RESOLVE_ROUTE; cm.id = 2; cm.timeout_ms = 2000);
+	CM(cm.op = RXDP_CM_INIT_QP_ATTR; cm.id = 2; cm.value = IBV_QPS_INIT);
+	CM(cm.op = RXDP_CM_CONNECT; cm.id = 2; cm.conn.qp_num = 0x4000;
+	   cm.conn.responder_resources = 1; cm.conn.initiator_depth = 1;
+	   cm.conn.retry_count = 7; cm.conn.rnr_retry_count = 7;
+	   cm.conn.private_data_len = 4; memcpy(cm.private_data, "ping", 4));
+	CM(cm.op = RXDP_CM_REJECT; cm.id = 1; cm.conn.private_data_len = 2);
+	CM(cm.op = RXDP_CM_ACCEPT; cm.id = 2; cm.conn.qp_num = 0x4001);
+	CM(cm.op = RXDP_CM_DISCONNECT; cm.id = 2);
+	CM(cm.op = RXDP_CM_MIGRATE_ID; cm.id = 2; cm.channel = 1);
+	CM(cm.op = RXDP_CM_REPOST; cm.channel = 1; cm.event.id = 2;
+	   cm.event.event = RDMA_CM_EVENT_ADDR_RESOLVED);
+	CM(cm.op = RXDP_CM_NEXT);
+#undef CM
+}
+
 static int gen_ctl(const char *dir)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -274,7 +322,7 @@ static int gen_ctl(const char *dir)
 	const __u32 ifindex = 1;
 	pthread_t th;
 	__u16 pkey;
-	int i, first_walk;
+	int i, first_walk, first_cm;
 	uint8_t *all = malloc(64 * 1024);
 	size_t all_len = 0;
 
@@ -303,6 +351,8 @@ static int gen_ctl(const char *dir)
 	rxdp_ctl_subscribe(c, ifindex);
 	rxdp_ctl_ctx_open(c, ifindex, -1, &fds);
 	for (int t = RXDP_CTL_PD_ALLOC; t < RXDP_CTL_TYPE_MAX; t++) {
+		if (t == RXDP_CTL_CM) /* not an object: walk_cm's */
+			continue;
 		memset(&o, 0, sizeof(o));
 		o.handle = 1;
 		o.pd = 1;
@@ -319,6 +369,8 @@ static int gen_ctl(const char *dir)
 	}
 	first_walk = nseeds;
 	walk_qp(c, ifindex);
+	first_cm = nseeds;
+	walk_cm(c);
 	rxdp_ctl_close(c);
 	shutdown(srv_fd, SHUT_RDWR);
 	close(srv_fd);
@@ -337,12 +389,23 @@ static int gen_ctl(const char *dir)
 			 rxdp_ctl_type_name(nlh->nlmsg_type));
 		if (write_file(dir, name, rec, seeds[i].len + 2))
 			return 1;
-		if (i >= first_walk) {
+		if (i >= first_walk && i < first_cm) {
 			memcpy(all + all_len, rec, seeds[i].len + 2);
 			all_len += seeds[i].len + 2;
 		}
 	}
 	if (write_file(dir, "qp-walk", all, all_len))
+		return 1;
+	/* the CM walk as one connection's input (the fuzz target numbers
+	 * channels and ids from 1 for each input, as walk_cm names them) */
+	all_len = 0;
+	for (i = first_cm; i < nseeds; i++) {
+		all[all_len++] = seeds[i].len & 0xff;
+		all[all_len++] = seeds[i].len >> 8;
+		memcpy(all + all_len, seeds[i].data, seeds[i].len);
+		all_len += seeds[i].len;
+	}
+	if (write_file(dir, "cm-walk", all, all_len))
 		return 1;
 	printf("%d control messages\n", nseeds);
 	free(all);

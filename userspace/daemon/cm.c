@@ -208,7 +208,7 @@ struct cm_dev {
 
 static struct cm_id *ids;
 static struct cm_dev *devs;
-static __u32 next_handle;
+static __u32 next_handle, next_chan;
 static __u32 tid_hi;
 static __u32 tid_lo;
 static int timer_fd = -1;
@@ -1509,7 +1509,6 @@ static struct cm_chan *chan_find(struct cm_client *cl, __u32 h)
 
 static int chan_create(struct cm_client *cl, struct rxdp_ctl_cm *cm, int *fd)
 {
-	static __u32 next_chan;
 	struct cm_chan *ch;
 	int sv[2], sz = 1 << 20;
 
@@ -2393,7 +2392,8 @@ int cm_init(void)
 	int ret;
 
 	tid_hi = rand32();
-	next_handle = rand32() & 0xffff;
+	/* handles count from 1 (a connection reaches its own ids only) */
+	next_handle = next_chan = 0;
 	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (timer_fd < 0)
 		return -errno;
