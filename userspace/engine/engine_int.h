@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "common/hw_counters.h"
 #include "engine/engine.h"
 #include "engine/pkt.h"
 #include "rxdp/params.h"
@@ -16,7 +17,7 @@
 #define ENG_MAX_INLINE 512
 #define ENG_MAX_WR 16384
 #define ENG_MAX_CQE (1 << 20)
-#define ENG_MAX_MR (1 << 16) /* MR table slots; key = slot << 8 | tag */
+#define ENG_MAX_MR (1 << 16) /* key table slots (regions and windows) */
 #define ENG_MAX_RD_ATOMIC 16
 #define ENG_RJOBS 64 /* responder: queued read/atomic responses */
 #define ENG_ATOMIC_CACHE 16 /* responder: replayable atomic results */
@@ -39,6 +40,26 @@ struct rxdp_eah {
 	struct pkt_path path;
 };
 
+/*
+ * Keys (L_Key and R_Key, IBTA 10.6.3.4) of regions and windows, one table:
+ *   bits 31..8  the key's index part: the table slot, chosen here (the
+ *               only part a lookup uses to find the entry, in O(1))
+ *   bits 7..0   the key byte: for a region, a tag chosen here so that a
+ *               stale key does not name a new region; for a memory window,
+ *               the consumer's (IBTA 10.6.7.2.1, ibv_inc_rkey(3)): each
+ *               bind takes it from the bind's new R_Key
+ * A lookup compares the whole key. A window keeps its slot for its life;
+ * only its key byte changes.
+ */
+#define ENG_KEY_BYTE 0xffU
+#define ENG_KEY_SLOT(key) (((key) >> 8) % ENG_MAX_MR)
+
+/*
+ * A memory region, or (mw_type set) a memory window (IBTA 10.6.7): both are
+ * named by keys from the one table. A window bound to a region reaches
+ * [iova, iova + len) of it, at addr in the owner's memory, with the
+ * window's own access rights (mw.c).
+ */
 struct rxdp_emr {
 	struct rxdp_engine *e;
 	struct rxdp_epd *pd;
@@ -47,6 +68,12 @@ struct rxdp_emr {
 	uint64_t len;
 	uint32_t key;
 	unsigned int access;
+	uint32_t nmw; /* a region: windows bound to it (no dereg meanwhile) */
+	/* windows only */
+	uint8_t mw_type; /* 0: a region; IBV_MW_TYPE_1 or IBV_MW_TYPE_2 */
+	bool mw_valid; /* bound: remote accesses may use it */
+	struct rxdp_emr *mw_mr; /* the region it is bound to, or NULL */
+	struct rxdp_eqp *mw_qp; /* type 2: the QP it was bound through */
 };
 
 struct rxdp_ecq {
@@ -62,6 +89,7 @@ struct rxdp_ecq {
 	uint32_t size; /* power of two */
 	pthread_mutex_t lock;
 	bool overflow;
+	bool ts; /* completion timestamps after the ring (shared CQs) */
 	int refs; /* QPs using it */
 	void (*notify)(void *);
 	void *notify_arg;
@@ -80,6 +108,12 @@ struct swqe {
 	uint64_t swap;
 	int num_sge;
 	struct ibv_sge *sge; /* this slot's share of the SGE pool */
+	/* Send with Invalidate, Local Invalidate: the R_Key to invalidate */
+	uint32_t inv_rkey;
+	/* Bind MW: the window (by its key now), the region, the new key */
+	uint32_t mw_key, mr_key, new_key;
+	uint64_t bind_addr, bind_len;
+	unsigned int bind_access;
 	uint8_t *inl; /* inline data copied at post time, or NULL */
 	/* UD: where to (the AH's headers, copied), remote QPN and Q_Key */
 	struct pkt_path ud_path;
@@ -255,6 +289,8 @@ struct rxdp_eqp {
 	uint32_t ack_psn;
 	/* set when the QP went to ERR: flush what is posted */
 	bool flushing;
+	uint32_t nmw; /* type 2 windows bound through this QP */
+	uint64_t hwc[RXDP_HWC_MAX]; /* counters (common/hw_counters.h) */
 };
 
 struct rxdp_engine {
@@ -269,6 +305,7 @@ struct rxdp_engine {
 	uint32_t mr_tag;
 	uint32_t max_mtu;
 	struct rxdp_engine_stats stats;
+	uint64_t hwc[RXDP_HWC_MAX]; /* every QP's counters, summed */
 	bool tx_blocked; /* the port had no TX buffer: try again soon */
 	uint64_t now; /* ns, refreshed per pass */
 
@@ -296,6 +333,17 @@ void eng_lock(struct rxdp_engine *e);
 void eng_unlock(struct rxdp_engine *e);
 
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
+/* Count an event of a QP, on the QP and on its device */
+static inline void eng_hwc_add(struct rxdp_eqp *qp, enum rxdp_hwc c, uint64_t n)
+{
+	qp->hwc[c] += n;
+	qp->e->hwc[c] += n;
+}
+
+static inline void eng_hwc(struct rxdp_eqp *qp, enum rxdp_hwc c)
+{
+	eng_hwc_add(qp, c, 1);
+}
 void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
 /* The owner's memory of a PD; -EFAULT counted in the stats */
@@ -331,9 +379,10 @@ bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 bool rc_req_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
 void rc_sq_free(struct rxdp_eqp *qp, uint32_t cons);
 bool rc_rq_take(struct rxdp_eqp *qp);
+/* pi: the message's last packet (immediate data, IETH, SE), or NULL */
 void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		      enum ibv_wc_opcode op, uint32_t len,
-		      const struct roce_immdt *imm, bool se);
+		      const struct pkt_info *pi);
 /* comp.c */
 void req_arm_timer(struct rxdp_eqp *qp);
 void req_retire(struct rxdp_eqp *qp);
@@ -343,6 +392,21 @@ int req_tx(struct rxdp_eqp *qp);
 /* resp.c */
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
 int resp_tx(struct rxdp_eqp *qp);
+/* mw.c: memory windows (IBTA 10.6.7) */
+enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
+/* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
+int mw_invalidate(struct rxdp_eqp *qp, uint32_t rkey);
+/*
+ * A remote access of [va, va+len) with the rights in need through window
+ * mw (already known to be of qp's PD): true and *addr (the owner's
+ * address) if the window allows it (rc_rkey_check() for regions)
+ */
+bool mw_access(const struct rxdp_eqp *qp, const struct rxdp_emr *mw,
+	       uint64_t va, uint64_t len, unsigned int need, uint64_t *addr);
+/* A window bound to nothing any more */
+void mw_unbind(struct rxdp_emr *mw);
+/* A QP goes away: the type 2 windows bound through it are invalidated */
+void mw_qp_gone(struct rxdp_eqp *qp);
 /* rc.c */
 void rc_qp_reset(struct rxdp_eqp *qp);
 void rc_qp_to_err(struct rxdp_eqp *qp, bool event);
