@@ -560,7 +560,7 @@ void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s)
 }
 
 void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
-			     uint64_t *out)
+			     __u64 *out)
 {
 	pthread_mutex_lock(&e->lock);
 	memcpy(out, qp ? qp->hwc : e->hwc, sizeof(e->hwc));

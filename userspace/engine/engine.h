@@ -193,7 +193,7 @@ void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
  * one QP, or (qp NULL) of the whole engine, every QP it ever had included
  */
 void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
-			     uint64_t *out);
+			     __u64 *out);
 
 /* --- protection domains ---------------------------------------------- */
 
