@@ -20,6 +20,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "common/hw_counters.h"
 #include "engine/engine.h"
 #include "engine/pkt.h"
 #include "memwire.h"
@@ -138,6 +139,17 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 
 static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 		       const struct qp_opts *o);
+
+/* One of the transport's counters (common/hw_counters.h) of a QP */
+static uint64_t hwc(struct host *h, enum rxdp_hwc c)
+{
+	__u64 v[RXDP_HWC_MAX], dev[RXDP_HWC_MAX];
+
+	rxdp_engine_hw_counters(h->e, h->qp, v);
+	rxdp_engine_hw_counters(h->e, NULL, dev);
+	assert_true(dev[c] >= v[c]); /* the device's include its QPs' */
+	return v[c];
+}
 
 static void host_connect(struct pair *p, int i, const struct qp_opts *o)
 {
@@ -778,6 +790,15 @@ static void test_lossy(void **state)
 		      (unsigned long long)st.timeouts);
 	assert_true(ms.lost > 0 && ms.duplicated > 0 && ms.reordered > 0);
 	assert_true(st.retransmits > 0);
+	/* the counters Soft-RoCE names: loss and duplicates show in them */
+	assert_true(hwc(a, RXDP_HWC_COMP_RETRY) > 0);
+	assert_true(hwc(b, RXDP_HWC_DUP_REQ) > 0);
+	assert_true(hwc(b, RXDP_HWC_OUT_OF_SEQ_REQ) > 0);
+	assert_true(hwc(a, RXDP_HWC_RCVD_SEQ_ERR) > 0);
+	assert_int_equal(hwc(a, RXDP_HWC_RDMA_SENDS), 3 * n);
+	assert_int_equal(hwc(b, RXDP_HWC_RDMA_RECVS), n);
+	assert_true(hwc(a, RXDP_HWC_SENT_PKTS) >= 3 * n);
+	assert_true(hwc(b, RXDP_HWC_RCVD_BYTES) >= 2 * n * chunk);
 	pair_free(p);
 }
 
@@ -1474,6 +1495,10 @@ static void test_rnr_exhausted(void **state)
 	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
 	rxdp_engine_get_stats(b->e, &st);
 	assert_int_equal(st.rnr_naks_sent, 3);
+	assert_int_equal(hwc(b, RXDP_HWC_SEND_RNR), 3);
+	assert_int_equal(hwc(a, RXDP_HWC_RCVD_RNR), 3);
+	assert_int_equal(hwc(a, RXDP_HWC_RNR_RETRY_EXCEEDED), 1);
+	assert_int_equal(hwc(a, RXDP_HWC_RDMA_SENDS), 0);
 	pair_free(p);
 }
 
@@ -1532,6 +1557,9 @@ static void test_retry_exhausted(void **state)
 	assert_int_equal(wc[0].status, IBV_WC_WR_FLUSH_ERR);
 	rxdp_engine_get_stats(a->e, &st);
 	assert_int_equal(st.timeouts, 4);
+	/* three go-back-N restarts, then the fourth timeout is the last */
+	assert_int_equal(hwc(a, RXDP_HWC_COMP_RETRY), 3);
+	assert_int_equal(hwc(a, RXDP_HWC_RETRY_EXCEEDED), 1);
 	/* posting in ERR is accepted and flushed at once */
 	post_send1(a, IBV_WR_SEND, 4, 0, 1, 0, 0, 0, 0);
 	wait_wc(p, a->scq, wc, 1);
