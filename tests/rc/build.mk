@@ -30,10 +30,10 @@ $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(RC_OPS): $(OBJ)/tests/rc/rc_ops.o
+$(RC_OPS): $(OBJ)/tests/rc/rc_ops.o $(OBJ)/tests/rc/rc_ops_mw.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs -lpthread
 
 $(RC_QP_HOG): $(OBJ)/tests/rc/qp_hog.o
 	$(msg) LD $@

@@ -48,7 +48,12 @@ void mw_unbind(struct rxdp_emr *mw)
 enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w)
 {
 	struct rxdp_engine *e = qp->e;
-	struct rxdp_emr *mw = eng_mr_lookup(e, w->mw_key);
+	/*
+	 * The window by its key's index part: its key byte is what the last
+	 * bind gave it, which the ibv_mw a type 2 bind names may not know
+	 * (rdma-core updates ibv_mw.rkey only for ibv_bind_mw)
+	 */
+	struct rxdp_emr *mw = e->mrs[ENG_KEY_SLOT(w->mw_key)];
 	struct rxdp_emr *mr = NULL;
 	unsigned int access = w->bind_access;
 
