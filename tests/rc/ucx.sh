@@ -2,7 +2,9 @@
 # UCX (Debian's ucx-utils and libucx0) on rxdp between two hosts, with no
 # UCX environment beyond choosing the device and the transport:
 #  - ucx_info -d lists rc_verbs and ud_verbs on the rxdp device (UCX wants
-#    the device's /dev/infiniband node, which rxdpd makes: a null device)
+#    the device's /dev/infiniband node, which rxdpd makes: a null device;
+#    and at the end, the nodes' life: per namespace, removed at exit, a
+#    killed rxdpd's by the next one)
 #  - ucx_perftest tag_lat, ucp_put_bw (64 KiB) and ucp_add over rc_verbs
 #    (UCX_TLS=rc_v: rc_verbs, with ud_verbs to wire it up) and over
 #    ud_verbs (UCX_TLS=ud_v), each run checked to have gone through rxdp
@@ -86,6 +88,36 @@ for tls in rc_v ud_v; do
 	run "$tls" ucp_put_bw -s 65536 -n 200
 	run "$tls" ucp_add -n 1000
 done
+
+# The nodes' life: each rxdpd removes its own when it exits, none of
+# another namespace's; a restarted one removes what a killed one left,
+# and nothing that is not a null device under its names
+nodeB=$(ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" --json devices |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["dev_node"])')
+[ -n "$nodeB" ] && [ "$nodeB" != "$node" ] || fail "B's node '$nodeB' (A's '$node')"
+pidA=$(for p in $(ip netns pids "$NS_A"); do
+	[ "$(cat /proc/$p/comm 2>/dev/null)" = rxdpd ] && echo "$p"
+done)
+[ -n "$pidA" ] || fail "no rxdpd in $NS_A"
+kill -9 "$pidA"
+wait_until 5 bash -c "! kill -0 $pidA 2>/dev/null" || fail "rxdpd A survived kill -9"
+[ -c "/dev/infiniband/$node" ] || fail "a killed rxdpd removed its node"
+prefix=${node%-*}
+mknod "/dev/infiniband/$prefix-9999" c 1 3 # a stale one of this namespace
+touch "/dev/infiniband/$prefix-9998" # not a null device: not rxdp's
+on_exit "rm -f /dev/infiniband/$prefix-9999 /dev/infiniband/$prefix-9998"
+ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" >"$tmp/rxdpd-A2.log" 2>&1 &
+pidA=$!
+on_exit "kill $pidA 2>/dev/null; wait $pidA 2>/dev/null"
+rxdp_wait_port "$NS_A" "$devA"
+[ ! -e "/dev/infiniband/$prefix-9999" ] || fail "a stale node was left"
+[ -f "/dev/infiniband/$prefix-9998" ] || fail "a file not rxdp's was removed"
+[ -c "/dev/infiniband/$node" ] || fail "the restarted rxdpd has no node"
+kill "$pidA"
+wait "$pidA"
+[ ! -e "/dev/infiniband/$node" ] || fail "rxdpd left its node at exit"
+[ -c "/dev/infiniband/$nodeB" ] || fail "B's node went with A's rxdpd"
+echo "ok   device nodes: per namespace, removed at exit, stale ones at start"
 
 echo "UCX over rxdp ($devA <-> $devB)"
 printf '%-8s %-11s %10s %10s %10s %10s\n' UCX_TLS test "lat typ us" \

@@ -2,8 +2,10 @@
 # rdma-core's own test suite (pyverbs, as Debian's python3-pyverbs ships it
 # in /usr/share/doc/rdma-core/tests) against rxdp's libibverbs, on one rxdp
 # host: most tests use two contexts of one device (loopback through rxdpd).
-# Passes when nothing errs or fails and every skip names a feature rxdp does
-# not claim (the list below); prints the ok/skip counts and the reasons.
+# Passes when nothing errs or fails, the tests of what rxdp offers beyond
+# the classic verbs pass (extended QPs and CQs, memory windows: the list
+# below), and every skip names a feature rxdp does not claim (the allowed
+# reasons below); prints the ok/skip counts and the reasons.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
