@@ -74,8 +74,11 @@ EOF
 grep -q '^  rdma_sends  *[1-9]' "$tmp/b.txt" || fail "rxdp-ctl counters (text)"
 
 ip -n "$NS_A" link set "$IF_A" down
-wait_until 5 bash -c "[ \$(ip netns exec $NS_A $RXDP_BIN/rxdp-ctl --json counters |
-	python3 -c 'import json,sys; print(json.load(sys.stdin)[\"devices\"][0][\"counters\"][\"link_downed\"])') = 1 ]" ||
+for _ in $(seq 50); do
+	[ "$(rxdp_counter "$NS_A" link_downed)" = 1 ] && break
+	sleep 0.1
+done
+[ "$(rxdp_counter "$NS_A" link_downed)" = 1 ] ||
 	fail "link_downed is not 1 after the port went down"
 ip -n "$NS_A" link set "$IF_A" up
 echo "ok   link_downed counts the port going down"

@@ -27,15 +27,10 @@ NETNS_SAME_IFNAME=1 NETNS_NO_IPV6=1 netns_pair
 rxdp_hosts "$tmp"
 export RXDP_RSH_HOSTS="$ADDR_A=$NS_A $ADDR_B=$NS_B"
 
-sent() {
-	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json counters |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["counters"]["sent_pkts"])'
-}
-
 RXDP_VERBS_TIMEOUT=240
 for tls in rc_v ud_v; do
-	s0a=$(sent "$NS_A")
-	s0b=$(sent "$NS_B")
+	s0a=$(rxdp_counter "$NS_A" sent_pkts)
+	s0b=$(rxdp_counter "$NS_B" sent_pkts)
 	# mpirun runs in A: rank 0 there, rank 1 in B through the agent
 	verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS="$tls" \
 		mpirun --allow-run-as-root -np 2 --host "$ADDR_A:1,$ADDR_B:1" \
@@ -47,7 +42,8 @@ for tls in rc_v ud_v; do
 	cat "$tmp/out"
 	[ $rc = 0 ] || fail "mpirun over $tls: exit $rc"
 	grep -q 'allreduce of .*: right' "$tmp/out" || fail "no allreduce over $tls"
-	[ "$(sent "$NS_A")" -gt "$s0a" ] && [ "$(sent "$NS_B")" -gt "$s0b" ] ||
+	[ "$(rxdp_counter "$NS_A" sent_pkts)" -gt "$s0a" ] &&
+		[ "$(rxdp_counter "$NS_B" sent_pkts)" -gt "$s0b" ] ||
 		fail "the ranks did not talk through rxdp over $tls"
 	echo "ok   Open MPI ping-pong and allreduce over $tls"
 done

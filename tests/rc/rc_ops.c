@@ -964,24 +964,8 @@ static void one_op(int i, enum ibv_wr_opcode op, uint64_t len, int gsg, int ssg,
 		r = rpc(&q);
 		CHECK(r.status == 0, "%s: %s", what, r.msg);
 	}
-	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM) {
-		q.cmd = C_VERIFY;
-		q.off = R_DST;
-		q.len = len;
-		q.seed = seed;
-		q.pattern = 1;
-		r = rpc(&q);
-		CHECK(r.status == 0, "%s: %s", what, r.msg);
-		q.off = R_DST - GUARD_LEN;
-		q.len = GUARD_LEN;
-		q.seed = GUARD;
-		q.pattern = 0;
-		r = rpc(&q);
-		CHECK(r.status == 0, "%s: before the target: %s", what, r.msg);
-		q.off = R_DST + len;
-		r = rpc(&q);
-		CHECK(r.status == 0, "%s: after the target: %s", what, r.msg);
-	}
+	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		srv_verify(R_DST, len, seed, what);
 	if (op == IBV_WR_RDMA_READ) {
 		char msg[240];
 
@@ -1021,6 +1005,27 @@ static void test_ops(void)
 		one_op(0, IBV_WR_RDMA_WRITE_WITH_IMM, isz[s], 1, 0,
 		       IBV_SEND_INLINE);
 	}
+}
+
+void srv_verify(uint64_t off, uint64_t len, uint32_t seed, const char *what)
+{
+	struct req q = { .cmd = C_VERIFY,
+			 .off = off,
+			 .len = len,
+			 .seed = seed,
+			 .pattern = 1 };
+	struct rep r = rpc(&q);
+
+	CHECK(r.status == 0, "%s: %s", what, r.msg);
+	q.off = off - GUARD_LEN;
+	q.len = GUARD_LEN;
+	q.seed = GUARD;
+	q.pattern = 0;
+	r = rpc(&q);
+	CHECK(r.status == 0, "%s: before the target: %s", what, r.msg);
+	q.off = off + len;
+	r = rpc(&q);
+	CHECK(r.status == 0, "%s: after the target: %s", what, r.msg);
 }
 
 uint64_t srv_get64(uint64_t off)

@@ -155,6 +155,8 @@ int post(int i, enum ibv_wr_opcode op, const struct sge_d *sg, int n, int flags,
 	 uint64_t wr_id, uint64_t raddr, uint32_t rkey, uint64_t add_or_cmp,
 	 uint64_t swap, uint32_t imm);
 int send_done(int i, uint64_t wr_id, enum ibv_wc_opcode op, const char *what);
+/* The server's memory at off: len bytes of seed's pattern, guards around */
+void srv_verify(uint64_t off, uint64_t len, uint32_t seed, const char *what);
 uint64_t srv_get64(uint64_t off);
 void srv_set64(uint64_t off, uint64_t v);
 

@@ -331,7 +331,6 @@ static void rdma_through(int i, uint32_t rkey, uint64_t off, uint32_t len,
 			 .off = off - GUARD_LEN,
 			 .len = len + 2 * GUARD_LEN,
 			 .seed = GUARD };
-	struct rep r;
 
 	rpc_ok(&q, "fill");
 	fill(cli.buf + L_SRC, len, seed, 1, 0);
@@ -339,22 +338,7 @@ static void rdma_through(int i, uint32_t rkey, uint64_t off, uint32_t len,
 		 hello.addr + off, rkey, 0, 0, 0) ||
 	    send_done(i, 1, IBV_WC_RDMA_WRITE, what))
 		return;
-	q.cmd = C_VERIFY;
-	q.off = off;
-	q.len = len;
-	q.seed = seed;
-	q.pattern = 1;
-	r = rpc(&q);
-	CHECK(r.status == 0, "%s: write: %s", what, r.msg);
-	q.off = off - GUARD_LEN;
-	q.len = GUARD_LEN;
-	q.seed = GUARD;
-	q.pattern = 0;
-	r = rpc(&q);
-	CHECK(r.status == 0, "%s: before the target: %s", what, r.msg);
-	q.off = off + len;
-	r = rpc(&q);
-	CHECK(r.status == 0, "%s: after the target: %s", what, r.msg);
+	srv_verify(off, len, seed, what);
 	memset(cli.buf + L_SRC, 0, len);
 	if (post(i, IBV_WR_RDMA_READ, &g, 1, IBV_SEND_SIGNALED, 2,
 		 hello.addr + off, rkey, 0, 0, 0) ||
@@ -986,22 +970,8 @@ static void ex_batch(const struct exwr *xs, int n)
 			continue;
 		}
 		if (x->op == IBV_WR_RDMA_WRITE ||
-		    x->op == IBV_WR_RDMA_WRITE_WITH_IMM) {
-			q.cmd = C_VERIFY;
-			q.off = roff[i];
-			q.len = x->len;
-			q.seed = seed[i];
-			q.pattern = 1;
-			r = rpc(&q);
-			CHECK(r.status == 0, "%s: %s", x->what, r.msg);
-			q.off = roff[i] + x->len;
-			q.len = GUARD_LEN;
-			q.seed = GUARD;
-			q.pattern = 0;
-			r = rpc(&q);
-			CHECK(r.status == 0, "%s: past the target: %s", x->what,
-			      r.msg);
-		}
+		    x->op == IBV_WR_RDMA_WRITE_WITH_IMM)
+			srv_verify(roff[i], x->len, seed[i], x->what);
 		if (x->op == IBV_WR_RDMA_WRITE)
 			continue;
 		q.cmd = C_POLL_RECV;

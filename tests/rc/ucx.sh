@@ -44,19 +44,14 @@ for tl in rc_verbs ud_verbs; do
 	echo "ok   ucx_info -d: $tl on $devA:1"
 done
 
-sent() { # packets the device of $1 ($2) has sent so far
-	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json counters |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["counters"]["sent_pkts"])'
-}
-
 RXDP_VERBS_TIMEOUT=120
 port=$((20000 + RXDP_TEST_ID % 20000))
 results=()
 run() { # TLS TEST ARGS...: one ucx_perftest pair
 	local tls=$1 test=$2 s0a s0b final
 	shift 2
-	s0a=$(sent "$NS_A")
-	s0b=$(sent "$NS_B")
+	s0a=$(rxdp_counter "$NS_A" sent_pkts)
+	s0b=$(rxdp_counter "$NS_B" sent_pkts)
 	verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS="$tls" \
 		ucx_perftest -p "$port" >"$tmp/srv" 2>&1 &
 	local srv=$!
@@ -73,7 +68,8 @@ run() { # TLS TEST ARGS...: one ucx_perftest pair
 		echo "--- server"; tail -20 "$tmp/srv"
 		fail "ucx_perftest -t $test over $tls (client $rc, server $src)"
 	fi
-	[ "$(sent "$NS_A")" -gt "$s0a" ] && [ "$(sent "$NS_B")" -gt "$s0b" ] ||
+	[ "$(rxdp_counter "$NS_A" sent_pkts)" -gt "$s0a" ] &&
+		[ "$(rxdp_counter "$NS_B" sent_pkts)" -gt "$s0b" ] ||
 		fail "ucx_perftest -t $test over $tls: no packet through rxdp"
 	# Final: iterations, latency typical/avg/overall (us), bandwidth
 	# avg/overall (MB/s), message rate avg/overall (msg/s)

@@ -624,23 +624,31 @@ int rxdp_engine_dealloc_pd(struct rxdp_epd *pd)
 	 IBV_ACCESS_MW_BIND)
 
 /*
- * A region or a window into the key table (engine lock held): its key, a
- * free slot and a new key byte. -ENOMEM when the table is full.
+ * A new region or window (k, allocated) into the key table: a free slot
+ * and a new key byte make its key. k, or NULL and errno (ENOMEM: the table
+ * is full) with k freed.
  */
-static int key_insert(struct rxdp_engine *e, struct rxdp_emr *k)
+static struct rxdp_emr *key_add(struct rxdp_emr *k)
 {
+	struct rxdp_engine *e = k->e;
 	uint32_t slot;
 
+	eng_lock(e);
 	for (slot = 1; slot < ENG_MAX_MR && e->mrs[slot]; slot++)
 		;
-	if (slot == ENG_MAX_MR)
-		return -ENOMEM;
+	if (slot == ENG_MAX_MR) {
+		eng_unlock(e);
+		free(k);
+		errno = ENOMEM;
+		return NULL;
+	}
 	/* a tag in the low byte so a stale key does not match a new one */
 	e->mr_tag = (e->mr_tag + 1) & ENG_KEY_BYTE;
 	k->key = slot << 8 | e->mr_tag;
 	e->mrs[slot] = k;
 	k->pd->refs++;
-	return 0;
+	eng_unlock(e);
+	return k;
 }
 
 struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
@@ -649,7 +657,6 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 {
 	struct rxdp_engine *e = pd->e;
 	struct rxdp_emr *mr;
-	int err;
 
 	/* IBTA 10.6.3.1 / ibv_reg_mr(3): remote write/atomic need local write */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -670,23 +677,13 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 	mr->len = len;
 	mr->iova = iova;
 	mr->access = access & ACCESS_KNOWN;
-	eng_lock(e);
-	err = key_insert(e, mr);
-	eng_unlock(e);
-	if (err) {
-		free(mr);
-		errno = -err;
-		return NULL;
-	}
-	return mr;
+	return key_add(mr);
 }
 
 struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_epd *pd,
 				      enum ibv_mw_type type)
 {
-	struct rxdp_engine *e = pd->e;
 	struct rxdp_emr *mw;
-	int err;
 
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
 		errno = EINVAL;
@@ -695,18 +692,10 @@ struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_epd *pd,
 	mw = calloc(1, sizeof(*mw));
 	if (!mw)
 		return NULL;
-	mw->e = e;
+	mw->e = pd->e;
 	mw->pd = pd;
 	mw->mw_type = (uint8_t)type;
-	eng_lock(e);
-	err = key_insert(e, mw);
-	eng_unlock(e);
-	if (err) {
-		free(mw);
-		errno = -err;
-		return NULL;
-	}
-	return mw;
+	return key_add(mw);
 }
 
 struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
