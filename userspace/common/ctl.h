@@ -103,7 +103,7 @@ enum rxdp_ctl_type {
 	RXDP_CTL_MW_DEALLOC,
 	/*
 	 * IFINDEX [, QPN] -> COUNTERS: the transport's counters of the device
-	 * or of one QP (the caller's own, or any for root), in the order of
+	 * or of one QP (its user's, or root's), in the order of
 	 * enum rxdp_hwc (common/hw_counters.h)
 	 */
 	RXDP_CTL_QUERY_COUNTERS,

@@ -700,7 +700,7 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 	memset(out, 0, RXDP_HWC_MAX * sizeof(*out));
 	if (qpn) {
 		qp = qp_lookup(l, qpn);
-		if (!qp || (qp->owner != c && c->uid)) {
+		if (!qp || (qp->uid != c->uid && c->uid)) {
 			/* the same answer for another's QP as for none */
 			snprintf(msg, msglen, "no QP %#x of yours on rxdp_%s",
 				 qpn, l->ifname);

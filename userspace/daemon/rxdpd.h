@@ -218,7 +218,7 @@ void hca_dev_release(struct rxdp_link *l);
 void hca_port_event(int ifindex, __u32 type, __u32 port);
 /*
  * The transport's counters (enum rxdp_hwc) of a device, or of its QP qpn
- * (qpn 0: the device's); only the QP's owner or root may read a QP's
+ * (qpn 0: the device's); only its user or root may read a QP's
  */
 int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 		 __u64 *out, char *msg, size_t msglen);
