@@ -5,7 +5,7 @@
  *   rxdp-ctl [--socket PATH] [--json] [devices|gids|qps|stats|counters|all]
  *
  * counters are the transport's, named as Soft-RoCE's hw_counters
- * (common/hw_counters.h): per device, and per QP (a QP's only for its owner
+ * (common/hw_counters.h): per device, and per QP (a QP's only for its user
  * or root; rxdpd does not say whether another's exists).
  */
 #include <arpa/inet.h>
