@@ -2,9 +2,10 @@
 /*
  * The RC transport between two engines ("hosts" a and b) joined by the
  * in-memory wire: every opcode and message size, gather/scatter, immediate
- * data, atomics, loss/duplication/reordering, RNR, retry exhaustion, access
- * errors and the verbs-level post errors. Payloads are checked byte for
- * byte. No root needed.
+ * data, atomics, memory windows, loss/duplication/reordering, RNR, retry
+ * exhaustion, access errors and the verbs-level post errors, and the
+ * counters each of them moves. Payloads are checked byte for byte. No root
+ * needed.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1472,6 +1473,93 @@ static void test_lossy_xdp_filter(void **state)
 	pair_free(p);
 }
 
+/* One signaled WR of h's: the status of its completion */
+static enum ibv_wc_status post_wr1(struct pair *p, struct host *h,
+				   struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	assert_int_equal(rxdp_engine_post_send(h->qp, wr, &bad), 0);
+	wait_wc(p, h->scq, &wc, 1);
+	assert_int_equal(wc.wr_id, wr->wr_id);
+	return wc.status;
+}
+
+/*
+ * Memory windows in the engine alone: a type 2 window bound by b's Bind MW
+ * WR takes the bind's key byte; a reaches b's memory through it, only
+ * inside it; a's Send with Invalidate frees it (b's receive names the
+ * key) and an access after that is a remote access error. The region
+ * cannot be deregistered while the window is bound.
+ */
+static void test_memory_windows(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_sge s = sge(a, 0, 4096);
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &s, .num_sge = 1 };
+	struct rxdp_emr *mr, *mw;
+	struct ibv_mw vmw = { 0 };
+	struct ibv_mr vmr = { 0 };
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	mr = rxdp_engine_reg_mr(b->e, b->buf, BUF, (uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_MW_BIND);
+	mw = rxdp_engine_alloc_mw(b->e, NULL, IBV_MW_TYPE_2);
+	assert_non_null(mr);
+	assert_non_null(mw);
+	vmw.rkey = rxdp_emr_rkey(mw);
+	vmr.lkey = rxdp_emr_lkey(mr);
+	rkey = (vmw.rkey & ~0xffu) | 0x3c;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = &vmw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = &vmr,
+		.addr = (uintptr_t)b->buf + 8192,
+		.length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	assert_int_equal(post_wr1(p, b, &wr), IBV_WC_SUCCESS);
+	assert_int_equal(rxdp_emr_rkey(mw), rkey);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), -EBUSY);
+
+	fill(a->buf, 4096, 9);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 2;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 8192;
+	wr.wr.rdma.rkey = rkey;
+	assert_int_equal(post_wr1(p, a, &wr), IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf + 8192, a->buf, 4096);
+
+	post_recv1(b, 3, 0, 100);
+	s.length = 100;
+	wr.wr_id = 3;
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = rkey;
+	assert_int_equal(post_wr1(p, a, &wr), IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_true(wc.wc_flags & IBV_WC_WITH_INV);
+	assert_int_equal(wc.invalidated_rkey, rkey);
+	assert_memory_equal(b->buf, a->buf, 100);
+
+	wr.wr_id = 4;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	assert_int_equal(post_wr1(p, a, &wr), IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(rxdp_engine_dealloc_mw(mw), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+	pair_free(p);
+}
+
 /* No receive posted: RNR NAKs until rnr_retry runs out */
 static void test_rnr_exhausted(void **state)
 {
@@ -1959,6 +2047,7 @@ int main(void)
 		cmocka_unit_test(test_ipv6_vlan),
 		cmocka_unit_test(test_many_qps_threads),
 		cmocka_unit_test(test_lossy_xdp_filter),
+		cmocka_unit_test(test_memory_windows),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),

@@ -855,7 +855,8 @@ static int do_mw(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
 	if (!pd)
 		return -EINVAL;
-	emw = rxdp_engine_alloc_mw(pd->epd, (enum ibv_mw_type)o->mw_type);
+	emw = rxdp_engine_alloc_mw(x->hd->e, pd->epd,
+				   (enum ibv_mw_type)o->mw_type);
 	if (!emw) {
 		err = -errno;
 		if (err == -EINVAL)

@@ -680,7 +680,8 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 	return key_add(mr);
 }
 
-struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_epd *pd,
+struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_engine *e,
+				      struct rxdp_epd *pd,
 				      enum ibv_mw_type type)
 {
 	struct rxdp_emr *mw;
@@ -692,8 +693,8 @@ struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_epd *pd,
 	mw = calloc(1, sizeof(*mw));
 	if (!mw)
 		return NULL;
-	mw->e = pd->e;
-	mw->pd = pd;
+	mw->e = e;
+	mw->pd = pd_or_default(e, pd);
 	mw->mw_type = (uint8_t)type;
 	return key_add(mw);
 }

@@ -240,13 +240,15 @@ uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr);
 /* --- memory windows (IBTA 10.6.7, engine/mw.c) --------------------------- */
 
 /*
- * A memory window of type IBV_MW_TYPE_1 or IBV_MW_TYPE_2 on pd: a key from
+ * A memory window of type IBV_MW_TYPE_1 or IBV_MW_TYPE_2 on pd (NULL: the
+ * default PD): a key from
  * the regions' key table (rxdp_emr_rkey() gives its R_Key as it is now),
  * bound by IBV_WR_BIND_MW WRs (type 1 too: ibv_bind_mw() posts one), freed
  * by IBV_WR_LOCAL_INV or a peer's Send with Invalidate (type 2). NULL +
  * errno (EINVAL: another type).
  */
-struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_epd *pd,
+struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_engine *e,
+				      struct rxdp_epd *pd,
 				      enum ibv_mw_type type);
 int rxdp_engine_dealloc_mw(struct rxdp_emr *mw);
 
