@@ -485,7 +485,7 @@ static void *add_main(void *arg)
 	return NULL;
 }
 
-int in_buf(uint64_t off, uint64_t len)
+static int in_buf(uint64_t off, uint64_t len)
 {
 	return off <= BUF_LEN && len <= BUF_LEN - off;
 }

@@ -143,7 +143,6 @@ void fill_sg(uint8_t *buf, const struct sge_d *sg, int n, uint64_t len,
 	     uint32_t seed);
 int check_sg(const uint8_t *buf, uint64_t buf_len, const struct sge_d *sg,
 	     int n, uint64_t len, uint32_t seed, char *msg, size_t msz);
-int in_buf(uint64_t off, uint64_t len);
 int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 struct rep rpc(struct req *q);
 int rpc_ok(struct req *q, const char *what);
