@@ -96,6 +96,7 @@ struct conn {
 	struct ibv_srq *srq; /* receives, when made with qp_params.srq_ex */
 	struct ibv_qp_ex *qx; /* the ibv_wr_* API, with qp_params.ex */
 	struct ibv_cq_ex *scq_ex; /* the send CQ's ibv_start_poll API, too */
+	struct ibv_cq_ex *rcq_ex; /* and the receive CQ's (qp_params.ex) */
 	struct qp_info info;
 };
 
@@ -144,6 +145,8 @@ void fill_sg(uint8_t *buf, const struct sge_d *sg, int n, uint64_t len,
 int check_sg(const uint8_t *buf, uint64_t buf_len, const struct sge_d *sg,
 	     int n, uint64_t len, uint32_t seed, char *msg, size_t msz);
 int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+/* The same through ibv_start_poll/ibv_next_poll and ibv_wc_read_* */
+int poll_n_ex(struct ibv_cq_ex *cq, struct ibv_wc *wc, int n, int ms);
 struct rep rpc(struct req *q);
 int rpc_ok(struct req *q, const char *what);
 int pair_up(int i, const struct qp_params *p);

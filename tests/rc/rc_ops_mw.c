@@ -9,8 +9,9 @@
  *        atomics' results), several WRs in one wr_start..wr_complete, all
  *        or none posted (wr_complete after a bad setter; wr_abort), no
  *        WR before RTS; completions read with ibv_start_poll and
- *        completion timestamps; the server receives through an SRQ made
- *        by ibv_create_srq_ex
+ *        completion timestamps (the server's receives too: small ones
+ *        reach their buffers from the CQE that way); the server receives
+ *        through an SRQ made by ibv_create_srq_ex
  *   mw   one check per memory window rule (IBTA 10.6.7, the server holds
  *        the windows, the client reaches through them):
  *          type 1: bound by ibv_bind_mw, the key byte moves on (the rest of

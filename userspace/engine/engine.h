@@ -186,6 +186,7 @@ struct rxdp_engine_stats {
 	uint64_t rx_drop_ud; /* UD: bad Q_Key or no receive WQE */
 	uint64_t mem_faults; /* an owner's memory was not there (EFAULT) */
 	uint64_t bad_wqes; /* shared-queue WQEs that broke the rules */
+	uint64_t rx_scattered; /* small receives left to the owner's poll */
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 /*
@@ -279,8 +280,9 @@ int rxdp_engine_resize_cq_shared(struct rxdp_ecq *cq, struct rxdp_hca_cq *sh,
 /*
  * Completion timestamps (ibv_create_cq_ex, IBV_WC_EX_WITH_COMPLETION_
  * TIMESTAMP): a shared CQ made with this keeps, for each entry, the
- * CLOCK_MONOTONIC nanosecond it was written at, in the array that follows
- * its ring (rxdp_hca_cq_ts()); on resize too. Call before it is used.
+ * CLOCK_MONOTONIC nanosecond it was written at, in the array after its
+ * ring and data slots (rxdp_hca_cq_ts()); on resize too. Call before it
+ * is used.
  */
 void rxdp_engine_cq_timestamps(struct rxdp_ecq *cq);
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */

@@ -310,6 +310,40 @@ void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		      enum ibv_wc_opcode op, uint32_t len,
 		      const struct pkt_info *pi)
 {
+	rc_recv_complete_data(qp, status, op, len, pi, NULL);
+}
+
+/*
+ * Scatter to CQE (common/hca.h): where the first len bytes of a message go
+ * in the buffers sg names, into d, when the receive CQ is an owner's (it
+ * scatters them when it polls) and they fit. false: the caller writes them
+ * into the owner's memory itself.
+ */
+bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		     uint32_t len, struct rxdp_hca_cqd *d)
+{
+	struct pkt_sg piece[ENG_MAX_SGE];
+	int n;
+
+	if (qp->rcq->own || !len || len > RXDP_HCA_SCATTER_MAX)
+		return false;
+	n = rc_sg_slice(sg, nsg, 0, len, piece);
+	if (n > RXDP_HCA_SCATTER_SGES)
+		return false;
+	memset(d, 0, offsetof(struct rxdp_hca_cqd, data));
+	for (int i = 0; i < n; i++) {
+		d->addr[i] = piece[i].addr;
+		d->len[i] = piece[i].len;
+	}
+	qp->e->stats.rx_scattered++;
+	return true;
+}
+
+void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
+			   enum ibv_wc_opcode op, uint32_t len,
+			   const struct pkt_info *pi,
+			   const struct rxdp_hca_cqd *d)
+{
 	const struct roce_immdt *imm = pi ? pi->immdt : NULL;
 	struct ibv_wc wc;
 
@@ -332,7 +366,7 @@ void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 	if (status == IBV_WC_SUCCESS)
 		eng_hwc(qp, RXDP_HWC_RDMA_RECVS);
 	qp->cur_valid = false;
-	eng_cq_add(qp->rcq, &wc, pi && bth_se(pi->bth));
+	eng_cq_add_data(qp->rcq, &wc, pi && bth_se(pi->bth), d);
 }
 
 /* Flush everything posted to a QP in ERR (IBTA 10.3.1: WR_FLUSH_ERR). */

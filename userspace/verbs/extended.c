@@ -37,6 +37,10 @@ static int cq_current(struct rxdp_cq *w, uint32_t prod)
 		return ENOENT;
 	}
 	w->wc = &w->sh->ring[w->cur & (w->size - 1)];
+	/* the bytes of a small receive go to its buffers first (dataplane.c) */
+	if (w->wc->vendor_err == RXDP_HCA_WC_SCATTER &&
+	    w->wc->status == IBV_WC_SUCCESS)
+		cq_scatter(&w->data[w->cur & (w->size - 1)]);
 	w->cq_ex.status = w->wc->status;
 	w->cq_ex.wr_id = w->wc->wr_id;
 	return 0;
@@ -95,7 +99,9 @@ static enum ibv_wc_opcode cq_read_opcode(struct ibv_cq_ex *cq)
 
 static uint32_t cq_read_vendor_err(struct ibv_cq_ex *cq)
 {
-	return to_cq_ex(cq)->wc->vendor_err;
+	uint32_t v = to_cq_ex(cq)->wc->vendor_err;
+
+	return v == RXDP_HCA_WC_SCATTER ? 0 : v;
 }
 
 static uint32_t cq_read_byte_len(struct ibv_cq_ex *cq)

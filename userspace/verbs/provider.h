@@ -21,6 +21,7 @@ struct rxdp_mr {
 	uint32_t handle;
 	uint64_t iova; /* as registered, for ibv_rereg_mr */
 	unsigned int access;
+	struct rxdp_mr *hnext; /* the context's mr_hash chain */
 };
 
 /* A mapping of a memfd rxdpd made (queues) */
@@ -37,6 +38,7 @@ struct rxdp_cq {
 	uint32_t handle;
 	struct shm mem;
 	struct rxdp_hca_cq *sh;
+	struct rxdp_hca_cqd *data; /* the entries' data slots */
 	uint32_t size;
 	uint32_t flags; /* RXDP_CTL_CQ_F_* */
 	pthread_spinlock_t lock; /* pollers */
@@ -114,6 +116,8 @@ int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
 void doorbell(struct ibv_context *ctx);
 /* An empty CQ: 0, EOVERFLOW (completions were lost) or EIO (rxdpd died) */
 int cq_idle(struct rxdp_cq *w);
+/* A small receive's bytes from its CQE's data slot to its buffers */
+void cq_scatter(const struct rxdp_hca_cqd *d);
 /*
  * The objects with queues, made for the classic verbs and the extended
  * ones alike: NULL + errno. cq_create's flags are RXDP_CTL_CQ_F_*; a QP
