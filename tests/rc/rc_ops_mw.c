@@ -928,14 +928,23 @@ static void ex_batch(const struct exwr *xs, int n)
 					lbase
 			      : 0) +
 			       2 * GUARD_LEN);
+		/* SGEs: other bytes until the WRs are built (see below) */
 		if (x->op != IBV_WR_RDMA_READ)
-			fill_sg(cli.buf, g[i], ng[i], x->len, seed[i]);
+			fill_sg(cli.buf, g[i], ng[i], x->len,
+				x->inl ? seed[i] : ~seed[i]);
 	}
 	t0 = mono_ns();
 	ibv_wr_start(c->qx);
 	for (int i = 0; i < n; i++)
 		ex_build(c->qx, &xs[i], 5000 + (uint64_t)i, roff[i],
 			 htobe32(0xe0000000u | seed[i]), g[i], ng[i]);
+	/*
+	 * An SGE's bytes are read once the WR is posted (ibv_wr_complete),
+	 * not when ibv_wr_set_sge names them: small ones are copied then
+	 */
+	for (int i = 0; i < n; i++)
+		if (xs[i].op != IBV_WR_RDMA_READ && !xs[i].inl)
+			fill_sg(cli.buf, g[i], ng[i], xs[i].len, seed[i]);
 	ret = ibv_wr_complete(c->qx);
 	CHECK(ret == 0, "ibv_wr_complete: %s", strerror(ret));
 	got = poll_ex(c->scq_ex, e, n, POLL_MS);
@@ -1159,8 +1168,12 @@ void group_ext(void)
 		{ IBV_WR_SEND, 40, 0, 3, "ibv_wr_set_inline_data_list" },
 		{ IBV_WR_RDMA_WRITE, 57, 0, 1, "ibv_wr_set_inline_data" },
 		{ IBV_WR_RDMA_WRITE_WITH_IMM, 0, 0, 0, "a write of 0 bytes" },
+		{ IBV_WR_SEND, 64, 2, 0, "ibv_wr_send, 64 bytes in 2 SGEs" },
+		{ IBV_WR_RDMA_WRITE, 48, 3, 0,
+		  "ibv_wr_rdma_write, 48 bytes in 3 SGEs" },
 	};
 	struct exwr batch[] = {
+		{ IBV_WR_RDMA_WRITE, 24, 2, 0, "batch: small write" },
 		{ IBV_WR_RDMA_WRITE, mtu + 1, 1, 0, "batch: write" },
 		{ IBV_WR_SEND_WITH_IMM, mtu * 3, 2, 0, "batch: send" },
 		{ IBV_WR_RDMA_READ, 5000, 1, 0, "batch: read" },
@@ -1182,8 +1195,8 @@ void group_ext(void)
 	{
 		int f0 = failures;
 
-		ex_batch(batch, 4);
-		result(f0, "4 WRs in one ibv_wr_start..ibv_wr_complete, "
+		ex_batch(batch, 5);
+		result(f0, "5 WRs in one ibv_wr_start..ibv_wr_complete, "
 			   "completed in order with timestamps");
 	}
 	ex_atomics();

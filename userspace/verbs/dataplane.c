@@ -175,8 +175,8 @@ static void mr_hash_del(struct rxdp_context *c, struct rxdp_mr *m)
  * completion. The copy happens under the read lock, so an MR deregistered
  * meanwhile is not read through.
  */
-static bool gather(struct rxdp_context *c, struct ibv_pd *pd,
-		   const struct ibv_send_wr *wr, uint8_t *dst)
+bool gather(struct rxdp_context *c, struct ibv_pd *pd,
+	    const struct ibv_send_wr *wr, uint8_t *dst)
 {
 	bool ok = true;
 

@@ -276,6 +276,29 @@ static void wr_check_last(struct rxdp_qp *w)
 		wr_fail(w, EINVAL);
 }
 
+/*
+ * A small send is gathered as ibv_post_send's are (dataplane.c): when it
+ * is posted, at wr_complete, so the bytes are those the buffers hold then
+ */
+static void wr_gather(struct rxdp_qp *w, struct rxdp_hca_swqe *d)
+{
+	struct ibv_send_wr wr = { 0 };
+	uint64_t total = 0;
+
+	if ((d->send_flags & IBV_SEND_INLINE) || !d->num_sge ||
+	    !rxdp_hca_gatherable(d->opcode))
+		return;
+	for (uint32_t i = 0; i < d->num_sge; i++)
+		total += d->sge[i].length;
+	if (!total || total > RXDP_HCA_GATHER_MAX)
+		return;
+	wr.sg_list = d->sge;
+	wr.num_sge = (int)d->num_sge;
+	if (gather(to_rxdp_ctx(w->qp.context), w->qp.pd, &wr,
+		   (uint8_t *)(d->sge + d->num_sge)))
+		d->send_flags |= RXDP_HCA_SEND_GATHERED;
+}
+
 /* A new WQE in the next free slot, or NULL (the error is kept) */
 static struct rxdp_hca_swqe *wr_new(struct ibv_qp_ex *qx, enum ibv_wr_opcode op)
 {
@@ -524,9 +547,15 @@ static int wr_complete(struct ibv_qp_ex *qx)
 
 	wr_check_last(w);
 	err = w->wr_err;
-	if (!err)
+	if (!err) {
+		uint32_t prod = atomic_load_explicit(&w->sh->sq.prod,
+						     memory_order_relaxed);
+
+		for (uint32_t i = prod; i != w->wr_cur; i++)
+			wr_gather(w, wr_slot(w, i));
 		atomic_store_explicit(&w->sh->sq.prod, w->wr_cur,
 				      memory_order_release);
+	}
 	pthread_spin_unlock(&w->sq_lock);
 	if (err)
 		return err;

@@ -116,6 +116,12 @@ int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
 void doorbell(struct ibv_context *ctx);
 /* An empty CQ: 0, EOVERFLOW (completions were lost) or EIO (rxdpd died) */
 int cq_idle(struct rxdp_cq *w);
+/*
+ * A small send's bytes (its SGEs) to dst, if the library knows the MRs
+ * (common/hca.h: RXDP_HCA_SEND_GATHERED)
+ */
+bool gather(struct rxdp_context *c, struct ibv_pd *pd,
+	    const struct ibv_send_wr *wr, uint8_t *dst);
 /* A small receive's bytes from its CQE's data slot to its buffers */
 void cq_scatter(const struct rxdp_hca_cqd *d);
 /*
