@@ -13,7 +13,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -523,19 +522,15 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	e->cfg = *cfg;
 	pthread_mutex_init(&e->lock, NULL);
 	e->qp_tab = calloc(RXDP_MAX_QP, sizeof(*e->qp_tab));
-	e->mrs = calloc(ENG_MAX_MR, sizeof(*e->mrs));
 	e->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
 	e->pd0 = calloc(1, sizeof(*e->pd0));
-	if (!e->qp_tab || !e->mrs || e->evfd < 0 || e->epfd < 0 || !e->pd0 ||
-	    eng_epoll_add(e, e->evfd, true))
+	if (!e->qp_tab || eng_keytab_init(&e->keys) || e->evfd < 0 ||
+	    e->epfd < 0 || !e->pd0 || eng_epoll_add(e, e->evfd, true))
 		goto err;
 	e->pd0->e = e;
 	e->pd0->ops = &rxdp_emem_self_ops;
 	e->pd0->mem.read = rxdp_emem_self_ops.read;
-	/* keys do not start where the last engine's did */
-	if (getrandom(&e->mr_tag, sizeof(e->mr_tag), GRND_NONBLOCK) < 0)
-		e->mr_tag = (uint32_t)eng_now();
 	e->max_mtu = cfg->max_mtu;
 	if (!e->max_mtu) {
 		struct pkt_path pp = { .l2_len = PKT_ETH_LEN + PKT_VLAN_LEN,
@@ -564,7 +559,7 @@ err:
 	if (e->epfd >= 0)
 		close(e->epfd);
 	free(e->qp_tab);
-	free(e->mrs);
+	eng_keytab_free(&e->keys);
 	free(e->pd0);
 	free(e);
 	return NULL;
@@ -586,7 +581,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 	close(e->evfd);
 	close(e->epfd);
 	free(e->qp_tab);
-	free(e->mrs);
+	eng_keytab_free(&e->keys);
 	free(e->pd0);
 	free(e);
 }
@@ -663,28 +658,23 @@ int rxdp_engine_dealloc_pd(struct rxdp_epd *pd)
 	 IBV_ACCESS_MW_BIND)
 
 /*
- * A new region or window (k, allocated) into the key table: a free slot
- * and a new key byte make its key. k, or NULL and errno (ENOMEM: the table
- * is full) with k freed.
+ * A new region or window (k, allocated) into the key table (keys.h): a
+ * new index and a random key byte make its key. k, or NULL and errno
+ * (ENOMEM: the table is full) with k freed.
  */
-static struct rxdp_emr *key_add(struct rxdp_emr *k)
+static struct rxdp_emr *key_add(struct rxdp_emr *k, enum eng_key_kind kind)
 {
 	struct rxdp_engine *e = k->e;
-	uint32_t slot;
+	int err;
 
 	eng_lock(e);
-	for (slot = 1; slot < ENG_MAX_MR && e->mrs[slot]; slot++)
-		;
-	if (slot == ENG_MAX_MR) {
+	err = eng_key_add(&e->keys, &k->k, (uint8_t)kind, -1);
+	if (err) {
 		eng_unlock(e);
 		free(k);
-		errno = ENOMEM;
+		errno = err == -ENOSPC ? ENOMEM : -err;
 		return NULL;
 	}
-	/* a tag in the low byte so a stale key does not match a new one */
-	e->mr_tag = (e->mr_tag + 1) & ENG_KEY_BYTE;
-	k->key = slot << 8 | e->mr_tag;
-	e->mrs[slot] = k;
 	k->pd->refs++;
 	eng_unlock(e);
 	return k;
@@ -716,7 +706,7 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 	mr->len = len;
 	mr->iova = iova;
 	mr->access = access & ACCESS_KNOWN;
-	return key_add(mr);
+	return key_add(mr, ENG_KEY_MR);
 }
 
 struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_engine *e,
@@ -735,7 +725,7 @@ struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_engine *e,
 	mw->e = e;
 	mw->pd = pd_or_default(e, pd);
 	mw->mw_type = (uint8_t)type;
-	return key_add(mw);
+	return key_add(mw, ENG_KEY_MW);
 }
 
 struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
@@ -751,7 +741,12 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 			 unsigned int access)
 {
 	struct rxdp_engine *e = mr->e;
+	bool new_key;
+	int err = 0;
 
+	if (!pd)
+		pd = e->pd0;
+	access &= ACCESS_KNOWN;
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
@@ -764,15 +759,28 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 		eng_unlock(e);
 		return -EBUSY;
 	}
-	mr->pd->refs--;
-	mr->pd = pd;
-	pd->refs++;
-	mr->addr = addr;
-	mr->len = len;
-	mr->iova = iova;
-	mr->access = access & ACCESS_KNOWN;
+	/*
+	 * A key someone was given must not reach other memory, another PD's
+	 * QPs or a right taken away: then the MR gets a new key and the old
+	 * one matches nothing. A change that only adds rights keeps it, as
+	 * mlx5 and Soft-RoCE do and rdma-core's tests expect
+	 * (test_mr_rereg_access writes through the R_Key it had before).
+	 */
+	new_key = addr != mr->addr || len != mr->len || iova != mr->iova ||
+		  pd != mr->pd || (mr->access & ~access);
+	if (new_key)
+		err = eng_key_renew(&e->keys, &mr->k);
+	if (!err) {
+		mr->pd->refs--;
+		mr->pd = pd;
+		pd->refs++;
+		mr->addr = addr;
+		mr->len = len;
+		mr->iova = iova;
+		mr->access = access;
+	}
 	eng_unlock(e);
-	return 0;
+	return err;
 }
 
 /* A region with windows bound to it stays (-EBUSY); a window is unbound */
@@ -787,7 +795,7 @@ int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
 	}
 	if (mr->mw_type)
 		mw_unbind(mr);
-	e->mrs[ENG_KEY_SLOT(mr->key)] = NULL;
+	eng_key_del(&e->keys, &mr->k);
 	mr->pd->refs--;
 	eng_unlock(e);
 	free(mr);
@@ -801,20 +809,43 @@ int rxdp_engine_dealloc_mw(struct rxdp_emr *mw)
 
 uint32_t rxdp_emr_lkey(const struct rxdp_emr *mr)
 {
-	return mr->key;
+	return mr->k.key;
 }
 
 uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr)
 {
-	return mr->key;
+	return mr->k.key;
 }
 
-/* The MR with this key, if it belongs to pd (IBTA 10.6.3.2: same PD) */
+/* The MR or MW with this key (whose PD the callers check, IBTA 10.6.3.2) */
+struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e, uint32_t key)
+{
+	struct eng_key *k = eng_key_find(&e->keys, key);
+
+	return k ? (struct rxdp_emr *)((char *)k - offsetof(struct rxdp_emr, k))
+		 : NULL;
+}
+
+/* The MR with this key: an L_Key never names a window (IBTA 10.6.7) */
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
 {
-	struct rxdp_emr *mr = e->mrs[ENG_KEY_SLOT(key)];
+	struct rxdp_emr *mr = eng_key_lookup(e, key);
 
-	return mr && mr->key == key ? mr : NULL;
+	return mr && mr->k.kind == ENG_KEY_MR ? mr : NULL;
+}
+
+/*
+ * A window by its key's index part alone (keys.h): its key byte is what
+ * its last bind gave it
+ */
+struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key)
+{
+	struct eng_key *k = eng_key_find_index(&e->keys, key);
+
+	return k && k->kind == ENG_KEY_MW
+		       ? (struct rxdp_emr *)((char *)k -
+					     offsetof(struct rxdp_emr, k))
+		       : NULL;
 }
 
 /* --- completion queues ----------------------------------------------------- */

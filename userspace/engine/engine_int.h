@@ -9,6 +9,7 @@
 
 #include "common/hw_counters.h"
 #include "engine/engine.h"
+#include "engine/keys.h"
 #include "engine/pkt.h"
 #include "rxdp/params.h"
 #include "rxdp/psn.h"
@@ -17,7 +18,6 @@
 #define ENG_MAX_INLINE 512
 #define ENG_MAX_WR 16384
 #define ENG_MAX_CQE (1 << 20)
-#define ENG_MAX_MR (1 << 16) /* key table slots (regions and windows) */
 #define ENG_MAX_RD_ATOMIC 16
 #define ENG_RJOBS 64 /* responder: queued read/atomic responses */
 #define ENG_ATOMIC_CACHE 16 /* responder: replayable atomic results */
@@ -41,22 +41,9 @@ struct rxdp_eah {
 };
 
 /*
- * Keys (L_Key and R_Key, IBTA 10.6.3.4) of regions and windows, one table:
- *   bits 31..8  the key's index part: the table slot, chosen here (the
- *               only part a lookup uses to find the entry, in O(1))
- *   bits 7..0   the key byte: for a region, a tag chosen here so that a
- *               stale key does not name a new region; for a memory window,
- *               the consumer's (IBTA 10.6.7.2.1, ibv_inc_rkey(3)): each
- *               bind takes it from the bind's new R_Key
- * A lookup compares the whole key. A window keeps its slot for its life;
- * only its key byte changes.
- */
-#define ENG_KEY_BYTE 0xffU
-#define ENG_KEY_SLOT(key) (((key) >> 8) % ENG_MAX_MR)
-
-/*
  * A memory region, or (mw_type set) a memory window (IBTA 10.6.7): both are
- * named by keys from the one table. A window bound to a region reaches
+ * named by keys from the one table (keys.h: kind ENG_KEY_MR or ENG_KEY_MW;
+ * a window's key byte is its consumer's). A window bound to a region reaches
  * [iova, iova + len) of it, at addr in the owner's memory, with the
  * window's own access rights (mw.c).
  */
@@ -66,7 +53,7 @@ struct rxdp_emr {
 	uint64_t addr; /* in the owner's memory */
 	uint64_t iova;
 	uint64_t len;
-	uint32_t key;
+	struct eng_key k; /* lkey = rkey (keys.h) */
 	unsigned int access;
 	uint32_t nmw; /* a region: windows bound to it (no dereg meanwhile) */
 	/* windows only */
@@ -304,8 +291,7 @@ struct rxdp_engine {
 	struct rxdp_esrq *srqs; /* list */
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
-	struct rxdp_emr **mrs; /* by key >> 8 */
-	uint32_t mr_tag;
+	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
 	struct rxdp_engine_stats stats;
 	uint64_t hwc[RXDP_HWC_MAX]; /* every QP's counters, summed */
@@ -339,6 +325,9 @@ void eng_lock(struct rxdp_engine *e);
 void eng_unlock(struct rxdp_engine *e);
 
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
+/* The MR or MW with this key (an R_Key may name either) */
+struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e, uint32_t key);
+struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key);
 /* Count an event of a QP, on the QP and on its device */
 static inline void eng_hwc_add(struct rxdp_eqp *qp, enum rxdp_hwc c, uint64_t n)
 {

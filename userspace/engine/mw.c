@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Memory windows (IBTA 10.6.7), as Soft-RoCE offers them: type 1 and type
- * 2B. A window is a key (from the one key table, engine_int.h) that grants
+ * 2B. A window is a key (from the one key table, keys.h) that grants
  * remote access to part of a region, with rights of its own.
  *
  * - Type 1: allocated bound to nothing; bound (and re-bound, or unbound
@@ -20,6 +20,7 @@
  * Everything here runs with the engine lock held.
  */
 #include <errno.h>
+#include <stddef.h>
 
 #include "engine/engine_int.h"
 
@@ -53,7 +54,7 @@ enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w)
 	 * bind gave it, which the ibv_mw a type 2 bind names may not know
 	 * (rdma-core updates ibv_mw.rkey only for ibv_bind_mw)
 	 */
-	struct rxdp_emr *mw = e->mrs[ENG_KEY_SLOT(w->mw_key)];
+	struct rxdp_emr *mw = eng_mw_by_index(e, w->mw_key);
 	struct rxdp_emr *mr = NULL;
 	unsigned int access = w->bind_access;
 
@@ -64,7 +65,7 @@ enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w)
 		return IBV_WC_MW_BIND_ERR;
 	if (w->bind_len) {
 		mr = eng_mr_lookup(e, w->mr_key);
-		if (!mr || mr->mw_type || mr->pd != qp->pd ||
+		if (!mr || mr->pd != qp->pd ||
 		    !(mr->access & IBV_ACCESS_MW_BIND))
 			return IBV_WC_MW_BIND_ERR;
 		/* C10-74: a writable window needs a locally writable region */
@@ -79,7 +80,7 @@ enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w)
 			return IBV_WC_MW_BIND_ERR;
 	}
 	mw_unbind(mw);
-	mw->key = (mw->key & ~ENG_KEY_BYTE) | (w->new_key & ENG_KEY_BYTE);
+	eng_key_set_byte(&mw->k, (uint8_t)w->new_key);
 	if (!mr)
 		return IBV_WC_SUCCESS; /* a type 1 window, unbound */
 	mw->mw_mr = mr;
@@ -103,7 +104,7 @@ enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w)
  */
 int mw_invalidate(struct rxdp_eqp *qp, uint32_t rkey)
 {
-	struct rxdp_emr *mw = eng_mr_lookup(qp->e, rkey);
+	struct rxdp_emr *mw = eng_key_lookup(qp->e, rkey);
 
 	if (!mw || mw->mw_type != IBV_MW_TYPE_2 || !mw->mw_valid ||
 	    mw->pd != qp->pd)
@@ -130,10 +131,16 @@ void mw_qp_gone(struct rxdp_eqp *qp)
 {
 	struct rxdp_engine *e = qp->e;
 
-	for (uint32_t i = 0; qp->nmw && i < ENG_MAX_MR; i++) {
-		struct rxdp_emr *mw = e->mrs[i];
+	/* rare (a QP destroyed with windows bound): a walk of the table */
+	for (uint32_t i = 0; qp->nmw && i < 2 * ENG_KEY_MAX; i++) {
+		struct eng_key *k = e->keys.slot[i];
+		struct rxdp_emr *mw;
 
-		if (mw && mw->mw_type && mw->mw_qp == qp)
+		if (!k || k->kind != ENG_KEY_MW)
+			continue;
+		mw = (struct rxdp_emr *)((char *)k -
+					 offsetof(struct rxdp_emr, k));
+		if (mw->mw_qp == qp)
 			mw_unbind(mw);
 	}
 }
