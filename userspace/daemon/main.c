@@ -236,6 +236,7 @@ int main(int argc, char **argv)
 		pr_warn("connection manager: %s\n", strerror(-ret));
 		return 1;
 	}
+	devnode_clean();
 	ret = rtnl_open();
 	if (ret) {
 		pr_warn("rtnetlink: %s\n", strerror(-ret));
