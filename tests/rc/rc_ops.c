@@ -31,6 +31,8 @@
  *   bulk    large transfers, verified byte for byte, RXDP_RC_OPS_ROUNDS
  *           rounds (default 5), for the fault tests
  *
+ * RXDP_RC_OPS_TIMEOUT sets the client's QPs' ACK timeout (default 14).
+ *
  * Exit 0 when every check held; each failed check is printed with what
  * was expected and what came.
  */
@@ -760,7 +762,8 @@ static int rpc_ok(struct req *q, const char *what)
 	return r.status;
 }
 
-static const struct qp_params default_params = {
+/* timeout: RXDP_RC_OPS_TIMEOUT overrides it (a slow emulated guest) */
+static struct qp_params default_params = {
 	.sq_sig_all = 0,
 	.timeout = 14,
 	.retry_cnt = 7,
@@ -1889,6 +1892,9 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srandom((unsigned int)getpid());
+	if (getenv("RXDP_RC_OPS_TIMEOUT") && *getenv("RXDP_RC_OPS_TIMEOUT"))
+		default_params.timeout =
+			(uint8_t)atoi(getenv("RXDP_RC_OPS_TIMEOUT"));
 	if (gid_index < 0 || optind >= argc)
 		usage();
 	if (!strcmp(argv[optind], "server") && optind + 2 == argc)

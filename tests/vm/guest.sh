@@ -4,6 +4,7 @@
 #   guest.sh rxdp-up PEER   rxdp on eth0: rxdp-loader attach, rxdpd
 #   guest.sh rxe-up PEER    the kernel's Soft-RoCE on eth0 (rxe0)
 #   guest.sh down           whichever is up, removed
+#   guest.sh diag           the stack's counters (and rxdpd's log)
 #
 # PEER is the other guest's address. Each "up" writes /run/vm.env, which
 # the test's commands source: DEV and GID (the device and its IPv4 GID
@@ -80,8 +81,16 @@ down)
 	fi
 	rm -f "$env"
 	;;
+diag)
+	# after a failure: what each stack counted, and rxdpd's last words
+	if [ -f /run/rxdpd.pid ]; then
+		"$tree/build/bin/rxdp-ctl" stats
+		grep -v "client pid" /tmp/rxdpd.log | tail -n 20
+	fi
+	rdma link show rxe0/1 >/dev/null 2>&1 && rdma statistic show link rxe0/1
+	;;
 *)
-	echo "usage: guest.sh rxdp-up|rxe-up PEER | down" >&2
+	echo "usage: guest.sh rxdp-up|rxe-up PEER | down | diag" >&2
 	exit 2
 	;;
 esac

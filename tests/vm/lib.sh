@@ -42,13 +42,25 @@ vm_net() {
 	ip -n "$VM_NS" link set "$VM_BR" up
 }
 
+_vm_kvm() {
+	grep -qwE 'vmx|svm' /proc/cpuinfo && [ -r /dev/kvm ] && [ -w /dev/kvm ]
+}
+
 _vm_accel() {
-	if grep -qwE 'vmx|svm' /proc/cpuinfo && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	if _vm_kvm; then
 		echo "-accel kvm -cpu host"
 	else
 		echo "-accel tcg,thread=multi -cpu max"
 	fi
 }
+
+# The ACK timeout of the tests' RC QPs (perftest's -u, rc_ops'
+# RXDP_RC_OPS_TIMEOUT). Programs default to 14, 4.096 us x 2^14 = 67 ms:
+# under TCG on a busy machine a guest stalls for longer than 7 of those (a
+# Soft-RoCE guest took 500 ms to answer 256 packets at a load average of
+# 12), and the requester gives up (RETRY_EXC_ERR). 18 is 1.07 s.
+VM_QP_TIMEOUT=
+_vm_kvm || VM_QP_TIMEOUT=18
 
 # _vm_launch NAME ADDR IMG: start guest NAME's QEMU in VM_NS
 _vm_launch() {
@@ -206,15 +218,20 @@ vm_pair() {
 			echo "--- $f"
 			grep -v -e '^-*$' -e '^ok ' "$out.$f" | head -n 40
 		done
+		for g in A B; do
+			echo "--- guest $g"
+			vm_run "$g" 30 /rxdp/tests/vm/guest.sh diag
+		done
 		VM_FAILED+=("$name")
 	fi
 }
 
 vm_pt() {
-	local tool=$1
+	local tool=$1 opt=""
 	shift
-	vm_pair "$tool $*" 120 "$tool -d \$DEV -x \$GID -F $*" \
-		"$tool -d \$DEV -x \$GID -F $* \$PEER"
+	[ -n "$VM_QP_TIMEOUT" ] && opt="-u $VM_QP_TIMEOUT"
+	vm_pair "$tool $*" 120 "$tool -d \$DEV -x \$GID -F $opt $*" \
+		"$tool -d \$DEV -x \$GID -F $opt $* \$PEER"
 }
 
 vm_pp() {
@@ -231,7 +248,7 @@ vm_rc_ops() {
 	VM_SRV_RC=0
 	[[ " $groups " == *" errors "* ]] && VM_SRV_RC=137
 	vm_pair "rc_ops $groups" 300 "$rc_ops -d \$DEV -g \$GID server 18515" \
-		"$rc_ops -d \$DEV -g \$GID client \$PEER 18515 $groups"
+		"RXDP_RC_OPS_TIMEOUT=$VM_QP_TIMEOUT $rc_ops -d \$DEV -g \$GID client \$PEER 18515 $groups"
 	VM_SRV_RC=0
 }
 

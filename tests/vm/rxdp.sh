@@ -2,8 +2,10 @@
 # rxdp to rxdp in two Debian 12 guests on Debian's stock kernel
 # (tests/vm/lib.sh): native XDP and copy-mode AF_XDP on virtio-net, which
 # the namespace tests (veth) do not reach. The pingpongs with -c, perftest
-# (ib_send_bw with 300 messages of 64 KiB: a user saw it fail there, the
-# requester's timeouts burying a slow responder under duplicates), and
+# (ib_send_bw with 300 messages of 64 KiB, where a user saw the client end
+# in RETRY_EXC_ERR: each timeout resent the window to a responder that was
+# only slow, until it fell hopelessly behind; test_rc's
+# test_slow_responder checks the requester now asks with one packet), and
 # rc_ops with every RC operation and the error completions, byte-checked.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
