@@ -12,7 +12,8 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C.UTF-8
 
 addr=
-for a in $(cat /proc/cmdline); do
+read -ra cmdline </proc/cmdline
+for a in "${cmdline[@]}"; do
 	case $a in
 	rxdp.addr=*) addr=${a#rxdp.addr=} ;;
 	esac

@@ -20,7 +20,6 @@
 # image's own init (/sbin/rxdp-init) only mounts the tree and hands over to
 # tests/vm/guest-init.sh, so changing that needs no new image.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
 cache=${RXDP_VM_CACHE:-/var/cache/rxdp-vm}
 mirror=${RXDP_VM_MIRROR:-http://deb.debian.org/debian}
 key=$(sha256sum "$0" | cut -c1-12)

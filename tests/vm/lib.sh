@@ -65,7 +65,7 @@ _vm_kvm || VM_QP_TIMEOUT=18
 # _vm_launch NAME ADDR IMG: start guest NAME's QEMU in VM_NS
 _vm_launch() {
 	local name=$1 addr=$2 img=$3 tap dir pid
-	tap=rxt$(echo "$name" | tr 'A-Z' 'a-z')$RXDP_TEST_ID
+	tap=rxt${name,,}$RXDP_TEST_ID
 	dir=$VM_DIR/$name
 	mkdir -p "$dir/job"
 	ip -n "$VM_NS" tuntap add dev "$tap" mode tap || fail "cannot create $tap"
@@ -163,8 +163,10 @@ vm_run() {
 #                          collected in VM_FAILED.
 #   vm_pt TOOL ARGS...     a perftest tool, the same ARGS both sides
 #   vm_pp TOOL ARGS...     an ibv_*_pingpong, the same ARGS both sides
+#   vm_rc_ops [GROUP...]   tests/rc/rc_ops between them
+#   vm_rping               rping, once the project has RDMA-CM
+#   vm_built               fail unless what the guests run is built
 
-# vm_built: fail unless what the guests run from the tree is built
 vm_built() {
 	local f
 	for f in bin/rxdpd bin/rxdp-loader lib/libibverbs.so.1 tests/rc/rc_ops; do
@@ -252,9 +254,10 @@ vm_rc_ops() {
 	VM_SRV_RC=0
 }
 
-# vm_rping: rping both ways once the project has RDMA-CM (issue 11 builds
-# build/lib/librdmacm.so.1; guest.sh puts build/lib on rxdp's
-# LD_LIBRARY_PATH); until then a skip that says so.
+# vm_rping: rping (server in A, client in B, 10 pings checked) once the
+# project has RDMA-CM (issue 11 builds build/lib/librdmacm.so.1; guest.sh
+# puts build/lib on rxdp's LD_LIBRARY_PATH); until then a skip that says
+# so. Soft-RoCE's side runs Debian's librdmacm on the kernel's RDMA-CM.
 vm_rping() {
 	if [ ! -e "$_vm_root/build/lib/librdmacm.so.1" ]; then
 		echo "skip: rping (no build/lib/librdmacm.so.1 yet: RDMA-CM is issue 11)"

@@ -44,6 +44,8 @@ for round in "rxdp rxe" "rxe rxdp"; do
 	vm_pt ib_atomic_lat -n 100
 	vm_pt ib_send_bw -c UD -n 100 -s 1024 --report_gbits
 	vm_rc_ops wire errors
+	# RDMA-CM (issue 11): rping both ways, skipped until the project
+	# builds build/lib/librdmacm.so.1
 	vm_rping
 done
 
