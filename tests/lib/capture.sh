@@ -9,7 +9,9 @@
 #                            right (tests/rc/icrc_check.py); sets
 #                            CAPTURE_OPS to " op op ... " (the BTH opcodes
 #                            seen) and CAPTURE_TXT to a file with one line
-#                            per frame: number, opcode, source IP address
+#                            per frame, tab-separated: number, opcode,
+#                            source IP address, malformed, expert severity,
+#                            IPv4 TTL
 #   capture_has_ops OP...    fail unless each BTH opcode OP was seen
 #
 # Only the transport is checked: the heuristic dissectors Wireshark tries on
@@ -32,7 +34,7 @@ capture_check() {
 	CAPTURE_TXT=$pcap.txt
 	tshark -r "$pcap" "${CAPTURE_TSHARK_OPTS[@]}" -T fields -e frame.number \
 		-e infiniband.bth.opcode -e ip.src -e _ws.malformed \
-		-e _ws.expert.severity >"$CAPTURE_TXT" 2>"$pcap.err" ||
+		-e _ws.expert.severity -e ip.ttl >"$CAPTURE_TXT" 2>"$pcap.err" ||
 		{ cat "$pcap.err"; fail "tshark cannot read the capture"; }
 	total=$(wc -l <"$CAPTURE_TXT")
 	undecoded=$(awk -F'\t' '$2 == ""' "$CAPTURE_TXT" | wc -l)

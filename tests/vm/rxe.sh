@@ -59,6 +59,12 @@ for a in "$VM_ADDR_A" "$VM_ADDR_B"; do
 	echo "capture: $n frames from $a"
 	[ "$n" -gt 100 ] || fail "capture: only $n frames from $a"
 done
+# both stacks send the route's TTL, whatever hop limit the program asked
+# for (the pingpongs and perftest ask for 1): Linux's RoCE devices take it
+# from the route, and rxdp does as they do
+ttls=$(cut -f6 "$CAPTURE_TXT" | sort -u | tr '\n' ' ')
+echo "capture: TTLs seen: $ttls"
+[ "$ttls" = "64 " ] || fail "capture: TTLs other than 64"
 
 if [ ${#VM_FAILED[@]} -gt 0 ]; then
 	echo "failed: ${VM_FAILED[*]}"
