@@ -204,10 +204,12 @@ _vm_listening() {
 
 vm_pair() {
 	local name=$1 secs=$2 scmd=$3 ccmd=$4 ok=1 sj out=$VM_DIR/pair
-	vm_bg A "$secs" ". /run/vm.env; $scmd"
+	vm_bg A "$secs" ". /run/vm.env; echo \$\$ >/tmp/server.pid; exec $scmd"
 	sj=$VM_JOB
 	_vm_listening || ok=0
 	vm_run B "$secs" ". /run/vm.env; $ccmd" >"$out.cli" 2>&1 || ok=0
+	# a server whose client failed would wait for it until its time is up
+	[ $ok = 1 ] || vm_run A 10 'kill $(cat /tmp/server.pid)' >/dev/null
 	vm_wait A "$sj" >"$out.srv" 2>&1
 	[ $? = "$VM_SRV_RC" ] || ok=0
 	if [ $ok = 1 ]; then
