@@ -11,6 +11,7 @@ pkgs=(
 	iproute2 tcpdump tshark python3 python3-scapy strace
 	iperf3 sockperf python3-matplotlib
 	ucx-utils libucx-dev openmpi-bin libopenmpi-dev
+	qemu-system-x86 debootstrap e2fsprogs
 )
 
 missing=()

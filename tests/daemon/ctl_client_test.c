@@ -981,8 +981,13 @@ static int cmd_rings(const char *ifname, const char *peer)
 			     (__u32)rand_r(&seed));
 		if (write(f.doorbell, &one, sizeof(one)) != sizeof(one))
 			CHECK(0, "doorbell");
-		usleep(200000);
-		ret = rxdp_ctl_query_qp(c, ifindex, qp.qpn, &info);
+		/* up to 5 s: the data-path thread may wait for a loaded CPU */
+		for (int t = 0; t < 100; t++) {
+			usleep(50000);
+			ret = rxdp_ctl_query_qp(c, ifindex, qp.qpn, &info);
+			if (ret || info.attr.qp_state == IBV_QPS_ERR)
+				break;
+		}
 		CHECK(!ret, "round %d: rxdpd does not answer: %s", round,
 		      rxdp_ctl_strerror(c));
 		CHECK(info.attr.qp_state == IBV_QPS_ERR,

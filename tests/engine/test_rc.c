@@ -1665,6 +1665,47 @@ static void test_retry_exhausted(void **state)
 	pair_free(p);
 }
 
+/*
+ * A responder that is slow, not gone: the requester's timer fires while its
+ * window still waits at the responder. Each timeout sends one packet to
+ * ask where the responder stands, not the window again (which would bury a
+ * slow responder under duplicates until retry_cnt ran out); once the
+ * responder catches up, its ACKs finish the write and nothing it has is
+ * sent again.
+ */
+static void test_slow_responder(void **state)
+{
+	const uint32_t len = 200 * MTU;
+	struct qp_opts o = default_opts;
+	struct rxdp_engine_stats sa;
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_wc wc;
+	double end;
+
+	o.timeout = 10; /* 4 ms */
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	fill(a->buf, len, 11);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len, (uintptr_t)b->buf,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	/* the responder stalls for three timeouts: only a runs */
+	end = now_s() + 10;
+	do {
+		rxdp_engine_progress(a->e);
+		rxdp_engine_get_stats(a->e, &sa);
+	} while (sa.timeouts < 3 && now_s() < end);
+	assert_int_equal(sa.timeouts, 3);
+	/* each timeout sent one packet again, not the window */
+	assert_int_equal(sa.retransmits, 3);
+	assert_true(sa.tx_packets >= 64 && sa.tx_packets <= 203);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf, a->buf, len);
+	pair_free(p);
+}
+
 /* Wrong rkey, out of bounds, missing access right: REM_ACCESS_ERR */
 static void test_access_errors(void **state)
 {
@@ -2267,6 +2308,7 @@ int main(void)
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),
+		cmocka_unit_test(test_slow_responder),
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_key_bytes),
 		cmocka_unit_test(test_rereg_keys),

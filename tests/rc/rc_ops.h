@@ -123,7 +123,7 @@ extern int sock;
 extern struct rep hello;
 extern int checks, failures;
 extern uint32_t seed_next;
-extern const struct qp_params default_params;
+extern struct qp_params default_params;
 
 #define CHECK(cond, ...)                                                  \
 	do {                                                              \

@@ -298,6 +298,34 @@ static __u16 udp_sport(__u32 flow_label, __u32 lqpn, __u32 rqpn)
 	return (__u16)(0xc000 | (v & 0x3fff));
 }
 
+/*
+ * The IP TTL / hop limit of unicast packets: the route's, as on every RoCE
+ * device of Linux (ib_core resolves it with the destination MAC and puts it
+ * in place of the application's: ibv_rc_pingpong and perftest ask for 1,
+ * and Soft-RoCE sends 64). A peer rxdp reaches is on the link, so that is
+ * the network namespace's default.
+ */
+static __u8 unicast_hop_limit(const struct rxdp_link *l, int family)
+{
+	char path[96];
+	int v = 0;
+	FILE *f;
+
+	if (family == AF_INET)
+		snprintf(path, sizeof(path),
+			 "/proc/sys/net/ipv4/ip_default_ttl");
+	else
+		snprintf(path, sizeof(path),
+			 "/proc/sys/net/ipv6/conf/%s/hop_limit", l->ifname);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v >= 1 && v <= 255 ? (__u8)v : 64;
+}
+
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
 		 size_t msglen)
@@ -332,7 +360,7 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		memcpy(out->dip + 12, ah->dgid + 12, 4);
 	}
 	memcpy(out->smac, l->mac, 6);
-	/* an IP TTL/hop limit of 0 would not leave the host */
+	/* multicast keeps the application's (0 would not leave the host) */
 	out->hop_limit = ah->hop_limit ? ah->hop_limit : 64;
 	out->traffic_class = ah->traffic_class;
 	out->flow_label = ah->flow_label & 0xfffff;
@@ -364,6 +392,7 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		memcpy(out->dmac, m, 6);
 		return 0;
 	}
+	out->hop_limit = unicast_hop_limit(l, family);
 	/* One of our own addresses: this interface's MAC */
 	for (a = l->addrs; a; a = a->next) {
 		if (a->family == family &&

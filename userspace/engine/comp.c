@@ -135,11 +135,18 @@ static void req_fail(struct rxdp_eqp *qp, enum ibv_wc_status st)
 		rc_qp_to_err(qp, true);
 }
 
+/*
+ * una moved: the responder is alive. After a rewind, what it has just
+ * acknowledged is not sent again: transmission resumes at una.
+ */
 static void req_progress(struct rxdp_eqp *qp)
 {
 	qp->seq_nak_seen = false;
+	qp->probing = false;
 	qp->retry_left = qp->retry_cnt;
 	qp->rnr_left = qp->rnr_retry;
+	if (psn_before(qp->send_psn, qp->una))
+		req_rewind_(qp, qp->una);
 	req_arm_timer(qp);
 }
 
@@ -304,6 +311,7 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 			e->now + (uint64_t)rnr_timer_10us[syn & 0x1f] * 10000;
 		qp->rnr_psn = psn;
 		qp->timer_at = 0;
+		qp->probing = false;
 		return;
 	case ROCE_AETH_NAK:
 		break;
@@ -337,6 +345,7 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		 * exhaust it on a merely lossy path.
 		 */
 		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
+		qp->probing = false;
 		req_rewind(qp, psn, "sequence NAK");
 		req_arm_timer(qp);
 		return;
@@ -406,6 +415,16 @@ int rc_timers(struct rxdp_eqp *qp)
 		qp->retry_left--;
 		qp->read_rewound = false;
 		qp->seq_nak_seen = false;
+		/*
+		 * A timeout says nothing of where the responder stands: one
+		 * packet (with AckReq) asks, and its answer (an ACK up to the
+		 * newest PSN it has, or a NAK) reopens the window
+		 * (req_progress()). Resending the whole window instead buries
+		 * a responder that is merely slow under duplicates, so that
+		 * it falls further behind with each timeout until retry_cnt
+		 * runs out (a Soft-RoCE peer, or rxdp, in a slow VM).
+		 */
+		qp->probing = true;
 		req_rewind(qp, qp->una, "timeout");
 		req_arm_timer(qp);
 		return 1;

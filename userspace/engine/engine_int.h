@@ -236,6 +236,7 @@ struct rxdp_eqp {
 	bool read_rewound;
 	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
 	bool seq_nak_seen;
+	bool probing; /* after a timeout: one packet out until an answer */
 
 	void *user;
 	struct rxdp_esrq *srq;

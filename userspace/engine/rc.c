@@ -439,6 +439,7 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	qp->since_ackreq = 0;
 	qp->timer_at = qp->rnr_at = 0;
 	qp->read_rewound = false;
+	qp->probing = false;
 	qp->epsn = qp->msn = 0;
 	qp->resp_sent = false;
 	qp->nak_sent = false;

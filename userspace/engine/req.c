@@ -142,6 +142,8 @@ int req_tx(struct rxdp_eqp *qp)
 	uint32_t prod =
 		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
 	uint32_t max_rd = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
+	/* after a timeout, one packet until the responder answers */
+	int32_t window = qp->probing ? 1 : ENG_WINDOW;
 	struct pkt_sg sg[ENG_MAX_SGE];
 	int sent = 0, err;
 
@@ -186,7 +188,7 @@ int req_tx(struct rxdp_eqp *qp)
 			qp->sq_cur++;
 			continue;
 		}
-		if (psn_diff(qp->send_psn, qp->una) >= ENG_WINDOW)
+		if (psn_diff(qp->send_psn, qp->una) >= window)
 			break;
 		d.psn = qp->send_psn;
 		d.opcode = req_opcode(qp, w, true, true);
@@ -234,7 +236,7 @@ int req_tx(struct rxdp_eqp *qp)
 			d.ackreq = last ||
 				   qp->since_ackreq + 1 >= ENG_ACKREQ_EVERY ||
 				   psn_diff(qp->send_psn, qp->una) + 1 >=
-					   ENG_WINDOW;
+					   window;
 			if (qp->type != IBV_QPT_RC)
 				d.ackreq = 0;
 			break;

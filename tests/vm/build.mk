@@ -1,0 +1,8 @@
+# The guest tests: two Debian 12 guests under QEMU (tests/vm/lib.sh) on
+# Debian's stock kernel, joined by virtio-net; last, as they take longest.
+#  image.sh  builds the guests' image from Debian's packages once (cached in
+#            /var/cache/rxdp-vm; 2 to 4 minutes, then nothing)
+#  rxe.sh    rxdp against the kernel's Soft-RoCE, each in each role, and a
+#            capture tshark decodes
+#  rxdp.sh   rxdp to rxdp over virtio-net with native XDP
+TESTS += tests/vm/image.sh tests/vm/rxe.sh tests/vm/rxdp.sh

@@ -1,0 +1,273 @@
+# shellcheck shell=bash
+# Two Debian 12 guests under QEMU for rxdp's tests: source after
+# tests/lib/netns.sh.
+#
+#   vm_net                 a network namespace of the test's own holding a
+#                          bridge and one tap per guest (removed at exit)
+#   vm_start NAME ADDR...  boot guests NAME (A, B) from the cached image
+#                          (tests/vm/image.sh), each with eth0 (virtio-net
+#                          on the bridge) at ADDR/24; returns once they
+#                          run jobs
+#   vm_run NAME SECS CMD   run the bash command CMD in guest NAME, bounded
+#                          by SECS; its output on stdout, its exit code ours
+#   vm_bg NAME SECS CMD    the same in the background: sets VM_JOB, which
+#                          vm_wait NAME VM_JOB waits for (output, exit code)
+#
+# The guests run the stock bookworm kernel (linux-image-amd64) with its
+# initramfs, booted directly, their root file system the cached image
+# opened with snapshot=on (each guest writes to a throwaway overlay). The
+# project's tree is shared read-only over 9p at /rxdp in the guests, and a
+# job folder per guest read-write at /job: the guest's init
+# (tests/vm/guest-init.sh) runs the scripts the host writes there. Nothing
+# of the guests' network reaches ours: the taps and the bridge live in
+# VM_NS, which has no address and no route.
+#
+# QEMU uses KVM where the CPU offers vmx/svm and /dev/kvm opens, TCG
+# otherwise (about 100 times slower: tests keep message counts small).
+# After vm_net: VM_NS, VM_BR (the bridge, to capture on), VM_DIR (consoles
+# and job folders); RXDP_VM_SMP/RXDP_VM_MEM size the guests (2, 1024 MiB).
+
+_vm_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VM_BOOT_TIMEOUT=${RXDP_VM_BOOT_TIMEOUT:-300}
+
+vm_net() {
+	VM_NS=rxvm$RXDP_TEST_ID
+	VM_BR=rxbr$RXDP_TEST_ID
+	VM_DIR=$(mktemp -d)
+	on_exit "rm -rf '$VM_DIR'"
+	netns_add "$VM_NS"
+	ip -n "$VM_NS" link add "$VM_BR" type bridge || fail "cannot create the bridge"
+	# no STP, no learning delay: frames pass as soon as the ports are up
+	ip -n "$VM_NS" link set "$VM_BR" type bridge stp_state 0 forward_delay 0
+	ip -n "$VM_NS" link set "$VM_BR" up
+}
+
+_vm_kvm() {
+	grep -qwE 'vmx|svm' /proc/cpuinfo && [ -r /dev/kvm ] && [ -w /dev/kvm ]
+}
+
+_vm_accel() {
+	if _vm_kvm; then
+		echo "-accel kvm -cpu host"
+	else
+		echo "-accel tcg,thread=multi -cpu max"
+	fi
+}
+
+# The ACK timeout of the tests' RC QPs (perftest's -u, rc_ops'
+# RXDP_RC_OPS_TIMEOUT). Programs default to 14, 4.096 us x 2^14 = 67 ms:
+# under TCG on a busy machine a guest stalls for longer than 7 of those (a
+# Soft-RoCE guest took 500 ms to answer 256 packets at a load average of
+# 12), and the requester gives up (RETRY_EXC_ERR). 18 is 1.07 s.
+VM_QP_TIMEOUT=
+_vm_kvm || VM_QP_TIMEOUT=18
+
+# _vm_launch NAME ADDR IMG: start guest NAME's QEMU in VM_NS
+_vm_launch() {
+	local name=$1 addr=$2 img=$3 tap dir pid
+	tap=rxt${name,,}$RXDP_TEST_ID
+	dir=$VM_DIR/$name
+	mkdir -p "$dir/job"
+	ip -n "$VM_NS" tuntap add dev "$tap" mode tap || fail "cannot create $tap"
+	ip -n "$VM_NS" link set "$tap" master "$VM_BR" up
+	# the MAC says which guest: 52:54:00 (QEMU's), then the guest's letter
+	# shellcheck disable=SC2046
+	ip netns exec "$VM_NS" qemu-system-x86_64 -name "rxdp-$name" \
+		$(_vm_accel) -smp "${RXDP_VM_SMP:-2}" -m "${RXDP_VM_MEM:-1024}" \
+		-nodefaults -display none -no-reboot \
+		-serial "file:$dir/console.log" \
+		-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
+		-append "console=ttyS0 root=/dev/vda rw init=/sbin/rxdp-init panic=-1 loglevel=4 net.ifnames=0 rxdp.addr=$addr/24" \
+		-drive "file=$img/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
+		-virtfs "local,path=$_vm_root,mount_tag=rxdp,security_model=none,readonly=on" \
+		-virtfs "local,path=$dir/job,mount_tag=job,security_model=none" \
+		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")" \
+		-device virtio-rng-pci \
+		>"$dir/qemu.log" 2>&1 &
+	pid=$!
+	on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+	eval "VM_PID_$name=$pid"
+}
+
+# vm_start NAME ADDR [NAME ADDR]...: boot the guests side by side
+vm_start() {
+	local img name dir pid n=0 args=("$@") i
+	img=$("$_vm_root/tests/vm/image.sh") || fail "no guest image (tests/vm/image.sh)"
+	for ((i = 0; i < ${#args[@]}; i += 2)); do
+		_vm_launch "${args[i]}" "${args[i + 1]}" "$img"
+	done
+	for ((i = 0; i < ${#args[@]}; i += 2)); do
+		name=${args[i]}
+		dir=$VM_DIR/$name
+		eval "pid=\$VM_PID_$name"
+		while [ ! -f "$dir/job/ready" ]; do
+			if ! kill -0 "$pid" 2>/dev/null || [ $n -ge $((VM_BOOT_TIMEOUT * 10)) ]; then
+				cat "$dir/qemu.log"
+				tail -n 40 "$dir/console.log"
+				fail "guest $name did not come up"
+			fi
+			n=$((n + 1))
+			sleep 0.1
+		done
+		echo "guest $name: kernel $(cat "$dir/job/ready"), eth0 ${args[i + 1]}, up after $((n / 10)) s"
+	done
+}
+
+vm_bg() {
+	local name=$1 secs=$2 dir=$VM_DIR/$1/job
+	shift 2
+	# unique in subshells too (a pipeline's vm_run)
+	VM_JOB=j$(date +%s%N)
+	printf 'timeout -k 5 %s bash -c %q\n' "$secs" "$*" >"$dir/$VM_JOB.tmp"
+	mv "$dir/$VM_JOB.tmp" "$dir/$VM_JOB.sh"
+	eval "_vm_limit_${name}_$VM_JOB=$((secs + 30))"
+}
+
+vm_wait() {
+	local name=$1 job=$2 dir=$VM_DIR/$1/job n=0 limit pid
+	eval "limit=\$_vm_limit_${name}_$job"
+	eval "pid=\$VM_PID_$name"
+	while [ ! -f "$dir/$job.rc" ]; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 40 "$VM_DIR/$name/console.log"
+			fail "guest $name is gone"
+		fi
+		if [ $n -ge $((limit * 10)) ]; then
+			cat "$dir/$job.out" 2>/dev/null
+			echo "vm_wait: job $job in guest $name did not end" >&2
+			return 124
+		fi
+		n=$((n + 1))
+		sleep 0.1
+	done
+	cat "$dir/$job.out"
+	return "$(cat "$dir/$job.rc")"
+}
+
+vm_run() {
+	vm_bg "$@"
+	vm_wait "$1" "$VM_JOB"
+}
+
+# --- the RDMA stacks in the guests, and programs between them --------------
+#
+#   vm_guests              vm_net, then guests A (VM_ADDR_A) and B booted
+#   vm_stack NAME STACK    rxdp or rxe (Soft-RoCE) in guest NAME, whatever
+#                          ran there before removed (tests/vm/guest.sh)
+#   vm_pair NAME SECS SERVER-CMD CLIENT-CMD
+#                          SERVER-CMD in A, then CLIENT-CMD in B, each with
+#                          DEV, GID, ADDR and PEER (the other guest's
+#                          address) set for its stack; the client must exit
+#                          0, the server VM_SRV_RC (0). Failures are
+#                          collected in VM_FAILED.
+#   vm_pt TOOL ARGS...     a perftest tool, the same ARGS both sides
+#   vm_pp TOOL ARGS...     an ibv_*_pingpong, the same ARGS both sides
+#   vm_rc_ops [GROUP...]   tests/rc/rc_ops between them
+#   vm_rping               rping, once the project has RDMA-CM
+#   vm_built               fail unless what the guests run is built
+
+vm_built() {
+	local f
+	for f in bin/rxdpd bin/rxdp-loader lib/libibverbs.so.1 tests/rc/rc_ops; do
+		[ -e "$_vm_root/build/$f" ] ||
+			fail "build/$f not built (make; make build/tests/rc/rc_ops)"
+	done
+}
+
+VM_ADDR_A=198.18.0.1
+VM_ADDR_B=198.18.0.2
+VM_FAILED=()
+
+vm_guests() {
+	vm_net
+	vm_start A "$VM_ADDR_A" B "$VM_ADDR_B"
+}
+
+vm_stack() {
+	local name=$1 stack=$2 peer=$VM_ADDR_B
+	[ "$name" = B ] && peer=$VM_ADDR_A
+	vm_run "$name" 60 "/rxdp/tests/vm/guest.sh down && /rxdp/tests/vm/guest.sh $stack-up $peer" |
+		sed "s/^/guest $name: /"
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "guest $name: cannot bring $stack up"
+}
+
+# The client starts once the server listens on TCP port VM_LISTEN_PORT
+# (18515: perftest, the pingpongs, rc_ops; a probe connection would be the
+# server's client), or after 3 s when it is empty.
+VM_LISTEN_PORT=18515
+VM_SRV_RC=0
+_vm_listening() {
+	[ -n "$VM_LISTEN_PORT" ] || { sleep 3; return 0; }
+	vm_run A 30 "until ss -ltn | grep -q ':$VM_LISTEN_PORT '; do sleep 0.1; done"
+}
+
+vm_pair() {
+	local name=$1 secs=$2 scmd=$3 ccmd=$4 ok=1 sj out=$VM_DIR/pair
+	vm_bg A "$secs" ". /run/vm.env; echo \$\$ >/tmp/server.pid; exec $scmd"
+	sj=$VM_JOB
+	_vm_listening || ok=0
+	vm_run B "$secs" ". /run/vm.env; $ccmd" >"$out.cli" 2>&1 || ok=0
+	# a server whose client failed would wait for it until its time is up
+	[ $ok = 1 ] || vm_run A 10 'kill $(cat /tmp/server.pid)' >/dev/null
+	vm_wait A "$sj" >"$out.srv" 2>&1
+	[ $? = "$VM_SRV_RC" ] || ok=0
+	if [ $ok = 1 ]; then
+		printf 'ok: %s\n' "$name"
+		grep -v '^-*$' "$out.cli" | tail -n 2 | sed 's/^/    /'
+	else
+		printf 'FAIL: %s\n' "$name"
+		# stderr (the errors) comes before the buffered stdout
+		for f in srv cli; do
+			echo "--- $f"
+			grep -v -e '^-*$' -e '^ok ' "$out.$f" | head -n 40
+		done
+		for g in A B; do
+			echo "--- guest $g"
+			vm_run "$g" 30 /rxdp/tests/vm/guest.sh diag
+		done
+		VM_FAILED+=("$name")
+	fi
+}
+
+vm_pt() {
+	local tool=$1 opt=""
+	shift
+	[ -n "$VM_QP_TIMEOUT" ] && opt="-u $VM_QP_TIMEOUT"
+	vm_pair "$tool $*" 120 "$tool -d \$DEV -x \$GID -F $opt $*" \
+		"$tool -d \$DEV -x \$GID -F $opt $* \$PEER"
+}
+
+vm_pp() {
+	local tool=$1
+	shift
+	vm_pair "$tool $*" 120 "$tool -d \$DEV -g \$GID $*" \
+		"$tool -d \$DEV -g \$GID $* \$PEER"
+}
+
+# vm_rc_ops [GROUP...]: tests/rc/rc_ops, server in A, client in B (default:
+# basic errors; errors ends by killing the server, as in tests/rc/rc_ops.sh)
+vm_rc_ops() {
+	local groups=${*:-basic errors} rc_ops=/rxdp/build/tests/rc/rc_ops
+	VM_SRV_RC=0
+	[[ " $groups " == *" errors "* ]] && VM_SRV_RC=137
+	vm_pair "rc_ops $groups" 300 "$rc_ops -d \$DEV -g \$GID server 18515" \
+		"RXDP_RC_OPS_TIMEOUT=$VM_QP_TIMEOUT $rc_ops -d \$DEV -g \$GID client \$PEER 18515 $groups"
+	VM_SRV_RC=0
+}
+
+# vm_rping: rping (server in A, client in B, 10 pings checked) once the
+# project has RDMA-CM (issue 11 builds build/lib/librdmacm.so.1; guest.sh
+# puts build/lib on rxdp's LD_LIBRARY_PATH); until then a skip that says
+# so. Soft-RoCE's side runs Debian's librdmacm on the kernel's RDMA-CM.
+vm_rping() {
+	if [ ! -e "$_vm_root/build/lib/librdmacm.so.1" ]; then
+		echo "skip: rping (no build/lib/librdmacm.so.1 yet: RDMA-CM is issue 11)"
+		return 0
+	fi
+	# an RDMA-CM listener is no TCP socket to wait for
+	VM_LISTEN_PORT=
+	vm_pair "rping" 120 "rping -s -a \$ADDR -C 10 -S 1024 -V" \
+		"rping -c -a \$PEER -C 10 -S 1024 -V"
+	VM_LISTEN_PORT=18515
+}
