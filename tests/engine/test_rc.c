@@ -1506,6 +1506,8 @@ struct fault {
 	uint64_t dropped;
 	uint8_t nak[4096]; /* the first sequence NAK, as it arrived */
 	uint32_t nak_len;
+	uint8_t read[4096]; /* the first read request, as it arrived */
+	uint32_t read_len;
 };
 
 static int fault_filter(void *arg, uint8_t *frame, uint32_t len)
@@ -1533,6 +1535,10 @@ static int fault_filter(void *arg, uint8_t *frame, uint32_t len)
 	    !f->nak_len) {
 		memcpy(f->nak, frame, len);
 		f->nak_len = len;
+	}
+	if (pi.opcode == ROCE_RC_READ_REQUEST && !f->read_len) {
+		memcpy(f->read, frame, len);
+		f->read_len = len;
 	}
 	i = psn - f->lo;
 	if (kind == f->kind && psn_in_window(psn, f->lo, psn_add(f->hi, 1)) &&
@@ -1717,6 +1723,51 @@ static void test_nak_storm(void **state)
 	/* PSNs A_PSN0 + lost .. A_PSN0 + npkts: the Write's packets lost-1.. */
 	assert_int_equal(sa.retransmits, npkts - lost + 1);
 	assert_int_equal(sa.tlp_probes + sa.rto_expiries + sa.timeouts, 0);
+	pair_free(p);
+}
+
+/*
+ * A read request that comes again (a go-back, or copies the network made)
+ * replaces the responses still queued for it: five copies of a 100-packet
+ * read make the responder send its data about once more, not five times.
+ */
+static void test_read_dup_replaces(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats sa, sb0, sb;
+	const uint32_t len = 100 * MTU;
+	struct ibv_wc wc;
+	struct fault f;
+	int got = 0;
+
+	warm_up(p);
+	stats_of(p, &sa, &sb0);
+	fault_set(p, 1, &f, FAULT_REQ, 1, 0, 0); /* keeps the read request */
+	fill(b->buf + BUF / 2, len, 7);
+	post_send1(a, IBV_WR_RDMA_READ, 1, 0, len, (uintptr_t)b->buf + BUF / 2,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	/* b queues the responses; a takes the first batch */
+	rxdp_engine_progress(b->e);
+	rxdp_engine_progress(a->e);
+	assert_true(f.read_len > 0);
+	for (int i = 0; i < 5; i++)
+		memwire_inject(p->w, 1, f.read, f.read_len);
+	while (!got) {
+		drive(p);
+		got = rxdp_engine_poll_cq(a->scq, 1, &wc);
+		assert_true(got >= 0);
+	}
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(a->buf, b->buf + BUF / 2, len);
+	stats_of(p, &sa, &sb);
+	print_message("5 copies of a 100-packet read: %llu responses sent, "
+		      "%llu cancelled\n",
+		      (unsigned long long)(sb.tx_packets - sb0.tx_packets),
+		      (unsigned long long)sb.rjobs_cancelled);
+	assert_int_equal(sb.rx_duplicates - sb0.rx_duplicates, 5);
+	assert_true(sb.rjobs_cancelled >= 1);
+	assert_true(sb.tx_packets - sb0.tx_packets < 3 * 100);
 	pair_free(p);
 }
 
@@ -2326,6 +2377,7 @@ int main(void)
 		cmocka_unit_test(test_tail_ack_lost),
 		cmocka_unit_test(test_nak_storm),
 		cmocka_unit_test(test_one_nak_per_gap),
+		cmocka_unit_test(test_read_dup_replaces),
 		cmocka_unit_test(test_goback_window),
 		cmocka_unit_test(test_rto_backoff),
 		cmocka_unit_test(test_retry_counts_timeouts),

@@ -136,8 +136,18 @@ static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
 					      psn_add(w->first_psn, w->npkts)))
 			continue;
 		qp->sq_cur = i;
-		qp->send_psn = w->opcode == IBV_WR_RDMA_READ ? w->resp_psn
-							     : psn;
+		qp->send_psn = psn;
+		if (w->opcode == IBV_WR_RDMA_READ) {
+			/*
+			 * The rest of the read, asked for again: once per gap
+			 * until a timer says otherwise, as responses sent
+			 * before the responder hears of it still arrive out
+			 * of sequence for a while.
+			 */
+			qp->send_psn = w->resp_psn;
+			qp->read_rewound = true;
+			qp->read_rewind_psn = w->resp_psn;
+		}
 		return;
 	}
 }
@@ -277,6 +287,14 @@ static void req_fail(struct rxdp_eqp *qp, enum ibv_wc_status st)
 		rc_qp_to_err(qp, true);
 }
 
+/* The peer answers, though it makes no progress yet: the timers start over */
+static void req_alive(struct rxdp_eqp *qp)
+{
+	req_restart_timer(qp);
+	if (qp->rtt_known && !qp->tlp_sent)
+		qp->tlp_at = qp->e->now + req_pto(qp);
+}
+
 /* una moved: the path works, every timer and counter starts over */
 static void req_progress(struct rxdp_eqp *qp)
 {
@@ -330,11 +348,8 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 			continue;
 		}
 		if (psn_diff(last, psn) <= 0 &&
-		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn)) {
-			qp->read_rewound = true;
-			qp->read_rewind_psn = w->resp_psn;
+		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn))
 			read_lost = true;
-		}
 		if (psn_after(una, w->resp_psn))
 			una = w->resp_psn;
 		break;
@@ -368,11 +383,14 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 	if (psn != w->resp_psn) {
 		/* a gap: responses were lost, ask for the rest once */
 		if (psn_after(psn, w->resp_psn) &&
-		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn)) {
-			qp->read_rewound = true;
-			qp->read_rewind_psn = w->resp_psn;
+		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn))
 			req_go_back(qp, w->resp_psn, "a gap in read responses");
-		}
+		/*
+		 * Either way the responder is answering this read (responses
+		 * sent before it heard of a resend drain for a while, a long
+		 * read's for milliseconds): no timer fires while they come.
+		 */
+		req_alive(qp);
 		return;
 	}
 	if (pi->paylen > w->length - w->resp_off ||
@@ -596,7 +614,6 @@ int rc_timers(struct rxdp_eqp *qp)
 	}
 	if (qp->backoff < ENG_RTO_BACKOFF_MAX)
 		qp->backoff++;
-	qp->read_rewound = false;
 	qp->seq_nak_seen = false;
 	qp->tlp_sent = true; /* the timer has it now */
 	req_cwnd_cut(qp, true);

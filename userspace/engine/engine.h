@@ -199,6 +199,7 @@ struct rxdp_engine_stats {
 	uint64_t tlp_probes; /* tail-loss probes sent */
 	uint64_t go_backs; /* resends from an earlier PSN (go-back-N) */
 	uint64_t naks_ignored; /* sequence NAKs repeated during their resend */
+	uint64_t rjobs_cancelled; /* read/atomic responses a go-back replaced */
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 
