@@ -9,7 +9,7 @@ pkgs=(
 	libmnl-dev libcmocka-dev libisal-dev libibverbs-dev
 	perftest ibverbs-utils python3-pyverbs
 	iproute2 tcpdump tshark python3 python3-scapy
-	iperf3 sockperf python3-matplotlib
+	iperf3 sockperf python3-matplotlib ethtool
 )
 
 missing=()
