@@ -8,7 +8,7 @@ pkgs=(
 	libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev
 	libmnl-dev libcmocka-dev libisal-dev libibverbs-dev
 	perftest ibverbs-utils python3-pyverbs
-	iproute2 tcpdump tshark python3 python3-scapy
+	iproute2 tcpdump tshark python3 python3-scapy strace
 	iperf3 sockperf python3-matplotlib ethtool
 )
 

@@ -46,4 +46,4 @@ TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
-	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh
+	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh

@@ -178,8 +178,10 @@ s=$!
 wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':19400 '"
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -F -D 20 -p 19400 "$ADDR_B" >"$tmp/k.cli" 2>&1 &
 c=$!
-sleep 2
-[ "$(qps_of "$NS_A")" -gt 0 ] || bad "no QP of the client to leave behind"
+# the client makes its QP after perftest's start-up (its clock calibration
+# alone takes a while on a loaded machine)
+wait_until 30 bash -c "[ \"\$(ip netns exec $NS_A $RXDP_BIN/rxdp-ctl qps | sed -n 's/^QPS (\([0-9]*\))/\1/p')\" -gt 0 ]" ||
+	bad "no QP of the client to leave behind"
 pkill -9 -f "ib_write_bw -d $devA"
 wait $c
 wait $s

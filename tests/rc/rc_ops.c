@@ -15,10 +15,12 @@
  *
  *   basic   Send, Send with immediate, RDMA Write, Write with immediate,
  *           RDMA Read with sizes 0, 1, MTU-1, MTU, MTU+1, 64 KiB, 3 MiB+17,
- *           one SGE and gather/scatter lists; inline data; Compare&Swap
+ *           one SGE and gather/scatter lists; small sizes around 64 and
+ *           96 bytes with 1-3 SGEs each side; inline data; Compare&Swap
  *           and Fetch&Add; unsignaled WRs; a fence; 64 WRs in flight;
  *           atomicity of Fetch&Add from two QPs against the server's CPU
- *   errors  RNR retries exhausted, wrong R_Key, out of bounds, no remote
+ *   errors  local protection (bad lkey, past the MR, another PD's MR),
+ *           RNR retries exhausted, wrong R_Key, out of bounds, no remote
  *           write access, misaligned atomic; each on a fresh QP pair, the
  *           rest of the send queue flushed; then the server is killed and
  *           the next WR ends with retries exhausted, the rest flushed
@@ -1042,6 +1044,20 @@ static void test_ops(void)
 			if (sizes[s] > 1)
 				one_op(0, ops[o], sizes[s], 3, 4, 0);
 		}
+	/*
+	 * Small messages around what rxdp's library gathers into the WQE
+	 * (64 bytes) and what a receive's CQE carries to be scattered by
+	 * ibv_poll_cq (96 bytes, in one or two pieces): every byte and the
+	 * guards around the buffers checked as for the others.
+	 */
+	const uint64_t small[] = { 2, 13, 40, 64, 65, 96, 97 };
+	const int small_sg[][2] = { { 1, 1 }, { 3, 2 }, { 2, 3 } };
+
+	for (o = 0; o < 4; o++)
+		for (s = 0; s < sizeof(small) / sizeof(small[0]); s++)
+			for (unsigned int k = 0; k < 3; k++)
+				one_op(0, ops[o], small[s], small_sg[k][0],
+				       small_sg[k][1], 0);
 	/* inline: the source may change right after the post */
 	const uint32_t isz[] = { 1, 13, cli.max_inline };
 
@@ -1627,9 +1643,10 @@ static void group_basic(void)
  * Post three WRs on a fresh QP pair: the first fails with want, the other
  * two are flushed, and the QP is in ERR.
  */
-static void error_case(const char *what, const struct qp_params *p,
-		       enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
-		       uint32_t len, enum ibv_wc_status want)
+static void error_case_sge(const char *what, const struct qp_params *p,
+			   enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
+			   uint32_t len, const struct ibv_sge *local,
+			   enum ibv_wc_status want)
 {
 	struct sge_d g = { .off = L_SRC, .len = len };
 	struct ibv_wc wc[3];
@@ -1638,9 +1655,26 @@ static void error_case(const char *what, const struct qp_params *p,
 
 	if (pair_up(3, p))
 		return;
-	for (k = 0; k < 3; k++)
-		post(3, k ? IBV_WR_SEND : op, &g, 1, IBV_SEND_SIGNALED, 90 + k,
-		     raddr, rkey, 0, 0, 0);
+	for (k = 0; k < 3; k++) {
+		struct ibv_sge sge = local ? *local : (struct ibv_sge){ 0 };
+		struct ibv_send_wr wr = { .wr_id = 90,
+					  .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = op,
+					  .send_flags = IBV_SEND_SIGNALED },
+				   *bad = NULL;
+
+		if (k || !local) {
+			post(3, k ? IBV_WR_SEND : op, &g, 1, IBV_SEND_SIGNALED,
+			     90 + k, raddr, rkey, 0, 0, 0);
+			continue;
+		}
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+		k = ibv_post_send(cli.c[3].qp, &wr, &bad);
+		CHECK(k == 0, "%s: ibv_post_send: %s", what, strerror(k));
+		k = 0;
+	}
 	n = poll_n(cli.c[3].scq, wc, 3, POLL_MS);
 	CHECK(n == 3, "%s: %d of 3 completions", what, n);
 	if (n >= 1)
@@ -1660,6 +1694,67 @@ static void error_case(const char *what, const struct qp_params *p,
 	pair_down(3);
 	printf("%s %s -> %s, then flushed\n", failures == f0 ? "ok" : "FAIL",
 	       what, ibv_wc_status_str(want));
+}
+
+static void error_case(const char *what, const struct qp_params *p,
+		       enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
+		       uint32_t len, enum ibv_wc_status want)
+{
+	error_case_sge(what, p, op, raddr, rkey, len, NULL, want);
+}
+
+/*
+ * IBTA 10.6.3.2 (C10-9): a local SGE is checked against its L_Key: an MR
+ * of the QP's PD holding the whole range. Each case small (a size rxdp's
+ * library gathers at post time) and large, as a Send and an RDMA Write:
+ * a key nobody has, a range past the MR's end, the key of another PD's MR.
+ */
+static void test_local_keys(void)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(cli.ctx);
+	struct ibv_mr *mr2 =
+		pd2 ? ibv_reg_mr(pd2, cli.buf, 4096, IBV_ACCESS_LOCAL_WRITE)
+		    : NULL;
+	const uint32_t lens[] = { 8, 3000 };
+	const enum ibv_wr_opcode ops[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE };
+	char what[128];
+
+	CHECK(mr2 != NULL, "a second PD and MR: %s", strerror(errno));
+	for (unsigned int o = 0; o < 2; o++)
+		for (unsigned int l = 0; l < 2; l++) {
+			const struct {
+				const char *why;
+				uint32_t lkey;
+				uint8_t *addr;
+			} bad[] = {
+				{ "no such lkey", cli.mr->lkey ^ 0x5a5a00,
+				  cli.buf + L_SRC },
+				{ "past the MR", cli.mr->lkey,
+				  cli.buf + BUF_LEN - lens[l] / 2 },
+				{ "an MR of another PD", mr2 ? mr2->lkey : 0,
+				  cli.buf },
+			};
+
+			for (unsigned int b = 0; b < 3 && (b < 2 || mr2); b++) {
+				struct ibv_sge sge = {
+					.addr = (uintptr_t)bad[b].addr,
+					.length = lens[l],
+					.lkey = bad[b].lkey,
+				};
+
+				snprintf(what, sizeof(what),
+					 "%s of %u bytes, %s", op_name(ops[o]),
+					 lens[l], bad[b].why);
+				error_case_sge(what, &default_params, ops[o],
+					       hello.addr + R_DST, hello.rkey,
+					       lens[l], &sge,
+					       IBV_WC_LOC_PROT_ERR);
+			}
+		}
+	if (mr2)
+		ibv_dereg_mr(mr2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
 }
 
 /*
@@ -1713,6 +1808,7 @@ static void group_errors(void)
 	char c;
 	int n, k, f0;
 
+	test_local_keys();
 	/* no receive posted, RNR retried once (IBTA 9.7.5.2.8) */
 	p.rnr_retry = 1;
 	error_case("Send with no receive posted, rnr_retry 1", &p, IBV_WR_SEND,

@@ -51,7 +51,12 @@ struct rxdp_hca_cq {
 /* A work queue (SQ, RQ or SRQ) ring: slots of a fixed stride */
 struct rxdp_hca_wq {
 	_Atomic __u32 prod; /* application: WQEs posted */
-	__u8 pad0[RXDP_HCA_LINE - 4];
+	/*
+	 * application: the CPU it last posted from, a hint (rxdpd keeps its
+	 * data-path thread off the CPUs of clients that post, so both run)
+	 */
+	_Atomic __u32 cpu;
+	__u8 pad0[RXDP_HCA_LINE - 8];
 	_Atomic __u32 cons; /* rxdpd: WQEs taken into its memory */
 	_Atomic __u32 done; /* rxdpd: WQEs whose slots may be reused */
 	__u32 size; /* rxdpd, fixed: slots (a power of two) */
@@ -83,6 +88,19 @@ struct rxdp_hca_event {
 	__u32 port; /* port events: 1 */
 	__u64 cookie;
 };
+
+/*
+ * Small sends are gathered by the library: when the SGEs of a Send or an
+ * RDMA Write (with immediate or not) hold at most RXDP_HCA_GATHER_MAX bytes
+ * and lie in MRs the library registered on the QP's PD, it copies the bytes
+ * after the SGE list and sets RXDP_HCA_SEND_GATHERED. rxdpd checks the SGEs
+ * (keys, bounds, PD) as for any WQE and sends the bytes from the slot: it
+ * need not read the owner's memory (a system call) for them. Reading the
+ * buffers when the WR is posted is what an HCA may do too (IBTA 10.7.2.2:
+ * they must not change until the WR completes).
+ */
+#define RXDP_HCA_GATHER_MAX 64
+#define RXDP_HCA_SEND_GATHERED (1U << 31) /* in rxdp_hca_swqe.send_flags */
 
 /* A send WQE as posted: 64 bytes, then SGEs or inline data */
 struct rxdp_hca_swqe {
@@ -129,16 +147,56 @@ static inline __u32 rxdp_hca_align(__u32 n)
 	return (n + RXDP_HCA_LINE - 1) & ~(__u32)(RXDP_HCA_LINE - 1);
 }
 
-static inline size_t rxdp_hca_cq_bytes(__u32 size)
+/*
+ * Small receives are scattered by the library ("scatter to CQE", as HCAs
+ * do it): the bytes of a one-packet Send (on UD, the GRH first), at most
+ * RXDP_HCA_SCATTER_MAX of them landing in at most RXDP_HCA_SCATTER_SGES
+ * pieces of the receive WQE's buffers, go into the CQE's data slot with
+ * where they belong (buffers rxdpd checked against the WQE's MRs as for any
+ * write), and the CQE's vendor_err says so. ibv_poll_cq copies them there
+ * and clears vendor_err before it returns the CQE. An application learns
+ * of a receive only from its CQE, so what it sees is the same; rxdpd saves
+ * a write into the owner's memory (a system call) per small message.
+ */
+#define RXDP_HCA_SCATTER_MAX 96
+#define RXDP_HCA_SCATTER_SGES 2
+#define RXDP_HCA_WC_SCATTER 0x5ca7u /* vendor_err of a successful CQE */
+
+struct rxdp_hca_cqd {
+	__u64 addr[RXDP_HCA_SCATTER_SGES]; /* the owner's addresses */
+	__u32 len[RXDP_HCA_SCATTER_SGES]; /* bytes of data for each, in turn */
+	__u8 data[RXDP_HCA_SCATTER_MAX];
+	__u8 pad[8];
+};
+
+_Static_assert(sizeof(struct rxdp_hca_cqd) == 2 * RXDP_HCA_LINE, "cqe data");
+
+/* A CQ's memfd: the header, the ring, then a data slot per entry */
+static inline size_t rxdp_hca_cq_data_off(__u32 size)
 {
-	return sizeof(struct rxdp_hca_cq) +
-	       (size_t)size * sizeof(struct ibv_wc);
+	return rxdp_hca_align((__u32)sizeof(struct rxdp_hca_cq) +
+			      size * (__u32)sizeof(struct ibv_wc));
 }
 
-/* Bytes of a send WQE slot for max_sge SGEs or max_inline bytes inline */
+static inline size_t rxdp_hca_cq_bytes(__u32 size)
+{
+	return rxdp_hca_cq_data_off(size) +
+	       (size_t)size * sizeof(struct rxdp_hca_cqd);
+}
+
+static inline struct rxdp_hca_cqd *rxdp_hca_cq_data(struct rxdp_hca_cq *cq,
+						    __u32 size)
+{
+	return (struct rxdp_hca_cqd *)((char *)cq + rxdp_hca_cq_data_off(size));
+}
+
+/*
+ * Bytes of a send WQE slot for max_sge SGEs and what they gather, or
+ * max_inline bytes inline
+ */
 static inline __u32 rxdp_hca_swqe_stride(__u32 max_sge, __u32 max_inline)
 {
-	__u32 s = max_sge * (__u32)sizeof(struct ibv_sge);
+	__u32 s = max_sge * (__u32)sizeof(struct ibv_sge) + RXDP_HCA_GATHER_MAX;
 
 	if (max_inline > s)
 		s = max_inline;
@@ -175,6 +233,14 @@ static inline void *rxdp_hca_slot(void *ring, __u32 idx, __u32 size,
 				  __u32 stride)
 {
 	return (char *)ring + (size_t)(idx & (size - 1)) * stride;
+}
+
+/* Opcodes whose local buffers are only read: their bytes may be gathered */
+static inline int rxdp_hca_gatherable(__u32 opcode)
+{
+	return opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
+	       opcode == IBV_WR_RDMA_WRITE ||
+	       opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
 /*
@@ -223,6 +289,10 @@ static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
 	if (num_sge > c->max_send_sge || total > (1ULL << 31))
 		return EINVAL;
 	if ((send_flags & IBV_SEND_INLINE) && total > c->max_inline)
+		return EINVAL;
+	if ((send_flags & RXDP_HCA_SEND_GATHERED) &&
+	    ((send_flags & IBV_SEND_INLINE) || total > RXDP_HCA_GATHER_MAX ||
+	     !rxdp_hca_gatherable(opcode)))
 		return EINVAL;
 	return 0;
 }

@@ -194,6 +194,7 @@ struct rxdp_engine_stats {
 	uint64_t rx_drop_ud; /* UD: bad Q_Key or no receive WQE */
 	uint64_t mem_faults; /* an owner's memory was not there (EFAULT) */
 	uint64_t bad_wqes; /* shared-queue WQEs that broke the rules */
+	uint64_t rx_scattered; /* small receives left to the owner's poll */
 	/* loss recovery (see comp.c) */
 	uint64_t rto_expiries; /* adaptive timer expiries before the timeout */
 	uint64_t tlp_probes; /* tail-loss probes sent */

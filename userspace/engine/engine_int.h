@@ -87,6 +87,7 @@ struct swqe {
 	int num_sge;
 	struct ibv_sge *sge; /* this slot's share of the SGE pool */
 	uint8_t *inl; /* inline data copied at post time, or NULL */
+	bool gathered; /* inl holds what sge names (common/hca.h), checked */
 	/* UD: where to (the AH's headers, copied), remote QPN and Q_Key */
 	struct pkt_path ud_path;
 	uint32_t ud_qpn;
@@ -167,6 +168,8 @@ struct rxdp_eqp {
 	/* shared queues (common/hca.h), or NULL */
 	struct rxdp_hca_qp *sh;
 	void *sh_sq, *sh_rq;
+	uint32_t post_cpu; /* shared SQ: the CPU its owner last posted from */
+	uint64_t post_ns; /* ... when the engine last took a post from it */
 	uint32_t qpn;
 	enum ibv_qp_type type;
 	_Atomic int state; /* enum ibv_qp_state */
@@ -308,6 +311,9 @@ struct rxdp_engine {
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
 	_Atomic uint64_t activity; /* packets moved: the spinner watches it */
+	cpu_set_t allowed; /* where the progress thread may run at all */
+	cpu_set_t placed; /* where it runs now (eng_place) */
+	uint64_t place_ns; /* when placement was last looked at */
 };
 
 uint64_t eng_now(void);
@@ -320,6 +326,8 @@ void eng_unlock(struct rxdp_engine *e);
 
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
 void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
+void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
+		     bool solicited, const struct rxdp_hca_cqd *d);
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
 /* The owner's memory of a PD; -EFAULT counted in the stats */
 int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len);
@@ -357,6 +365,12 @@ bool rc_rq_take(struct rxdp_eqp *qp);
 void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		      enum ibv_wc_opcode op, uint32_t len,
 		      const struct roce_immdt *imm, bool se);
+void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
+			   enum ibv_wc_opcode op, uint32_t len,
+			   const struct roce_immdt *imm, bool se,
+			   const struct rxdp_hca_cqd *d);
+bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		     uint32_t len, struct rxdp_hca_cqd *d);
 /* comp.c */
 void req_arm_timer(struct rxdp_eqp *qp);
 void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);

@@ -299,6 +299,40 @@ void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		      enum ibv_wc_opcode op, uint32_t len,
 		      const struct roce_immdt *imm, bool se)
 {
+	rc_recv_complete_data(qp, status, op, len, imm, se, NULL);
+}
+
+/*
+ * Scatter to CQE (common/hca.h): where the first len bytes of a message go
+ * in the buffers sg names, into d, when the receive CQ is an owner's (it
+ * scatters them when it polls) and they fit. false: the caller writes them
+ * into the owner's memory itself.
+ */
+bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		     uint32_t len, struct rxdp_hca_cqd *d)
+{
+	struct pkt_sg piece[ENG_MAX_SGE];
+	int n;
+
+	if (qp->rcq->own || !len || len > RXDP_HCA_SCATTER_MAX)
+		return false;
+	n = rc_sg_slice(sg, nsg, 0, len, piece);
+	if (n > RXDP_HCA_SCATTER_SGES)
+		return false;
+	memset(d, 0, offsetof(struct rxdp_hca_cqd, data));
+	for (int i = 0; i < n; i++) {
+		d->addr[i] = piece[i].addr;
+		d->len[i] = piece[i].len;
+	}
+	qp->e->stats.rx_scattered++;
+	return true;
+}
+
+void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
+			   enum ibv_wc_opcode op, uint32_t len,
+			   const struct roce_immdt *imm, bool se,
+			   const struct rxdp_hca_cqd *d)
+{
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
@@ -313,7 +347,7 @@ void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
 	qp->cur_valid = false;
-	eng_cq_add(qp->rcq, &wc, se);
+	eng_cq_add_data(qp->rcq, &wc, se, d);
 }
 
 /* Flush everything posted to a QP in ERR (IBTA 10.3.1: WR_FLUSH_ERR). */

@@ -68,6 +68,14 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 	w->first_psn = qp->next_psn;
 	w->resp_psn = qp->next_psn;
 	w->resp_off = 0;
+	/* gathered bytes come with their SGEs, checked all the same */
+	if (w->gathered &&
+	    rc_sge_resolve(qp->pd, w->sge, w->num_sge, 0, w->sg, &total) < 0) {
+		w->status = IBV_WC_LOC_PROT_ERR;
+		w->done = true;
+		w->npkts = 0;
+		return false;
+	}
 	if (w->inl) {
 		w->sg[0].addr = (uintptr_t)w->inl;
 		w->sg[0].len = w->length;

@@ -72,7 +72,8 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 {
 	static __thread struct pkt_sg sg[ENG_MAX_SGE];
 	bool first = pi->flags & ROCE_OPF_FIRST,
-	     last = pi->flags & ROCE_OPF_LAST;
+	     last = pi->flags & ROCE_OPF_LAST, scatter;
+	struct rxdp_hca_cqd d;
 	uint32_t total;
 	int nsg;
 
@@ -100,8 +101,11 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
-	if (rc_sg_copy_to(qp->pd, sg, nsg, qp->recv_off, pi->payload,
-			  pi->paylen)) {
+	scatter = first && last && rc_scatter_prep(qp, sg, nsg, pi->paylen, &d);
+	if (scatter)
+		memcpy(d.data, pi->payload, pi->paylen);
+	else if (rc_sg_copy_to(qp->pd, sg, nsg, qp->recv_off, pi->payload,
+			       pi->paylen)) {
 		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
 				 false);
 		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
@@ -109,8 +113,9 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	}
 	qp->recv_off += pi->paylen;
 	if (last) {
-		rc_recv_complete(qp, IBV_WC_SUCCESS, IBV_WC_RECV, qp->recv_off,
-				 pi->immdt, bth_se(pi->bth));
+		rc_recv_complete_data(qp, IBV_WC_SUCCESS, IBV_WC_RECV,
+				      qp->recv_off, pi->immdt, bth_se(pi->bth),
+				      scatter ? &d : NULL);
 		qp->msn = psn_add(qp->msn, 1);
 		qp->rseq = RSEQ_NONE;
 	} else {
@@ -355,8 +360,10 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	static __thread struct pkt_sg sg[ENG_MAX_SGE];
 	uint8_t grh[ROCE_GRH_LEN] = { 0 };
 	struct rxdp_engine *e = qp->e;
+	struct rxdp_hca_cqd d;
 	uint32_t total;
 	struct ibv_wc wc;
+	bool scatter;
 	int nsg;
 
 	if (deth_qkey(pi->deth) != qp->qkey || !rc_rq_take(qp)) {
@@ -375,9 +382,13 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 		memcpy(grh, pi->l3, ROCE_GRH_LEN);
 	else
 		memcpy(grh + 20, pi->l3, 20);
-	if (rc_sg_copy_to(qp->pd, sg, nsg, 0, grh, ROCE_GRH_LEN) ||
-	    rc_sg_copy_to(qp->pd, sg, nsg, ROCE_GRH_LEN, pi->payload,
-			  pi->paylen)) {
+	scatter = rc_scatter_prep(qp, sg, nsg, ROCE_GRH_LEN + pi->paylen, &d);
+	if (scatter) {
+		memcpy(d.data, grh, ROCE_GRH_LEN);
+		memcpy(d.data + ROCE_GRH_LEN, pi->payload, pi->paylen);
+	} else if (rc_sg_copy_to(qp->pd, sg, nsg, 0, grh, ROCE_GRH_LEN) ||
+		   rc_sg_copy_to(qp->pd, sg, nsg, ROCE_GRH_LEN, pi->payload,
+				 pi->paylen)) {
 		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
 				 false);
 		return;
@@ -395,7 +406,7 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
 	qp->cur_valid = false;
-	eng_cq_add(qp->rcq, &wc, bth_se(pi->bth));
+	eng_cq_add_data(qp->rcq, &wc, bth_se(pi->bth), scatter ? &d : NULL);
 }
 
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)

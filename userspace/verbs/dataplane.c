@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct rxdp_mr {
 	uint32_t handle;
 	uint64_t iova; /* as registered, for ibv_rereg_mr */
 	unsigned int access;
+	struct rxdp_mr *hnext; /* the context's mr_hash chain */
 };
 
 /* A mapping of a memfd rxdpd made (queues) */
@@ -48,6 +50,7 @@ struct rxdp_cq {
 	uint32_t handle;
 	struct shm mem;
 	struct rxdp_hca_cq *sh;
+	struct rxdp_hca_cqd *data; /* the entries' data slots */
 	uint32_t size;
 	pthread_spinlock_t lock; /* pollers */
 	unsigned int
@@ -184,6 +187,19 @@ static void doorbell(struct ibv_context *ctx)
 	}
 }
 
+/*
+ * Tell rxdpd which CPU posts to this queue (a hint: its data-path thread
+ * keeps off the CPUs of clients that post, so that both run at once).
+ * Written only when it changes, so the line stays shared otherwise.
+ */
+static void note_cpu(struct rxdp_hca_wq *wq)
+{
+	uint32_t cpu = (uint32_t)sched_getcpu();
+
+	if (atomic_load_explicit(&wq->cpu, memory_order_relaxed) != cpu)
+		atomic_store_explicit(&wq->cpu, cpu, memory_order_relaxed);
+}
+
 /* rxdpd went away (its control connection hung up): no more completions */
 static bool ctx_dead(struct ibv_context *ctx)
 {
@@ -197,6 +213,69 @@ static bool ctx_dead(struct ibv_context *ctx)
 		c->dead = 1;
 	}
 	return c->dead;
+}
+
+/* --- MRs by lkey, and the gathering of small sends (common/hca.h) ---------- */
+
+static struct rxdp_mr **mr_slot(struct rxdp_context *c, uint32_t lkey)
+{
+	return &c->mr_hash[(lkey ^ lkey >> 8 ^ lkey >> 16) % RXDP_MR_HASH];
+}
+
+static void mr_hash_add(struct rxdp_context *c, struct rxdp_mr *m)
+{
+	struct rxdp_mr **h;
+
+	pthread_rwlock_wrlock(&c->mr_lock);
+	h = mr_slot(c, m->mr.lkey);
+	m->hnext = *h;
+	*h = m;
+	pthread_rwlock_unlock(&c->mr_lock);
+}
+
+static void mr_hash_del(struct rxdp_context *c, struct rxdp_mr *m)
+{
+	pthread_rwlock_wrlock(&c->mr_lock);
+	for (struct rxdp_mr **p = mr_slot(c, m->mr.lkey); *p; p = &(*p)->hnext)
+		if (*p == m) {
+			*p = m->hnext;
+			break;
+		}
+	pthread_rwlock_unlock(&c->mr_lock);
+}
+
+/*
+ * Copy the bytes of a small send's SGEs to dst when every SGE lies in an MR
+ * of pd that this context registered; false (nothing promised) otherwise:
+ * rxdpd then reads them itself and reports a bad SGE as an error
+ * completion. The copy happens under the read lock, so an MR deregistered
+ * meanwhile is not read through.
+ */
+static bool gather(struct rxdp_context *c, struct ibv_pd *pd,
+		   const struct ibv_send_wr *wr, uint8_t *dst)
+{
+	bool ok = true;
+
+	pthread_rwlock_rdlock(&c->mr_lock);
+	for (int i = 0; i < wr->num_sge && ok; i++) {
+		const struct ibv_sge *g = &wr->sg_list[i];
+		struct rxdp_mr *m = *mr_slot(c, g->lkey);
+
+		if (!g->length)
+			continue;
+		while (m && m->mr.lkey != g->lkey)
+			m = m->hnext;
+		ok = m && m->mr.pd == pd && g->addr >= m->iova &&
+		     g->addr - m->iova <= m->mr.length &&
+		     g->length <= m->mr.length - (g->addr - m->iova);
+		if (ok) {
+			memcpy(dst, (uint8_t *)m->mr.addr + (g->addr - m->iova),
+			       g->length);
+			dst += g->length;
+		}
+	}
+	pthread_rwlock_unlock(&c->mr_lock);
+	return ok;
 }
 
 /* --- the static inline verbs dispatch through context->ops ------------------ */
@@ -214,6 +293,7 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 	pthread_spin_lock(&w->sq_lock);
+	note_cpu(sq);
 	for (; wr; wr = wr->next) {
 		uint32_t prod =
 			atomic_load_explicit(&sq->prod, memory_order_relaxed);
@@ -270,6 +350,11 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			memcpy(d->sge, wr->sg_list,
 			       (size_t)wr->num_sge * sizeof(*d->sge));
 			d->num_sge = (uint32_t)wr->num_sge;
+			if (total && total <= RXDP_HCA_GATHER_MAX &&
+			    rxdp_hca_gatherable(wr->opcode) &&
+			    gather(to_rxdp_ctx(qp->context), qp->pd, wr,
+				   (uint8_t *)(d->sge + wr->num_sge)))
+				d->send_flags |= RXDP_HCA_SEND_GATHERED;
 		}
 		atomic_store_explicit(&sq->prod, prod + 1,
 				      memory_order_release);
@@ -347,11 +432,30 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	return err;
 }
 
+/*
+ * The bytes of a small receive rxdpd left in the CQE's data slot go where
+ * the receive WQE's buffers are (common/hca.h): before the CQE is returned,
+ * and before its slot is given back.
+ */
+static void cq_scatter(const struct rxdp_hca_cqd *d)
+{
+	uint32_t off = 0;
+
+	for (int i = 0; i < RXDP_HCA_SCATTER_SGES; i++) {
+		uint32_t n = d->len[i];
+
+		if (n > RXDP_HCA_SCATTER_MAX - off)
+			break;
+		memcpy((void *)(uintptr_t)d->addr[i], d->data + off, n);
+		off += n;
+	}
+}
+
 static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct rxdp_cq *w = to_cq(cq);
 	struct rxdp_hca_cq *sh = w->sh;
-	uint32_t cons, prod;
+	uint32_t cons, prod, m = w->size - 1;
 	int got = 0;
 
 	if (num_entries < 0)
@@ -359,9 +463,16 @@ static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	pthread_spin_lock(&w->lock);
 	cons = atomic_load_explicit(&sh->cons, memory_order_relaxed);
 	prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
-	while (got < num_entries && cons != prod)
-		wc[got++] = sh->ring[cons++ & (w->size - 1)];
-	atomic_store_explicit(&sh->cons, cons, memory_order_release);
+	for (; got < num_entries && cons != prod; got++, cons++) {
+		wc[got] = sh->ring[cons & m];
+		if (wc[got].vendor_err == RXDP_HCA_WC_SCATTER) {
+			if (wc[got].status == IBV_WC_SUCCESS)
+				cq_scatter(&w->data[cons & m]);
+			wc[got].vendor_err = 0;
+		}
+	}
+	if (got) /* an empty poll leaves the line rxdpd reads alone */
+		atomic_store_explicit(&sh->cons, cons, memory_order_release);
 	pthread_spin_unlock(&w->lock);
 	if (got)
 		return got;
@@ -491,6 +602,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	m->mr.rkey = o.rkey;
 	m->iova = iova;
 	m->access = access;
+	mr_hash_add(to_rxdp_ctx(pd->context), m);
 	rxdp_pd_get(pd);
 	return &m->mr;
 }
@@ -524,9 +636,12 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	if (!mr)
 		return EINVAL;
 	o.handle = m->handle;
+	mr_hash_del(to_rxdp_ctx(mr->context), m);
 	ret = obj_call(mr->context, RXDP_CTL_MR_DEREG, &o, NULL, NULL);
-	if (ret && ret != ECONNRESET && ret != EPIPE)
+	if (ret && ret != ECONNRESET && ret != EPIPE) {
+		mr_hash_add(to_rxdp_ctx(mr->context), m);
 		return ret;
+	}
 	rxdp_pd_put(mr->pd);
 	free(m);
 	return 0;
@@ -572,6 +687,8 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 						      : m->access;
 	if (obj_call(mr->context, RXDP_CTL_MR_REREG, &o, NULL, NULL))
 		return rereg_fail(errno, IBV_REREG_MR_ERR_CMD);
+	/* out of the lkey table while it changes: posts do not gather then */
+	mr_hash_del(to_rxdp_ctx(mr->context), m);
 	m->iova = o.iova;
 	m->access = o.access;
 	mr->addr = (void *)(uintptr_t)o.addr;
@@ -583,6 +700,7 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		rxdp_pd_put(mr->pd);
 		mr->pd = npd;
 	}
+	mr_hash_add(to_rxdp_ctx(mr->context), m);
 	return 0;
 }
 
@@ -665,6 +783,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	w->handle = o.handle;
 	w->sh = w->mem.p;
 	w->size = o.cqe;
+	w->data = rxdp_hca_cq_data(w->sh, w->size);
 	pthread_spin_init(&w->lock, PTHREAD_PROCESS_PRIVATE);
 	verbs_init_cq(&w->cq, context, channel, cq_context);
 	w->cq.cqe = (int)o.cqe;
@@ -698,6 +817,7 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 		w->mem = m;
 		w->sh = m.p;
 		w->size = o.cqe;
+		w->data = rxdp_hca_cq_data(w->sh, w->size);
 		cq->cqe = (int)o.cqe;
 	}
 	pthread_spin_unlock(&w->lock);
@@ -886,8 +1006,10 @@ static void cq_clean(struct rxdp_cq *w, uint32_t qpn)
 		if (wc->qp_num == qpn)
 			continue;
 		to--;
-		if (to != i - 1)
+		if (to != i - 1) {
 			sh->ring[to & m] = *wc;
+			w->data[to & m] = w->data[(i - 1) & m];
+		}
 	}
 	atomic_store_explicit(&sh->cons, to, memory_order_release);
 	pthread_spin_unlock(&w->lock);

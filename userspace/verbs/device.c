@@ -199,6 +199,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->cmd_fd = -1;
 	ctx->async_fd = -1;
 	pthread_mutex_init(&c->ctl_lock, NULL);
+	pthread_rwlock_init(&c->mr_lock, NULL);
 
 	c->ctl = rxdp_ctl_connect(NULL);
 	if (!c->ctl) {

@@ -74,9 +74,15 @@ static inline struct rxdp_device *to_rxdp_dev(struct ibv_device *d)
  * <infiniband/verbs.h> finds vctx from it because abi_compat is
  * __VERBS_ABI_IS_EXTENDED and vctx.context is the last member of vctx.
  */
+/* MRs by lkey, for the small sends the library gathers (dataplane.c) */
+#define RXDP_MR_HASH 256
+struct rxdp_mr;
+
 struct rxdp_context {
 	struct rxdp_device *dev;
 	pthread_mutex_t ctl_lock; /* one request at a time on ctl */
+	pthread_rwlock_t mr_lock; /* mr_hash: posts read, registrations write */
+	struct rxdp_mr *mr_hash[RXDP_MR_HASH];
 	struct rxdp_ctl *ctl; /* this context's connection to rxdpd */
 	int doorbell; /* wakes rxdpd's data-path thread (an eventfd) */
 	struct rxdp_hca_dev *page; /* the device page, mapped read-only */
