@@ -186,12 +186,16 @@ bench_tcp() {
 }
 
 # --- 3. rxdp through unmodified perftest ------------------------------------
-# CPU seconds (user + system) the rxdpd processes (the data path of both
-# hosts) have used so far
+# CPU seconds (user + system) the rxdpd processes of both hosts (the data
+# path) have used so far; only ours: other users of the machine may run
+# rxdpd in namespaces of their own
 daemon_cpu() {
-	local p t=0 hz
+	local p t=0 hz ns mine
 	hz=$(getconf CLK_TCK)
+	mine=" $(netns_inode "$NS_A") $(netns_inode "$NS_B") "
 	for p in $(pgrep -x rxdpd); do
+		ns=$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null) || continue
+		[[ "$mine" == *" $ns "* ]] || continue
 		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
 	done
 	awk -v t="$t" -v hz="$hz" 'BEGIN {print t / hz}'
