@@ -373,6 +373,7 @@ def plots(b, outdir):
         x, y = series(b, name, 1500, "bw")
         if x:
             ax.plot([v / 1e4 for v in x], y, marker="o", label=label)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("frames lost at random on the hop (%)")
     ax.set_ylabel("goodput (Gbit/s)")
     ax.set_title("Goodput under loss, MTU 1500")

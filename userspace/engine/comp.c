@@ -616,6 +616,7 @@ int rc_timers(struct rxdp_eqp *qp)
 		qp->backoff++;
 	qp->seq_nak_seen = false;
 	qp->tlp_sent = true; /* the timer has it now */
+	qp->tlp_at = 0;
 	req_cwnd_cut(qp, true);
 	req_go_back(qp, qp->una, "timeout");
 	req_arm_timer(qp);

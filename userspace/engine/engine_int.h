@@ -216,7 +216,7 @@ struct rxdp_eqp {
 	uint8_t rnr_left;
 	uint64_t timer_at; /* retransmission deadline, 0: off */
 	uint64_t retry_epoch; /* last progress or counted timeout */
-	uint8_t backoff; /* timer expiries since the last progress */
+	uint8_t backoff; /* timer expiries since the last RTT sample */
 	uint64_t rnr_at; /* RNR wait ends, 0: not waiting */
 	uint32_t rnr_psn;
 	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
