@@ -23,8 +23,10 @@
 
 /* What parse_to_udp() found; offsets are from the start of the frame */
 struct parsed {
+	__u32 l3_off; /* IP header */
 	__u32 l4_off; /* UDP header */
 	__u32 ip_end; /* end of the IP datagram per the IP header */
+	__u32 ipv6;
 };
 
 enum parse_result {
@@ -58,6 +60,7 @@ parse_to_udp(void *data, void *data_end, __u32 frame_len, struct parsed *p)
 		proto = vh->h_vlan_encapsulated_proto;
 		off += sizeof(*vh);
 	}
+	p->l3_off = off;
 
 	if (proto == ETH_P_IP_BE) {
 		struct iphdr *ip = data + off;
@@ -91,6 +94,7 @@ parse_to_udp(void *data, void *data_end, __u32 frame_len, struct parsed *p)
 			return PARSE_NOT_ROCE;
 		if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP_)
 			return PARSE_NOT_ROCE;
+		p->ipv6 = 1;
 		off += sizeof(*ip6);
 		p->ip_end = off + bpf_ntohs(ip6->payload_len);
 	} else {

@@ -60,6 +60,50 @@ static __always_inline __u32 svc_flag(__u8 qp_type)
 }
 
 /*
+ * RC/UC: the packet comes from the QP's peer to the QP's own address, and
+ * from the peer's MAC where the path resolved one (qp_ctx, written at RTR;
+ * Soft-RoCE's check_addr()). A QP before RTR has no peer: nothing matches.
+ */
+static __always_inline int source_ok(void *data, void *data_end,
+				     const struct parsed *p,
+				     const struct rxdp_qp_ctx *qc)
+{
+	struct ethhdr *eth = data;
+	const __u32 *peer = (const __u32 *)qc->peer_ip;
+	const __u32 *local = (const __u32 *)qc->local_ip;
+
+	if (!(qc->flags & RXDP_QPF_PEER_IPV6) != !p->ipv6)
+		return 0;
+	if ((void *)(eth + 1) > data_end || p->l3_off > 18)
+		return 0;
+	if (qc->flags & RXDP_QPF_PEER_MAC) {
+		for (int i = 0; i < 6; i++)
+			if (eth->h_source[i] != qc->peer_mac[i])
+				return 0;
+	}
+	if (p->ipv6) {
+		struct ipv6hdr *ip6 = data + p->l3_off;
+		const __u32 *s, *d;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return 0;
+		s = (const __u32 *)&ip6->saddr;
+		d = (const __u32 *)&ip6->daddr;
+		for (int i = 0; i < 4; i++)
+			if (s[i] != peer[i] || d[i] != local[i])
+				return 0;
+		return 1;
+	}
+	{
+		struct iphdr *ip = data + p->l3_off;
+
+		if ((void *)(ip + 1) > data_end)
+			return 0;
+		return ip->saddr == peer[3] && ip->daddr == local[3];
+	}
+}
+
+/*
  * PSNs an RC request takes: one, or for an RDMA Read request one per
  * response packet it asks for (IBTA 9.7.1.1).
  */
@@ -201,6 +245,10 @@ int rxdp_xdp(struct xdp_md *ctx)
 	default:
 		return qp_verdict(qpn, RXDP_V_DROP_QP_STATE, XDP_DROP, 0);
 	}
+
+	/* before anything reads or moves the QP's PSN state */
+	if (qc->qp_type != RXDP_QPT_UD && !source_ok(data, data_end, &p, qc))
+		return qp_verdict(qpn, RXDP_V_DROP_BAD_SOURCE, XDP_DROP, 0);
 
 	if (!roce_pkey_match(bth_pkey(bth), qc->pkey))
 		return qp_verdict(qpn, RXDP_V_DROP_BAD_PKEY, XDP_DROP, 0);

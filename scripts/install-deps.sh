@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(
-	make gcc clang llvm pkg-config
+	make gcc clang llvm pkg-config libclang-rt-14-dev
 	libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev
 	libmnl-dev libcmocka-dev libisal-dev libibverbs-dev
 	perftest ibverbs-utils python3-pyverbs

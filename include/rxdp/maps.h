@@ -48,6 +48,8 @@ enum rxdp_qp_state {
 
 /* rxdp_qp_ctx.flags */
 #define RXDP_QPF_SQ_DRAINING (1U << 0)
+#define RXDP_QPF_PEER_IPV6 (1U << 1) /* peer_ip/local_ip are IPv6 addresses */
+#define RXDP_QPF_PEER_MAC (1U << 2) /* peer_mac is checked too */
 
 struct rxdp_qp_ctx {
 	__u32 qpn;
@@ -63,6 +65,20 @@ struct rxdp_qp_ctx {
 	__u8 pad0[3];
 	__u32 access_flags; /* enum ibv_access_flags granted to remote peers */
 	__u32 pad1;
+	/*
+	 * RC/UC, from RTR on: the only source the QP takes packets from, as
+	 * Soft-RoCE's check_addr() and hardware HCAs have it. A packet must
+	 * come from peer_ip to local_ip (the path's destination and source
+	 * addresses; IPv4 in the last 4 bytes of each unless
+	 * RXDP_QPF_PEER_IPV6) and, with RXDP_QPF_PEER_MAC, from peer_mac (the
+	 * MAC the path resolved to on the same link). Anything else is
+	 * dropped as drop_bad_source before it touches the PSN state; the
+	 * engine checks again. All zero before RTR: nothing matches.
+	 */
+	__u8 peer_ip[16];
+	__u8 local_ip[16];
+	__u8 peer_mac[6];
+	__u8 pad2[2];
 };
 
 /* rxdp_qp_psn.flags, set by the XDP program with atomic ops */
@@ -104,6 +120,7 @@ enum rxdp_verdict {
 	RXDP_V_DROP_NO_XSK, /* the owner has no socket on this RX queue */
 	RXDP_V_DROP_BAD_UDP, /* UDP length inconsistent with the packet */
 	RXDP_V_DROP_IP_FRAGMENT, /* IPv4 fragment: RoCEv2 never fragments */
+	RXDP_V_DROP_BAD_SOURCE, /* RC/UC: not from the QP's peer (qp_ctx) */
 	RXDP_V_MAX,
 };
 
@@ -133,10 +150,11 @@ static const char *const rxdp_verdict_names[RXDP_V_MAX] = {
 	[RXDP_V_DROP_NO_XSK] = "drop_no_xsk",
 	[RXDP_V_DROP_BAD_UDP] = "drop_bad_udp",
 	[RXDP_V_DROP_IP_FRAGMENT] = "drop_ip_fragment",
+	[RXDP_V_DROP_BAD_SOURCE] = "drop_bad_source",
 };
 #endif
 
-_Static_assert(sizeof(struct rxdp_qp_ctx) == 40, "qp_ctx layout");
+_Static_assert(sizeof(struct rxdp_qp_ctx) == 80, "qp_ctx layout");
 _Static_assert(sizeof(struct rxdp_qp_psn) == 32, "qp_psn layout");
 _Static_assert(sizeof(struct rxdp_qp_stats) == 32, "qp_stats layout");
 

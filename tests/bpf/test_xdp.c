@@ -151,6 +151,13 @@ static uint32_t build(uint8_t *buf, const struct pkt_opts *o)
 
 /* --- maps ------------------------------------------------------------------ */
 
+/* The peer that build() makes frames come from, and our address */
+static const uint8_t peer_mac[6] = { 2, 0, 0, 0, 0, 1 };
+static const uint8_t peer_v4[16] = { [12] = 198, 18, 0, 1 };
+static const uint8_t local_v4[16] = { [12] = 198, 19, 0, 1 };
+static const uint8_t peer_v6[16] = { [15] = 1 };
+static const uint8_t local_v6[16] = { [15] = 2 };
+
 static void set_qp(uint32_t qpn, int type, int state, uint16_t pkey,
 		   uint32_t qkey, uint32_t owner_slot)
 {
@@ -162,11 +169,48 @@ static void set_qp(uint32_t qpn, int type, int state, uint16_t pkey,
 		.qkey = qkey,
 		.owner_slot = owner_slot,
 		.path_mtu = 3, /* 1024 */
+		.flags = RXDP_QPF_PEER_MAC,
 	};
 
+	/* RC/UC: connected to build()'s IPv4 source, as rxdpd does at RTR */
+	if (type != RXDP_QPT_UD) {
+		memcpy(c.peer_ip, peer_v4, 16);
+		memcpy(c.local_ip, local_v4, 16);
+		memcpy(c.peer_mac, peer_mac, 6);
+	}
 	assert_int_equal(bpf_map__update_elem(skel->maps.qp_ctx, &qpn,
 					      sizeof(qpn), &c, sizeof(c), 0),
 			 0);
+}
+
+static struct rxdp_qp_ctx get_ctx(uint32_t qpn)
+{
+	struct rxdp_qp_ctx c;
+
+	assert_int_equal(bpf_map__lookup_elem(skel->maps.qp_ctx, &qpn,
+					      sizeof(qpn), &c, sizeof(c), 0),
+			 0);
+	return c;
+}
+
+static void put_ctx(const struct rxdp_qp_ctx *c)
+{
+	assert_int_equal(bpf_map__update_elem(skel->maps.qp_ctx, &c->qpn,
+					      sizeof(c->qpn), c, sizeof(*c), 0),
+			 0);
+}
+
+/* The QP's peer: build()'s IPv6 (ipv6) or IPv4 source */
+static void set_peer(uint32_t qpn, int ipv6)
+{
+	struct rxdp_qp_ctx c = get_ctx(qpn);
+
+	memcpy(c.peer_ip, ipv6 ? peer_v6 : peer_v4, 16);
+	memcpy(c.local_ip, ipv6 ? local_v6 : local_v4, 16);
+	c.flags &= ~RXDP_QPF_PEER_IPV6;
+	if (ipv6)
+		c.flags |= RXDP_QPF_PEER_IPV6;
+	put_ctx(&c);
 }
 
 static void set_psn(uint32_t qpn, uint32_t epsn, uint32_t una, uint32_t next,
@@ -376,12 +420,14 @@ static void test_l2_l3_variants(void **state)
 	o.vlan = 0;
 	o.psn = 0;
 	accepted(&o);
+	set_peer(QP_RC, 1);
 	o.ipv6 = 1;
 	o.psn = 1;
 	accepted(&o);
 	o.vlan = 0x8100;
 	o.psn = 2;
 	accepted(&o);
+	set_peer(QP_RC, 0);
 	o.ipv6 = 0;
 	o.psn = 3;
 	accepted(&o);
@@ -577,6 +623,319 @@ static void test_request_psn(void **state)
 	assert_int_equal(get_psn(QP_RC).epsn, 5);
 }
 
+/* Run the program on a frame; its return code (the counters unchecked) */
+static int run_raw(const uint8_t *buf, uint32_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf,
+		    .data_size_in = len, .repeat = 1);
+
+	assert_int_equal(bpf_prog_test_run_opts(
+				 bpf_program__fd(skel->progs.rxdp_xdp), &opts),
+			 0);
+	return opts.retval;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Where build() puts things (no VLAN tag) */
+#define OFF_SMAC 6
+#define OFF_L3 ETH_HLEN
+#define OFF_V4_SADDR (OFF_L3 + 12)
+#define OFF_V4_DADDR (OFF_L3 + 16)
+#define OFF_V6_SADDR (OFF_L3 + 8)
+#define OFF_V6_DADDR (OFF_L3 + 24)
+
+/*
+ * RC and UC take packets only from the QP's peer (qp_ctx, written at RTR):
+ * a forged source address, destination address, source MAC or IP version
+ * is drop_bad_source, counted on the QP, and leaves its PSN state as it was
+ * (a forged RDMA Write with the right QPN and PSN included). UD is not
+ * checked (its Q_Key is).
+ */
+static void test_source(void **state)
+{
+	static const uint32_t forge_v4[] = { OFF_V4_SADDR + 3, OFF_V4_DADDR + 3,
+					     OFF_SMAC + 5 };
+	static const uint32_t forge_v6[] = { OFF_V6_SADDR, OFF_V6_SADDR + 15,
+					     OFF_V6_DADDR + 7, OFF_SMAC };
+	struct pkt_opts o = { .opcode = ROCE_RC_WRITE_ONLY,
+			      .qpn = QP_RC,
+			      .psn = 100,
+			      .payload = 16,
+			      .dma_len = 16 };
+	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX];
+	struct rxdp_qp_stats s0, s1;
+	struct rxdp_qp_ctx c;
+	uint8_t buf[PKT_MAX];
+	uint32_t len, n = 0;
+
+	(void)state;
+	set_qp(QP_RC, RXDP_QPT_RC, RXDP_QPS_RTS, 0xffff, 0, 0);
+	set_psn(QP_RC, 100, 100, 200, 0);
+	s0 = qp_stats(QP_RC);
+	len = build(buf, &o);
+	for (unsigned i = 0; i < 3; i++) {
+		buf[forge_v4[i]] ^= 0x42;
+		assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
+				 XDP_DROP_);
+		buf[forge_v4[i]] ^= 0x42;
+	}
+	o.ipv6 = 1; /* the peer is an IPv4 address */
+	expect(&o, RXDP_V_DROP_BAD_SOURCE, XDP_DROP_);
+	o.ipv6 = 0;
+	/* a response from elsewhere: the requester's window is not its */
+	o.opcode = ROCE_RC_ACK;
+	o.payload = 0;
+	o.psn = 150;
+	len = build(buf, &o);
+	buf[OFF_V4_SADDR] ^= 1;
+	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
+			 XDP_DROP_);
+	s1 = qp_stats(QP_RC);
+	assert_int_equal(s1.rx_drops - s0.rx_drops, 5);
+	assert_int_equal(get_psn(QP_RC).epsn, 100);
+	assert_int_equal(get_psn(QP_RC).flags, 0);
+
+	/*
+	 * A sweep of the PSN space, from another host: every 4095th PSN, and
+	 * the ones around the expected PSN, from another address; the same
+	 * from the peer's address with another MAC. Nothing moves.
+	 */
+	o.opcode = ROCE_RC_WRITE_ONLY;
+	o.payload = 16;
+	read_stats(before);
+	for (uint32_t step = 0; step < ROCE_PSN_MOD; step += 0x1000 - 1) {
+		for (int k = -1; k <= 1; k++, n++) {
+			o.psn = psn_add(100, step + k);
+			len = build(buf, &o);
+			buf[OFF_V4_SADDR + 3] = 66;
+			assert_int_equal(run_raw(buf, len), XDP_DROP_);
+		}
+		o.psn = step;
+		len = build(buf, &o);
+		memcpy(buf + OFF_SMAC, "\x02\x66\x66\x66\x66\x66", 6);
+		assert_int_equal(run_raw(buf, len), XDP_DROP_);
+		n++;
+	}
+	read_stats(after);
+	assert_int_equal(after[RXDP_V_DROP_BAD_SOURCE] -
+				 before[RXDP_V_DROP_BAD_SOURCE],
+			 n);
+	assert_int_equal(get_psn(QP_RC).epsn, 100);
+	assert_int_equal(get_psn(QP_RC).flags, 0);
+	/* and the peer's own is still the expected one */
+	o.psn = 100;
+	accepted(&o);
+	assert_int_equal(get_psn(QP_RC).epsn, 101);
+
+	/* IPv6: every byte of both addresses counts */
+	set_peer(QP_RC, 1);
+	o.ipv6 = 1;
+	o.psn = 101;
+	len = build(buf, &o);
+	for (unsigned i = 0; i < 4; i++) {
+		buf[forge_v6[i]] ^= 0x80;
+		assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
+				 XDP_DROP_);
+		buf[forge_v6[i]] ^= 0x80;
+	}
+	accepted(&o);
+	set_peer(QP_RC, 0);
+	o.ipv6 = 0;
+
+	/* UC the same; without a MAC to check, only the addresses count */
+	o.opcode = ROCE_UC_SEND_ONLY;
+	o.qpn = QP_UC;
+	len = build(buf, &o);
+	buf[OFF_SMAC + 2] ^= 0x10;
+	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
+			 XDP_DROP_);
+	c = get_ctx(QP_UC);
+	c.flags &= ~RXDP_QPF_PEER_MAC;
+	put_ctx(&c);
+	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_NO_XSK), XDP_DROP_);
+	buf[OFF_V4_DADDR] ^= 0x10;
+	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
+			 XDP_DROP_);
+	/* a connected QP with no peer recorded takes nothing */
+	memset(c.peer_ip, 0, sizeof(c.peer_ip) + sizeof(c.local_ip));
+	put_ctx(&c);
+	expect(&o, RXDP_V_DROP_BAD_SOURCE, XDP_DROP_);
+	set_qp(QP_UC, RXDP_QPT_UC, RXDP_QPS_RTS, 0xffff, 0, 0);
+
+	/* UD: anyone with the Q_Key */
+	o = (struct pkt_opts){ .opcode = ROCE_UD_SEND_ONLY,
+			       .qpn = QP_UD,
+			       .qkey = QKEY,
+			       .payload = 8 };
+	len = build(buf, &o);
+	buf[OFF_V4_SADDR + 3] = 66;
+	buf[OFF_SMAC + 5] = 66;
+	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_NO_XSK), XDP_DROP_);
+}
+
+/*
+ * A burst of requests that are not the expected one (duplicates, and PSNs
+ * ahead of it anywhere in the PSN space, RDMA Read requests of any length
+ * among them) never moves the expected PSN; only the expected PSN does
+ * (IBTA 9.7.4.1.1). Duplicates pass (the engine answers them), the first
+ * request ahead passes (the engine NAKs it once, 9.7.5.1.3), the rest of
+ * them are dropped.
+ */
+static void test_psn_burst(void **state)
+{
+	const uint32_t epsn = 0x800123;
+	struct pkt_opts o = { .qpn = QP_RC, .payload = 0 };
+	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX], seed = 42;
+	uint32_t dup = 0, ahead = 0;
+	uint8_t buf[PKT_MAX];
+
+	(void)state;
+	set_qp(QP_RC, RXDP_QPT_RC, RXDP_QPS_RTS, 0xffff, 0, 0);
+	set_psn(QP_RC, epsn, 0, 0, 0);
+	read_stats(before);
+	for (int i = 0; i < 3000; i++) {
+		uint64_t r = rnd(&seed);
+		uint32_t len;
+
+		o.psn = (uint32_t)(r >> 8) & (ROCE_PSN_MOD - 1);
+		if (o.psn == epsn)
+			o.psn = psn_add(epsn, 1);
+		o.opcode = r & 1 ? ROCE_RC_READ_REQUEST : ROCE_RC_SEND_ONLY;
+		o.dma_len = (uint32_t)(r >> 32);
+		len = build(buf, &o);
+		if (psn_before(o.psn, epsn))
+			dup++;
+		else
+			ahead++;
+		assert_int_equal(run_raw(buf, len), XDP_DROP_);
+		assert_int_equal(get_psn(QP_RC).epsn, epsn);
+	}
+	read_stats(after);
+	assert_true(dup > 1000 && ahead > 1000);
+	assert_int_equal(after[RXDP_V_DROP_NO_XSK] - before[RXDP_V_DROP_NO_XSK],
+			 dup + 1);
+	assert_int_equal(after[RXDP_V_DROP_PSN_OOS] -
+				 before[RXDP_V_DROP_PSN_OOS],
+			 ahead - 1);
+	/* the expected one moves it, and clears the NAK flag */
+	o.opcode = ROCE_RC_SEND_ONLY;
+	o.psn = epsn;
+	accepted(&o);
+	assert_int_equal(get_psn(QP_RC).epsn, psn_add(epsn, 1));
+	assert_int_equal(get_psn(QP_RC).flags, 0);
+}
+
+/*
+ * Random frames (valid ones of every opcode with random bytes changed,
+ * cut or grown, and plain noise), to QPs in random states and PSNs: the
+ * program never answers anything but a named verdict. Each frame moves
+ * exactly one counter by one; XDP_PASS is pass_not_roce, XDP_REDIRECT is
+ * redirect, everything else is XDP_DROP under a drop_* name; no frame is
+ * changed.
+ */
+static void test_random_frames(void **state)
+{
+	static const uint32_t qpns[] = { QP_RC, QP_UC, QP_UD, 0x0abcde };
+	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX], seed = 0xfeedbeef;
+	uint64_t seen[RXDP_V_MAX] = { 0 };
+	uint8_t buf[PKT_MAX], out[PKT_MAX];
+	int n = 20000, kinds = 0;
+
+	(void)state;
+	for (int i = 0; i < n; i++) {
+		uint64_t r = rnd(&seed);
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf,
+			    .data_out = out, .data_size_out = sizeof(out),
+			    .repeat = 1);
+		struct pkt_opts o = { 0 };
+		uint32_t len, v, moved = 0;
+
+		if (r % 64 == 0) { /* another state, another PSN */
+			set_qp(QP_RC, RXDP_QPT_RC, r >> 8 & 7, 0xffff, 0, 0);
+			set_qp(QP_UC, RXDP_QPT_UC, r >> 11 & 7, 0xffff, 0, 0);
+			set_psn(QP_RC, r >> 14 & 0x7, r >> 17 & 7, r >> 20 & 15,
+				r >> 24 & 1);
+		}
+		/* noise, behind an IP ethertype now and then */
+		if (r % 10 == 0) {
+			len = ETH_HLEN + rnd(&seed) % 600;
+			for (uint32_t k = 0; k < len; k++)
+				buf[k] = (uint8_t)rnd(&seed);
+			if (r >> 8 & 1) {
+				buf[12] = 0x08;
+				buf[13] = 0;
+				buf[14] = 0x45;
+				buf[23] = 17;
+				buf[36] = 0x12;
+				buf[37] = 0xb7;
+			}
+		} else {
+			do
+				o.opcode = rnd(&seed) &
+					   (r >> 8 & 1 ? 0xff : 0x1f);
+			while (r >> 9 & 1 && !roce_opcode_flags(o.opcode));
+			o.qpn = qpns[rnd(&seed) % 4];
+			o.ipv6 = r >> 10 & 1;
+			o.vlan = r >> 11 & 1 ? 0x8100 : 0;
+			o.psn = rnd(&seed) % 16;
+			o.qkey = r >> 12 & 1 ? QKEY : (uint32_t)rnd(&seed);
+			o.payload = rnd(&seed) % 5 == 0 ? rnd(&seed) % 5000
+							: rnd(&seed) % 64;
+			o.pad = r >> 13 & 3;
+			o.dma_len = (uint32_t)rnd(&seed);
+			o.pkey = r >> 15 & 1 ? (uint16_t)rnd(&seed) : 0;
+			o.udp_len_delta = r % 7 == 0 ? (int)(rnd(&seed) % 9) - 4
+						     : 0;
+			len = build(buf, &o);
+			for (int k = rnd(&seed) % 4; k > 0; k--) /* flips */
+				buf[rnd(&seed) % len] ^= 1 << (rnd(&seed) % 8);
+			if (r % 5 == 0) /* cut, or grown with junk */
+				len = ETH_HLEN + rnd(&seed) % (len + 64);
+		}
+		if (len > PKT_MAX)
+			len = PKT_MAX;
+		opts.data_size_in = len;
+		read_stats(before);
+		assert_int_equal(bpf_prog_test_run_opts(
+					 bpf_program__fd(skel->progs.rxdp_xdp),
+					 &opts),
+				 0);
+		read_stats(after);
+		assert_int_equal(opts.data_size_out, len);
+		assert_memory_equal(out, buf, len);
+		for (v = 0; v < RXDP_V_MAX; v++) {
+			if (after[v] == before[v])
+				continue;
+			assert_int_equal(after[v] - before[v], 1);
+			moved++;
+			seen[v]++;
+			if (v == RXDP_V_PASS_NOT_ROCE)
+				assert_int_equal(opts.retval, XDP_PASS_);
+			else if (v == RXDP_V_REDIRECT)
+				assert_int_equal(opts.retval, XDP_REDIRECT_);
+			else if (opts.retval != XDP_DROP_ ||
+				 strncmp(rxdp_verdict_names[v], "drop_", 5))
+				fail_msg("frame %d: %s with action %u", i,
+					 rxdp_verdict_names[v], opts.retval);
+		}
+		if (moved != 1)
+			fail_msg("frame %d: %u counters moved", i, moved);
+	}
+	for (uint32_t v = 0; v < RXDP_V_MAX; v++)
+		kinds += seen[v] > 0;
+	print_message("%d random frames: %d verdicts seen\n", n, kinds);
+	/* every verdict these QPs can reach without a socket, bar redirect */
+	assert_true(kinds >= RXDP_V_MAX - 2);
+	setup(NULL);
+}
+
 /* RC responses must fall inside [una_psn, next_psn) */
 static void test_response_window(void **state)
 {
@@ -627,6 +986,7 @@ static void test_truncated(void **state)
 		uint32_t l4 = 14 + (o->vlan ? 4 : 0) + (o->ipv6 ? 40 : 20);
 
 		set_psn(QP_RC, 0, 0, 1, 0);
+		set_peer(QP_RC, o->ipv6);
 		for (uint32_t cut = ETH_HLEN; cut < len; cut++)
 			run_expect(buf, cut,
 				   cut < l4 + sizeof(struct udphdr)
@@ -634,6 +994,7 @@ static void test_truncated(void **state)
 					   : RXDP_V_DROP_TRUNCATED);
 		accepted(o); /* and whole, it is fine */
 	}
+	set_peer(QP_RC, 0);
 }
 
 /*
@@ -766,6 +1127,9 @@ int main(void)
 		cmocka_unit_test(test_unknown_qp_and_states),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_request_psn),
+		cmocka_unit_test(test_source),
+		cmocka_unit_test(test_psn_burst),
+		cmocka_unit_test(test_random_frames),
 		cmocka_unit_test(test_response_window),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_multi_buffer),

@@ -34,3 +34,4 @@ DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_nl_parse $(DTEST)/test_ctl_pro
 # the integration test drives rxdpd with this client
 BINS += $(DTEST)/ctl_client_test
 TESTS += $(DAEMON_TESTS) tests/daemon/integration.sh
+ASAN_TESTS += $(DAEMON_TESTS)

@@ -196,12 +196,39 @@ start_holder h0
 # shellcheck disable=SC2154
 check "holder's QPs in qp_ctx" all_in_map $h0_qpns
 nsa "$CTL" qps
-step "a neighbour's MAC changes: the RC QP's path follows"
 h0_rc=${h0_qpns%% *}
+
+step "least information: another user sees none of root's QPs; root sees all"
+nobody() { nsa setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+root_lists_h0() {
+	local out q
+	out=$(nsa "$CTL" qps) || return 1
+	for q in $h0_qpns; do grep -q " $(printf '%#x' "$q") " <<<"$out" || return 1; done
+}
+nobody_lists_none() { nobody "$CTL" qps | grep -qx 'QPS (0)'; }
+check "rxdp-ctl qps as root lists the holder's QPs" root_lists_h0
+check "rxdp-ctl qps as uid 65534 lists none" nobody_lists_none
+nobody_query_fails() { ! nobody "$T" qpmac "$IF_A" "$h0_rc" 2>/dev/null; }
+check "uid 65534 cannot query root's QP" nobody_query_fails
+check "uid 65534 lists its own QPs" nobody "$T" many "$IF_A" 5
+
+step "a neighbour's MAC changes: the RC QP's path and its source check follow"
 qpmac_is() { [ "$(nsa "$T" qpmac "$IF_A" "$h0_rc")" = "$1" ]; }
+# the MAC qp_ctx accepts the RC QP's packets from (bytes 72..77)
+ctx_mac_is() {
+	bpftool -j map lookup pinned "$PIN/qp_ctx" key $(printf '0x%02x ' \
+		$((h0_rc & 255)) $(((h0_rc >> 8) & 255)) $(((h0_rc >> 16) & 255)) 0) |
+		/usr/bin/python3 -c 'import json,sys
+e = json.load(sys.stdin)
+v = e.get("formatted", {}).get("value") or e.get("value")
+m = v["peer_mac"] if isinstance(v, dict) else [int(b, 16) for b in v[72:78]]
+print(":".join("%02x" % int(b) for b in m))' | grep -qx "$1"
+}
 check "RC QP path leads to $MAC_B" qpmac_is "$MAC_B"
+check "... and qp_ctx takes its packets from $MAC_B" ctx_mac_is "$MAC_B"
 nsa ip neigh replace "$ADDR_B" lladdr 02:00:5e:00:00:99 dev "$IF_A" nud permanent
 check "after the change it leads to 02:00:5e:00:00:99" wait_until 5 qpmac_is 02:00:5e:00:00:99
+check "... and qp_ctx follows" ctx_mac_is 02:00:5e:00:00:99
 nsa ip neigh replace "$ADDR_B" lladdr "$MAC_B" dev "$IF_A" nud reachable
 check "and back" wait_until 5 qpmac_is "$MAC_B"
 kill -9 "$h0_pid"

@@ -89,9 +89,10 @@ le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) \
 QPN=$((0x102))
 UNKNOWN_QPN=$((0x999))
 # struct rxdp_qp_ctx: qpn, qp_type RC(2), state RESET(0), pkey 0xffff,
-# dest_qpn, qkey, owner_slot, owner_pid, flags, path_mtu 3 + pad, access, pad
+# dest_qpn, qkey, owner_slot, owner_pid, flags, path_mtu 3 + pad, access, pad,
+# then the peer's and our address and the peer's MAC (none before RTR)
 ctx="$(le32 $QPN) 02 00 ff ff $(le32 0x203) $(le32 0) $(le32 0) $(le32 0) \
-$(le32 0) 03 00 00 00 $(le32 0) $(le32 0)"
+$(le32 0) 03 00 00 00 $(le32 0) $(le32 0) $(printf '00 %.0s' $(seq 40))"
 # shellcheck disable=SC2086
 bpftool map update pinned "$DIR_A/qp_ctx" key hex $(le32 $QPN) value hex $ctx ||
 	fail "cannot insert a QP context"

@@ -11,4 +11,4 @@ $(BUILD)/tests/engine/%: $(OBJ)/tests/engine/%.o $(ENGINE_TEST_HELPERS) $(LIB)/l
 
 TESTS += $(ENGINE_TESTS)
 TESTS += tests/engine/tshark_decode.sh
-
+ASAN_TESTS += $(ENGINE_TESTS)

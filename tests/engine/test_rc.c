@@ -211,6 +211,15 @@ static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = i ? 0x100 : 0xfffff0;
 	a.timeout = o->timeout;
+	/*
+	 * RXDP_TEST_TIMEOUT_MIN: no shorter transport timer (make check-asan:
+	 * a sanitized build on a loaded machine can sleep past a 16 ms one
+	 * seven times in a row, and these timers are the test's setting, not
+	 * what it checks)
+	 */
+	if (getenv("RXDP_TEST_TIMEOUT_MIN") &&
+	    a.timeout < atoi(getenv("RXDP_TEST_TIMEOUT_MIN")))
+		a.timeout = atoi(getenv("RXDP_TEST_TIMEOUT_MIN"));
 	a.retry_cnt = o->retry_cnt;
 	a.rnr_retry = o->rnr_retry;
 	a.max_rd_atomic = o->max_rd;
@@ -2051,6 +2060,110 @@ static void test_access_errors(void **state)
 	}
 }
 
+/* An RDMA Write of 10 bytes to b with rkey: its completion status */
+static enum ibv_wc_status write_with(uint32_t rkey, struct pair *p)
+{
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_wc wc;
+
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10, (uintptr_t)b->buf, rkey, 0,
+		   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	return wc.status;
+}
+
+/* Any one wrong byte of an R_Key is a remote access error */
+static void test_key_bytes(void **state)
+{
+	(void)state;
+	for (int byte = 0; byte < 4; byte++) {
+		struct pair *p = pair_new(&default_opts);
+		uint32_t rkey = rxdp_emr_rkey(p->h[1].mr);
+
+		assert_int_equal(write_with(rkey ^ (0x5aU << 8 * byte), p),
+				 IBV_WC_REM_ACCESS_ERR);
+		pair_free(p);
+	}
+}
+
+/*
+ * A reregistration that moves the MR, changes its PD or takes a right away
+ * gives it a new key, and the old one matches nothing (a remote access
+ * error); one that only adds rights keeps the key, as rdma-core's
+ * test_mr_rereg_access expects.
+ */
+static void test_rereg_keys(void **state)
+{
+	const unsigned int rw = IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ;
+
+	(void)state;
+	for (int c = 0; c < 5; c++) {
+		struct pair *p = pair_new(&default_opts);
+		struct host *b = &p->h[1];
+		uint64_t addr = (uintptr_t)b->buf;
+		struct rxdp_epd *pd2 = NULL;
+		struct rxdp_emr *mr;
+		uint32_t old;
+
+		mr = rxdp_engine_reg_mr(b->e, b->buf, 4096, addr,
+					c ? rw : IBV_ACCESS_LOCAL_WRITE);
+		assert_non_null(mr);
+		old = rxdp_emr_rkey(mr);
+		switch (c) {
+		case 0: /* rights added: the same key, now good for writes */
+			assert_int_equal(rxdp_engine_rereg_mr(mr, NULL, addr,
+							      4096, addr, rw),
+					 0);
+			assert_int_equal(rxdp_emr_rkey(mr), old);
+			assert_int_equal(write_with(old, p), IBV_WC_SUCCESS);
+			break;
+		case 1: /* remote write taken away */
+			assert_int_equal(rxdp_engine_rereg_mr(
+						 mr, NULL, addr, 4096, addr,
+						 rw & ~IBV_ACCESS_REMOTE_WRITE),
+					 0);
+			break;
+		case 2: /* moved */
+		case 3:
+			assert_int_equal(rxdp_engine_rereg_mr(mr, NULL,
+							      addr + 4096, 4096,
+							      addr, rw),
+					 0);
+			break;
+		case 4: /* to another PD */
+			pd2 = rxdp_engine_alloc_pd(b->e, &rxdp_emem_self_ops,
+						   NULL);
+			assert_non_null(pd2);
+			assert_int_equal(rxdp_engine_rereg_mr(mr, pd2, addr,
+							      4096, addr, rw),
+					 0);
+			break;
+		}
+		if (c) {
+			uint32_t k = rxdp_emr_rkey(mr);
+
+			assert_int_not_equal(k >> 8, old >> 8);
+			assert_int_equal(rxdp_emr_lkey(mr), k);
+			if (c == 3) { /* the new key reaches the new place */
+				fill(p->h[0].buf, 10, 5);
+				assert_int_equal(write_with(k, p),
+						 IBV_WC_SUCCESS);
+				assert_memory_equal(b->buf + 4096, p->h[0].buf,
+						    10);
+			} else {
+				assert_int_equal(write_with(old, p),
+						 IBV_WC_REM_ACCESS_ERR);
+			}
+		}
+		assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+		if (pd2)
+			assert_int_equal(rxdp_engine_dealloc_pd(pd2), 0);
+		pair_free(p);
+	}
+}
+
 /* A send larger than the receive buffer: LOC_LEN_ERR there, REM_INV_REQ here */
 static void test_recv_too_small(void **state)
 {
@@ -2354,6 +2467,109 @@ static void test_fuzz_peer_input(void **state)
 	pair_free(p);
 }
 
+/* One RDMA Write Only of len bytes of 0xee along pp, to b's QP */
+static void inject_write(struct pair *p, const struct rxdp_path *path,
+			 uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+{
+	static uint8_t evil[1024], frame[4096];
+	struct pkt_sg sg = { (uintptr_t)evil, len };
+	struct pkt_desc d = { .opcode = ROCE_RC_WRITE_ONLY,
+			      .pkey = 0xffff,
+			      .dqpn = QPN_B,
+			      .psn = psn,
+			      .va = va,
+			      .rkey = rkey,
+			      .dma_len = len,
+			      .ackreq = 1,
+			      .sg = &sg,
+			      .nsg = 1,
+			      .paylen = len };
+	struct pkt_path pp;
+	int n;
+
+	memset(evil, 0xee, sizeof(evil));
+	pkt_path_init(&pp, path);
+	n = pkt_build(frame, sizeof(frame), &pp, &d);
+	assert_true(n > 0);
+	memwire_inject(p->w, 1, frame, n);
+}
+
+/*
+ * A third host on the segment knows b's QPN, expected PSN, R_Key and
+ * buffer address: its RDMA Writes from its own address, from a's address
+ * with its own MAC, to another of b's addresses, or over IPv6, and a sweep
+ * of PSNs, land nowhere and are counted (rx_drop_source); then a burst of
+ * duplicates and out-of-sequence requests from a's own address (a replay)
+ * executes nothing either. b's expected PSN has not moved: a's real
+ * transfer lands byte for byte. (b's XDP stand-in is off: this is the
+ * engine's own check.)
+ */
+static void test_forged_source(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	const struct rxdp_path a_path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 2, 0, 0, 0, 0, 2 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+	};
+	struct rxdp_path forged[4];
+	const uint32_t epsn = 0xfffff0, victim = 4096, len = 1000;
+	uint32_t rkey = rxdp_emr_rkey(b->mr), sent = 0;
+	uint64_t va = (uintptr_t)b->buf + victim;
+	struct rxdp_engine_stats st;
+	struct ibv_wc wc[2];
+
+	(void)state;
+	memwire_set_filter(p->w, 1, NULL, NULL);
+	for (int i = 0; i < 4; i++)
+		forged[i] = a_path;
+	forged[0].smac[5] = 0x66; /* another host */
+	forged[0].sip[15] = 0x66;
+	forged[1].smac[5] = 0x66; /* a's address, its own MAC */
+	forged[2].dip[15] = 0x03; /* to another address of b */
+	forged[3].ipv6 = 1; /* a's IPv4 address as IPv6 */
+	memset(forged[3].sip, 0, 10);
+	for (int i = 0; i < 4; i++, sent++)
+		inject_write(p, &forged[i], epsn, va, rkey, len);
+	for (uint32_t psn = 0; psn < 0x1000; psn++, sent++) {
+		inject_write(p, &forged[psn & 1], psn_add(epsn, psn - 0x800),
+			     va, rkey, 64);
+		if (psn % 256 == 0)
+			rxdp_engine_progress(b->e);
+	}
+	rxdp_engine_progress(b->e);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_int_equal(st.rx_drop_source, sent);
+	for (uint32_t i = 0; i < BUF; i++)
+		if (b->buf[i])
+			fail_msg("a forged write landed at byte %u", i);
+
+	/* a replay from a itself: duplicates and requests ahead of epsn */
+	for (uint32_t k = 1; k < 300; k++) {
+		inject_write(p, &a_path, psn_add(epsn, -k), va, rkey, len);
+		inject_write(p, &a_path, psn_add(epsn, k * 977), va, rkey, len);
+	}
+	rxdp_engine_progress(b->e);
+	for (uint32_t i = 0; i < BUF; i++)
+		if (b->buf[i])
+			fail_msg("a replayed write landed at byte %u", i);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_int_equal(st.rx_drop_source, sent);
+	assert_true(st.rx_duplicates >= 299 && st.rx_drop_psn >= 299);
+	assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_RTS);
+
+	/* the real transfer, to the same place */
+	fill(a->buf, len, 77);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len, va, rkey, 0,
+		   IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf + victim, a->buf, len);
+	pair_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2385,11 +2601,14 @@ int main(void)
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),
 		cmocka_unit_test(test_access_errors),
+		cmocka_unit_test(test_key_bytes),
+		cmocka_unit_test(test_rereg_keys),
 		cmocka_unit_test(test_recv_too_small),
 		cmocka_unit_test(test_local_protection),
 		cmocka_unit_test(test_post_errors),
 		cmocka_unit_test(test_cq_overflow),
 		cmocka_unit_test(test_fuzz_peer_input),
+		cmocka_unit_test(test_forged_source),
 	};
 
 	if (getenv("RXDP_TEST_FILTER"))

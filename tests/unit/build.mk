@@ -11,3 +11,4 @@ TESTS += $(UNIT_TESTS)
 # the pin-path API of userspace/common/bpffs.c (its archive is named here:
 # userspace/common/build.mk is read after this file)
 $(BUILD)/tests/unit/test_bpffs: $(LIB)/librxdp-common.a
+ASAN_TESTS += $(UNIT_TESTS)

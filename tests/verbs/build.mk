@@ -38,3 +38,5 @@ $(VERBS_EVENTS_TEST): $(OBJ)/tests/verbs/test_verbs_events.o $(FAKE_RXDPD) \
 
 TESTS += $(VERBS_TEST) $(VERBS_EVENTS_TEST) tests/verbs/check-abi.sh \
 	 tests/verbs/devinfo-netns.sh tests/verbs/pyverbs.sh
+# (test_verbs_shell runs Debian binaries on the library: not sanitized)
+ASAN_TESTS += $(VERBS_EVENTS_TEST)

@@ -66,13 +66,15 @@ enum rxdp_ctl_type {
 	RXDP_CTL_RESOLVE, /* IFINDEX, AH -> PATH */
 	RXDP_CTL_CREATE_QP, /* IFINDEX, QP_TYPE -> QPN */
 	RXDP_CTL_MODIFY_QP, /* IFINDEX, QPN, QP_ATTR, ATTR_MASK -> QP_INFO */
-	RXDP_CTL_QUERY_QP, /* IFINDEX, QPN -> QP_INFO */
+	RXDP_CTL_QUERY_QP, /* IFINDEX, QPN -> QP_INFO (the caller's user's
+			      QPs; root: all) */
 	RXDP_CTL_DESTROY_QP, /* IFINDEX, QPN */
 	RXDP_CTL_CTX_OPEN, /* IFINDEX + the client's /proc/self/mem fd ->
 			      fds: doorbell eventfd, device page memfd
 			      (read-only), async event pipe */
 	RXDP_CTL_LIST_QPS, /* IFINDEX (0: all), QPN (start after) ->
-			      QP_INFO*, QP_STATS* (same order), MORE */
+			      QP_INFO*, QP_STATS* (same order), MORE; only
+			      the caller's user's QPs unless it is root */
 	RXDP_CTL_QUERY_STATS, /* IFINDEX -> COUNTERS (enum rxdp_verdict) */
 	RXDP_CTL_SUBSCRIBE, /* IFINDEX: send this device's events */
 	RXDP_CTL_EVENT, /* daemon -> client, F_NOTIFY, seq 0: EVENT */

@@ -756,7 +756,8 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		return -EFAULT;
 	}
 	if (type == RXDP_CTL_MR_REREG) {
-		/* in place: the keys stay */
+		/* the reply carries the keys: new ones if it moved, changed
+		 * PD or lost a right (rxdp_engine_rereg_mr) */
 		err = rxdp_engine_rereg_mr(m->emr, pd->epd, o->addr, o->length,
 					   o->iova, o->access);
 		if (err)
@@ -1122,6 +1123,14 @@ void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
 			qp->qpn, strerror(-ret));
 		rxdp_engine_qp_modify(o->qp.eqp, &err_attr, IBV_QP_STATE, NULL);
 	}
+}
+
+void hca_qp_path_changed(struct rxdp_qp *qp)
+{
+	struct ibv_qp_attr none = { 0 };
+
+	if (qp->hqp)
+		rxdp_engine_qp_modify(qp->hqp->qp.eqp, &none, 0, &qp->path);
 }
 
 /* The QP's state as the engine has it (it may have gone to ERR) */

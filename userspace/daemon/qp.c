@@ -33,6 +33,16 @@
 #define QPN_GEN_MASK (QPN_MAX >> RXDP_QP_INDEX_BITS)
 #define RESOLVE_TIMEOUT_MS 3000
 
+/*
+ * Least information: a QP's PSNs, peer and owner are shown to the user who
+ * made it and to root, and to no one else: to the others it does not exist
+ * (as another user's processes with /proc's hidepid).
+ */
+bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp)
+{
+	return c->uid == 0 || qp->uid == c->uid;
+}
+
 struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn)
 {
 	struct rxdp_qp *qp;
@@ -53,6 +63,18 @@ static void psn_store(__u32 *p, __u32 v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+/*
+ * Whether a packet from the path's peer must also come from its MAC: where
+ * the path resolved a unicast neighbour (or our own MAC, for loopback); not
+ * for a multicast destination, whose MAC is derived, not a source.
+ */
+bool path_mac_checked(const struct rxdp_path *p)
+{
+	static const __u8 zero[6];
+
+	return !(p->dmac[0] & 1) && memcmp(p->dmac, zero, 6);
+}
+
 static int ctx_write(struct rxdp_link *l, const struct rxdp_qp *qp)
 {
 	struct rxdp_qp_ctx ctx;
@@ -70,6 +92,16 @@ static int ctx_write(struct rxdp_link *l, const struct rxdp_qp *qp)
 	ctx.path_mtu = qp->attr.path_mtu ? qp->attr.path_mtu
 					 : rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
 	ctx.access_flags = qp->attr.qp_access_flags;
+	if (qp->qp_type != IBV_QPT_UD) {
+		/* the path's peer is the only source (all zero before RTR) */
+		memcpy(ctx.peer_ip, qp->path.dip, 16);
+		memcpy(ctx.local_ip, qp->path.sip, 16);
+		memcpy(ctx.peer_mac, qp->path.dmac, 6);
+		if (qp->path.ipv6)
+			ctx.flags |= RXDP_QPF_PEER_IPV6;
+		if (path_mac_checked(&qp->path))
+			ctx.flags |= RXDP_QPF_PEER_MAC;
+	}
 	if (bpf_map_update_elem(l->dev->maps.qp_ctx, &ctx.qpn, &ctx, BPF_ANY))
 		return -errno;
 	return 0;
@@ -462,7 +494,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	int ret;
 
 	qp = qp_lookup(l, qpn);
-	if (!qp) {
+	if (!qp || !qp_visible(c, qp)) {
 		snprintf(msg, msglen, "no QP %#x on rxdp_%s", qpn, l->ifname);
 		return -ENOENT;
 	}
@@ -573,6 +605,11 @@ void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
 		    !memcmp(qp->path.dmac, mac, 6))
 			continue;
 		memcpy(qp->path.dmac, mac, 6);
+		/* the peer's packets now come from that MAC */
+		if (ctx_write(l, qp))
+			pr_warn("rxdp_%s: QP %#x: cannot rewrite its context\n",
+				l->ifname, qp->qpn);
+		hca_qp_path_changed(qp);
 		n++;
 	}
 	if (n)

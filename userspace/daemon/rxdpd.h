@@ -183,6 +183,8 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	      char *msg, size_t msglen);
 int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp);
 struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn);
+/* May this client see the QP (list, query, an error naming its owner)? */
+bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp);
 void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
@@ -191,6 +193,8 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 void qp_clean_all(struct rxdp_link *l);
 /* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
 void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
+/* Whether packets along this path are checked for the peer's MAC too */
+bool path_mac_checked(const struct rxdp_path *p);
 
 /* hca.c: the data path */
 int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
@@ -202,6 +206,8 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 	    size_t msglen);
 void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
 		     __u32 mask);
+/* The QP's path changed in place (a neighbour's new MAC): tell the engine */
+void hca_qp_path_changed(struct rxdp_qp *qp);
 __u32 hca_qp_state(const struct rxdp_qp *qp);
 /* Per-user QP limit (-EDQUOT past it; root is not limited) */
 int hca_qp_charge(uid_t uid, char *msg, size_t msglen);

@@ -423,7 +423,7 @@ static int put_qp_info(struct req *r, int ifindex, __u32 qpn)
 	struct rxdp_qp *qp = qp_lookup(l, qpn);
 	struct rxdp_qp_info info;
 
-	if (!qp) {
+	if (!qp || !qp_visible(r->c, qp)) {
 		snprintf(r->msg, sizeof(r->msg), "no QP %#x", qpn);
 		return -ENOENT;
 	}
@@ -488,7 +488,7 @@ static int do_destroy_qp(struct req *r)
 		return err;
 	qpn = get_u32(r, RXDP_CTL_A_QPN);
 	qp = qp_lookup(l, qpn);
-	if (!qp) {
+	if (!qp || !qp_visible(r->c, qp)) {
 		snprintf(r->msg, sizeof(r->msg), "no QP %#x on rxdp_%s", qpn,
 			 l->ifname);
 		return -ENOENT;
@@ -579,7 +579,7 @@ static int do_list_qps(struct req *r)
 			struct rxdp_qp_info info;
 			struct rxdp_ctl_qp_stats st;
 
-			if (!qp)
+			if (!qp || !qp_visible(r->c, qp))
 				continue;
 			if (r->rep->nlmsg_len + need_len >
 			    RXDP_CTL_MSG_MAX - 64) {

@@ -13,7 +13,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -523,19 +522,15 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	e->cfg = *cfg;
 	pthread_mutex_init(&e->lock, NULL);
 	e->qp_tab = calloc(RXDP_MAX_QP, sizeof(*e->qp_tab));
-	e->mrs = calloc(ENG_MAX_MR, sizeof(*e->mrs));
 	e->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
 	e->pd0 = calloc(1, sizeof(*e->pd0));
-	if (!e->qp_tab || !e->mrs || e->evfd < 0 || e->epfd < 0 || !e->pd0 ||
-	    eng_epoll_add(e, e->evfd, true))
+	if (!e->qp_tab || eng_keytab_init(&e->keys) || e->evfd < 0 ||
+	    e->epfd < 0 || !e->pd0 || eng_epoll_add(e, e->evfd, true))
 		goto err;
 	e->pd0->e = e;
 	e->pd0->ops = &rxdp_emem_self_ops;
 	e->pd0->mem.read = rxdp_emem_self_ops.read;
-	/* keys do not start where the last engine's did */
-	if (getrandom(&e->mr_tag, sizeof(e->mr_tag), GRND_NONBLOCK) < 0)
-		e->mr_tag = (uint32_t)eng_now();
 	e->max_mtu = cfg->max_mtu;
 	if (!e->max_mtu) {
 		struct pkt_path pp = { .l2_len = PKT_ETH_LEN + PKT_VLAN_LEN,
@@ -564,7 +559,7 @@ err:
 	if (e->epfd >= 0)
 		close(e->epfd);
 	free(e->qp_tab);
-	free(e->mrs);
+	eng_keytab_free(&e->keys);
 	free(e->pd0);
 	free(e);
 	return NULL;
@@ -586,7 +581,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 	close(e->evfd);
 	close(e->epfd);
 	free(e->qp_tab);
-	free(e->mrs);
+	eng_keytab_free(&e->keys);
 	free(e->pd0);
 	free(e);
 }
@@ -659,7 +654,7 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 {
 	struct rxdp_engine *e = pd->e;
 	struct rxdp_emr *mr;
-	uint32_t slot;
+	int err;
 
 	/* IBTA 10.6.3.1 / ibv_reg_mr(3): remote write/atomic need local write */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -681,18 +676,13 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 	mr->iova = iova;
 	mr->access = access & ACCESS_KNOWN;
 	eng_lock(e);
-	for (slot = 1; slot < ENG_MAX_MR && e->mrs[slot]; slot++)
-		;
-	if (slot == ENG_MAX_MR) {
+	err = eng_key_add(&e->keys, &mr->k, ENG_KEY_MR, -1);
+	if (err) {
 		eng_unlock(e);
 		free(mr);
-		errno = ENOMEM;
+		errno = err == -ENOSPC ? ENOMEM : -err;
 		return NULL;
 	}
-	/* a tag in the low byte so a stale key does not match a new MR */
-	e->mr_tag = (e->mr_tag + 1) & 0xff;
-	mr->key = slot << 8 | e->mr_tag;
-	e->mrs[slot] = mr;
 	pd->refs++;
 	eng_unlock(e);
 	return mr;
@@ -711,7 +701,12 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 			 unsigned int access)
 {
 	struct rxdp_engine *e = mr->e;
+	bool new_key;
+	int err = 0;
 
+	if (!pd)
+		pd = e->pd0;
+	access &= ACCESS_KNOWN;
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
@@ -719,15 +714,28 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 	    pd->e != e)
 		return -EINVAL;
 	eng_lock(e);
-	mr->pd->refs--;
-	mr->pd = pd;
-	pd->refs++;
-	mr->addr = addr;
-	mr->len = len;
-	mr->iova = iova;
-	mr->access = access & ACCESS_KNOWN;
+	/*
+	 * A key someone was given must not reach other memory, another PD's
+	 * QPs or a right taken away: then the MR gets a new key and the old
+	 * one matches nothing. A change that only adds rights keeps it, as
+	 * mlx5 and Soft-RoCE do and rdma-core's tests expect
+	 * (test_mr_rereg_access writes through the R_Key it had before).
+	 */
+	new_key = addr != mr->addr || len != mr->len || iova != mr->iova ||
+		  pd != mr->pd || (mr->access & ~access);
+	if (new_key)
+		err = eng_key_renew(&e->keys, &mr->k);
+	if (!err) {
+		mr->pd->refs--;
+		mr->pd = pd;
+		pd->refs++;
+		mr->addr = addr;
+		mr->len = len;
+		mr->iova = iova;
+		mr->access = access;
+	}
 	eng_unlock(e);
-	return 0;
+	return err;
 }
 
 int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
@@ -735,7 +743,7 @@ int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
 	struct rxdp_engine *e = mr->e;
 
 	eng_lock(e);
-	e->mrs[mr->key >> 8] = NULL;
+	eng_key_del(&e->keys, &mr->k);
 	mr->pd->refs--;
 	eng_unlock(e);
 	free(mr);
@@ -744,20 +752,23 @@ int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
 
 uint32_t rxdp_emr_lkey(const struct rxdp_emr *mr)
 {
-	return mr->key;
+	return mr->k.key;
 }
 
 uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr)
 {
-	return mr->key;
+	return mr->k.key;
 }
 
-/* The MR with this key, if it belongs to pd (IBTA 10.6.3.2: same PD) */
+/* The MR with this key (whose PD the callers check, IBTA 10.6.3.2) */
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
 {
-	struct rxdp_emr *mr = e->mrs[(key >> 8) % ENG_MAX_MR];
+	struct eng_key *k = eng_key_find(&e->keys, key);
 
-	return mr && mr->key == key ? mr : NULL;
+	return k && k->kind == ENG_KEY_MR
+		       ? (struct rxdp_emr *)((char *)k -
+					     offsetof(struct rxdp_emr, k))
+		       : NULL;
 }
 
 /* --- completion queues ----------------------------------------------------- */

@@ -195,6 +195,7 @@ struct rxdp_engine_stats {
 	uint64_t mem_faults; /* an owner's memory was not there (EFAULT) */
 	uint64_t bad_wqes; /* shared-queue WQEs that broke the rules */
 	uint64_t rx_scattered; /* small receives left to the owner's poll */
+	uint64_t rx_drop_source; /* RC/UC: not from the QP's peer */
 	/* loss recovery (see comp.c) */
 	uint64_t rto_expiries; /* adaptive timer expiries before the timeout */
 	uint64_t tlp_probes; /* tail-loss probes sent */
@@ -235,8 +236,13 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 				       size_t len, uint64_t iova,
 				       unsigned int access);
 /*
- * A new translation, PD or access for an MR, in place: its keys stay (as
- * Soft-RoCE's and ConnectX's do). 0 or -EINVAL.
+ * A new translation, PD (NULL: the default one) or access for an MR. If
+ * the translation or the PD changes, or a right is taken away, the MR gets
+ * a new key and the old one matches nothing from then on (a key someone
+ * was given never reaches other memory, another PD's QPs or a right taken
+ * from it); a change that only adds rights keeps the key (as mlx5 and
+ * Soft-RoCE do, and rdma-core's test_mr_rereg_access expects). 0 or
+ * -EINVAL; -errno if no new key could be drawn (the MR is unchanged).
  */
 int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 			 uint64_t addr, size_t len, uint64_t iova,

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "engine/engine.h"
+#include "engine/keys.h"
 #include "engine/pkt.h"
 #include "rxdp/params.h"
 #include "rxdp/psn.h"
@@ -16,7 +17,6 @@
 #define ENG_MAX_INLINE 512
 #define ENG_MAX_WR 16384
 #define ENG_MAX_CQE (1 << 20)
-#define ENG_MAX_MR (1 << 16) /* MR table slots; key = slot << 8 | tag */
 #define ENG_MAX_RD_ATOMIC 16
 #define ENG_RJOBS 64 /* responder: queued read/atomic responses */
 #define ENG_ATOMIC_CACHE 16 /* responder: replayable atomic results */
@@ -51,7 +51,7 @@ struct rxdp_emr {
 	uint64_t addr; /* in the owner's memory */
 	uint64_t iova;
 	uint64_t len;
-	uint32_t key;
+	struct eng_key k; /* lkey = rkey (keys.h) */
 	unsigned int access;
 };
 
@@ -291,8 +291,7 @@ struct rxdp_engine {
 	struct rxdp_esrq *srqs; /* list */
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
-	struct rxdp_emr **mrs; /* by key >> 8 */
-	uint32_t mr_tag;
+	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
 	struct rxdp_engine_stats stats;
 	bool tx_blocked; /* the port had no TX buffer: try again soon */

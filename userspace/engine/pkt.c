@@ -305,9 +305,10 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 			return -EBADMSG;
 		end = l3 + tot; /* Ethernet padding is not ours */
 		l3len = PKT_IP4_LEN;
-		memset(pi->sip, 0, 10);
 		pi->sip[10] = pi->sip[11] = 0xff;
 		memcpy(pi->sip + 12, l3 + 12, 4);
+		pi->dip[10] = pi->dip[11] = 0xff;
+		memcpy(pi->dip + 12, l3 + 16, 4);
 	} else if (ethtype == ETH_P_IPV6_) {
 		uint32_t plen;
 
@@ -321,6 +322,7 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 		l3len = PKT_IP6_LEN;
 		pi->ipv6 = 1;
 		memcpy(pi->sip, l3 + 8, 16);
+		memcpy(pi->dip, l3 + 24, 16);
 	} else {
 		return -EPROTONOSUPPORT;
 	}

@@ -113,6 +113,7 @@ struct pkt_info {
 	uint32_t paylen;
 	uint8_t smac[6];
 	uint8_t sip[16]; /* IPv4: the last 4 bytes, ::ffff: mapped */
+	uint8_t dip[16]; /* the same */
 	uint16_t sport;
 	uint16_t vlan;
 };

@@ -462,6 +462,27 @@ uint64_t rc_deadline(struct rxdp_eqp *qp)
 
 /* --- dispatch -------------------------------------------------------------- */
 
+/*
+ * RC/UC: only the connected peer may send to a QP: from the path's
+ * destination address to its source address, and from the MAC the path
+ * resolved to, where it resolved a unicast one (Soft-RoCE's check_addr();
+ * the XDP program checks the same first, against qp_ctx). A frame looped
+ * back inside the port (a QP talking to a GID of its own device) comes from
+ * our own MAC and address, which is then what the path says.
+ */
+static bool rc_source_ok(const struct rxdp_eqp *qp, const struct pkt_info *pi)
+{
+	const struct pkt_path *pp = &qp->path;
+	uint32_t off = pp->ipv6 ? 0 : 12;
+
+	if (pi->ipv6 != pp->ipv6 ||
+	    memcmp(pi->sip + off, pp->dip + off, 16 - off) ||
+	    memcmp(pi->dip + off, pp->sip + off, 16 - off))
+		return false;
+	/* l2 starts with the destination MAC (multicast: not a source) */
+	return (pp->l2[0] & 1) || !memcmp(pi->smac, pp->l2, 6);
+}
+
 void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 {
 	uint32_t qpn = bth_qpn(pi->bth);
@@ -477,6 +498,10 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 				       : ROCE_OPF_SVC_RC;
 	if (!(pi->flags & svc)) {
 		e->stats.rx_drop_malformed++;
+		return;
+	}
+	if (qp->type != IBV_QPT_UD && !rc_source_ok(qp, pi)) {
+		e->stats.rx_drop_source++;
 		return;
 	}
 	if (pi->flags & ROCE_OPF_REQUEST) {

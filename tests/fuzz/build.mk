@@ -1,0 +1,62 @@
+# Fuzzing: libFuzzer targets built with clang -fsanitize=fuzzer,address,
+# undefined (everything they reach compiled the same way, into
+# build/fuzz/obj), each with a seed corpus committed in tests/fuzz/corpus/.
+#  fuzz_engine_rx  the engine's packet parser and receive path (a host in
+#                  RTS with requests outstanding, fed frames)
+#  fuzz_ctl        rxdpd's handling of control messages on a connection
+#
+#   make fuzz            each target for FUZZ_SECONDS (default 300); new
+#                        inputs accumulate in build/fuzz/work/
+#   make fuzz-corpus     write the seed corpora again (gen_corpus)
+# `make check` runs each for RXDP_FUZZ_SECONDS (20) through run.sh.
+FUZZ_DIR := $(BUILD)/fuzz
+FUZZ_OBJ := $(FUZZ_DIR)/obj
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
+	-fsanitize=fuzzer-no-link -std=gnu11 -Wall -Werror \
+	-Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE \
+	-Iinclude -Iuserspace -Itests/fuzz -Itests/engine -MMD -MP
+FUZZ_SECONDS ?= 300
+
+FUZZ_ENGINE := $(FUZZ_DIR)/fuzz_engine_rx
+FUZZ_CTL := $(FUZZ_DIR)/fuzz_ctl
+FUZZ_GEN := $(FUZZ_DIR)/gen_corpus
+FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(ENGINE_SRCS) $(COMMON_SRCS))
+FUZZ_LIBS := -lisal -lxdp -lbpf -lmnl -lelf -lz -lpthread
+
+$(FUZZ_OBJ)/%.o: %.c
+	$(msg) CC-FUZZ $<
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_ENGINE): $(FUZZ_OBJ)/tests/fuzz/fuzz_engine_rx.o \
+		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o $(FUZZ_LIB_OBJS)
+	$(msg) LD $@
+	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
+
+# rxdpd without its main(): fuzz_ctl.c stands in for main.c
+$(FUZZ_CTL): $(FUZZ_OBJ)/tests/fuzz/fuzz_ctl.o \
+		$(patsubst %.c,$(FUZZ_OBJ)/%.o,$(filter-out %/main.c,$(DAEMON_SRCS))) \
+		$(FUZZ_LIB_OBJS)
+	$(msg) LD $@
+	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
+
+$(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
+		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
+		$(FUZZ_OBJ)/tests/engine/memwire.o $(FUZZ_LIB_OBJS)
+	$(msg) LD $@
+	$(Q)$(CLANG) $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
+
+fuzz: $(FUZZ_ENGINE) $(FUZZ_CTL)
+	$(Q)RXDP_FUZZ_SECONDS=$(FUZZ_SECONDS) RXDP_FUZZ_KEEP=1 tests/fuzz/run.sh
+
+fuzz-corpus: $(FUZZ_GEN)
+	$(Q)rm -rf tests/fuzz/corpus/engine_rx tests/fuzz/corpus/ctl
+	$(Q)mkdir -p tests/fuzz/corpus/engine_rx tests/fuzz/corpus/ctl
+	$(Q)$(FUZZ_GEN) engine tests/fuzz/corpus/engine_rx
+	$(Q)$(FUZZ_GEN) ctl tests/fuzz/corpus/ctl
+
+.PHONY: fuzz fuzz-corpus
+
+TEST_BINS += $(FUZZ_ENGINE) $(FUZZ_CTL)
+TESTS += tests/fuzz/run.sh

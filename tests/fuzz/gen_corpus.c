@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Writes the fuzz targets' seed corpora (committed in tests/fuzz/corpus/;
+ * `make fuzz-corpus` runs this again):
+ *
+ *   gen_corpus engine DIR   the frames host a sends host b (fuzz_host.h)
+ *                           while both run their requests over the
+ *                           in-memory wire: requests of every RC opcode,
+ *                           UC and UD sends, ACKs, RNR NAKs, read responses,
+ *                           atomic ACKs. One file per frame, and one with
+ *                           the whole exchange.
+ *   gen_corpus ctl DIR      the control messages rxdp's client library
+ *                           sends for each call (recorded by a stand-in
+ *                           server), one file each, and one sequence that
+ *                           walks a QP from creation to destruction.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+
+#include "common/ctl.h"
+#include "common/ctl_client.h"
+#include "engine/pkt.h"
+#include "fuzz_host.h"
+#include "memwire.h"
+
+#define MAX_SEEDS 256
+
+struct seed {
+	uint8_t *data;
+	uint32_t len;
+};
+
+static struct seed seeds[MAX_SEEDS];
+static int nseeds;
+
+static void keep(const void *p, uint32_t len)
+{
+	if (nseeds == MAX_SEEDS)
+		return;
+	seeds[nseeds].data = malloc(len);
+	memcpy(seeds[nseeds].data, p, len);
+	seeds[nseeds++].len = len;
+}
+
+static int write_file(const char *dir, const char *name, const void *p,
+		      size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, len, f) != len || fclose(f)) {
+		perror(path);
+		return -1;
+	}
+	return 0;
+}
+
+/* A record of the engine target's input format (fuzz_host.h) */
+static size_t put_record(uint8_t *out, const struct seed *s)
+{
+	out[0] = FUZZ_REC_FIX_ICRC | FUZZ_REC_KEY;
+	out[1] = s->len & 0xff;
+	out[2] = s->len >> 8;
+	memcpy(out + 3, s->data, s->len);
+	return 3 + s->len;
+}
+
+/* --- engine frames ----------------------------------------------------- */
+
+/* Every frame to b, but no more than two alike (RNR NAKs repeat) */
+static int record_frame(void *arg, uint8_t *frame, uint32_t len)
+{
+	static uint8_t seen[1 << 16];
+	uint8_t copy[4200];
+	struct pkt_info pi;
+	uint32_t kind;
+
+	memcpy(copy, frame, len);
+	if (pkt_parse(copy, len, &pi))
+		return 1;
+	kind = (bth_qpn(pi.bth) & 0xf) << 12 | pi.opcode << 4 |
+	       (pi.aeth ? aeth_syndrome(pi.aeth) >> 5 : 0);
+	if (seen[kind & 0xffff] < 2) {
+		seen[kind & 0xffff]++;
+		keep(frame, len);
+	}
+	return 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int gen_engine(const char *dir)
+{
+	static struct fuzz_host h[2];
+	struct memwire *w = memwire_create();
+	uint8_t *all = malloc(MAX_SEEDS * 4200);
+	size_t all_len = 0;
+	double t0;
+	int i;
+
+	if (!w || !all)
+		return 1;
+	for (i = 0; i < 2; i++)
+		if (fuzz_host_init(&h[i], i, &memwire_ops, memwire_port(w, i)))
+			return 1;
+	memwire_set_filter(w, 1, record_frame, NULL);
+	if (fuzz_host_post(&h[0], 0, rxdp_emr_rkey(h[1].mr)) ||
+	    fuzz_host_post(&h[1], 1, rxdp_emr_rkey(h[0].mr)))
+		return 1;
+	t0 = now_s();
+	for (int posted = 0; now_s() - t0 < 1.0;) {
+		rxdp_engine_progress(h[0].e);
+		rxdp_engine_progress(h[1].e);
+		fuzz_host_drain(&h[0]);
+		fuzz_host_drain(&h[1]);
+		/* after a's RNR NAKs, the receive b's last send needs */
+		if (!posted && now_s() - t0 > 0.1) {
+			if (fuzz_host_post_recvs(&h[0]))
+				return 1;
+			posted = 1;
+		}
+	}
+	for (i = 0; i < nseeds; i++) {
+		struct seed *s = &seeds[i];
+		struct pkt_info pi;
+		char name[64];
+		uint8_t rec[4200];
+		size_t n;
+
+		/* b's R_Key becomes 0: the target puts its own b's there */
+		fuzz_rkey_xor(s->data, s->len, rxdp_emr_rkey(h[1].mr));
+		if (pkt_parse(s->data, s->len, &pi)) {
+			fprintf(stderr, "frame %d does not parse\n", i);
+			return 1;
+		}
+		n = put_record(rec, s);
+		snprintf(name, sizeof(name), "frame-%03d-qp%02x-op%02x", i,
+			 bth_qpn(pi.bth), pi.opcode);
+		if (write_file(dir, name, rec, n))
+			return 1;
+		if (i < 32)
+			all_len += put_record(all + all_len, s);
+	}
+	if (write_file(dir, "exchange", all, all_len))
+		return 1;
+	printf("%d frames from a to b\n", nseeds);
+	for (i = 0; i < 2; i++)
+		fuzz_host_fini(&h[i]);
+	memwire_destroy(w);
+	free(all);
+	return nseeds < 20;
+}
+
+/* --- control messages --------------------------------------------------- */
+
+static int srv_fd = -1;
+
+/* Record each request; answer CREATE_QP with QPN 0x4000, the rest EINVAL */
+static void *recorder(void *arg)
+{
+	static __u64 buf[RXDP_CTL_MSG_MAX / 8];
+	static __u64 out[1024];
+	int fd;
+
+	while ((fd = accept(srv_fd, NULL, NULL)) >= 0) {
+		ssize_t n;
+
+		while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+			const struct nlmsghdr *in = (const void *)buf;
+			int ok = in->nlmsg_type == RXDP_CTL_CREATE_QP;
+			struct nlmsghdr *nlh;
+
+			keep(buf, n);
+			nlh = rxdp_ctl_msg_start(out, in->nlmsg_type,
+						 RXDP_CTL_F_REPLY,
+						 in->nlmsg_seq,
+						 ok ? 0 : -EINVAL);
+			if (ok)
+				mnl_attr_put_u32(nlh, RXDP_CTL_A_QPN, 0x4000);
+			else
+				mnl_attr_put_strz(nlh, RXDP_CTL_A_MSG, "no");
+			if (rxdp_ctl_sendmsg(fd, nlh, NULL, 0))
+				break;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+/* The QP walk of a verbs program, as the daemon would see it */
+static void walk_qp(struct rxdp_ctl *c, __u32 ifindex)
+{
+	struct rxdp_qp_attr a;
+	struct rxdp_qp_info info;
+	__u32 qpn = 0;
+
+	rxdp_ctl_create_qp(c, ifindex, IBV_QPT_RC, &qpn);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	rxdp_ctl_modify_qp(c, ifindex, 0x4000, &a,
+			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS,
+			   &info);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x4001;
+	a.rq_psn = 0x123456;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	/* to one of the host's own addresses: no neighbour to wait for */
+	a.ah.dgid[10] = a.ah.dgid[11] = 0xff;
+	a.ah.dgid[12] = 10;
+	a.ah.dgid[15] = 1;
+	a.ah.sgid_index = 1;
+	a.ah.hop_limit = 64;
+	rxdp_ctl_modify_qp(c, ifindex, 0x4000, &a,
+			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				   IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER,
+			   &info);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x654321;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	rxdp_ctl_modify_qp(c, ifindex, 0x4000, &a,
+			   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				   IBV_QP_MAX_QP_RD_ATOMIC,
+			   &info);
+	rxdp_ctl_query_qp(c, ifindex, 0x4000, &info);
+	rxdp_ctl_destroy_qp(c, ifindex, 0x4000);
+}
+
+static int gen_ctl(const char *dir)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char path[256], name[64];
+	struct rxdp_ctl *c;
+	struct rxdp_dev_info di;
+	struct rxdp_gid_entry g;
+	struct rxdp_qp_info qi[4];
+	struct rxdp_ctx_fds fds;
+	struct rxdp_ctl_obj o;
+	struct rxdp_path path_out;
+	struct rxdp_ah ah = { .dgid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+			      .sgid_index = 1,
+			      .hop_limit = 64 };
+	__u64 counters[RXDP_CTL_MAX_COUNTERS];
+	const __u32 ifindex = 1;
+	pthread_t th;
+	__u16 pkey;
+	int i, first_walk;
+	uint8_t *all = malloc(64 * 1024);
+	size_t all_len = 0;
+
+	snprintf(path, sizeof(path), "/tmp/rxdp-gen-corpus.%d", (int)getpid());
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	srv_fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	unlink(path);
+	if (!all || srv_fd < 0 ||
+	    bind(srv_fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    listen(srv_fd, 4) || pthread_create(&th, NULL, recorder, NULL)) {
+		perror("recording server");
+		return 1;
+	}
+	c = rxdp_ctl_connect(path);
+	if (!c) {
+		perror("connect");
+		return 1;
+	}
+	rxdp_ctl_list_devices(c, &di, 1);
+	rxdp_ctl_query_device(c, ifindex, &di);
+	rxdp_ctl_query_gid(c, ifindex, 1, &g);
+	rxdp_ctl_query_pkey(c, ifindex, 0, &pkey);
+	rxdp_ctl_resolve(c, ifindex, &ah, &path_out);
+	rxdp_ctl_list_qps(c, 0, qi, 4);
+	rxdp_ctl_query_stats(c, ifindex, counters, RXDP_CTL_MAX_COUNTERS);
+	rxdp_ctl_subscribe(c, ifindex);
+	rxdp_ctl_ctx_open(c, ifindex, -1, &fds);
+	for (int t = RXDP_CTL_PD_ALLOC; t < RXDP_CTL_TYPE_MAX; t++) {
+		memset(&o, 0, sizeof(o));
+		o.handle = 1;
+		o.pd = 1;
+		o.addr = 0x7f0000001000ULL;
+		o.length = o.iova = 4096;
+		o.access = IBV_ACCESS_LOCAL_WRITE;
+		o.cqe = 16;
+		o.qp_type = IBV_QPT_RC;
+		o.send_cq = o.recv_cq = 2;
+		o.max_send_wr = o.max_recv_wr = 16;
+		o.max_send_sge = o.max_recv_sge = 1;
+		rxdp_ctl_obj(c, t, &o, t == RXDP_CTL_AH_CREATE ? &ah : NULL,
+			     NULL);
+	}
+	first_walk = nseeds;
+	walk_qp(c, ifindex);
+	rxdp_ctl_close(c);
+	shutdown(srv_fd, SHUT_RDWR);
+	close(srv_fd);
+	unlink(path);
+	pthread_join(th, NULL);
+
+	/* the fuzz target's input: records of a 16-bit length and a message */
+	for (i = 0; i < nseeds; i++) {
+		const struct nlmsghdr *nlh = (const void *)seeds[i].data;
+		uint8_t rec[RXDP_CTL_MSG_MAX + 2];
+
+		rec[0] = seeds[i].len & 0xff;
+		rec[1] = seeds[i].len >> 8;
+		memcpy(rec + 2, seeds[i].data, seeds[i].len);
+		snprintf(name, sizeof(name), "msg-%02d-%s", i,
+			 rxdp_ctl_type_name(nlh->nlmsg_type));
+		if (write_file(dir, name, rec, seeds[i].len + 2))
+			return 1;
+		if (i >= first_walk) {
+			memcpy(all + all_len, rec, seeds[i].len + 2);
+			all_len += seeds[i].len + 2;
+		}
+	}
+	if (write_file(dir, "qp-walk", all, all_len))
+		return 1;
+	printf("%d control messages\n", nseeds);
+	free(all);
+	return nseeds < 20;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "engine"))
+		return gen_engine(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "ctl"))
+		return gen_ctl(argv[2]);
+	fprintf(stderr, "usage: gen_corpus engine|ctl DIR\n");
+	return 2;
+}
