@@ -1834,7 +1834,7 @@ static void test_goback_window(void **state)
 
 /*
  * The peer is unreachable for 20 ms: the retransmission timer backs off
- * (a handful of expiries, not one per floor of 300 us), none of them is
+ * (a handful of expiries, not one per floor of 500 us), none of them is
  * the QP's own timeout, and the transfer finishes once the path is back.
  */
 static void test_rto_backoff(void **state)
@@ -1861,7 +1861,7 @@ static void test_rto_backoff(void **state)
 	print_message("20 ms cut: %llu timer expiries, %llu probes\n",
 		      (unsigned long long)sa.rto_expiries,
 		      (unsigned long long)sa.tlp_probes);
-	/* 0.3, 0.9, 2.1, 4.5, 9.3, 18.9 ms, then 38.1 ms after the post */
+	/* 0.5, 1.5, 3.5, 7.5, 15.5 ms, then 31.5 ms after the post */
 	assert_true(sa.rto_expiries >= 3 && sa.rto_expiries <= 8);
 	assert_int_equal(sa.timeouts, 0);
 	pair_free(p);

@@ -51,11 +51,17 @@ static uint64_t req_rto(const struct rxdp_eqp *qp)
 	return rto << qp->backoff;
 }
 
-/* Two round trips without an ACK: probe the tail (RFC 8985's PTO) */
+/*
+ * Two round trips without an ACK: probe the tail (RFC 8985's PTO), or more
+ * where round trips vary that much (a probe sent while the ACK is merely
+ * late costs a packet read and sent again)
+ */
 static uint64_t req_pto(const struct rxdp_eqp *qp)
 {
-	uint64_t pto = 2 * qp->srtt;
+	uint64_t pto = 2 * qp->srtt, var = qp->srtt + 4 * qp->rttvar;
 
+	if (pto < var)
+		pto = var;
 	return pto < ENG_TLP_MIN_NS ? ENG_TLP_MIN_NS : pto;
 }
 
@@ -563,8 +569,13 @@ void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 static int req_probe(struct rxdp_eqp *qp)
 {
 	qp->tlp_at = 0;
+	/*
+	 * A lone packet has no tail to probe: resending it is the timer's
+	 * job (RFC 8985 waits a delayed ACK's time longer for it), and a
+	 * probe there would only race an ACK that is late.
+	 */
 	if (!req_outstanding(qp) || qp->tlp_sent ||
-	    !psn_after(qp->send_psn, qp->una))
+	    psn_diff(qp->send_psn, qp->una) < 2)
 		return 0;
 	pr_debug("engine: QP %#x: tail-loss probe at PSN %#x (una %#x)\n",
 		 qp->qpn, psn_add(qp->send_psn, -1U), qp->una);

@@ -26,7 +26,7 @@
 #define ENG_TX_BATCH 32 /* packets per TX flush at most deferred */
 #define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
 /* requester loss recovery (comp.c) */
-#define ENG_RTO_MIN_NS 300000ULL /* retransmission timeout floor */
+#define ENG_RTO_MIN_NS 500000ULL /* retransmission timeout floor */
 #define ENG_RTO_INIT_NS 2000000ULL /* before the first RTT sample */
 #define ENG_RTO_MAX_NS 1000000000ULL /* when the QP's timeout is infinite */
 #define ENG_TLP_MIN_NS 50000ULL /* tail-loss probe timeout floor */
