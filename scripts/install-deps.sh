@@ -10,6 +10,7 @@ pkgs=(
 	perftest ibverbs-utils python3-pyverbs
 	iproute2 tcpdump tshark python3 python3-scapy strace
 	iperf3 sockperf python3-matplotlib ethtool
+	ucx-utils libucx-dev openmpi-bin libopenmpi-dev
 )
 
 missing=()

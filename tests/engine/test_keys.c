@@ -137,7 +137,10 @@ static void test_unpredictable(void **state)
 	eng_keytab_free(&t);
 }
 
-/* A memory window's key byte is its consumer's; the index stays */
+/*
+ * A memory window's key byte is its consumer's; the index stays and finds
+ * it alone
+ */
 static void test_mw_key_byte(void **state)
 {
 	struct eng_key mw = { 0 };
@@ -154,8 +157,14 @@ static void test_mw_key_byte(void **state)
 	assert_int_equal(mw.key, (first & ~0xffU) | 0x43);
 	assert_ptr_equal(eng_key_find(&t, mw.key), &mw);
 	assert_null(eng_key_find(&t, first));
+	/* a bind names its window by the index, whatever the byte */
+	assert_ptr_equal(eng_key_find_index(&t, first), &mw);
+	assert_ptr_equal(eng_key_find_index(&t, first ^ 0xa5), &mw);
+	assert_null(eng_key_find_index(&t, first & 0xffU));
+	assert_null(eng_key_find_index(&t, first ^ 0x100));
 	eng_key_del(&t, &mw);
 	assert_null(eng_key_find(&t, (first & ~0xffU) | 0x43));
+	assert_null(eng_key_find_index(&t, first));
 	eng_keytab_free(&t);
 }
 

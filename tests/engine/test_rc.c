@@ -2,9 +2,10 @@
 /*
  * The RC transport between two engines ("hosts" a and b) joined by the
  * in-memory wire: every opcode and message size, gather/scatter, immediate
- * data, atomics, loss/duplication/reordering, RNR, retry exhaustion, access
- * errors and the verbs-level post errors. Payloads are checked byte for
- * byte. No root needed.
+ * data, atomics, memory windows, loss/duplication/reordering, RNR, retry
+ * exhaustion, access errors and the verbs-level post errors, and the
+ * counters each of them moves. Payloads are checked byte for byte. No root
+ * needed.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "common/hw_counters.h"
 #include "engine/engine.h"
 #include "engine/pkt.h"
 #include "memwire.h"
@@ -155,6 +157,17 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 
 static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 		       const struct qp_opts *o);
+
+/* One of the transport's counters (common/hw_counters.h) of a QP */
+static uint64_t hwc(struct host *h, enum rxdp_hwc c)
+{
+	__u64 v[RXDP_HWC_MAX], dev[RXDP_HWC_MAX];
+
+	rxdp_engine_hw_counters(h->e, h->qp, v);
+	rxdp_engine_hw_counters(h->e, NULL, dev);
+	assert_true(dev[c] >= v[c]); /* the device's include its QPs' */
+	return v[c];
+}
 
 static void host_connect(struct pair *p, int i, const struct qp_opts *o)
 {
@@ -819,6 +832,15 @@ static void test_lossy(void **state)
 		      (unsigned long long)st.timeouts);
 	assert_true(ms.lost > 0 && ms.duplicated > 0 && ms.reordered > 0);
 	assert_true(st.retransmits > 0);
+	/* the counters Soft-RoCE names: loss and duplicates show in them */
+	assert_true(hwc(a, RXDP_HWC_COMP_RETRY) > 0);
+	assert_true(hwc(b, RXDP_HWC_DUP_REQ) > 0);
+	assert_true(hwc(b, RXDP_HWC_OUT_OF_SEQ_REQ) > 0);
+	assert_true(hwc(a, RXDP_HWC_RCVD_SEQ_ERR) > 0);
+	assert_int_equal(hwc(a, RXDP_HWC_RDMA_SENDS), 3 * n);
+	assert_int_equal(hwc(b, RXDP_HWC_RDMA_RECVS), n);
+	assert_true(hwc(a, RXDP_HWC_SENT_PKTS) >= 3 * n);
+	assert_true(hwc(b, RXDP_HWC_RCVD_BYTES) >= 2 * n * chunk);
 	pair_free(p);
 }
 
@@ -1906,6 +1928,93 @@ static void test_retry_counts_timeouts(void **state)
 	pair_free(p);
 }
 
+/* One signaled WR of h's: the status of its completion */
+static enum ibv_wc_status post_wr1(struct pair *p, struct host *h,
+				   struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	assert_int_equal(rxdp_engine_post_send(h->qp, wr, &bad), 0);
+	wait_wc(p, h->scq, &wc, 1);
+	assert_int_equal(wc.wr_id, wr->wr_id);
+	return wc.status;
+}
+
+/*
+ * Memory windows in the engine alone: a type 2 window bound by b's Bind MW
+ * WR takes the bind's key byte; a reaches b's memory through it, only
+ * inside it; a's Send with Invalidate frees it (b's receive names the
+ * key) and an access after that is a remote access error. The region
+ * cannot be deregistered while the window is bound.
+ */
+static void test_memory_windows(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_sge s = sge(a, 0, 4096);
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &s, .num_sge = 1 };
+	struct rxdp_emr *mr, *mw;
+	struct ibv_mw vmw = { 0 };
+	struct ibv_mr vmr = { 0 };
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	mr = rxdp_engine_reg_mr(b->e, b->buf, BUF, (uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_MW_BIND);
+	mw = rxdp_engine_alloc_mw(b->e, NULL, IBV_MW_TYPE_2);
+	assert_non_null(mr);
+	assert_non_null(mw);
+	vmw.rkey = rxdp_emr_rkey(mw);
+	vmr.lkey = rxdp_emr_lkey(mr);
+	rkey = (vmw.rkey & ~0xffu) | 0x3c;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = &vmw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = &vmr,
+		.addr = (uintptr_t)b->buf + 8192,
+		.length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	assert_int_equal(post_wr1(p, b, &wr), IBV_WC_SUCCESS);
+	assert_int_equal(rxdp_emr_rkey(mw), rkey);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), -EBUSY);
+
+	fill(a->buf, 4096, 9);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 2;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 8192;
+	wr.wr.rdma.rkey = rkey;
+	assert_int_equal(post_wr1(p, a, &wr), IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf + 8192, a->buf, 4096);
+
+	post_recv1(b, 3, 0, 100);
+	s.length = 100;
+	wr.wr_id = 3;
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = rkey;
+	assert_int_equal(post_wr1(p, a, &wr), IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_true(wc.wc_flags & IBV_WC_WITH_INV);
+	assert_int_equal(wc.invalidated_rkey, rkey);
+	assert_memory_equal(b->buf, a->buf, 100);
+
+	wr.wr_id = 4;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	assert_int_equal(post_wr1(p, a, &wr), IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(rxdp_engine_dealloc_mw(mw), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+	pair_free(p);
+}
+
 /* No receive posted: RNR NAKs until rnr_retry runs out */
 static void test_rnr_exhausted(void **state)
 {
@@ -1929,6 +2038,10 @@ static void test_rnr_exhausted(void **state)
 	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
 	rxdp_engine_get_stats(b->e, &st);
 	assert_int_equal(st.rnr_naks_sent, 3);
+	assert_int_equal(hwc(b, RXDP_HWC_SEND_RNR), 3);
+	assert_int_equal(hwc(a, RXDP_HWC_RCVD_RNR), 3);
+	assert_int_equal(hwc(a, RXDP_HWC_RNR_RETRY_EXCEEDED), 1);
+	assert_int_equal(hwc(a, RXDP_HWC_RDMA_SENDS), 0);
 	pair_free(p);
 }
 
@@ -1986,6 +2099,9 @@ static void test_retry_exhausted(void **state)
 	assert_int_equal(wc[0].status, IBV_WC_WR_FLUSH_ERR);
 	rxdp_engine_get_stats(a->e, &st);
 	assert_int_equal(st.timeouts, 4);
+	/* three go-back-N restarts, then the fourth timeout is the last */
+	assert_int_equal(hwc(a, RXDP_HWC_COMP_RETRY), 3);
+	assert_int_equal(hwc(a, RXDP_HWC_RETRY_EXCEEDED), 1);
 	/* posting in ERR is accepted and flushed at once */
 	post_send1(a, IBV_WR_SEND, 4, 0, 1, 0, 0, 0, 0);
 	wait_wc(p, a->scq, wc, 1);
@@ -2597,6 +2713,7 @@ int main(void)
 		cmocka_unit_test(test_goback_window),
 		cmocka_unit_test(test_rto_backoff),
 		cmocka_unit_test(test_retry_counts_timeouts),
+		cmocka_unit_test(test_memory_windows),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_retry_exhausted),

@@ -300,6 +300,7 @@ static int gen_ctl(const char *dir)
 	rxdp_ctl_resolve(c, ifindex, &ah, &path_out);
 	rxdp_ctl_list_qps(c, 0, qi, 4);
 	rxdp_ctl_query_stats(c, ifindex, counters, RXDP_CTL_MAX_COUNTERS);
+	rxdp_ctl_query_counters(c, ifindex, 0, counters, RXDP_CTL_MAX_COUNTERS);
 	rxdp_ctl_subscribe(c, ifindex);
 	rxdp_ctl_ctx_open(c, ifindex, -1, &fds);
 	for (int t = RXDP_CTL_PD_ALLOC; t < RXDP_CTL_TYPE_MAX; t++) {
@@ -314,6 +315,7 @@ static int gen_ctl(const char *dir)
 		o.send_cq = o.recv_cq = 2;
 		o.max_send_wr = o.max_recv_wr = 16;
 		o.max_send_sge = o.max_recv_sge = 1;
+		o.mw_type = IBV_MW_TYPE_2;
 		rxdp_ctl_obj(c, t, &o, t == RXDP_CTL_AH_CREATE ? &ah : NULL,
 			     NULL);
 	}

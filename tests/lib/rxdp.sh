@@ -11,6 +11,8 @@
 #   rxdp_ipv4_gid NS DEV      the index of DEV's first IPv4-mapped GID
 #   verbs NS CMD...           CMD in NS on rxdp's libibverbs, bounded by
 #                             RXDP_VERBS_TIMEOUT seconds (default 60)
+#   rxdp_counter NS NAME      the transport counter NAME of NS's (first)
+#                             device, from rxdp-ctl --json
 
 _rxdp_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RXDP_BIN=${RXDP_BIN:-$_rxdp_root/build/bin}
@@ -48,6 +50,11 @@ rxdp_wait_port() {
 rxdp_ipv4_gid() {
 	verbs "$1" ibv_devinfo -v -d "$2" |
 		sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1
+}
+
+rxdp_counter() {
+	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json counters |
+		python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['counters']['$2'])"
 }
 
 rxdp_hosts() {

@@ -14,25 +14,37 @@
 #  hca.sh       rxdpd as the HCA of whole hosts: 8 processes per host,
 #               loopback, an unprivileged user, per-user limits, kill -9
 #               (qp_hog: a verbs program creating QPs until refused)
+#  counters.sh  the transport's counters (rxdp-ctl, --json): per device and
+#               per QP, who may read a QP's, link_downed
+#  ucx.sh       UCX: ucx_info -d, ucx_perftest over rc_verbs and ud_verbs
+#  mpi.sh       Open MPI (UCX PML): a ping-pong and allreduces, one rank
+#               per host (mpi_pingpong, built with mpicc)
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
 RC_QP_HOG := $(BUILD)/tests/rc/qp_hog
+RC_MPI := $(BUILD)/tests/rc/mpi_pingpong
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(RC_OPS): $(OBJ)/tests/rc/rc_ops.o
+$(RC_OPS): $(OBJ)/tests/rc/rc_ops.o $(OBJ)/tests/rc/rc_ops_mw.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs -lpthread
 
 $(RC_QP_HOG): $(OBJ)/tests/rc/qp_hog.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
+
+# Open MPI's compiler wrapper (libopenmpi-dev)
+$(RC_MPI): tests/rc/mpi_pingpong.c
+	$(msg) MPICC $@
+	@mkdir -p $(@D)
+	$(Q)mpicc -O2 -Wall -Wextra -Werror -o $@ $<
 
 $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 	$(msg) LD $@
@@ -42,8 +54,9 @@ $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 # the scripts run the programs: build them first (a rule like
 # `rc_ops.sh: $(RC_OPS)` would not: under .SECONDARY a missing prerequisite
 # of an up-to-date file is not remade)
-TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG)
+TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
-	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh
+	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh \
+	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh

@@ -11,7 +11,8 @@
  * and connect QPs, fill or check its memory, post receives and check their
  * completions (status, opcode, length, immediate data, every byte of the
  * scatter list and the guard bytes around it). The client posts the work
- * requests and checks its own completions. GROUPs (default: basic errors):
+ * requests and checks its own completions. GROUPs (default: basic ext mw
+ * errors):
  *
  *   basic   Send, Send with immediate, RDMA Write, Write with immediate,
  *           RDMA Read with sizes 0, 1, MTU-1, MTU, MTU+1, 64 KiB, 3 MiB+17,
@@ -27,6 +28,8 @@
  *           (must be last: the server is gone afterwards)
  *   bulk    large transfers, verified byte for byte, RXDP_RC_OPS_ROUNDS
  *           rounds (default 5), for the fault tests
+ *   ext     the extended verbs (rc_ops_mw.c)
+ *   mw      memory windows, one check per rule (rc_ops_mw.c)
  *
  * Exit 0 when every check held; each failed check is printed with what
  * was expected and what came.
@@ -51,70 +54,7 @@
 
 #include <infiniband/verbs.h>
 
-#define MIB (1024 * 1024)
-#define BUF_LEN (10 * MIB)
-#define RO_LEN 4096
-#define MAX_QP 16
-#define MAX_SG 8
-#define QP_WR 256
-#define GUARD 0xa5
-#define GUARD_LEN 16
-#define POLL_MS 10000
-
-/* --- out-of-band protocol ------------------------------------------------ */
-
-enum {
-	C_HELLO = 1,
-	C_QP_CREATE,
-	C_QP_CONNECT,
-	C_QP_DESTROY,
-	C_QP_STATE,
-	C_FILL,
-	C_VERIFY,
-	C_POST_RECV,
-	C_POLL_RECV,
-	C_GET64,
-	C_SET64,
-	C_ADD_START,
-	C_ADD_JOIN,
-	C_DIE,
-	C_BYE,
-};
-
-struct qp_params {
-	uint32_t sq_sig_all;
-	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-};
-
-struct qp_info {
-	uint32_t qpn, psn;
-	uint8_t gid[16];
-};
-
-struct sge_d {
-	uint64_t off;
-	uint32_t len;
-};
-
-struct req {
-	uint32_t cmd, qp;
-	struct qp_params p;
-	struct qp_info peer;
-	uint64_t off, len, val, wr_id;
-	uint32_t seed, pattern; /* pattern 0: the constant byte seed */
-	uint32_t nsge;
-	struct sge_d sge[MAX_SG];
-	/* C_POLL_RECV: what the completion must say */
-	uint32_t status, opcode, byte_len, imm_flag, imm;
-};
-
-struct rep {
-	int32_t status; /* 0: done / as expected */
-	struct qp_info info;
-	uint32_t rkey, ro_rkey, mtu;
-	uint64_t addr, ro_addr, len, val;
-	char msg[240];
-};
+#include "rc_ops.h"
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -152,29 +92,10 @@ static int read_all(int fd, void *p, size_t n)
 
 /* --- the verbs side, common to both ends ---------------------------------- */
 
-struct conn {
-	struct ibv_qp *qp;
-	struct ibv_cq *scq, *rcq;
-	struct qp_info info;
-};
-
-struct host {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr, *ro_mr;
-	uint8_t *buf, *ro;
-	union ibv_gid gid;
-	int gidx;
-	enum ibv_mtu mtu;
-	uint32_t mtu_bytes;
-	uint32_t max_inline;
-	struct conn c[MAX_QP];
-};
-
 static const char *dev_name;
 static int gid_index = -1;
 
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -197,8 +118,7 @@ static uint8_t pat(uint32_t seed, uint64_t i)
 	return (uint8_t)(x >> 56);
 }
 
-static void fill(uint8_t *p, uint64_t len, uint32_t seed, int pattern,
-		 uint64_t base)
+void fill(uint8_t *p, uint64_t len, uint32_t seed, int pattern, uint64_t base)
 {
 	uint64_t i;
 
@@ -211,8 +131,8 @@ static void fill(uint8_t *p, uint64_t len, uint32_t seed, int pattern,
 }
 
 /* -1 if p holds what fill() would write, else the first differing offset */
-static int64_t check(const uint8_t *p, uint64_t len, uint32_t seed, int pattern,
-		     uint64_t base)
+int64_t check(const uint8_t *p, uint64_t len, uint32_t seed, int pattern,
+	      uint64_t base)
 {
 	uint64_t i;
 
@@ -223,8 +143,8 @@ static int64_t check(const uint8_t *p, uint64_t len, uint32_t seed, int pattern,
 }
 
 /* Message bytes [0, len) spread over an SGE list, in order */
-static void fill_sg(uint8_t *buf, const struct sge_d *sg, int n, uint64_t len,
-		    uint32_t seed)
+void fill_sg(uint8_t *buf, const struct sge_d *sg, int n, uint64_t len,
+	     uint32_t seed)
 {
 	uint64_t done = 0;
 	int i;
@@ -241,9 +161,8 @@ static void fill_sg(uint8_t *buf, const struct sge_d *sg, int n, uint64_t len,
  * The first len message bytes across the SGEs, GUARD in the rest of them
  * and in GUARD_LEN bytes on either side of each. 0, or -1 with msg set.
  */
-static int check_sg(const uint8_t *buf, uint64_t buf_len,
-		    const struct sge_d *sg, int n, uint64_t len, uint32_t seed,
-		    char *msg, size_t msz)
+int check_sg(const uint8_t *buf, uint64_t buf_len, const struct sge_d *sg,
+	     int n, uint64_t len, uint32_t seed, char *msg, size_t msz)
 {
 	uint64_t done = 0;
 	int64_t bad;
@@ -367,12 +286,43 @@ static int conn_create(struct host *h, int i, const struct qp_params *p)
 
 	if (c->qp)
 		return EEXIST;
-	c->scq = ibv_create_cq(h->ctx, 2 * QP_WR, NULL, NULL, 0);
-	c->rcq = ibv_create_cq(h->ctx, 2 * QP_WR, NULL, NULL, 0);
+	if (p->ex) {
+		/* extended CQs: the timestamps are checked in rc_ops_mw.c */
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = 2 * QP_WR,
+			.wc_flags = IBV_WC_STANDARD_FLAGS |
+				    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+		};
+
+		c->scq_ex = ibv_create_cq_ex(h->ctx, &ca);
+		c->scq = c->scq_ex ? ibv_cq_ex_to_cq(c->scq_ex) : NULL;
+		c->rcq_ex = ibv_create_cq_ex(h->ctx, &ca);
+		c->rcq = c->rcq_ex ? ibv_cq_ex_to_cq(c->rcq_ex) : NULL;
+	} else {
+		c->scq = ibv_create_cq(h->ctx, 2 * QP_WR, NULL, NULL, 0);
+		c->rcq = ibv_create_cq(h->ctx, 2 * QP_WR, NULL, NULL, 0);
+	}
 	if (!c->scq || !c->rcq)
 		return errno;
+	if (p->srq_ex) {
+		/* a CQ in the mask takes it past ibv_create_srq's shortcut */
+		struct ibv_srq_init_attr_ex sa = {
+			.attr = { .max_wr = QP_WR, .max_sge = MAX_SG },
+			.comp_mask = IBV_SRQ_INIT_ATTR_PD |
+				     IBV_SRQ_INIT_ATTR_TYPE |
+				     IBV_SRQ_INIT_ATTR_CQ,
+			.srq_type = IBV_SRQT_BASIC,
+			.pd = h->pd,
+			.cq = c->rcq,
+		};
+
+		c->srq = ibv_create_srq_ex(h->ctx, &sa);
+		if (!c->srq)
+			return errno;
+	}
 	ia.send_cq = c->scq;
 	ia.recv_cq = c->rcq;
+	ia.srq = c->srq;
 	ia.qp_type = IBV_QPT_RC;
 	ia.sq_sig_all = p->sq_sig_all;
 	ia.cap.max_send_wr = QP_WR;
@@ -380,7 +330,31 @@ static int conn_create(struct host *h, int i, const struct qp_params *p)
 	ia.cap.max_send_sge = MAX_SG;
 	ia.cap.max_recv_sge = MAX_SG;
 	ia.cap.max_inline_data = 64;
-	c->qp = ibv_create_qp(h->pd, &ia);
+	if (p->ex) {
+		struct ibv_qp_init_attr_ex ix = { 0 };
+
+		memcpy(&ix, &ia, sizeof(ia));
+		ix.comp_mask = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		ix.pd = h->pd;
+		ix.send_ops_flags =
+			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			IBV_QP_EX_WITH_SEND_WITH_INV |
+			IBV_QP_EX_WITH_RDMA_WRITE |
+			IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			IBV_QP_EX_WITH_RDMA_READ |
+			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+		c->qp = ibv_create_qp_ex(h->ctx, &ix);
+		if (c->qp)
+			ia.cap = ix.cap;
+		c->qx = c->qp ? ibv_qp_to_qp_ex(c->qp) : NULL;
+		if (c->qp && !c->qx)
+			return EOPNOTSUPP;
+	} else {
+		c->qp = ibv_create_qp(h->pd, &ia);
+	}
 	if (!c->qp)
 		return errno;
 	h->max_inline = ia.cap.max_inline_data;
@@ -450,6 +424,8 @@ static int conn_destroy(struct host *h, int i)
 		return ret;
 	if (c->rcq && (ret = ibv_destroy_cq(c->rcq)))
 		return ret;
+	if (c->srq && (ret = ibv_destroy_srq(c->srq)))
+		return ret;
 	memset(c, 0, sizeof(*c));
 	return 0;
 }
@@ -473,7 +449,7 @@ static uint64_t now_ms(void)
 }
 
 /* n completions within ms; how many came (or -1 on a poll error) */
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 {
 	uint64_t end = now_ms() + ms;
 	int got = 0;
@@ -493,9 +469,48 @@ static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 	return got;
 }
 
+int poll_n_ex(struct ibv_cq_ex *cq, struct ibv_wc *wc, int n, int ms)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	uint64_t end = now_ms() + ms;
+	int got = 0, r;
+
+	while (got < n) {
+		r = ibv_start_poll(cq, &attr);
+		if (r == ENOENT) {
+			if (now_ms() > end)
+				break;
+			sched_yield();
+			continue;
+		}
+		if (r)
+			return -1;
+		do {
+			struct ibv_wc *w = &wc[got++];
+
+			memset(w, 0, sizeof(*w));
+			w->wr_id = cq->wr_id;
+			w->status = cq->status;
+			w->opcode = ibv_wc_read_opcode(cq);
+			w->vendor_err = ibv_wc_read_vendor_err(cq);
+			w->byte_len = ibv_wc_read_byte_len(cq);
+			w->qp_num = ibv_wc_read_qp_num(cq);
+			w->src_qp = ibv_wc_read_src_qp(cq);
+			w->wc_flags = ibv_wc_read_wc_flags(cq);
+			if (w->wc_flags & IBV_WC_WITH_IMM)
+				w->imm_data = ibv_wc_read_imm_data(cq);
+			else if (w->wc_flags & IBV_WC_WITH_INV)
+				w->invalidated_rkey =
+					ibv_wc_read_invalidated_rkey(cq);
+		} while (got < n && !ibv_next_poll(cq));
+		ibv_end_poll(cq);
+	}
+	return got;
+}
+
 /* --- the server (agent) --------------------------------------------------- */
 
-static struct host srv;
+struct host srv;
 static pthread_t add_thread;
 static uint64_t add_off, add_count;
 static int add_stop;
@@ -595,13 +610,19 @@ static void serve_one(const struct req *q, struct rep *r)
 		wr.wr_id = q->wr_id;
 		wr.sg_list = sge;
 		wr.num_sge = (int)q->nsge;
-		r->status = ibv_post_recv(c->qp, &wr, &bad);
+		r->status = c->srq ? ibv_post_srq_recv(c->srq, &wr, &bad)
+				   : ibv_post_recv(c->qp, &wr, &bad);
 		if (r->status)
 			snprintf(r->msg, sizeof(r->msg), "ibv_post_recv: %s",
 				 strerror(r->status));
 		break;
 	case C_POLL_RECV:
-		ret = poll_n(c->rcq, &wc, 1, POLL_MS);
+		/*
+		 * through ibv_start_poll when it is an extended CQ: small
+		 * receives' bytes reach their buffers that way too
+		 */
+		ret = c->rcq_ex ? poll_n_ex(c->rcq_ex, &wc, 1, POLL_MS)
+				: poll_n(c->rcq, &wc, 1, POLL_MS);
 		if (ret != 1) {
 			r->status = ETIMEDOUT;
 			snprintf(r->msg, sizeof(r->msg),
@@ -624,6 +645,23 @@ static void serve_one(const struct req *q, struct rep *r)
 		}
 		if (wc.status != IBV_WC_SUCCESS)
 			break;
+		if (wc.vendor_err) {
+			r->status = EIO;
+			snprintf(r->msg, sizeof(r->msg),
+				 "receive WC: vendor_err %#x on a success",
+				 wc.vendor_err);
+			break;
+		}
+		if (!!(wc.wc_flags & IBV_WC_WITH_INV) != !!q->inv ||
+		    (q->inv && wc.invalidated_rkey != q->inv)) {
+			r->status = EIO;
+			snprintf(r->msg, sizeof(r->msg),
+				 "receive WC: %s R_Key %#x invalidated, "
+				 "expected %#x",
+				 wc.wc_flags & IBV_WC_WITH_INV ? "an" : "no",
+				 wc.invalidated_rkey, q->inv);
+			break;
+		}
 		if (wc.opcode != q->opcode || wc.byte_len != q->byte_len ||
 		    !!(wc.wc_flags & IBV_WC_WITH_IMM) != !!q->imm_flag ||
 		    (q->imm_flag && wc.imm_data != q->imm)) {
@@ -676,7 +714,7 @@ static void serve_one(const struct req *q, struct rep *r)
 		kill(getpid(), SIGKILL);
 		break;
 	default:
-		r->status = EINVAL;
+		serve_mw(q, r);
 	}
 }
 
@@ -714,6 +752,7 @@ static int server(const char *port)
 	for (i = 0; i < MAX_QP; i++)
 		if (conn_destroy(&srv, i))
 			die("destroying QP %d failed", i);
+	serve_mw_close();
 	host_close(&srv);
 	printf("rc_ops server: done\n");
 	return 0;
@@ -721,25 +760,14 @@ static int server(const char *port)
 
 /* --- the client ----------------------------------------------------------- */
 
-static struct host cli;
-static int sock;
-static struct rep hello;
-static int checks, failures;
+struct host cli;
+int sock;
+struct rep hello;
+int checks, failures;
 static struct qp_info peer0; /* the server's QP 0 */
-static uint32_t seed_next = 1;
+uint32_t seed_next = 1;
 
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		checks++;                                                 \
-		if (!(cond)) {                                            \
-			failures++;                                       \
-			printf("  FAILED (%s:%d): ", __func__, __LINE__); \
-			printf(__VA_ARGS__);                              \
-			putchar('\n');                                    \
-		}                                                         \
-	} while (0)
-
-static struct rep rpc(struct req *q)
+struct rep rpc(struct req *q)
 {
 	struct rep r;
 
@@ -749,7 +777,7 @@ static struct rep rpc(struct req *q)
 }
 
 /* A command that must succeed */
-static int rpc_ok(struct req *q, const char *what)
+int rpc_ok(struct req *q, const char *what)
 {
 	struct rep r = rpc(q);
 
@@ -757,7 +785,7 @@ static int rpc_ok(struct req *q, const char *what)
 	return r.status;
 }
 
-static const struct qp_params default_params = {
+const struct qp_params default_params = {
 	.sq_sig_all = 0,
 	.timeout = 14,
 	.retry_cnt = 7,
@@ -766,7 +794,7 @@ static const struct qp_params default_params = {
 };
 
 /* QP i on both sides, connected; 0 or -1 */
-static int pair_up(int i, const struct qp_params *p)
+int pair_up(int i, const struct qp_params *p)
 {
 	struct req q = { .cmd = C_QP_CREATE, .qp = i, .p = *p };
 	struct rep r;
@@ -789,7 +817,7 @@ static int pair_up(int i, const struct qp_params *p)
 	return ret || r.status ? -1 : 0;
 }
 
-static void pair_down(int i)
+void pair_down(int i)
 {
 	struct req q = { .cmd = C_QP_DESTROY, .qp = i };
 	int ret;
@@ -799,9 +827,9 @@ static void pair_down(int i)
 	rpc_ok(&q, "destroy server QP");
 }
 
-static int post(int i, enum ibv_wr_opcode op, const struct sge_d *sg, int n,
-		int flags, uint64_t wr_id, uint64_t raddr, uint32_t rkey,
-		uint64_t add_or_cmp, uint64_t swap, uint32_t imm)
+int post(int i, enum ibv_wr_opcode op, const struct sge_d *sg, int n, int flags,
+	 uint64_t wr_id, uint64_t raddr, uint32_t rkey, uint64_t add_or_cmp,
+	 uint64_t swap, uint32_t imm)
 {
 	struct ibv_sge sge[MAX_SG];
 	struct ibv_send_wr wr = { 0 }, *bad = NULL;
@@ -836,8 +864,7 @@ static int post(int i, enum ibv_wr_opcode op, const struct sge_d *sg, int n,
 }
 
 /* One send completion: SUCCESS, this wr_id and opcode */
-static int send_done(int i, uint64_t wr_id, enum ibv_wc_opcode op,
-		     const char *what)
+int send_done(int i, uint64_t wr_id, enum ibv_wc_opcode op, const char *what)
 {
 	struct ibv_wc wc;
 	int n = poll_n(cli.c[i].scq, &wc, 1, POLL_MS);
@@ -859,8 +886,8 @@ static int send_done(int i, uint64_t wr_id, enum ibv_wc_opcode op,
  * uneven pieces with gaps between them. cap_extra: room past len in the
  * last piece (receives).
  */
-static int layout(struct sge_d *sg, uint64_t base, uint64_t len, int nsg,
-		  uint32_t cap_extra)
+int layout(struct sge_d *sg, uint64_t base, uint64_t len, int nsg,
+	   uint32_t cap_extra)
 {
 	uint64_t left = len + cap_extra, off = base;
 	int n = 0;
@@ -889,11 +916,6 @@ static int layout(struct sge_d *sg, uint64_t base, uint64_t len, int nsg,
 	}
 	return n;
 }
-
-/* Where things go in both buffers */
-#define L_SRC (64 * 1024 + 3) /* gather source / read destination */
-#define R_DST (5 * MIB + 5) /* scatter / write destination */
-#define R_ATOMIC (BUF_LEN - 4096) /* 8-byte aligned, apart from the rest */
 
 static const char *op_name(enum ibv_wr_opcode op)
 {
@@ -997,24 +1019,8 @@ static void one_op(int i, enum ibv_wr_opcode op, uint64_t len, int gsg, int ssg,
 		r = rpc(&q);
 		CHECK(r.status == 0, "%s: %s", what, r.msg);
 	}
-	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM) {
-		q.cmd = C_VERIFY;
-		q.off = R_DST;
-		q.len = len;
-		q.seed = seed;
-		q.pattern = 1;
-		r = rpc(&q);
-		CHECK(r.status == 0, "%s: %s", what, r.msg);
-		q.off = R_DST - GUARD_LEN;
-		q.len = GUARD_LEN;
-		q.seed = GUARD;
-		q.pattern = 0;
-		r = rpc(&q);
-		CHECK(r.status == 0, "%s: before the target: %s", what, r.msg);
-		q.off = R_DST + len;
-		r = rpc(&q);
-		CHECK(r.status == 0, "%s: after the target: %s", what, r.msg);
-	}
+	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		srv_verify(R_DST, len, seed, what);
 	if (op == IBV_WR_RDMA_READ) {
 		char msg[240];
 
@@ -1070,14 +1076,35 @@ static void test_ops(void)
 	}
 }
 
-static uint64_t srv_get64(uint64_t off)
+void srv_verify(uint64_t off, uint64_t len, uint32_t seed, const char *what)
+{
+	struct req q = { .cmd = C_VERIFY,
+			 .off = off,
+			 .len = len,
+			 .seed = seed,
+			 .pattern = 1 };
+	struct rep r = rpc(&q);
+
+	CHECK(r.status == 0, "%s: %s", what, r.msg);
+	q.off = off - GUARD_LEN;
+	q.len = GUARD_LEN;
+	q.seed = GUARD;
+	q.pattern = 0;
+	r = rpc(&q);
+	CHECK(r.status == 0, "%s: before the target: %s", what, r.msg);
+	q.off = off + len;
+	r = rpc(&q);
+	CHECK(r.status == 0, "%s: after the target: %s", what, r.msg);
+}
+
+uint64_t srv_get64(uint64_t off)
 {
 	struct req q = { .cmd = C_GET64, .off = off };
 
 	return rpc(&q).val;
 }
 
-static void srv_set64(uint64_t off, uint64_t v)
+void srv_set64(uint64_t off, uint64_t v)
 {
 	struct req q = { .cmd = C_SET64, .off = off, .val = v };
 
@@ -1891,7 +1918,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: rc_ops [-d DEV] -g GIDX server PORT\n"
 			"       rc_ops [-d DEV] -g GIDX client ADDR PORT "
-			"[basic|errors|bulk]...\n");
+			"[basic|ext|mw|errors|bulk]...\n");
 	exit(2);
 }
 
@@ -1932,6 +1959,10 @@ static int client(const char *host, const char *port, char **groups, int ng)
 			group_basic();
 		} else if (!strcmp(groups[i], "bulk")) {
 			group_bulk();
+		} else if (!strcmp(groups[i], "ext")) {
+			group_ext();
+		} else if (!strcmp(groups[i], "mw")) {
+			group_mw();
 		} else if (!strcmp(groups[i], "errors")) {
 			group_errors();
 			gone = 1;
@@ -1955,7 +1986,7 @@ static int client(const char *host, const char *port, char **groups, int ng)
 
 int main(int argc, char **argv)
 {
-	char *groups_def[] = { "basic", "errors" };
+	char *groups_def[] = { "basic", "ext", "mw", "errors" };
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:g:")) != -1) {
@@ -1979,7 +2010,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[optind], "client") && optind + 3 <= argc) {
 		if (optind + 3 == argc)
 			return client(argv[optind + 1], argv[optind + 2],
-				      groups_def, 2);
+				      groups_def, 4);
 		return client(argv[optind + 1], argv[optind + 2],
 			      argv + optind + 3, argc - optind - 3);
 	}

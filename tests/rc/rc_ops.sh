@@ -2,8 +2,11 @@
 # rc_ops (tests/rc/rc_ops.c, a verbs program of our own built against the
 # system's libibverbs) run on rxdp's libibverbs.so.1 in two namespaces: every
 # RC operation and message size with the data checked byte for byte at both
-# ends, then the error completions, the last of which kills the server.
-# Usage: rc_ops.sh [GROUP...] (default: basic errors; see rc_ops.c)
+# ends, the extended verbs (every ibv_wr_* operation, ibv_start_poll and
+# completion timestamps, ibv_create_srq_ex), one check per memory window
+# rule (rc_ops_mw.c), then the error completions, the last of which kills
+# the server.
+# Usage: rc_ops.sh [GROUP...] (default: basic ext mw errors; see rc_ops.c)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -21,7 +24,7 @@ NETNS_NO_IPV6=1 netns_pair
 rxdp_hosts "$tmp"
 
 groups=("${@:-basic}")
-[ $# -eq 0 ] && groups=(basic errors)
+[ $# -eq 0 ] && groups=(basic ext mw errors)
 kills=0
 [[ " ${groups[*]} " == *" errors "* ]] && kills=1
 

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rxdp-ctl: what rxdpd knows, for people.
+ * rxdp-ctl: what rxdpd knows, for people and (--json) for monitoring.
  *
- *   rxdp-ctl [--socket PATH] [devices|gids|qps|stats|all]
+ *   rxdp-ctl [--socket PATH] [--json] [devices|gids|qps|stats|counters|all]
+ *
+ * counters are the transport's, named as Soft-RoCE's hw_counters
+ * (common/hw_counters.h): per device, and per QP (a QP's only for its user
+ * or root; rxdpd does not say whether another's exists).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +20,36 @@
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
+#include "common/hw_counters.h"
 #include "rxdp/maps.h"
 
 #define MAX_DEVS 64
 #define MAX_QPS 16384
+
+/* What was asked for */
+enum {
+	W_DEVICES = 1 << 0,
+	W_GIDS = 1 << 1,
+	W_QPS = 1 << 2,
+	W_STATS = 1 << 3,
+	W_COUNTERS = 1 << 4,
+	W_ALL = (1 << 5) - 1,
+};
+
+/* Everything fetched, then printed as text or JSON */
+struct snapshot {
+	struct rxdp_dev_info devs[MAX_DEVS];
+	int ndevs;
+	struct rxdp_gid_entry gids[MAX_DEVS][RXDP_GID_TBL_LEN];
+	__u64 verdicts[MAX_DEVS][RXDP_CTL_MAX_COUNTERS];
+	int nverdicts[MAX_DEVS];
+	__u64 hwc[MAX_DEVS][RXDP_HWC_MAX];
+	struct rxdp_qp_info *qi;
+	struct rxdp_ctl_qp_stats *qs;
+	__u64 (*qhwc)[RXDP_HWC_MAX];
+	bool *qhwc_ok; /* the QP's counters were ours to read */
+	int nqps;
+};
 
 static const char *port_state(__u32 s)
 {
@@ -52,167 +83,390 @@ static const char *qp_type(__u32 t)
 				 : "?";
 }
 
-static void gid_str(const __u8 *gid, char *buf, size_t len)
+static bool gid_empty(const __u8 *gid)
 {
-	static const __u8 v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	char ip[INET6_ADDRSTRLEN] = "";
+	static const __u8 zero[16];
 
-	inet_ntop(AF_INET6, gid, ip, sizeof(ip));
-	if (!memcmp(gid, v4, 12)) {
-		char ip4[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, gid + 12, ip4, sizeof(ip4));
-		snprintf(buf, len, "%-40s (IPv4 %s)", ip, ip4);
-	} else {
-		snprintf(buf, len, "%s", ip);
-	}
+	return !memcmp(gid, zero, 16);
 }
 
-static int show_devices(struct rxdp_ctl *c, struct rxdp_dev_info *d, int n)
+/* The GID as an IPv6 address; *ip4 the IPv4 address of a mapped one */
+static void gid_ip(const __u8 *gid, char *ip, size_t len, char *ip4,
+		   size_t len4)
 {
-	int i;
+	static const __u8 v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
-	printf("DEVICES (%d)\n", n);
-	for (i = 0; i < n; i++) {
-		const __u8 *g = (const __u8 *)&d[i].node_guid;
+	inet_ntop(AF_INET6, gid, ip, len);
+	ip4[0] = '\0';
+	if (!memcmp(gid, v4, 12))
+		inet_ntop(AF_INET, gid + 12, ip4, len4);
+}
+
+static const char *dev_of(const struct snapshot *s, __u32 ifindex)
+{
+	for (int j = 0; j < s->ndevs; j++)
+		if (s->devs[j].ifindex == ifindex)
+			return s->devs[j].name;
+	return "?";
+}
+
+/* --- fetching --------------------------------------------------------- */
+
+static int fail(struct rxdp_ctl *c, const char *what, int ret)
+{
+	fprintf(stderr, "rxdp-ctl: %s: %s\n", what, rxdp_ctl_strerror(c));
+	return ret;
+}
+
+static int fetch(struct rxdp_ctl *c, struct snapshot *s, unsigned int what)
+{
+	int ret;
+
+	s->ndevs = rxdp_ctl_list_devices(c, s->devs, MAX_DEVS);
+	if (s->ndevs < 0)
+		return fail(c, "devices", s->ndevs);
+	for (int i = 0; i < s->ndevs; i++) {
+		__u32 ifindex = s->devs[i].ifindex;
+
+		for (__u32 k = 0;
+		     (what & W_GIDS) && k < s->devs[i].gid_tbl_len &&
+		     k < RXDP_GID_TBL_LEN;
+		     k++) {
+			ret = rxdp_ctl_query_gid(c, ifindex, k, &s->gids[i][k]);
+			if (ret)
+				return fail(c, "query_gid", ret);
+		}
+		if (what & W_STATS) {
+			ret = rxdp_ctl_query_stats(c, ifindex, s->verdicts[i],
+						   RXDP_CTL_MAX_COUNTERS);
+			if (ret < 0)
+				return fail(c, "stats", ret);
+			s->nverdicts[i] = ret < RXDP_V_MAX ? ret : RXDP_V_MAX;
+		}
+		if (what & W_COUNTERS) {
+			ret = rxdp_ctl_query_counters(c, ifindex, 0, s->hwc[i],
+						      RXDP_HWC_MAX);
+			if (ret < 0)
+				return fail(c, "counters", ret);
+		}
+	}
+	if (!(what & (W_QPS | W_COUNTERS)))
+		return 0;
+	s->qi = calloc(MAX_QPS, sizeof(*s->qi));
+	s->qs = calloc(MAX_QPS, sizeof(*s->qs));
+	s->qhwc = calloc(MAX_QPS, sizeof(*s->qhwc));
+	s->qhwc_ok = calloc(MAX_QPS, sizeof(*s->qhwc_ok));
+	if (!s->qi || !s->qs || !s->qhwc || !s->qhwc_ok)
+		return -ENOMEM;
+	s->nqps = rxdp_ctl_list_qps_stats(c, 0, s->qi, s->qs, MAX_QPS);
+	if (s->nqps < 0)
+		return fail(c, "list_qps", s->nqps);
+	for (int i = 0; (what & W_COUNTERS) && i < s->nqps; i++)
+		s->qhwc_ok[i] = rxdp_ctl_query_counters(c, s->qs[i].ifindex,
+							s->qi[i].qpn,
+							s->qhwc[i],
+							RXDP_HWC_MAX) >= 0;
+	return 0;
+}
+
+/* --- text ------------------------------------------------------------- */
+
+static void text_devices(const struct snapshot *s)
+{
+	printf("DEVICES (%d)\n", s->ndevs);
+	for (int i = 0; i < s->ndevs; i++) {
+		const struct rxdp_dev_info *d = &s->devs[i];
+		const __u8 *g = (const __u8 *)&d->node_guid;
 
 		printf("  %-20s if %s (ifindex %u) mac "
 		       "%02x:%02x:%02x:%02x:%02x:%02x\n",
-		       d[i].name, d[i].ifname, d[i].ifindex, d[i].mac[0],
-		       d[i].mac[1], d[i].mac[2], d[i].mac[3], d[i].mac[4],
-		       d[i].mac[5]);
+		       d->name, d->ifname, d->ifindex, d->mac[0], d->mac[1],
+		       d->mac[2], d->mac[3], d->mac[4], d->mac[5]);
 		printf("    port 1: %s  active_mtu %u  max_mtu %u (if mtu %u)  "
 		       "speed %u Mb/s\n",
-		       port_state(d[i].port_state), 128U << d[i].active_mtu,
-		       128U << d[i].max_mtu, d[i].if_mtu, d[i].speed_mbps);
+		       port_state(d->port_state), 128U << d->active_mtu,
+		       128U << d->max_mtu, d->if_mtu, d->speed_mbps);
 		printf("    node_guid %02x%02x:%02x%02x:%02x%02x:%02x%02x  rx "
 		       "queues %u  gid_tbl_len %u  max_qp %u\n",
 		       g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
-		       d[i].num_rx_queues, d[i].gid_tbl_len, d[i].max_qp);
+		       d->num_rx_queues, d->gid_tbl_len, d->max_qp);
+		printf("    node /dev/infiniband/%s\n",
+		       d->dev_node[0] ? d->dev_node : "(none)");
 	}
-	(void)c;
-	return 0;
 }
 
-static int show_gids(struct rxdp_ctl *c, struct rxdp_dev_info *d, int n)
+static void text_gids(const struct snapshot *s)
 {
-	int i;
-	__u32 k;
+	for (int i = 0; i < s->ndevs; i++) {
+		printf("GIDS of %s\n", s->devs[i].name);
+		for (__u32 k = 0;
+		     k < s->devs[i].gid_tbl_len && k < RXDP_GID_TBL_LEN; k++) {
+			const __u8 *g = s->gids[i][k].gid;
+			char ip[INET6_ADDRSTRLEN], ip4[INET_ADDRSTRLEN];
 
-	for (i = 0; i < n; i++) {
-		printf("GIDS of %s\n", d[i].name);
-		for (k = 0; k < d[i].gid_tbl_len; k++) {
-			struct rxdp_gid_entry g;
-			static const __u8 zero[16];
-			char s[128];
-			int ret = rxdp_ctl_query_gid(c, d[i].ifindex, k, &g);
-
-			if (ret) {
-				fprintf(stderr, "rxdp-ctl: query_gid %u: %s\n",
-					k, rxdp_ctl_strerror(c));
-				return ret;
-			}
-			if (!memcmp(g.gid, zero, 16))
+			if (gid_empty(g))
 				continue;
-			gid_str(g.gid, s, sizeof(s));
-			printf("  %3u  %s  RoCEv2\n", k, s);
+			gid_ip(g, ip, sizeof(ip), ip4, sizeof(ip4));
+			if (ip4[0])
+				printf("  %3u  %-40s (IPv4 %s)  RoCEv2\n", k,
+				       ip, ip4);
+			else
+				printf("  %3u  %s  RoCEv2\n", k, ip);
 		}
 	}
-	return 0;
 }
 
-static int show_qps(struct rxdp_ctl *c, struct rxdp_dev_info *d, int nd)
+static void text_qps(const struct snapshot *s)
 {
-	struct rxdp_qp_info *qi = calloc(MAX_QPS, sizeof(*qi));
-	struct rxdp_ctl_qp_stats *st = calloc(MAX_QPS, sizeof(*st));
-	int n, i, j;
-
-	if (!qi || !st) {
-		free(qi);
-		free(st);
-		return -ENOMEM;
-	}
-	n = rxdp_ctl_list_qps_stats(c, 0, qi, st, MAX_QPS);
-	if (n < 0) {
-		fprintf(stderr, "rxdp-ctl: list_qps: %s\n",
-			rxdp_ctl_strerror(c));
-		free(qi);
-		free(st);
-		return n;
-	}
-	printf("QPS (%d)\n", n);
-	if (n)
+	printf("QPS (%d)\n", s->nqps);
+	if (s->nqps)
 		printf("  %-14s %-8s %-4s %-5s %7s %8s %5s %8s %8s %8s %10s "
 		       "%10s %8s\n",
 		       "device", "qpn", "type", "state", "pid", "dest_qp",
 		       "mtu", "epsn", "una_psn", "next_psn", "rx_pkts",
 		       "rx_bytes", "rx_drops");
-	for (i = 0; i < n; i++) {
-		const char *dev = "?";
+	for (int i = 0; i < s->nqps; i++) {
+		const struct rxdp_qp_info *q = &s->qi[i];
+		const struct rxdp_ctl_qp_stats *st = &s->qs[i];
 
-		for (j = 0; j < nd; j++)
-			if (d[j].ifindex == st[i].ifindex)
-				dev = d[j].name;
 		/* PSNs as the engine keeps them now (qp_psn), not as set */
 		printf("  %-14s %#8x %-4s %-5s %7u %#8x %5u %#8x %#8x %#8x "
 		       "%10llu %10llu %8llu\n",
-		       dev, qi[i].qpn, qp_type(qi[i].qp_type),
-		       qp_state(qi[i].attr.qp_state), qi[i].owner_pid,
-		       qi[i].attr.dest_qp_num,
-		       qi[i].attr.path_mtu ? 128U << qi[i].attr.path_mtu : 0,
-		       st[i].epsn, st[i].una_psn, st[i].next_psn,
-		       (unsigned long long)st[i].rx_packets,
-		       (unsigned long long)st[i].rx_bytes,
-		       (unsigned long long)st[i].rx_drops);
+		       dev_of(s, st->ifindex), q->qpn, qp_type(q->qp_type),
+		       qp_state(q->attr.qp_state), q->owner_pid,
+		       q->attr.dest_qp_num,
+		       q->attr.path_mtu ? 128U << q->attr.path_mtu : 0,
+		       st->epsn, st->una_psn, st->next_psn,
+		       (unsigned long long)st->rx_packets,
+		       (unsigned long long)st->rx_bytes,
+		       (unsigned long long)st->rx_drops);
 	}
-	free(qi);
-	free(st);
-	return 0;
 }
 
-static int show_stats(struct rxdp_ctl *c, struct rxdp_dev_info *d, int n)
+static void text_stats(const struct snapshot *s)
 {
-	__u64 v[RXDP_CTL_MAX_COUNTERS];
-	int i, k, cnt;
-
-	for (i = 0; i < n; i++) {
-		cnt = rxdp_ctl_query_stats(c, d[i].ifindex, v,
-					   RXDP_CTL_MAX_COUNTERS);
-		if (cnt < 0) {
-			fprintf(stderr, "rxdp-ctl: stats of %s: %s\n",
-				d[i].name, rxdp_ctl_strerror(c));
-			return cnt;
-		}
-		printf("XDP VERDICTS of %s\n", d[i].name);
-		for (k = 0; k < cnt && k < RXDP_V_MAX; k++)
+	for (int i = 0; i < s->ndevs; i++) {
+		printf("XDP VERDICTS of %s\n", s->devs[i].name);
+		for (int k = 0; k < s->nverdicts[i]; k++)
 			printf("  %-22s %llu\n", rxdp_verdict_names[k],
-			       (unsigned long long)v[k]);
+			       (unsigned long long)s->verdicts[i][k]);
 	}
-	return 0;
 }
+
+static void text_counters(const struct snapshot *s)
+{
+	for (int i = 0; i < s->ndevs; i++) {
+		printf("COUNTERS of %s\n", s->devs[i].name);
+		for (int k = 0; k < RXDP_HWC_MAX; k++)
+			printf("  %-22s %llu\n", rxdp_hwc_names[k],
+			       (unsigned long long)s->hwc[i][k]);
+	}
+	/* per QP: the counters that moved */
+	for (int i = 0; i < s->nqps; i++) {
+		if (!s->qhwc_ok[i])
+			continue;
+		printf("COUNTERS of QP %#x on %s:", s->qi[i].qpn,
+		       dev_of(s, s->qs[i].ifindex));
+		for (int k = 0; k < RXDP_HWC_MAX; k++)
+			if (s->qhwc[i][k])
+				printf(" %s=%llu", rxdp_hwc_names[k],
+				       (unsigned long long)s->qhwc[i][k]);
+		putchar('\n');
+	}
+}
+
+/* --- JSON ------------------------------------------------------------- */
+
+static void json_str(const char *p)
+{
+	putchar('"');
+	for (; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+/* "key": */
+static void json_key(const char *key)
+{
+	json_str(key);
+	putchar(':');
+}
+
+static void json_names(const char *const *names, const __u64 *v, int n)
+{
+	putchar('{');
+	for (int k = 0; k < n; k++) {
+		printf(k ? "," : "");
+		json_key(names[k]);
+		printf("%llu", (unsigned long long)v[k]);
+	}
+	putchar('}');
+}
+
+static void json_device(const struct snapshot *s, int i, unsigned int what)
+{
+	const struct rxdp_dev_info *d = &s->devs[i];
+	const __u8 *g = (const __u8 *)&d->node_guid;
+	char buf[64];
+
+	putchar('{');
+	json_key("name");
+	json_str(d->name);
+	printf(",");
+	json_key("ifname");
+	json_str(d->ifname);
+	printf(",\"ifindex\":%u,", d->ifindex);
+	snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", d->mac[0],
+		 d->mac[1], d->mac[2], d->mac[3], d->mac[4], d->mac[5]);
+	json_key("mac");
+	json_str(buf);
+	snprintf(buf, sizeof(buf), "%02x%02x:%02x%02x:%02x%02x:%02x%02x", g[0],
+		 g[1], g[2], g[3], g[4], g[5], g[6], g[7]);
+	printf(",");
+	json_key("node_guid");
+	json_str(buf);
+	printf(",\"port_state\":\"%s\",\"active_mtu\":%u,\"max_mtu\":%u,"
+	       "\"if_mtu\":%u,\"speed_mbps\":%u,\"rx_queues\":%u,"
+	       "\"gid_tbl_len\":%u,\"max_qp\":%u,",
+	       port_state(d->port_state), 128U << d->active_mtu,
+	       128U << d->max_mtu, d->if_mtu, d->speed_mbps, d->num_rx_queues,
+	       d->gid_tbl_len, d->max_qp);
+	json_key("dev_node");
+	json_str(d->dev_node);
+	if (what & W_GIDS) {
+		int n = 0;
+
+		printf(",\"gids\":[");
+		for (__u32 k = 0; k < d->gid_tbl_len && k < RXDP_GID_TBL_LEN;
+		     k++) {
+			char ip[INET6_ADDRSTRLEN], ip4[INET_ADDRSTRLEN];
+
+			if (gid_empty(s->gids[i][k].gid))
+				continue;
+			gid_ip(s->gids[i][k].gid, ip, sizeof(ip), ip4,
+			       sizeof(ip4));
+			printf("%s{\"index\":%u,\"gid\":\"%s\",\"ipv4\":",
+			       n++ ? "," : "", k, ip);
+			if (ip4[0])
+				json_str(ip4);
+			else
+				printf("null");
+			printf(",\"type\":\"RoCE v2\"}");
+		}
+		putchar(']');
+	}
+	if (what & W_STATS) {
+		printf(",\"xdp_verdicts\":");
+		json_names(rxdp_verdict_names, s->verdicts[i], s->nverdicts[i]);
+	}
+	if (what & W_COUNTERS) {
+		printf(",\"counters\":");
+		json_names(rxdp_hwc_names, s->hwc[i], RXDP_HWC_MAX);
+	}
+	putchar('}');
+}
+
+static void json_qp(const struct snapshot *s, int i, unsigned int what)
+{
+	const struct rxdp_qp_info *q = &s->qi[i];
+	const struct rxdp_ctl_qp_stats *st = &s->qs[i];
+
+	putchar('{');
+	json_key("device");
+	json_str(dev_of(s, st->ifindex));
+	printf(",\"qpn\":%u,\"type\":\"%s\",\"state\":\"%s\",\"pid\":%u,"
+	       "\"dest_qp\":%u,\"mtu\":%u,\"epsn\":%u,\"una_psn\":%u,"
+	       "\"next_psn\":%u,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
+	       "\"rx_drops\":%llu",
+	       q->qpn, qp_type(q->qp_type), qp_state(q->attr.qp_state),
+	       q->owner_pid, q->attr.dest_qp_num,
+	       q->attr.path_mtu ? 128U << q->attr.path_mtu : 0, st->epsn,
+	       st->una_psn, st->next_psn, (unsigned long long)st->rx_packets,
+	       (unsigned long long)st->rx_bytes,
+	       (unsigned long long)st->rx_drops);
+	if (what & W_COUNTERS) {
+		printf(",\"counters\":");
+		if (s->qhwc_ok[i])
+			json_names(rxdp_hwc_names, s->qhwc[i], RXDP_HWC_MAX);
+		else
+			printf("null");
+	}
+	putchar('}');
+}
+
+static void json_all(const struct snapshot *s, unsigned int what)
+{
+	printf("{\"devices\":[");
+	for (int i = 0; i < s->ndevs; i++) {
+		printf(i ? "," : "");
+		json_device(s, i, what);
+	}
+	putchar(']');
+	if (what & (W_QPS | W_COUNTERS)) {
+		printf(",\"qps\":[");
+		for (int i = 0; i < s->nqps; i++) {
+			printf(i ? "," : "");
+			json_qp(s, i, what);
+		}
+		putchar(']');
+	}
+	printf("}\n");
+}
+
+/* --- main ------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rxdp-ctl [--socket PATH] "
-		   "[devices|gids|qps|stats|all]\n");
+	fprintf(f, "usage: rxdp-ctl [--socket PATH] [--json] "
+		   "[devices|gids|qps|stats|counters|all]\n");
+}
+
+static unsigned int parse_what(const char *w)
+{
+	static const struct {
+		const char *name;
+		unsigned int bits;
+	} t[] = {
+		{ "devices", W_DEVICES },   { "gids", W_GIDS },
+		{ "qps", W_QPS },	    { "stats", W_STATS },
+		{ "counters", W_COUNTERS }, { "all", W_ALL },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(w, t[i].name))
+			return t[i].bits;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct rxdp_dev_info devs[MAX_DEVS];
-	const char *path = NULL, *what = "all";
+	static struct snapshot s;
+	const char *path = NULL;
+	unsigned int what = W_ALL;
 	struct rxdp_ctl *c;
-	int opt, n, ret = 0, all;
+	int opt, ret, json = 0;
 
-	while ((opt = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			path = optarg;
+			break;
+		case 'j':
+			json = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -223,14 +477,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		what = argv[optind++];
-	if (optind != argc || (strcmp(what, "devices") &&
-			       strcmp(what, "gids") && strcmp(what, "qps") &&
-			       strcmp(what, "stats") && strcmp(what, "all"))) {
+		what = parse_what(argv[optind++]);
+	if (optind != argc || !what) {
 		usage(stderr);
 		return 2;
 	}
-	all = !strcmp(what, "all");
 	c = rxdp_ctl_connect(path);
 	if (!c) {
 		fprintf(stderr,
@@ -239,20 +490,23 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	n = rxdp_ctl_list_devices(c, devs, MAX_DEVS);
-	if (n < 0) {
-		fprintf(stderr, "rxdp-ctl: %s\n", rxdp_ctl_strerror(c));
-		rxdp_ctl_close(c);
-		return 1;
-	}
-	if (all || !strcmp(what, "devices"))
-		ret = ret ?: show_devices(c, devs, n);
-	if (all || !strcmp(what, "gids"))
-		ret = ret ?: show_gids(c, devs, n);
-	if (all || !strcmp(what, "qps"))
-		ret = ret ?: show_qps(c, devs, n);
-	if (all || !strcmp(what, "stats"))
-		ret = ret ?: show_stats(c, devs, n);
+	ret = fetch(c, &s, what);
 	rxdp_ctl_close(c);
-	return ret ? 1 : 0;
+	if (ret)
+		return 1;
+	if (json) {
+		json_all(&s, what);
+		return 0;
+	}
+	if (what & W_DEVICES)
+		text_devices(&s);
+	if (what & W_GIDS)
+		text_gids(&s);
+	if (what & W_QPS)
+		text_qps(&s);
+	if (what & W_STATS)
+		text_stats(&s);
+	if (what & W_COUNTERS)
+		text_counters(&s);
+	return 0;
 }

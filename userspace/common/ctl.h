@@ -29,7 +29,7 @@
 
 #include "common/ctl_client.h"
 
-#define RXDP_CTL_VERSION 2
+#define RXDP_CTL_VERSION 3
 
 /* Abstract socket name (a NUL byte is put in front of it) */
 #define RXDP_CTL_ABSTRACT_NAME "rxdp/rxdpd"
@@ -101,6 +101,14 @@ enum rxdp_ctl_type {
 	RXDP_CTL_QP_DESTROY,
 	RXDP_CTL_AH_CREATE, /* OBJ + AH -> OBJ */
 	RXDP_CTL_AH_DESTROY,
+	RXDP_CTL_MW_ALLOC, /* OBJ (pd, mw_type) -> OBJ (handle, rkey) */
+	RXDP_CTL_MW_DEALLOC,
+	/*
+	 * IFINDEX [, QPN] -> COUNTERS: the transport's counters of the device
+	 * or of one QP (its user's, or root's), in the order of
+	 * enum rxdp_hwc (common/hw_counters.h)
+	 */
+	RXDP_CTL_QUERY_COUNTERS,
 	RXDP_CTL_TYPE_MAX,
 };
 

@@ -489,15 +489,18 @@ int rxdp_ctl_list_qps(struct rxdp_ctl *c, __u32 ifindex,
 	return rxdp_ctl_list_qps_stats(c, ifindex, out, NULL, max);
 }
 
-int rxdp_ctl_query_stats(struct rxdp_ctl *c, __u32 ifindex, __u64 *counters,
-			 int max)
+/* A request answered with COUNTERS (qpn 0: none in the request) */
+static int counters_call(struct rxdp_ctl *c, __u16 type, __u32 ifindex,
+			 __u32 qpn, __u64 *counters, int max)
 {
 	struct rxdp_ctl_msg msg;
 	const struct nlattr *a;
 	int err, n;
 
-	req_start(c, RXDP_CTL_QUERY_STATS);
+	req_start(c, type);
 	put_u32(c, RXDP_CTL_A_IFINDEX, ifindex);
+	if (qpn)
+		put_u32(c, RXDP_CTL_A_QPN, qpn);
 	err = call(c, &msg);
 	if (err)
 		return err;
@@ -508,6 +511,20 @@ int rxdp_ctl_query_stats(struct rxdp_ctl *c, __u32 ifindex, __u64 *counters,
 	memcpy(counters, mnl_attr_get_payload(a),
 	       sizeof(__u64) * (n < max ? n : max));
 	return n;
+}
+
+int rxdp_ctl_query_stats(struct rxdp_ctl *c, __u32 ifindex, __u64 *counters,
+			 int max)
+{
+	return counters_call(c, RXDP_CTL_QUERY_STATS, ifindex, 0, counters,
+			     max);
+}
+
+int rxdp_ctl_query_counters(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
+			    __u64 *counters, int max)
+{
+	return counters_call(c, RXDP_CTL_QUERY_COUNTERS, ifindex, qpn, counters,
+			     max);
 }
 
 int rxdp_ctl_subscribe(struct rxdp_ctl *c, __u32 ifindex)

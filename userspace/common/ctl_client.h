@@ -44,6 +44,11 @@ struct rxdp_dev_info {
 	__u32 num_rx_queues;
 	__u32 speed_mbps; /* link speed if the driver reports one, else 0 */
 	__u32 max_qp;
+	/*
+	 * The name of the device's node in /dev/infiniband that rxdpd made
+	 * (its ibv_device dev_name; empty: none), see daemon/devnode.c
+	 */
+	char dev_node[RXDP_NAME_MAX];
 };
 
 int rxdp_ctl_list_devices(struct rxdp_ctl *c, struct rxdp_dev_info *out,
@@ -214,7 +219,14 @@ struct rxdp_ctl_obj {
 	/* destroy replies: events sent about the object, in all */
 	__u32 comp_events;
 	__u32 async_events;
+	/* MW_ALLOC: enum ibv_mw_type (the R_Key comes back in rkey) */
+	__u32 mw_type;
+	/* CQ_CREATE: RXDP_CTL_CQ_F_* */
+	__u32 cq_flags;
 };
+
+/* The CQ keeps completion timestamps after its ring (common/hca.h) */
+#define RXDP_CTL_CQ_F_TIMESTAMP 0x1
 
 /*
  * Send one object request (type RXDP_CTL_PD_ALLOC ... AH_DESTROY) with *o,
@@ -253,6 +265,12 @@ int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,
 			    int max); /* count or -errno */
 int rxdp_ctl_query_stats(struct rxdp_ctl *c, __u32 ifindex, __u64 *counters,
 			 int max); /* number of counters or -errno */
+/*
+ * The transport's counters (enum rxdp_hwc, common/hw_counters.h) of a
+ * device (qpn 0) or of one QP: how many, or -errno
+ */
+int rxdp_ctl_query_counters(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
+			    __u64 *counters, int max);
 
 /*
  * Asynchronous events (additive): after rxdp_ctl_subscribe(ifindex), the

@@ -284,6 +284,9 @@ const char *rxdp_ctl_type_name(unsigned int type)
 		[RXDP_CTL_QP_DESTROY] = "qp_destroy",
 		[RXDP_CTL_AH_CREATE] = "ah_create",
 		[RXDP_CTL_AH_DESTROY] = "ah_destroy",
+		[RXDP_CTL_MW_ALLOC] = "mw_alloc",
+		[RXDP_CTL_MW_DEALLOC] = "mw_dealloc",
+		[RXDP_CTL_QUERY_COUNTERS] = "query_counters",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

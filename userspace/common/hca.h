@@ -102,7 +102,16 @@ struct rxdp_hca_event {
 #define RXDP_HCA_GATHER_MAX 64
 #define RXDP_HCA_SEND_GATHERED (1U << 31) /* in rxdp_hca_swqe.send_flags */
 
-/* A send WQE as posted: 64 bytes, then SGEs or inline data */
+/*
+ * A send WQE as posted: 64 bytes, then SGEs or inline data. The memory
+ * window operations carry no SGEs and use the fields thus:
+ *   IBV_WR_SEND_WITH_INV, IBV_WR_LOCAL_INV: imm_data is the R_Key to
+ *     invalidate (ibv_send_wr's invalidate_rkey, host order)
+ *   IBV_WR_BIND_MW: rkey the window's new R_Key, remote_qpn its R_Key now
+ *     (it finds the window), remote_qkey the region's L_Key (0: unbind, a
+ *     type 1 window), remote_addr and compare_add the window's address and
+ *     length, swap its access flags
+ */
 struct rxdp_hca_swqe {
 	__u64 wr_id;
 	__u32 opcode; /* enum ibv_wr_opcode */
@@ -188,6 +197,20 @@ static inline struct rxdp_hca_cqd *rxdp_hca_cq_data(struct rxdp_hca_cq *cq,
 						    __u32 size)
 {
 	return (struct rxdp_hca_cqd *)((char *)cq + rxdp_hca_cq_data_off(size));
+}
+
+/*
+ * A CQ with completion timestamps (ibv_create_cq_ex): after its data slots,
+ * one __u64 per entry, written by rxdpd before the entry is published.
+ */
+static inline size_t rxdp_hca_cq_ts_bytes(__u32 size)
+{
+	return rxdp_hca_cq_bytes(size) + (size_t)size * sizeof(__u64);
+}
+
+static inline __u64 *rxdp_hca_cq_ts(struct rxdp_hca_cq *cq, __u32 size)
+{
+	return (__u64 *)((char *)cq + rxdp_hca_cq_bytes(size));
 }
 
 /*
@@ -283,6 +306,22 @@ static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
 		    num_sge != 1 || sge0_len < 8)
 			return EINVAL;
 		break;
+	case IBV_WR_SEND_WITH_INV:
+		/* IBTA Table 38: RC (and XRC) only */
+		if (c->qp_type != IBV_QPT_RC)
+			return EINVAL;
+		break;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		/*
+		 * Local operations with no payload, as Soft-RoCE offers them:
+		 * Local Invalidate on RC, Bind MW on RC and UC
+		 */
+		if ((c->qp_type != IBV_QPT_RC && (opcode == IBV_WR_LOCAL_INV ||
+						  c->qp_type != IBV_QPT_UC)) ||
+		    (send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		return 0;
 	default:
 		return EINVAL;
 	}

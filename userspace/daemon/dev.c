@@ -164,6 +164,7 @@ void dev_release(struct rxdp_link *l)
 	for (i = 0; i < RXDP_MAX_QP; i++)
 		if (d->qps[i])
 			qp_destroy(l, d->qps[i]);
+	devnode_remove(l);
 	maps_close(&d->maps);
 	free(d);
 	l->dev = NULL;
@@ -205,6 +206,7 @@ void dev_check(struct rxdp_link *l)
 	}
 	l->dev->qp_next = RXDP_QPN_MIN;
 	link_query_ethtool(l);
+	devnode_create(l);
 	pr_info("device rxdp_%s (ifindex %d, %u RX queues, MTU %u, port %s)\n",
 		l->ifname, l->ifindex, l->num_rx_queues, l->mtu,
 		(l->flags & IFF_UP) && (l->flags & IFF_RUNNING) ? "ACTIVE"
@@ -252,4 +254,5 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 				     : RXDP_MAX_QUEUES;
 	out->speed_mbps = l->speed_mbps;
 	out->max_qp = RXDP_MAX_QP - RXDP_QPN_MIN;
+	memcpy(out->dev_node, l->dev->dev_node, sizeof(out->dev_node));
 }

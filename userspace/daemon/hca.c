@@ -45,6 +45,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/hca.h"
+#include "common/hw_counters.h"
 #include "common/log.h"
 #include "daemon/rxdpd.h"
 #include "engine/engine.h"
@@ -83,6 +84,7 @@ enum hobj_kind {
 	HO_SRQ,
 	HO_QP,
 	HO_AH,
+	HO_MW,
 };
 
 struct hobj {
@@ -91,6 +93,7 @@ struct hobj {
 	__u64 cookie;
 	struct hca_ctx *ctx;
 	int refs; /* PD: objects on it; CQ: QPs; channel: CQs; SRQ: QPs */
+	__u32 cq_flags; /* CQ: RXDP_CTL_CQ_F_* */
 	struct hobj *pd;
 	void *mem; /* the shared queues, mapped here */
 	size_t mem_len;
@@ -98,7 +101,7 @@ struct hobj {
 	_Atomic __u32 async_events;
 	union {
 		struct rxdp_epd *epd;
-		struct rxdp_emr *emr;
+		struct rxdp_emr *emr; /* a region, or a memory window (HO_MW) */
 		int wfd; /* channel: write end of its pipe */
 		struct {
 			struct rxdp_ecq *ecq;
@@ -136,13 +139,13 @@ struct hca_ctx {
 static const __u32 user_limit[] = {
 	[HO_PD] = 4096,	 [HO_MR] = 16384, [HO_CHANNEL] = 1024,
 	[HO_CQ] = 4096,	 [HO_SRQ] = 1024, [HO_QP] = RXDP_MAX_QP / 4,
-	[HO_AH] = 16384,
+	[HO_AH] = 16384, [HO_MW] = 16384,
 };
 
 struct uid_use {
 	struct uid_use *next;
 	uid_t uid;
-	__u32 n[HO_AH + 1];
+	__u32 n[HO_MW + 1];
 };
 
 static struct uid_use *uses;
@@ -166,7 +169,7 @@ static struct uid_use *use_of(uid_t uid)
 static const char *const kind_name[] = {
 	[HO_PD] = "PD", [HO_MR] = "MR",	  [HO_CHANNEL] = "channel",
 	[HO_CQ] = "CQ", [HO_SRQ] = "SRQ", [HO_QP] = "QP",
-	[HO_AH] = "AH",
+	[HO_AH] = "AH", [HO_MW] = "MW",
 };
 
 static int user_charge(uid_t uid, enum hobj_kind k, char *msg, size_t msglen)
@@ -630,7 +633,8 @@ static void ah_destroy(struct hobj *o)
 /* Everything of the client's context, in the order objects depend */
 void hca_ctx_release(struct rxdp_client *c)
 {
-	static const enum hobj_kind order[] = { HO_QP, HO_SRQ,	   HO_CQ,
+	/* windows before the regions they may be bound to */
+	static const enum hobj_kind order[] = { HO_QP, HO_SRQ,	   HO_CQ, HO_MW,
 						HO_MR, HO_CHANNEL, HO_PD };
 	struct hca_ctx *x = c->ctx;
 
@@ -661,6 +665,9 @@ void hca_ctx_release(struct rxdp_client *c)
 			case HO_MR:
 				rxdp_engine_dereg_mr(o->emr);
 				break;
+			case HO_MW:
+				rxdp_engine_dealloc_mw(o->emr);
+				break;
 			case HO_CHANNEL:
 				close(o->wfd);
 				break;
@@ -682,6 +689,31 @@ void hca_ctx_release(struct rxdp_client *c)
 	free(x->objs);
 	free(x);
 	c->ctx = NULL;
+}
+
+int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
+		 __u64 *out, char *msg, size_t msglen)
+{
+	struct hca_dev *hd = l->dev->hca;
+	struct rxdp_qp *qp = NULL;
+
+	memset(out, 0, RXDP_HWC_MAX * sizeof(*out));
+	if (qpn) {
+		qp = qp_lookup(l, qpn);
+		if (!qp || (qp->uid != c->uid && c->uid)) {
+			/* the same answer for another's QP as for none */
+			snprintf(msg, msglen, "no QP %#x of yours on rxdp_%s",
+				 qpn, l->ifname);
+			return -ENOENT;
+		}
+		if (qp->hqp)
+			rxdp_engine_hw_counters(hd->e, qp->hqp->qp.eqp, out);
+		return 0;
+	}
+	if (hd)
+		rxdp_engine_hw_counters(hd->e, NULL, out);
+	out[RXDP_HWC_LINK_DOWNED] = l->dev->link_downed;
+	return 0;
 }
 
 void hca_port_event(int ifindex, __u32 type, __u32 port)
@@ -737,7 +769,13 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 			return -EINVAL;
 	}
 	if (type == RXDP_CTL_MR_DEREG) {
-		rxdp_engine_dereg_mr(m->emr);
+		err = rxdp_engine_dereg_mr(m->emr);
+		if (err) {
+			snprintf(msg, msglen,
+				 "MR %u has memory windows bound to it",
+				 o->handle);
+			return err;
+		}
 		obj_free(m);
 		return 0;
 	}
@@ -760,6 +798,10 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		 * PD or lost a right (rxdp_engine_rereg_mr) */
 		err = rxdp_engine_rereg_mr(m->emr, pd->epd, o->addr, o->length,
 					   o->iova, o->access);
+		if (err == -EBUSY)
+			snprintf(msg, msglen,
+				 "MR %u has memory windows bound to it",
+				 o->handle);
 		if (err)
 			return err;
 		emr = m->emr;
@@ -781,6 +823,58 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	o->handle = m->handle;
 	o->lkey = rxdp_emr_lkey(emr);
 	o->rkey = rxdp_emr_rkey(emr);
+	return 0;
+}
+
+/* The memfd of a CQ of size entries: its ring, and the timestamps */
+static size_t cq_bytes(__u32 flags, __u32 size)
+{
+	return flags & RXDP_CTL_CQ_F_TIMESTAMP ? rxdp_hca_cq_ts_bytes(size)
+					       : rxdp_hca_cq_bytes(size);
+}
+
+/*
+ * Memory windows (IBTA 10.6.7): allocated on a PD, bound and invalidated
+ * by WRs on the data path (engine/mw.c). Deallocating a bound window
+ * unbinds it.
+ */
+static int do_mw(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
+		 char *msg, size_t msglen)
+{
+	struct hobj *w, *pd;
+	struct rxdp_emr *emw;
+	int err;
+
+	if (type == RXDP_CTL_MW_DEALLOC) {
+		w = obj_need(x, o->handle, HO_MW, msg, msglen);
+		if (!w)
+			return -EINVAL;
+		rxdp_engine_dealloc_mw(w->emr);
+		obj_free(w);
+		return 0;
+	}
+	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
+	if (!pd)
+		return -EINVAL;
+	emw = rxdp_engine_alloc_mw(x->hd->e, pd->epd,
+				   (enum ibv_mw_type)o->mw_type);
+	if (!emw) {
+		err = -errno;
+		if (err == -EINVAL)
+			snprintf(msg, msglen, "no memory window of type %u",
+				 o->mw_type);
+		return err;
+	}
+	w = obj_new(x, HO_MW, o->cookie, msg, msglen, &err);
+	if (!w) {
+		rxdp_engine_dealloc_mw(emw);
+		return err;
+	}
+	w->emr = emw;
+	w->pd = pd;
+	pd->refs++;
+	o->handle = w->handle;
+	o->rkey = rxdp_emr_rkey(emw);
 	return 0;
 }
 
@@ -820,7 +914,7 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		if (!q)
 			return -EINVAL;
 		size = rxdp_hca_pow2(o->cqe);
-		len = rxdp_hca_cq_bytes(size);
+		len = cq_bytes(q->cq_flags, size);
 		*fd = shm_create("rxdp-cq", len, &mem);
 		if (*fd < 0)
 			return *fd;
@@ -845,11 +939,16 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		snprintf(msg, msglen, "no channel %u", o->channel);
 		return -EINVAL;
 	}
+	if (o->cq_flags & ~RXDP_CTL_CQ_F_TIMESTAMP) {
+		snprintf(msg, msglen, "unknown CQ flags %#x", o->cq_flags);
+		return -EOPNOTSUPP;
+	}
 	q = obj_new(x, HO_CQ, o->cookie, msg, msglen, &err);
 	if (!q)
 		return err;
+	q->cq_flags = o->cq_flags;
 	size = rxdp_hca_pow2(o->cqe);
-	q->mem_len = rxdp_hca_cq_bytes(size);
+	q->mem_len = cq_bytes(q->cq_flags, size);
 	*fd = shm_create("rxdp-cq", q->mem_len, &q->mem);
 	if (*fd < 0) {
 		err = *fd;
@@ -861,6 +960,8 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		goto err;
 	}
 	rxdp_engine_cq_set_notify(q->cq.ecq, on_cq_notify, q);
+	if (q->cq_flags & RXDP_CTL_CQ_F_TIMESTAMP)
+		rxdp_engine_cq_timestamps(q->cq.ecq);
 	q->cq.ch = ch;
 	if (ch)
 		ch->refs++;
@@ -1251,6 +1352,9 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 			return -EINVAL;
 		ah_destroy(h);
 		return 0;
+	case RXDP_CTL_MW_ALLOC:
+	case RXDP_CTL_MW_DEALLOC:
+		return do_mw(x, type, o, msg, msglen);
 	}
 	snprintf(msg, msglen, "unknown object request");
 	return -EOPNOTSUPP;

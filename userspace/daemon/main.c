@@ -231,6 +231,7 @@ int main(int argc, char **argv)
 		pr_warn("bpffs %s not usable (%s): no devices until it is\n",
 			RXDP_BPFFS_ROOT, strerror(-ret));
 
+	devnode_clean();
 	ret = rtnl_open();
 	if (ret) {
 		pr_warn("rtnetlink: %s\n", strerror(-ret));

@@ -213,6 +213,8 @@ static void handle_link(const struct nlmsghdr *nlh)
 		if (m.num_rx_queues)
 			l->num_rx_queues = m.num_rx_queues;
 		dev_check(l);
+		if (was_dev && l->dev && was_up && !port_active(l->flags))
+			l->dev->link_downed++;
 		if (was_dev && l->dev && was_up != port_active(l->flags))
 			clients_notify(l->ifindex,
 				       port_active(l->flags)

@@ -87,6 +87,8 @@ struct rxdp_dev {
 	__u32 qp_next; /* where the QPN allocator looks first */
 	__u32 nqps;
 	struct hca_dev *hca; /* made at the device's first context */
+	__u64 link_downed; /* the port went down (hw counter link_downed) */
+	char dev_node[RXDP_NAME_MAX]; /* in /dev/infiniband (devnode.c) */
 };
 
 struct rxdp_link {
@@ -174,6 +176,11 @@ void dev_check_all(void);
 void dev_release(struct rxdp_link *l);
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
 
+/* devnode.c: /dev/infiniband nodes for programs that look for them */
+void devnode_create(struct rxdp_link *l);
+void devnode_remove(struct rxdp_link *l);
+void devnode_clean(void);
+
 /* qp.c */
 int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	      __u32 *qpn, char *msg, size_t msglen);
@@ -215,6 +222,12 @@ void hca_qp_uncharge(uid_t uid);
 void hca_dev_release(struct rxdp_link *l);
 /* A port/GID/device event to every context on ifindex */
 void hca_port_event(int ifindex, __u32 type, __u32 port);
+/*
+ * The transport's counters (enum rxdp_hwc) of a device, or of its QP qpn
+ * (qpn 0: the device's); only its user or root may read a QP's
+ */
+int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
+		 __u64 *out, char *msg, size_t msglen);
 
 /* server.c */
 int server_open(const char *path);

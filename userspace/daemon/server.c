@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <libmnl/libmnl.h>
 
+#include "common/hw_counters.h"
 #include "common/log.h"
 #include "daemon/rxdpd.h"
 
@@ -621,6 +622,25 @@ static int do_query_stats(struct req *r)
 	return 0;
 }
 
+static int do_query_counters(struct req *r)
+{
+	__u64 counters[RXDP_HWC_MAX];
+	struct rxdp_link *l;
+	int err;
+
+	l = get_dev(r, &err);
+	if (!l)
+		return err;
+	err = hca_counters(r->c, l,
+			   r->m->tb[RXDP_CTL_A_QPN] ? get_u32(r, RXDP_CTL_A_QPN)
+						    : 0,
+			   counters, r->msg, sizeof(r->msg));
+	if (err)
+		return err;
+	mnl_attr_put(r->rep, RXDP_CTL_A_COUNTERS, sizeof(counters), counters);
+	return 0;
+}
+
 static int do_subscribe(struct req *r)
 {
 	struct rxdp_link *l;
@@ -705,6 +725,9 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_QP_DESTROY] = do_obj,
 	[RXDP_CTL_AH_CREATE] = do_obj,
 	[RXDP_CTL_AH_DESTROY] = do_obj,
+	[RXDP_CTL_MW_ALLOC] = do_obj,
+	[RXDP_CTL_MW_DEALLOC] = do_obj,
+	[RXDP_CTL_QUERY_COUNTERS] = do_query_counters,
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */

@@ -175,6 +175,8 @@ void req_retire(struct rxdp_eqp *qp)
 			break;
 		signaled = rc_req_wc(qp, w, &wc);
 		failed = w->status != IBV_WC_SUCCESS;
+		if (!failed && w->npkts)
+			eng_hwc(qp, RXDP_HWC_RDMA_SENDS);
 		/* the slot is the posters' once sq_cons passes it */
 		rc_sq_free(qp, ++cons);
 		/* whoever sees the error completion sees the QP in ERR */
@@ -470,10 +472,12 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return;
 	case ROCE_AETH_RNR_NAK:
 		/* 9.7.5.2.8: wait the responder's time, then resend psn */
+		eng_hwc(qp, RXDP_HWC_RCVD_RNR);
 		req_ack_upto(qp, psn_add(psn, -1U));
 		if (atomic_load(&qp->state) == IBV_QPS_ERR)
 			return;
 		if (qp->rnr_retry != 7 && qp->rnr_left == 0) {
+			eng_hwc(qp, RXDP_HWC_RNR_RETRY_EXCEEDED);
 			req_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
@@ -494,6 +498,7 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return;
 	switch (syn & 0x1f) {
 	case ROCE_NAK_PSN_SEQ_ERR:
+		eng_hwc(qp, RXDP_HWC_RCVD_SEQ_ERR);
 		/* packets sent after an RNR NAK draw this too: ignore them */
 		if (qp->rnr_at && psn == qp->rnr_psn)
 			return;
@@ -518,6 +523,7 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		 * go-back-N behind a read that blocks una would otherwise
 		 * exhaust it on a merely lossy path.
 		 */
+		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
 		req_go_back(qp, psn, "sequence NAK");
 		req_arm_timer(qp);
 		return;
@@ -615,9 +621,11 @@ int rc_timers(struct rxdp_eqp *qp)
 		/* the QP's own timeout (9.7.6.1.3): retry_cnt counts these */
 		e->stats.timeouts++;
 		if (qp->retry_left == 0) {
+			eng_hwc(qp, RXDP_HWC_RETRY_EXCEEDED);
 			req_fail(qp, IBV_WC_RETRY_EXC_ERR);
 			return 1;
 		}
+		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
 		qp->retry_left--;
 		qp->retry_epoch = e->now;
 	} else {

@@ -593,6 +593,14 @@ void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s)
 	pthread_mutex_unlock(&e->lock);
 }
 
+void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
+			     __u64 *out)
+{
+	pthread_mutex_lock(&e->lock);
+	memcpy(out, qp ? qp->hwc : e->hwc, sizeof(e->hwc));
+	pthread_mutex_unlock(&e->lock);
+}
+
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user)
 {
 	if (e->cfg.event_cb)
@@ -644,9 +652,33 @@ int rxdp_engine_dealloc_pd(struct rxdp_epd *pd)
 
 /* --- memory regions ------------------------------------------------------ */
 
-#define ACCESS_KNOWN                                        \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+#define ACCESS_KNOWN                                         \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+	 IBV_ACCESS_MW_BIND)
+
+/*
+ * A new region or window (k, allocated) into the key table (keys.h): a
+ * new index and a random key byte make its key. k, or NULL and errno
+ * (ENOMEM: the table is full) with k freed.
+ */
+static struct rxdp_emr *key_add(struct rxdp_emr *k, enum eng_key_kind kind)
+{
+	struct rxdp_engine *e = k->e;
+	int err;
+
+	eng_lock(e);
+	err = eng_key_add(&e->keys, &k->k, (uint8_t)kind, -1);
+	if (err) {
+		eng_unlock(e);
+		free(k);
+		errno = err == -ENOSPC ? ENOMEM : -err;
+		return NULL;
+	}
+	k->pd->refs++;
+	eng_unlock(e);
+	return k;
+}
 
 struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 				       size_t len, uint64_t iova,
@@ -654,7 +686,6 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 {
 	struct rxdp_engine *e = pd->e;
 	struct rxdp_emr *mr;
-	int err;
 
 	/* IBTA 10.6.3.1 / ibv_reg_mr(3): remote write/atomic need local write */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -675,17 +706,26 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 	mr->len = len;
 	mr->iova = iova;
 	mr->access = access & ACCESS_KNOWN;
-	eng_lock(e);
-	err = eng_key_add(&e->keys, &mr->k, ENG_KEY_MR, -1);
-	if (err) {
-		eng_unlock(e);
-		free(mr);
-		errno = err == -ENOSPC ? ENOMEM : -err;
+	return key_add(mr, ENG_KEY_MR);
+}
+
+struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_engine *e,
+				      struct rxdp_epd *pd,
+				      enum ibv_mw_type type)
+{
+	struct rxdp_emr *mw;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
 		return NULL;
 	}
-	pd->refs++;
-	eng_unlock(e);
-	return mr;
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	mw->e = e;
+	mw->pd = pd_or_default(e, pd);
+	mw->mw_type = (uint8_t)type;
+	return key_add(mw, ENG_KEY_MW);
 }
 
 struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
@@ -711,9 +751,14 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	if ((!addr && len) || addr + len < addr || iova + len < iova ||
-	    pd->e != e)
+	    pd->e != e || mr->mw_type)
 		return -EINVAL;
 	eng_lock(e);
+	/* the windows bound to it hold its translation */
+	if (mr->nmw) {
+		eng_unlock(e);
+		return -EBUSY;
+	}
 	/*
 	 * A key someone was given must not reach other memory, another PD's
 	 * QPs or a right taken away: then the MR gets a new key and the old
@@ -738,16 +783,28 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 	return err;
 }
 
+/* A region with windows bound to it stays (-EBUSY); a window is unbound */
 int rxdp_engine_dereg_mr(struct rxdp_emr *mr)
 {
 	struct rxdp_engine *e = mr->e;
 
 	eng_lock(e);
+	if (mr->nmw) {
+		eng_unlock(e);
+		return -EBUSY;
+	}
+	if (mr->mw_type)
+		mw_unbind(mr);
 	eng_key_del(&e->keys, &mr->k);
 	mr->pd->refs--;
 	eng_unlock(e);
 	free(mr);
 	return 0;
+}
+
+int rxdp_engine_dealloc_mw(struct rxdp_emr *mw)
+{
+	return mw->mw_type ? rxdp_engine_dereg_mr(mw) : -EINVAL;
 }
 
 uint32_t rxdp_emr_lkey(const struct rxdp_emr *mr)
@@ -760,12 +817,32 @@ uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr)
 	return mr->k.key;
 }
 
-/* The MR with this key (whose PD the callers check, IBTA 10.6.3.2) */
-struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
+/* The MR or MW with this key (whose PD the callers check, IBTA 10.6.3.2) */
+struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e, uint32_t key)
 {
 	struct eng_key *k = eng_key_find(&e->keys, key);
 
-	return k && k->kind == ENG_KEY_MR
+	return k ? (struct rxdp_emr *)((char *)k - offsetof(struct rxdp_emr, k))
+		 : NULL;
+}
+
+/* The MR with this key: an L_Key never names a window (IBTA 10.6.7) */
+struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
+{
+	struct rxdp_emr *mr = eng_key_lookup(e, key);
+
+	return mr && mr->k.kind == ENG_KEY_MR ? mr : NULL;
+}
+
+/*
+ * A window by its key's index part alone (keys.h): its key byte is what
+ * its last bind gave it
+ */
+struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key)
+{
+	struct eng_key *k = eng_key_find_index(&e->keys, key);
+
+	return k && k->kind == ENG_KEY_MW
 		       ? (struct rxdp_emr *)((char *)k -
 					     offsetof(struct rxdp_emr, k))
 		       : NULL;
@@ -854,6 +931,10 @@ int rxdp_engine_resize_cq_shared(struct rxdp_ecq *cq, struct rxdp_hca_cq *sh,
 		sh->ring[i & (size - 1)] = old->ring[i & (cq->size - 1)];
 		rxdp_hca_cq_data(sh, size)[i & (size - 1)] =
 			rxdp_hca_cq_data(old, cq->size)[i & (cq->size - 1)];
+		if (cq->ts)
+			rxdp_hca_cq_ts(sh, size)[i & (size - 1)] =
+				rxdp_hca_cq_ts(old,
+					       cq->size)[i & (cq->size - 1)];
 	}
 	atomic_store(&sh->cons, cons);
 	atomic_store(&sh->armed, atomic_load(&old->armed));
@@ -863,6 +944,13 @@ int rxdp_engine_resize_cq_shared(struct rxdp_ecq *cq, struct rxdp_hca_cq *sh,
 	cq->size = size;
 	eng_unlock(e);
 	return 0;
+}
+
+void rxdp_engine_cq_timestamps(struct rxdp_ecq *cq)
+{
+	eng_lock(cq->e);
+	cq->ts = !cq->own;
+	eng_unlock(cq->e);
 }
 
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq)
@@ -916,6 +1004,8 @@ void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
 		sh->ring[prod & (cq->size - 1)].vendor_err =
 			RXDP_HCA_WC_SCATTER;
 	}
+	if (cq->ts)
+		rxdp_hca_cq_ts(sh, cq->size)[prod & (cq->size - 1)] = eng_now();
 	atomic_store_explicit(&sh->prod, prod + 1, memory_order_release);
 	/*
 	 * The owner arms (a store of armed), then polls (a load of prod);
@@ -1124,6 +1214,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 		}
 	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
+	mw_qp_gone(qp);
 	qp->scq->refs--;
 	qp->rcq->refs--;
 	if (qp->srq)
@@ -1255,18 +1346,21 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 		.max_inline = qp->cap.max_inline_data,
 	};
 	struct rxdp_eah *ah = NULL;
+	int num_sge = wr->num_sge;
 	struct swqe *w;
 	uint64_t len = 0;
 	int err;
 
 	if (wr->num_sge < 0)
 		return EINVAL;
-	for (int i = 0; i < wr->num_sge; i++)
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV)
+		num_sge = 0; /* no payload: SGEs are not looked at */
+	for (int i = 0; i < num_sge; i++)
 		len += wr->sg_list[i].length;
 	err = rxdp_hca_send_check(&caps, wr->opcode, wr->send_flags,
-				  (uint32_t)wr->num_sge, len,
+				  (uint32_t)num_sge, len,
 				  wr->wr.atomic.remote_addr,
-				  wr->num_sge ? wr->sg_list[0].length : 0);
+				  num_sge ? wr->sg_list[0].length : 0);
 	if (err)
 		return err;
 	if (qp->type == IBV_QPT_UD) {
@@ -1285,13 +1379,24 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 	w->send_flags = wr->send_flags & ~RXDP_HCA_SEND_GATHERED;
 	w->imm = wr->imm_data;
 	w->length = len;
-	w->num_sge = wr->num_sge;
+	w->num_sge = num_sge;
 	w->started = w->done = false;
 	w->status = IBV_WC_SUCCESS;
 	w->inl = NULL;
 	w->gathered = false;
-	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	/* the union of imm_data: for the invalidations, the key */
+	w->inv_rkey = wr->invalidate_rkey;
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+		w->mw_key = wr->bind_mw.mw ? wr->bind_mw.mw->rkey : 0;
+		w->new_key = wr->bind_mw.rkey;
+		w->mr_key = b->mr ? b->mr->lkey : 0;
+		w->bind_addr = b->addr;
+		w->bind_len = b->mr ? b->length : 0;
+		w->bind_access = b->mw_access_flags;
+	} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		w->raddr = wr->wr.atomic.remote_addr;
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
@@ -1314,14 +1419,14 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 		uint32_t off = 0;
 
 		/* inline data is in this process (the caller's, or a copy) */
-		for (int i = 0; i < wr->num_sge; i++) {
+		for (int i = 0; i < num_sge; i++) {
 			memcpy(d + off, (void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);
 			off += wr->sg_list[i].length;
 		}
 		w->inl = d;
-	} else if (wr->num_sge) {
-		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
+	} else if (num_sge) {
+		memcpy(w->sge, wr->sg_list, num_sge * sizeof(*w->sge));
 		if (gathered) {
 			w->inl = qp->sq_inl +
 				 (size_t)(prod & (qp->sq_size - 1)) *
@@ -1433,6 +1538,8 @@ static void drain_send(struct rxdp_eqp *qp, const struct rxdp_hca_swqe *in)
 	const uint8_t *gathered = NULL;
 	struct rxdp_hca_swqe h;
 	struct ibv_send_wr wr = { 0 };
+	struct ibv_mw mw = { 0 };
+	struct ibv_mr mr = { 0 };
 
 	memcpy(&h, in, sizeof(h));
 	wr.wr_id = h.wr_id;
@@ -1469,8 +1576,18 @@ static void drain_send(struct rxdp_eqp *qp, const struct rxdp_hca_swqe *in)
 		}
 	}
 	wr.sg_list = sge;
-	if (h.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    h.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	if (h.opcode == IBV_WR_BIND_MW) {
+		/* the overlay of common/hca.h; the verbs objects are stand-ins */
+		mw.rkey = h.remote_qpn;
+		mr.lkey = h.remote_qkey;
+		wr.bind_mw.mw = &mw;
+		wr.bind_mw.rkey = h.rkey;
+		wr.bind_mw.bind_info.mr = h.remote_qkey ? &mr : NULL;
+		wr.bind_mw.bind_info.addr = h.remote_addr;
+		wr.bind_mw.bind_info.length = h.compare_add;
+		wr.bind_mw.bind_info.mw_access_flags = (unsigned int)h.swap;
+	} else if (h.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   h.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		wr.wr.atomic.remote_addr = h.remote_addr;
 		wr.wr.atomic.rkey = h.rkey;
 		wr.wr.atomic.compare_add = h.compare_add;

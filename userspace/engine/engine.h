@@ -204,6 +204,12 @@ struct rxdp_engine_stats {
 	uint64_t rjobs_cancelled; /* read/atomic responses a go-back replaced */
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
+/*
+ * The transport's counters (common/hw_counters.h, RXDP_HWC_MAX of them) of
+ * one QP, or (qp NULL) of the whole engine, every QP it ever had included
+ */
+void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
+			     __u64 *out);
 
 /* --- protection domains ---------------------------------------------- */
 
@@ -247,9 +253,25 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 			 uint64_t addr, size_t len, uint64_t iova,
 			 unsigned int access);
+/* -EBUSY while memory windows are bound to it (and for rereg too) */
 int rxdp_engine_dereg_mr(struct rxdp_emr *mr);
 uint32_t rxdp_emr_lkey(const struct rxdp_emr *mr);
 uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr);
+
+/* --- memory windows (IBTA 10.6.7, engine/mw.c) --------------------------- */
+
+/*
+ * A memory window of type IBV_MW_TYPE_1 or IBV_MW_TYPE_2 on pd (NULL: the
+ * default PD): a key from
+ * the regions' key table (rxdp_emr_rkey() gives its R_Key as it is now),
+ * bound by IBV_WR_BIND_MW WRs (type 1 too: ibv_bind_mw() posts one), freed
+ * by IBV_WR_LOCAL_INV or a peer's Send with Invalidate (type 2). NULL +
+ * errno (EINVAL: another type).
+ */
+struct rxdp_emr *rxdp_engine_alloc_mw(struct rxdp_engine *e,
+				      struct rxdp_epd *pd,
+				      enum ibv_mw_type type);
+int rxdp_engine_dealloc_mw(struct rxdp_emr *mw);
 
 /* --- completion queues -------------------------------------------------- */
 
@@ -275,6 +297,14 @@ struct rxdp_ecq *rxdp_engine_create_cq_shared(struct rxdp_engine *e,
  */
 int rxdp_engine_resize_cq_shared(struct rxdp_ecq *cq, struct rxdp_hca_cq *sh,
 				 uint32_t size);
+/*
+ * Completion timestamps (ibv_create_cq_ex, IBV_WC_EX_WITH_COMPLETION_
+ * TIMESTAMP): a shared CQ made with this keeps, for each entry, the
+ * CLOCK_MONOTONIC nanosecond it was written at, in the array after its
+ * ring and data slots (rxdp_hca_cq_ts()); on resize too. Call before it
+ * is used.
+ */
+void rxdp_engine_cq_timestamps(struct rxdp_ecq *cq);
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
 /* Up to n completions into wc; count or -errno. Also drives progress. */
 int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);

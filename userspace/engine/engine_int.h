@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "common/hw_counters.h"
 #include "engine/engine.h"
 #include "engine/keys.h"
 #include "engine/pkt.h"
@@ -45,6 +46,13 @@ struct rxdp_eah {
 	struct pkt_path path;
 };
 
+/*
+ * A memory region, or (mw_type set) a memory window (IBTA 10.6.7): both are
+ * named by keys from the one table (keys.h: kind ENG_KEY_MR or ENG_KEY_MW;
+ * a window's key byte is its consumer's). A window bound to a region reaches
+ * [iova, iova + len) of it, at addr in the owner's memory, with the
+ * window's own access rights (mw.c).
+ */
 struct rxdp_emr {
 	struct rxdp_engine *e;
 	struct rxdp_epd *pd;
@@ -53,6 +61,12 @@ struct rxdp_emr {
 	uint64_t len;
 	struct eng_key k; /* lkey = rkey (keys.h) */
 	unsigned int access;
+	uint32_t nmw; /* a region: windows bound to it (no dereg meanwhile) */
+	/* windows only */
+	uint8_t mw_type; /* 0: a region; IBV_MW_TYPE_1 or IBV_MW_TYPE_2 */
+	bool mw_valid; /* bound: remote accesses may use it */
+	struct rxdp_emr *mw_mr; /* the region it is bound to, or NULL */
+	struct rxdp_eqp *mw_qp; /* type 2: the QP it was bound through */
 };
 
 struct rxdp_ecq {
@@ -68,6 +82,7 @@ struct rxdp_ecq {
 	uint32_t size; /* power of two */
 	pthread_mutex_t lock;
 	bool overflow;
+	bool ts; /* completion timestamps after the data slots (shared CQs) */
 	int refs; /* QPs using it */
 	void (*notify)(void *);
 	void *notify_arg;
@@ -86,6 +101,12 @@ struct swqe {
 	uint64_t swap;
 	int num_sge;
 	struct ibv_sge *sge; /* this slot's share of the SGE pool */
+	/* Send with Invalidate, Local Invalidate: the R_Key to invalidate */
+	uint32_t inv_rkey;
+	/* Bind MW: the window (by its key now), the region, the new key */
+	uint32_t mw_key, mr_key, new_key;
+	uint64_t bind_addr, bind_len;
+	unsigned int bind_access;
 	uint8_t *inl; /* inline data copied at post time, or NULL */
 	bool gathered; /* inl holds what sge names (common/hca.h), checked */
 	/* UD: where to (the AH's headers, copied), remote QPN and Q_Key */
@@ -281,6 +302,8 @@ struct rxdp_eqp {
 	uint32_t ack_psn;
 	/* set when the QP went to ERR: flush what is posted */
 	bool flushing;
+	uint32_t nmw; /* type 2 windows bound through this QP */
+	uint64_t hwc[RXDP_HWC_MAX]; /* counters (common/hw_counters.h) */
 };
 
 struct rxdp_engine {
@@ -294,6 +317,7 @@ struct rxdp_engine {
 	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
 	struct rxdp_engine_stats stats;
+	uint64_t hwc[RXDP_HWC_MAX]; /* every QP's counters, summed */
 	bool tx_blocked; /* the port had no TX buffer: try again soon */
 	uint64_t now; /* ns, refreshed per pass */
 
@@ -324,6 +348,20 @@ void eng_lock(struct rxdp_engine *e);
 void eng_unlock(struct rxdp_engine *e);
 
 struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
+/* The MR or MW with this key (an R_Key may name either) */
+struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e, uint32_t key);
+struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key);
+/* Count an event of a QP, on the QP and on its device */
+static inline void eng_hwc_add(struct rxdp_eqp *qp, enum rxdp_hwc c, uint64_t n)
+{
+	qp->hwc[c] += n;
+	qp->e->hwc[c] += n;
+}
+
+static inline void eng_hwc(struct rxdp_eqp *qp, enum rxdp_hwc c)
+{
+	eng_hwc_add(qp, c, 1);
+}
 void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
 void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
 		     bool solicited, const struct rxdp_hca_cqd *d);
@@ -361,12 +399,14 @@ bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 bool rc_req_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
 void rc_sq_free(struct rxdp_eqp *qp, uint32_t cons);
 bool rc_rq_take(struct rxdp_eqp *qp);
+/* pi: the message's last packet (immediate data, IETH, SE), or NULL */
 void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		      enum ibv_wc_opcode op, uint32_t len,
-		      const struct roce_immdt *imm, bool se);
+		      const struct pkt_info *pi);
+/* ... and the CQE's data for a scatter to CQE (rc_scatter_prep), or NULL */
 void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
 			   enum ibv_wc_opcode op, uint32_t len,
-			   const struct roce_immdt *imm, bool se,
+			   const struct pkt_info *pi,
 			   const struct rxdp_hca_cqd *d);
 bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 		     uint32_t len, struct rxdp_hca_cqd *d);
@@ -380,6 +420,21 @@ int req_tx(struct rxdp_eqp *qp);
 /* resp.c */
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
 int resp_tx(struct rxdp_eqp *qp);
+/* mw.c: memory windows (IBTA 10.6.7) */
+enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
+/* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
+int mw_invalidate(struct rxdp_eqp *qp, uint32_t rkey);
+/*
+ * A remote access of [va, va+len) with the rights in need through window
+ * mw (already known to be of qp's PD): true and *addr (the owner's
+ * address) if the window allows it (rc_rkey_check() for regions)
+ */
+bool mw_access(const struct rxdp_eqp *qp, const struct rxdp_emr *mw,
+	       uint64_t va, uint64_t len, unsigned int need, uint64_t *addr);
+/* A window bound to nothing any more */
+void mw_unbind(struct rxdp_emr *mw);
+/* A QP goes away: the type 2 windows bound through it are invalidated */
+void mw_qp_gone(struct rxdp_eqp *qp);
 /* rc.c */
 void rc_qp_reset(struct rxdp_eqp *qp);
 void rc_qp_to_err(struct rxdp_eqp *qp, bool event);

@@ -146,6 +146,13 @@ struct eng_key *eng_key_find(const struct eng_keytab *t, uint32_t key)
 	return k && k->key == key ? k : NULL;
 }
 
+struct eng_key *eng_key_find_index(const struct eng_keytab *t, uint32_t key)
+{
+	if (!key_index(key))
+		return NULL;
+	return t->slot[probe(t, key_index(key))];
+}
+
 void eng_key_set_byte(struct eng_key *k, uint8_t byte)
 {
 	k->key = (k->key & ~ENG_KEY_BYTE_MASK) | byte;

@@ -66,6 +66,12 @@ int eng_key_renew(struct eng_keytab *t, struct eng_key *k);
 void eng_key_del(struct eng_keytab *t, struct eng_key *k);
 /* The object holding exactly this key, or NULL */
 struct eng_key *eng_key_find(const struct eng_keytab *t, uint32_t key);
+/*
+ * The object whose key has this key's index, whatever its key byte (an MW
+ * named by a bind whose ibv_mw may not know the byte its last bind gave
+ * it), or NULL
+ */
+struct eng_key *eng_key_find_index(const struct eng_keytab *t, uint32_t key);
 /* An MW's rebind: same index, the consumer's new key byte */
 void eng_key_set_byte(struct eng_key *k, uint8_t byte);
 

@@ -72,6 +72,7 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	n = pkt_build(buf, cap, pp, d);
 	if (n < 0) {
 		e->cfg.ops->tx_abort(e->cfg.port, buf);
+		eng_hwc(qp, RXDP_HWC_SEND_ERR);
 		if (n == -EFAULT)
 			e->stats.mem_faults++;
 		else
@@ -81,6 +82,8 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	}
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
+	eng_hwc(qp, RXDP_HWC_SENT_PKTS);
+	eng_hwc_add(qp, RXDP_HWC_SENT_BYTES, d->paylen);
 	/*
 	 * An RC request behind requests already on the wire may wait for the
 	 * next flush: their acknowledgement is sure to bring a pass. Anything
@@ -166,6 +169,7 @@ int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
 
 		if (!sge[i].length)
 			continue;
+		/* an L_Key names a region, never a window (IBTA 10.6.7) */
 		mr = eng_mr_lookup(e, sge[i].lkey);
 		if (!mr || mr->pd != pd || (mr->access & need) != need ||
 		    sge[i].addr < mr->iova ||
@@ -192,9 +196,12 @@ bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 	*addr = 0;
 	if (!len)
 		return true;
-	mr = eng_mr_lookup(qp->e, rkey);
-	if (!mr || mr->pd != qp->pd || !(mr->access & need) ||
-	    !(qp->access & need))
+	mr = eng_key_lookup(qp->e, rkey);
+	if (!mr || mr->pd != qp->pd || !(qp->access & need))
+		return false;
+	if (mr->mw_type)
+		return mw_access(qp, mr, va, len, need, addr);
+	if (!(mr->access & need))
 		return false;
 	if (va < mr->iova || va - mr->iova > mr->len ||
 	    len > mr->len - (va - mr->iova))
@@ -217,6 +224,10 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -297,9 +308,9 @@ bool rc_rq_take(struct rxdp_eqp *qp)
 
 void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		      enum ibv_wc_opcode op, uint32_t len,
-		      const struct roce_immdt *imm, bool se)
+		      const struct pkt_info *pi)
 {
-	rc_recv_complete_data(qp, status, op, len, imm, se, NULL);
+	rc_recv_complete_data(qp, status, op, len, pi, NULL);
 }
 
 /*
@@ -330,9 +341,10 @@ bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 
 void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
 			   enum ibv_wc_opcode op, uint32_t len,
-			   const struct roce_immdt *imm, bool se,
+			   const struct pkt_info *pi,
 			   const struct rxdp_hca_cqd *d)
 {
+	const struct roce_immdt *imm = pi ? pi->immdt : NULL;
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
@@ -346,8 +358,15 @@ void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
 		wc.imm_data = immdt_imm(imm);
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
+	/* Send with Invalidate: the key, in host order (ibv_wc's union) */
+	if (pi && pi->ieth && status == IBV_WC_SUCCESS) {
+		wc.invalidated_rkey = ieth_rkey(pi->ieth);
+		wc.wc_flags |= IBV_WC_WITH_INV;
+	}
+	if (status == IBV_WC_SUCCESS)
+		eng_hwc(qp, RXDP_HWC_RDMA_RECVS);
 	qp->cur_valid = false;
-	eng_cq_add_data(qp->rcq, &wc, se, d);
+	eng_cq_add_data(qp->rcq, &wc, pi && bth_se(pi->bth), d);
 }
 
 /* Flush everything posted to a QP in ERR (IBTA 10.3.1: WR_FLUSH_ERR). */
@@ -374,8 +393,7 @@ int rc_flush(struct rxdp_eqp *qp)
 	}
 	qp->sq_cur = cons;
 	if (qp->cur_valid) {
-		rc_recv_complete(qp, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, NULL,
-				 false);
+		rc_recv_complete(qp, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, NULL);
 		n++;
 	}
 	if (qp->srq)
@@ -504,6 +522,8 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 		e->stats.rx_drop_source++;
 		return;
 	}
+	eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
+	eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
 	if (pi->flags & ROCE_OPF_REQUEST) {
 		if ((pi->flags & (ROCE_OPF_RETH)) && !pi->reth)
 			return;

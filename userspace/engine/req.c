@@ -28,13 +28,20 @@ static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
 	switch (w->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 		imm = w->opcode == IBV_WR_SEND_WITH_IMM;
 		if (first && last)
-			return imm ? ROCE_RC_SEND_ONLY_IMM : ROCE_RC_SEND_ONLY;
+			return w->opcode == IBV_WR_SEND_WITH_INV
+				       ? ROCE_RC_SEND_ONLY_INV
+			       : imm ? ROCE_RC_SEND_ONLY_IMM
+				     : ROCE_RC_SEND_ONLY;
 		if (first)
 			return ROCE_RC_SEND_FIRST;
 		if (last)
-			return imm ? ROCE_RC_SEND_LAST_IMM : ROCE_RC_SEND_LAST;
+			return w->opcode == IBV_WR_SEND_WITH_INV
+				       ? ROCE_RC_SEND_LAST_INV
+			       : imm ? ROCE_RC_SEND_LAST_IMM
+				     : ROCE_RC_SEND_LAST;
 		return ROCE_RC_SEND_MIDDLE;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -55,6 +62,23 @@ static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
 	default:
 		return ROCE_RC_FETCH_ADD;
 	}
+}
+
+/*
+ * A local operation (Bind MW, Local Invalidate, IBTA 10.6.7.2): done when
+ * the requester reaches it, in order with the sends around it (a fenced
+ * one waits for the reads and atomics before it); it takes no PSN and
+ * completes when the WQEs before it have.
+ */
+static void req_local(struct rxdp_eqp *qp, struct swqe *w)
+{
+	w->started = w->done = true;
+	w->first_psn = qp->next_psn;
+	w->npkts = 0;
+	if (w->opcode == IBV_WR_BIND_MW)
+		w->status = mw_bind(qp, w);
+	else if (mw_invalidate(qp, w->inv_rkey))
+		w->status = IBV_WC_LOC_QP_OP_ERR; /* as Soft-RoCE */
 }
 
 /* Start a WQE: check its local buffers and give it its PSNs. */
@@ -142,6 +166,17 @@ int req_tx(struct rxdp_eqp *qp)
 			if (rc_is_rd_atomic(w->opcode) &&
 			    qp->rd_outstanding >= max_rd)
 				break;
+			if (w->opcode == IBV_WR_BIND_MW ||
+			    w->opcode == IBV_WR_LOCAL_INV) {
+				/* a failed one waits for req_retire() */
+				req_local(qp, w);
+				if (w->status == IBV_WC_SUCCESS)
+					qp->sq_cur++;
+				req_retire(qp);
+				if (w->status != IBV_WC_SUCCESS)
+					break;
+				continue;
+			}
 			if (!req_start(qp, w)) {
 				req_retire(qp);
 				break;
@@ -192,6 +227,7 @@ int req_tx(struct rxdp_eqp *qp)
 			d.rkey = w->rkey;
 			d.dma_len = w->length;
 			d.imm = w->imm;
+			d.ieth_rkey = w->inv_rkey;
 			d.se = last && (w->send_flags & IBV_SEND_SOLICITED);
 			/*
 			 * AckReq (9.7.2): on a message's last packet, now and

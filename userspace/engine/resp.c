@@ -11,6 +11,11 @@
 #include "common/log.h"
 #include "engine/engine_int.h"
 
+/* wc.sl of a RoCE UD receive: its packet type (see resp_rx_ud) */
+#define ROCE_WC_SL_UDP 0x8
+#define ROCE_WC_SL_IPV6 0x1
+#define ROCE_WC_SL_IPV4 0x2
+
 /* --- responder ------------------------------------------------------------ */
 
 static void resp_ack(struct rxdp_eqp *qp, uint8_t syndrome, uint32_t psn)
@@ -25,6 +30,8 @@ static void resp_ack(struct rxdp_eqp *qp, uint8_t syndrome, uint32_t psn)
 	 * responses; a later one supersedes an earlier one, as each
 	 * acknowledges everything before its PSN (9.7.5.1.1).
 	 */
+	if (qp->ack_pending)
+		eng_hwc(qp, RXDP_HWC_ACK_DEFERRED);
 	qp->ack_pending = true;
 	qp->ack_syndrome = syndrome;
 	qp->ack_psn = psn;
@@ -64,6 +71,7 @@ static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 		return;
 	}
 	qp->e->stats.rnr_naks_sent++;
+	eng_hwc(qp, RXDP_HWC_SEND_RNR);
 	resp_ack(qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
 }
 
@@ -89,15 +97,13 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		qp->recv_len = total;
 	}
 	if (nsg < 0) {
-		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
-				 false);
+		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
 		return -1;
 	}
 	if ((!last && pi->paylen != qp->mtu) ||
 	    qp->recv_off + pi->paylen > qp->recv_len) {
-		rc_recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL,
-				 false);
+		rc_recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
@@ -106,16 +112,25 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		memcpy(d.data, pi->payload, pi->paylen);
 	else if (rc_sg_copy_to(qp->pd, sg, nsg, qp->recv_off, pi->payload,
 			       pi->paylen)) {
-		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
-				 false);
+		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
 		return -1;
 	}
 	qp->recv_off += pi->paylen;
+	/*
+	 * Send with Invalidate (IBTA 9.4.1.1.3, 10.6.7.2.5): the named type 2
+	 * window of this QP's PD is freed when the message completes; any
+	 * other key is an invalid request (the receive completes in error)
+	 */
+	if (last && pi->ieth && mw_invalidate(qp, ieth_rkey(pi->ieth))) {
+		rc_recv_complete(qp, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 0,
+				 NULL);
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return -1;
+	}
 	if (last) {
 		rc_recv_complete_data(qp, IBV_WC_SUCCESS, IBV_WC_RECV,
-				      qp->recv_off, pi->immdt, bth_se(pi->bth),
-				      scatter ? &d : NULL);
+				      qp->recv_off, pi, scatter ? &d : NULL);
 		qp->msn = psn_add(qp->msn, 1);
 		qp->rseq = RSEQ_NONE;
 	} else {
@@ -165,7 +180,7 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		if (imm)
 			rc_recv_complete(qp, IBV_WC_SUCCESS,
 					 IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_len,
-					 pi->immdt, bth_se(pi->bth));
+					 pi);
 		qp->msn = psn_add(qp->msn, 1);
 		qp->rseq = RSEQ_NONE;
 	} else {
@@ -292,6 +307,7 @@ static void resp_duplicate(struct rxdp_eqp *qp, struct pkt_info *pi,
 			   uint32_t psn)
 {
 	qp->e->stats.rx_duplicates++;
+	eng_hwc(qp, RXDP_HWC_DUP_REQ);
 	if (pi->opcode == ROCE_RC_READ_REQUEST) {
 		resp_read(qp, pi, psn, true);
 		return;
@@ -375,7 +391,7 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	if (nsg < 0 || total < ROCE_GRH_LEN + pi->paylen) {
 		rc_recv_complete(
 			qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
-			IBV_WC_RECV, 0, NULL, false);
+			IBV_WC_RECV, 0, NULL);
 		return;
 	}
 	if (pi->ipv6)
@@ -389,8 +405,7 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	} else if (rc_sg_copy_to(qp->pd, sg, nsg, 0, grh, ROCE_GRH_LEN) ||
 		   rc_sg_copy_to(qp->pd, sg, nsg, ROCE_GRH_LEN, pi->payload,
 				 pi->paylen)) {
-		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL,
-				 false);
+		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
 		return;
 	}
 	memset(&wc, 0, sizeof(wc));
@@ -401,6 +416,13 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	wc.qp_num = qp->qpn;
 	wc.src_qp = deth_sqp(pi->deth);
 	wc.wc_flags = IBV_WC_GRH;
+	/*
+	 * The packet's type in sl, as ConnectX reports it for RoCE UD receives
+	 * (and UCX reads it, not trusting the GRH area's first half): bit 3
+	 * a UDP header (RoCE v2), bits 2..0 the L3 header, 1 IPv6, 2 IPv4
+	 */
+	wc.sl = ROCE_WC_SL_UDP | (pi->ipv6 ? ROCE_WC_SL_IPV6 : ROCE_WC_SL_IPV4);
+	eng_hwc(qp, RXDP_HWC_RDMA_RECVS);
 	if (pi->immdt) {
 		wc.imm_data = immdt_imm(pi->immdt);
 		wc.wc_flags |= IBV_WC_WITH_IMM;
@@ -438,6 +460,7 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 	if (d > 0) {
 		/* 9.7.5.1.3: one PSN sequence NAK per gap */
 		e->stats.rx_drop_psn++;
+		eng_hwc(qp, RXDP_HWC_OUT_OF_SEQ_REQ);
 		if (!qp->nak_sent) {
 			qp->nak_sent = true;
 			e->stats.seq_naks_sent++;

@@ -29,90 +29,14 @@
 #include <unistd.h>
 
 #include "common/hca.h"
-#include "verbs/verbs_priv.h"
-
-struct rxdp_mr {
-	struct ibv_mr mr;
-	uint32_t handle;
-	uint64_t iova; /* as registered, for ibv_rereg_mr */
-	unsigned int access;
-	struct rxdp_mr *hnext; /* the context's mr_hash chain */
-};
-
-/* A mapping of a memfd rxdpd made (queues) */
-struct shm {
-	void *p;
-	size_t len;
-};
-
-struct rxdp_cq {
-	struct ibv_cq cq;
-	uint32_t handle;
-	struct shm mem;
-	struct rxdp_hca_cq *sh;
-	struct rxdp_hca_cqd *data; /* the entries' data slots */
-	uint32_t size;
-	pthread_spinlock_t lock; /* pollers */
-	unsigned int
-		idle; /* empty polls, to look for a dead rxdpd now and then */
-};
-
-struct rxdp_srq {
-	struct ibv_srq srq;
-	uint32_t handle;
-	struct shm mem;
-	struct rxdp_hca_wq *wq;
-	void *ring;
-	uint32_t size, stride, max_sge;
-	pthread_spinlock_t lock; /* posters */
-};
-
-struct rxdp_qp {
-	struct ibv_qp qp;
-	uint32_t handle;
-	struct shm mem;
-	struct rxdp_hca_qp *sh;
-	void *sq, *rq;
-	uint32_t sq_size, sq_stride, rq_size, rq_stride;
-	struct rxdp_hca_qp_caps hcaps;
-	pthread_spinlock_t sq_lock, rq_lock; /* posters */
-	struct ibv_qp_cap cap; /* as granted */
-	int sq_sig_all;
-	struct ibv_qp_attr attr; /* every attribute set so far (query_qp) */
-};
-
-struct rxdp_vah {
-	struct ibv_ah ah;
-	uint32_t handle;
-};
-
-static struct rxdp_cq *to_cq(struct ibv_cq *cq)
-{
-	return (struct rxdp_cq *)cq;
-}
-
-static struct rxdp_qp *to_qp(struct ibv_qp *qp)
-{
-	return (struct rxdp_qp *)qp;
-}
-
-static struct rxdp_srq *to_srq(struct ibv_srq *srq)
-{
-	return (struct rxdp_srq *)srq;
-}
-
-static void *fail_ptr(int err)
-{
-	errno = err;
-	return NULL;
-}
+#include "verbs/provider.h"
 
 /*
  * One object request on the context's connection. 0 or a positive errno
  * (errno set too), with rxdpd's explanation logged at debug level.
  */
-static int obj_call(struct ibv_context *ctx, uint16_t type,
-		    struct rxdp_ctl_obj *o, const struct rxdp_ah *ah, int *fd)
+int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
+	     const struct rxdp_ah *ah, int *fd)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 	int ret;
@@ -175,7 +99,7 @@ static void shm_unmap(struct shm *m)
  * store and this load are ordered (seq_cst fence) against rxdpd's store of
  * "sleeping" and its last look at the queues before it blocks.
  */
-static void doorbell(struct ibv_context *ctx)
+void doorbell(struct ibv_context *ctx)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 	uint64_t one = 1;
@@ -251,8 +175,8 @@ static void mr_hash_del(struct rxdp_context *c, struct rxdp_mr *m)
  * completion. The copy happens under the read lock, so an MR deregistered
  * meanwhile is not read through.
  */
-static bool gather(struct rxdp_context *c, struct ibv_pd *pd,
-		   const struct ibv_send_wr *wr, uint8_t *dst)
+bool gather(struct rxdp_context *c, struct ibv_pd *pd,
+	    const struct ibv_send_wr *wr, uint8_t *dst)
 {
 	bool ok = true;
 
@@ -280,6 +204,69 @@ static bool gather(struct rxdp_context *c, struct ibv_pd *pd,
 
 /* --- the static inline verbs dispatch through context->ops ------------------ */
 
+/* Bind MW and Local Invalidate: local operations, no SGEs */
+static bool send_wr_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+
+void swqe_fill(struct rxdp_qp *w, struct rxdp_hca_swqe *d,
+	       const struct ibv_send_wr *wr, uint64_t total)
+{
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+	memset(d, 0, sizeof(*d));
+	d->wr_id = wr->wr_id;
+	d->opcode = wr->opcode;
+	d->send_flags = wr->send_flags;
+	d->imm_data = wr->imm_data; /* or invalidate_rkey: a union */
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		/* the overlay common/hca.h describes */
+		d->rkey = wr->bind_mw.rkey;
+		d->remote_qpn = wr->bind_mw.mw->rkey;
+		d->remote_qkey = b->mr ? b->mr->lkey : 0;
+		d->remote_addr = b->addr;
+		d->compare_add = b->length;
+		d->swap = b->mw_access_flags;
+		return;
+	}
+	if (wr->opcode == IBV_WR_LOCAL_INV)
+		return;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		d->remote_addr = wr->wr.atomic.remote_addr;
+		d->rkey = wr->wr.atomic.rkey;
+		d->compare_add = wr->wr.atomic.compare_add;
+		d->swap = wr->wr.atomic.swap;
+	} else if (w->qp.qp_type == IBV_QPT_UD) {
+		d->ah = ((struct rxdp_vah *)wr->wr.ud.ah)->handle;
+		d->remote_qpn = wr->wr.ud.remote_qpn;
+		d->remote_qkey = wr->wr.ud.remote_qkey;
+	} else {
+		d->remote_addr = wr->wr.rdma.remote_addr;
+		d->rkey = wr->wr.rdma.rkey;
+	}
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint8_t *p = (uint8_t *)d->sge;
+
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+		d->num_sge = (uint32_t)total;
+	} else {
+		memcpy(d->sge, wr->sg_list,
+		       (size_t)wr->num_sge * sizeof(*d->sge));
+		d->num_sge = (uint32_t)wr->num_sge;
+		if (total && total <= RXDP_HCA_GATHER_MAX &&
+		    rxdp_hca_gatherable(wr->opcode) &&
+		    gather(to_rxdp_ctx(w->qp.context), w->qp.pd, wr,
+			   (uint8_t *)(d->sge + wr->num_sge)))
+			d->send_flags |= RXDP_HCA_SEND_GATHERED;
+	}
+}
+
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		     struct ibv_send_wr **bad_wr)
 {
@@ -299,63 +286,31 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			atomic_load_explicit(&sq->prod, memory_order_relaxed);
 		uint32_t done =
 			atomic_load_explicit(&sq->done, memory_order_acquire);
-		struct rxdp_hca_swqe *d;
+		uint32_t num_sge = (uint32_t)wr->num_sge;
 		uint64_t total = 0;
 
 		err = EINVAL;
 		if (wr->num_sge < 0)
 			break;
-		for (int i = 0; i < wr->num_sge; i++)
+		if (send_wr_local(wr->opcode))
+			num_sge = 0; /* no payload: SGEs are not looked at */
+		for (uint32_t i = 0; i < num_sge; i++)
 			total += wr->sg_list[i].length;
-		err = rxdp_hca_send_check(
-			&w->hcaps, wr->opcode, wr->send_flags,
-			(uint32_t)wr->num_sge, total, wr->wr.atomic.remote_addr,
-			wr->num_sge ? wr->sg_list[0].length : 0);
+		err = rxdp_hca_send_check(&w->hcaps, wr->opcode, wr->send_flags,
+					  num_sge, total,
+					  wr->wr.atomic.remote_addr,
+					  num_sge ? wr->sg_list[0].length : 0);
 		if (!err && qp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+			err = EINVAL;
+		if (!err && wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
 			err = EINVAL;
 		if (!err && prod - done >= w->sq_size)
 			err = ENOMEM;
 		if (err)
 			break;
-		d = rxdp_hca_slot(w->sq, prod, w->sq_size, w->sq_stride);
-		d->wr_id = wr->wr_id;
-		d->opcode = wr->opcode;
-		d->send_flags = wr->send_flags;
-		d->imm_data = wr->imm_data;
-		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-			d->remote_addr = wr->wr.atomic.remote_addr;
-			d->rkey = wr->wr.atomic.rkey;
-			d->compare_add = wr->wr.atomic.compare_add;
-			d->swap = wr->wr.atomic.swap;
-		} else if (qp->qp_type == IBV_QPT_UD) {
-			d->ah = ((struct rxdp_vah *)wr->wr.ud.ah)->handle;
-			d->remote_qpn = wr->wr.ud.remote_qpn;
-			d->remote_qkey = wr->wr.ud.remote_qkey;
-		} else {
-			d->remote_addr = wr->wr.rdma.remote_addr;
-			d->rkey = wr->wr.rdma.rkey;
-		}
-		if (wr->send_flags & IBV_SEND_INLINE) {
-			uint8_t *p = (uint8_t *)d->sge;
-
-			for (int i = 0; i < wr->num_sge; i++) {
-				memcpy(p,
-				       (void *)(uintptr_t)wr->sg_list[i].addr,
-				       wr->sg_list[i].length);
-				p += wr->sg_list[i].length;
-			}
-			d->num_sge = (uint32_t)total;
-		} else {
-			memcpy(d->sge, wr->sg_list,
-			       (size_t)wr->num_sge * sizeof(*d->sge));
-			d->num_sge = (uint32_t)wr->num_sge;
-			if (total && total <= RXDP_HCA_GATHER_MAX &&
-			    rxdp_hca_gatherable(wr->opcode) &&
-			    gather(to_rxdp_ctx(qp->context), qp->pd, wr,
-				   (uint8_t *)(d->sge + wr->num_sge)))
-				d->send_flags |= RXDP_HCA_SEND_GATHERED;
-		}
+		swqe_fill(w,
+			  rxdp_hca_slot(w->sq, prod, w->sq_size, w->sq_stride),
+			  wr, total);
 		atomic_store_explicit(&sq->prod, prod + 1,
 				      memory_order_release);
 		err = 0;
@@ -437,7 +392,7 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
  * the receive WQE's buffers are (common/hca.h): before the CQE is returned,
  * and before its slot is given back.
  */
-static void cq_scatter(const struct rxdp_hca_cqd *d)
+void cq_scatter(const struct rxdp_hca_cqd *d)
 {
 	uint32_t off = 0;
 
@@ -474,13 +429,16 @@ static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	if (got) /* an empty poll leaves the line rxdpd reads alone */
 		atomic_store_explicit(&sh->cons, cons, memory_order_release);
 	pthread_spin_unlock(&w->lock);
-	if (got)
-		return got;
-	if (atomic_load_explicit(&sh->overflow, memory_order_acquire))
-		return -EOVERFLOW;
+	return got ? got : -cq_idle(w);
+}
+
+int cq_idle(struct rxdp_cq *w)
+{
+	if (atomic_load_explicit(&w->sh->overflow, memory_order_acquire))
+		return EOVERFLOW;
 	/* an application spinning on an empty CQ learns that rxdpd died */
-	if (!(++w->idle & 0xffff) && ctx_dead(cq->context))
-		return -EIO;
+	if (!(++w->idle & 0xffff) && ctx_dead(w->cq.context))
+		return EIO;
 	return 0;
 }
 
@@ -490,23 +448,6 @@ static int req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
-/* Memory windows: not offered (ibv_alloc_mw checks for NULL too) */
-static struct ibv_mw *rxdp_dp_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
-{
-	return fail_ptr(EOPNOTSUPP);
-}
-
-static int rxdp_dp_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
-			   struct ibv_mw_bind *mw_bind)
-{
-	return EOPNOTSUPP;
-}
-
-static int rxdp_dp_dealloc_mw(struct ibv_mw *mw)
-{
-	return EOPNOTSUPP;
-}
-
 void rxdp_dp_set_ops(struct ibv_context_ops *ops)
 {
 	ops->post_send = post_send;
@@ -514,9 +455,9 @@ void rxdp_dp_set_ops(struct ibv_context_ops *ops)
 	ops->post_srq_recv = post_srq_recv;
 	ops->poll_cq = poll_cq;
 	ops->req_notify_cq = req_notify_cq;
-	ops->alloc_mw = rxdp_dp_alloc_mw;
-	ops->bind_mw = rxdp_dp_bind_mw;
-	ops->dealloc_mw = rxdp_dp_dealloc_mw;
+	ops->alloc_mw = rxdp_alloc_mw;
+	ops->bind_mw = rxdp_bind_mw;
+	ops->dealloc_mw = rxdp_dealloc_mw;
 }
 
 /* --- protection domains ------------------------------------------------- */
@@ -757,9 +698,9 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 /* --- completion queues ----------------------------------------------------- */
 
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
-			     void *cq_context, struct ibv_comp_channel *channel,
-			     int comp_vector)
+struct rxdp_cq *cq_create(struct ibv_context *context, int cqe,
+			  void *cq_context, struct ibv_comp_channel *channel,
+			  int comp_vector, uint32_t flags)
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_cq *w;
@@ -773,6 +714,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 		return fail_ptr(ENOMEM);
 	o.cqe = (uint32_t)cqe;
 	o.channel = channel ? ((struct rxdp_comp_channel *)channel)->handle : 0;
+	o.cq_flags = flags;
 	o.cookie = (uintptr_t)&w->cq;
 	err = queue_obj_create(context, RXDP_CTL_CQ_CREATE, RXDP_CTL_CQ_DESTROY,
 			       &o, &w->mem);
@@ -783,11 +725,22 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	w->handle = o.handle;
 	w->sh = w->mem.p;
 	w->size = o.cqe;
+	w->flags = flags;
 	w->data = rxdp_hca_cq_data(w->sh, w->size);
 	pthread_spin_init(&w->lock, PTHREAD_PROCESS_PRIVATE);
 	verbs_init_cq(&w->cq, context, channel, cq_context);
 	w->cq.cqe = (int)o.cqe;
-	return &w->cq;
+	return w;
+}
+
+struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+			     void *cq_context, struct ibv_comp_channel *channel,
+			     int comp_vector)
+{
+	struct rxdp_cq *w =
+		cq_create(context, cqe, cq_context, channel, comp_vector, 0);
+
+	return w ? &w->cq : NULL;
 }
 
 /*
@@ -852,8 +805,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 
 /* --- queue pairs ----------------------------------------------------------- */
 
-struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
-			     struct ibv_qp_init_attr *init_attr)
+struct rxdp_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_qp *w;
@@ -929,7 +881,15 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	pthread_cond_init(&w->qp.cond, NULL);
 	init_attr->cap = w->cap;
 	rxdp_pd_get(pd);
-	return &w->qp;
+	return w;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
+			     struct ibv_qp_init_attr *init_attr)
+{
+	struct rxdp_qp *w = qp_create(pd, init_attr);
+
+	return w ? &w->qp : NULL;
 }
 
 static void attr_to_ctl(const struct ibv_qp_attr *a, struct rxdp_qp_attr *r)
@@ -995,6 +955,9 @@ static void cq_clean(struct rxdp_cq *w, uint32_t qpn)
 {
 	struct rxdp_hca_cq *sh = w->sh;
 	uint32_t cons, prod, to, m = w->size - 1;
+	__u64 *ts = w->flags & RXDP_CTL_CQ_F_TIMESTAMP
+			    ? rxdp_hca_cq_ts(sh, w->size)
+			    : NULL;
 
 	pthread_spin_lock(&w->lock);
 	cons = atomic_load_explicit(&sh->cons, memory_order_relaxed);
@@ -1008,6 +971,8 @@ static void cq_clean(struct rxdp_cq *w, uint32_t qpn)
 		to--;
 		if (to != i - 1) {
 			sh->ring[to & m] = *wc;
+			if (ts)
+				ts[to & m] = ts[(i - 1) & m];
 			w->data[to & m] = w->data[(i - 1) & m];
 		}
 	}
@@ -1107,16 +1072,21 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	return 0;
 }
 
-/* The ibv_wr_* API: perftest uses it only on ConnectX/EFA part ids */
+/*
+ * The ibv_wr_* API (extended.c) of a QP made by ibv_create_qp_ex; NULL for
+ * the others, as rdma-core. perftest uses it only on ConnectX/EFA part ids.
+ */
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	return fail_ptr(EOPNOTSUPP);
+	struct rxdp_qp *w = to_qp(qp);
+
+	return w->ex ? &w->qp_ex : fail_ptr(EOPNOTSUPP);
 }
 
 /* --- shared receive queues ----------------------------------------------- */
 
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *srq_init_attr)
+struct rxdp_srq *srq_create(struct ibv_pd *pd,
+			    struct ibv_srq_init_attr *srq_init_attr)
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_srq *w;
@@ -1159,7 +1129,15 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 	srq_init_attr->attr.max_wr = o.max_recv_wr;
 	srq_init_attr->attr.max_sge = o.max_recv_sge;
 	rxdp_pd_get(pd);
-	return &w->srq;
+	return w;
+}
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *srq_init_attr)
+{
+	struct rxdp_srq *w = srq_create(pd, srq_init_attr);
+
+	return w ? &w->srq : NULL;
 }
 
 static int srq_call(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "verbs/verbs_priv.h"
+#include "verbs/provider.h"
 
 /* The tools and the library were built against this header's layouts */
 _Static_assert(offsetof(struct rxdp_device, ibdev) == 0,
@@ -46,14 +46,23 @@ static void dev_fill(struct rxdp_device *d, const struct rxdp_dev_info *info)
 
 	d->info = *info;
 	d->info.name[sizeof(d->info.name) - 1] = '\0';
+	d->info.dev_node[sizeof(d->info.dev_node) - 1] = '\0';
 	ib->node_type = IBV_NODE_CA;
 	ib->transport_type = IBV_TRANSPORT_IB;
 	snprintf(ib->name, sizeof(ib->name), "%s", d->info.name);
-	/* No uverbs device exists; the name only has to be unique */
-	snprintf(ib->dev_name, sizeof(ib->dev_name), "uverbs%u",
-		 d->info.ifindex);
+	/*
+	 * Not a kernel uverbs device: the null device node rxdpd made for the
+	 * programs that look in /dev/infiniband (daemon/devnode.c), or a name
+	 * that exists nowhere when it could not make one
+	 */
+	if (d->info.dev_node[0])
+		snprintf(ib->dev_name, sizeof(ib->dev_name), "%.*s",
+			 (int)sizeof(ib->dev_name) - 1, d->info.dev_node);
+	else
+		snprintf(ib->dev_name, sizeof(ib->dev_name),
+			 "uverbs-rxdp-none-%u", d->info.ifindex);
 	snprintf(ib->dev_path, sizeof(ib->dev_path),
-		 "/sys/class/infiniband_verbs/uverbs%u", d->info.ifindex);
+		 "/sys/class/infiniband_verbs/%s", ib->dev_name);
 	snprintf(ib->ibdev_path, sizeof(ib->ibdev_path), "%s%s",
 		 RXDP_VERBS_IBDEV_DIR, d->info.name);
 }
@@ -250,6 +259,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = rxdp_query_port_ex;
 	c->vctx.query_device_ex = rxdp_query_device_ex;
+	c->vctx.create_cq_ex = rxdp_create_cq_ex;
+	c->vctx.create_qp_ex = rxdp_create_qp_ex;
+	c->vctx.create_srq_ex = rxdp_create_srq_ex;
+	c->vctx.query_rt_values = rxdp_query_rt_values;
 	rxdp_dp_set_ops(&ctx->ops);
 	return ctx;
 
@@ -300,8 +313,10 @@ static void fill_device_attr(const struct rxdp_dev_info *info,
 	a->hw_ver = RXDP_VERBS_HW_VER;
 	a->max_qp = (int)max_qp;
 	a->max_qp_wr = RXDP_VERBS_MAX_QP_WR;
-	a->device_cap_flags = IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_RC_RNR_NAK_GEN;
+	/* memory windows: type 1 and type 2B (QP-associated), as rxe */
+	a->device_cap_flags =
+		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
+		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = RXDP_VERBS_MAX_SGE;
 	a->max_sge_rd = RXDP_VERBS_MAX_SGE_RD;
 	a->max_cq = RXDP_VERBS_MAX_CQ;
@@ -352,9 +367,18 @@ static int rxdp_query_device_ex(struct ibv_context *ctx,
 	if (ret < 0)
 		return -ret;
 
+	/*
+	 * What the extended attributes say rxdp has: completion timestamps
+	 * of a 1 GHz clock (nanoseconds, extended.c). Everything else is
+	 * zero: no ODP (MRs are not pinned, but rxdp does not claim the
+	 * paging semantics), TSO, RSS, tag matching, packet pacing, CQ
+	 * moderation, device memory, raw packet capabilities or PCI atomics.
+	 */
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(&info, &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
+	ex.completion_timestamp_mask = UINT64_MAX;
+	ex.hca_core_clock = 1000000; /* kHz */
 	ex.phys_port_cnt_ex = 1;
 	if (attr_size > sizeof(ex)) {
 		memset(attr, 0, attr_size);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The transport's counters, named as Soft-RoCE's hw_counters, through
+# rxdp-ctl (text and --json) while an ib_write_bw pair runs (what each
+# counter counts is checked in the engine's tests, test_rc):
+#  - every name rxe has, per device and per QP, valid JSON
+#  - a running RC QP's own counters moved (sent_pkts, rcvd_pkts,
+#    rdma_sends, sent_bytes), and its device's counted them too
+#  - another user reads the device's counters, but not a QP's of root's
+#    (null: rxdpd does not tell whether it exists)
+#  - link_downed counts the port going down
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
+
+require_root
+require_cmd ib_write_bw setpriv python3 timeout
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+on_exit "rm -rf '$tmp'"
+
+NETNS_NO_IPV6=1 netns_pair
+rxdp_hosts "$tmp"
+ctl() { ip netns exec "$1" "${@:3}" "$RXDP_BIN/rxdp-ctl" --json "$2"; }
+
+names='sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_rnr_err
+send_rnr_err rcvd_seq_err ack_deferred retry_exceeded_err
+retry_rnr_exceeded_err completer_retry_err send_err link_downed rdma_sends
+rdma_recvs sent_bytes rcvd_bytes'
+
+# A stream that lasts while the counters are read
+verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -D 6 -p 19300 >"$tmp/srv" 2>&1 &
+srv=$!
+on_exit "kill $srv 2>/dev/null"
+sleep 1
+verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -D 6 -p 19300 "$ADDR_A" \
+	>"$tmp/cli" 2>&1 &
+cli=$!
+on_exit "kill $cli 2>/dev/null"
+sleep 3
+ctl "$NS_B" all >"$tmp/b.json" || fail "rxdp-ctl --json all"
+ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" counters >"$tmp/b.txt" ||
+	fail "rxdp-ctl counters"
+ctl "$NS_B" counters setpriv --reuid=65534 --regid=65534 --clear-groups \
+	>"$tmp/b-nobody.json" ||
+	fail "rxdp-ctl --json counters as another user"
+wait $cli || fail "ib_write_bw client"
+wait $srv || fail "ib_write_bw server"
+ctl "$NS_B" counters >"$tmp/b-after.json" || fail "rxdp-ctl --json counters"
+
+python3 - "$tmp/b.json" "$tmp/b-nobody.json" "$tmp/b-after.json" "$names" \
+	<<'EOF' || fail "counters"
+import json, sys
+d = json.load(open(sys.argv[1]))
+other = json.load(open(sys.argv[2]))
+after = json.load(open(sys.argv[3]))["devices"][0]["counters"]
+names = sys.argv[4].split()
+dev = d["devices"][0]
+assert list(dev["counters"]) == names, dev["counters"]
+rc = [q for q in d["qps"] if q["type"] == "RC" and q["state"] == "RTS"]
+assert rc, "no RC QP in RTS: %s" % d["qps"]
+q = rc[0]["counters"]
+assert list(q) == names, q
+for n in ("sent_pkts", "rcvd_pkts", "rdma_sends", "sent_bytes"):
+    assert q[n] > 0, "QP %s: %d" % (n, q[n])
+    assert after[n] >= q[n], n
+assert other["devices"][0]["counters"]["sent_pkts"] > 0
+assert all(x["counters"] is None for x in other["qps"]), other["qps"]
+print("ok   %d counters per device and per QP; the QP sent %d packets "
+      "(%d bytes), its device %d" % (len(names), q["sent_pkts"],
+      q["sent_bytes"], after["sent_pkts"]))
+print("ok   another user reads the device's counters, not root's QPs'")
+EOF
+grep -q '^  rdma_sends  *[1-9]' "$tmp/b.txt" || fail "rxdp-ctl counters (text)"
+
+ip -n "$NS_A" link set "$IF_A" down
+for _ in $(seq 50); do
+	[ "$(rxdp_counter "$NS_A" link_downed)" = 1 ] && break
+	sleep 0.1
+done
+[ "$(rxdp_counter "$NS_A" link_downed)" = 1 ] ||
+	fail "link_downed is not 1 after the port went down"
+ip -n "$NS_A" link set "$IF_A" up
+echo "ok   link_downed counts the port going down"
+echo PASS

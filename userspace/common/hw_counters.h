@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The transport's counters, per device and per QP, named as Soft-RoCE's
+ * hw_counters (drivers/infiniband/sw/rxe/rxe_hw_counters.c) so that
+ * monitoring written for rxe reads rxdp's the same way. The engine keeps
+ * them (userspace/engine), rxdpd answers RXDP_CTL_QUERY_COUNTERS with them
+ * in this order, rxdp-ctl prints them (and as JSON).
+ *
+ * What each counts here (rxe's meaning where the transports agree):
+ *   sent_pkts              packets put on the wire (requests, responses, ACKs)
+ *   rcvd_pkts              RoCEv2 packets delivered to a QP
+ *   duplicate_request      responder: requests with a PSN already executed
+ *   out_of_seq_request     responder: requests past the expected PSN (a gap)
+ *   rcvd_rnr_err           requester: RNR NAKs received
+ *   send_rnr_err           responder: RNR NAKs sent (no receive WQE)
+ *   rcvd_seq_err           requester: PSN sequence error NAKs received
+ *   ack_deferred           responder: ACK/NAKs replaced by a later one
+ *                          before they went out (coalesced)
+ *   retry_exceeded_err     requester: WQEs failed, transport retries exhausted
+ *   retry_rnr_exceeded_err requester: WQEs failed, RNR retries exhausted
+ *   completer_retry_err    requester: go-back-N restarts (timeout or NAK)
+ *   send_err               packets that could not be built (the owner's
+ *                          memory was gone)
+ *   link_downed            the port went down (rxdpd counts, per device)
+ *   rdma_sends             requester: messages completed
+ *   rdma_recvs             responder: receive WQEs completed successfully
+ *   sent_bytes, rcvd_bytes RoCEv2 payload bytes, as sent_pkts/rcvd_pkts
+ */
+#ifndef RXDP_COMMON_HW_COUNTERS_H
+#define RXDP_COMMON_HW_COUNTERS_H
+
+enum rxdp_hwc {
+	RXDP_HWC_SENT_PKTS,
+	RXDP_HWC_RCVD_PKTS,
+	RXDP_HWC_DUP_REQ,
+	RXDP_HWC_OUT_OF_SEQ_REQ,
+	RXDP_HWC_RCVD_RNR,
+	RXDP_HWC_SEND_RNR,
+	RXDP_HWC_RCVD_SEQ_ERR,
+	RXDP_HWC_ACK_DEFERRED,
+	RXDP_HWC_RETRY_EXCEEDED,
+	RXDP_HWC_RNR_RETRY_EXCEEDED,
+	RXDP_HWC_COMP_RETRY,
+	RXDP_HWC_SEND_ERR,
+	RXDP_HWC_LINK_DOWNED,
+	RXDP_HWC_RDMA_SENDS,
+	RXDP_HWC_RDMA_RECVS,
+	RXDP_HWC_SENT_BYTES,
+	RXDP_HWC_RCVD_BYTES,
+	RXDP_HWC_MAX,
+};
+
+static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
+	[RXDP_HWC_SENT_PKTS] = "sent_pkts",
+	[RXDP_HWC_RCVD_PKTS] = "rcvd_pkts",
+	[RXDP_HWC_DUP_REQ] = "duplicate_request",
+	[RXDP_HWC_OUT_OF_SEQ_REQ] = "out_of_seq_request",
+	[RXDP_HWC_RCVD_RNR] = "rcvd_rnr_err",
+	[RXDP_HWC_SEND_RNR] = "send_rnr_err",
+	[RXDP_HWC_RCVD_SEQ_ERR] = "rcvd_seq_err",
+	[RXDP_HWC_ACK_DEFERRED] = "ack_deferred",
+	[RXDP_HWC_RETRY_EXCEEDED] = "retry_exceeded_err",
+	[RXDP_HWC_RNR_RETRY_EXCEEDED] = "retry_rnr_exceeded_err",
+	[RXDP_HWC_COMP_RETRY] = "completer_retry_err",
+	[RXDP_HWC_SEND_ERR] = "send_err",
+	[RXDP_HWC_LINK_DOWNED] = "link_downed",
+	[RXDP_HWC_RDMA_SENDS] = "rdma_sends",
+	[RXDP_HWC_RDMA_RECVS] = "rdma_recvs",
+	[RXDP_HWC_SENT_BYTES] = "sent_bytes",
+	[RXDP_HWC_RCVD_BYTES] = "rcvd_bytes",
+};
+
+#endif /* RXDP_COMMON_HW_COUNTERS_H */

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The provider's objects, shared by dataplane.c (the classic verbs),
+ * extended.c (ibv_create_qp_ex/cq_ex/srq_ex and the ibv_wr_* and
+ * ibv_start_poll families) and mw.c (memory windows). Each wraps the
+ * libibverbs object it hands out, first, so a pointer to one is a pointer
+ * to the other; the extended ones are a superset (ibv_cq_ex starts as
+ * ibv_cq does, ibv_qp_ex with an ibv_qp), so one wrapper serves both.
+ */
+#ifndef RXDP_VERBS_PROVIDER_H
+#define RXDP_VERBS_PROVIDER_H
+
+#include <errno.h>
+#include <stdbool.h>
+
+#include "common/hca.h"
+#include "verbs/verbs_priv.h"
+
+struct rxdp_mr {
+	struct ibv_mr mr;
+	uint32_t handle;
+	uint64_t iova; /* as registered, for ibv_rereg_mr */
+	unsigned int access;
+	struct rxdp_mr *hnext; /* the context's mr_hash chain */
+};
+
+/* A mapping of a memfd rxdpd made (queues) */
+struct shm {
+	void *p;
+	size_t len;
+};
+
+struct rxdp_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex; /* ibv_create_cq_ex */
+	};
+	uint32_t handle;
+	struct shm mem;
+	struct rxdp_hca_cq *sh;
+	struct rxdp_hca_cqd *data; /* the entries' data slots */
+	uint32_t size;
+	uint32_t flags; /* RXDP_CTL_CQ_F_* */
+	pthread_spinlock_t lock; /* pollers */
+	unsigned int
+		idle; /* empty polls, to look for a dead rxdpd now and then */
+	/* ibv_start_poll .. ibv_end_poll: the entry read now (lock held) */
+	uint32_t cur;
+	const struct ibv_wc *wc;
+};
+
+struct rxdp_srq {
+	struct ibv_srq srq;
+	uint32_t handle;
+	struct shm mem;
+	struct rxdp_hca_wq *wq;
+	void *ring;
+	uint32_t size, stride, max_sge;
+	pthread_spinlock_t lock; /* posters */
+};
+
+struct rxdp_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex; /* ibv_create_qp_ex, ibv_wr_* */
+	};
+	bool ex; /* made by ibv_create_qp_ex: ibv_qp_to_qp_ex gives qp_ex */
+	uint32_t handle;
+	struct shm mem;
+	struct rxdp_hca_qp *sh;
+	void *sq, *rq;
+	uint32_t sq_size, sq_stride, rq_size, rq_stride;
+	struct rxdp_hca_qp_caps hcaps;
+	pthread_spinlock_t sq_lock, rq_lock; /* posters */
+	struct ibv_qp_cap cap; /* as granted */
+	int sq_sig_all;
+	struct ibv_qp_attr attr; /* every attribute set so far (query_qp) */
+	/*
+	 * ibv_wr_start .. ibv_wr_complete (sq_lock held): the WQEs built so far
+	 * go from the ring's prod to wr_cur, unpublished; wr_err the first
+	 * error, which wr_complete returns, posting none of them
+	 */
+	uint32_t wr_cur;
+	int wr_err;
+};
+
+struct rxdp_vah {
+	struct ibv_ah ah;
+	uint32_t handle;
+};
+
+static inline struct rxdp_cq *to_cq(struct ibv_cq *cq)
+{
+	return (struct rxdp_cq *)cq;
+}
+
+static inline struct rxdp_qp *to_qp(struct ibv_qp *qp)
+{
+	return (struct rxdp_qp *)qp;
+}
+
+static inline struct rxdp_srq *to_srq(struct ibv_srq *srq)
+{
+	return (struct rxdp_srq *)srq;
+}
+
+static inline void *fail_ptr(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/* dataplane.c */
+int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
+	     const struct rxdp_ah *ah, int *fd);
+void doorbell(struct ibv_context *ctx);
+/* An empty CQ: 0, EOVERFLOW (completions were lost) or EIO (rxdpd died) */
+int cq_idle(struct rxdp_cq *w);
+/*
+ * A small send's bytes (its SGEs) to dst, if the library knows the MRs
+ * (common/hca.h: RXDP_HCA_SEND_GATHERED)
+ */
+bool gather(struct rxdp_context *c, struct ibv_pd *pd,
+	    const struct ibv_send_wr *wr, uint8_t *dst);
+/* A small receive's bytes from its CQE's data slot to its buffers */
+void cq_scatter(const struct rxdp_hca_cqd *d);
+/*
+ * The objects with queues, made for the classic verbs and the extended
+ * ones alike: NULL + errno. cq_create's flags are RXDP_CTL_CQ_F_*; a QP
+ * from qp_create is not yet an extended one.
+ */
+struct rxdp_cq *cq_create(struct ibv_context *context, int cqe,
+			  void *cq_context, struct ibv_comp_channel *channel,
+			  int comp_vector, uint32_t flags);
+struct rxdp_qp *qp_create(struct ibv_pd *pd,
+			  struct ibv_qp_init_attr *init_attr);
+struct rxdp_srq *srq_create(struct ibv_pd *pd,
+			    struct ibv_srq_init_attr *srq_init_attr);
+/*
+ * One send WR into its ring slot d (rxdp_hca_send_check() passed: total is
+ * the sum of its SGE lengths): fields, then SGEs or the inline bytes
+ */
+void swqe_fill(struct rxdp_qp *w, struct rxdp_hca_swqe *d,
+	       const struct ibv_send_wr *wr, uint64_t total);
+
+/* mw.c: ibv_alloc_mw, ibv_bind_mw, ibv_dealloc_mw (context ops) */
+struct ibv_mw *rxdp_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int rxdp_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+int rxdp_dealloc_mw(struct ibv_mw *mw);
+
+/* extended.c: the verbs_context ops */
+struct ibv_cq_ex *rxdp_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *rxdp_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr);
+struct ibv_srq *rxdp_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr);
+int rxdp_query_rt_values(struct ibv_context *context,
+			 struct ibv_values_ex *values);
+
+#endif /* RXDP_VERBS_PROVIDER_H */
