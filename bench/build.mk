@@ -3,6 +3,7 @@
 # (figures, not tests). The tools it runs are built by `make`:
 #  rxdp-xskraw  the raw AF_XDP limit (ping-pong, stream), its own XDP program
 #  rxdp-qp-rss  the memory of a process holding N QPs (a verbs program)
+#  rxdp-lossyhop  a forwarding hop (XDP redirect) that drops frames at random
 XSKRAW_OBJ := $(GEN)/xskraw.bpf.o
 XSKRAW_SKEL := $(GEN)/xskraw.skel.h
 XSKRAW := $(BIN)/rxdp-xskraw
@@ -26,8 +27,24 @@ $(QP_RSS): $(OBJ)/bench/qp_rss.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 
-BUILD_DEPS += $(XSKRAW_SKEL)
-BINS += $(XSKRAW) $(QP_RSS)
+LOSSYHOP_OBJ := $(GEN)/lossyhop.bpf.o
+LOSSYHOP_SKEL := $(GEN)/lossyhop.skel.h
+LOSSYHOP := $(BIN)/rxdp-lossyhop
+
+$(LOSSYHOP_OBJ): bench/lossyhop.bpf.c vmlinux.h
+	$(msg) CLANG $<
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -MT $@ -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	@rm -f $@.tmp
+
+$(LOSSYHOP): $(OBJ)/bench/lossyhop.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz
+
+BUILD_DEPS += $(XSKRAW_SKEL) $(LOSSYHOP_SKEL)
+BINS += $(XSKRAW) $(QP_RSS) $(LOSSYHOP)
 
 bench: all
 	$(Q)bench/run.sh

@@ -2,23 +2,36 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Turn bench/run.sh's samples into build/bench/results.{json,md} and plots.
 
+    report.py SAMPLES.tsv OUTDIR
+
 Each figure is the median of its repeats; the spread ((max - min) / median)
-says how noisy the run was. Ratios compare rxdp with the raw AF_XDP limit and
-with kernel TCP, measured on the same veth pair in the same run, against the
-targets of the benchmark; a missed target says by how much.
+says how noisy the run was. rxdp is compared with each peer at its best: the
+raw AF_XDP limit and kernel TCP take their best figure over every MTU and
+every configuration measured (TCP's blocking or spinning sockets), so no
+verdict claims a win that a better-configured peer takes away. OUTDIR's
+cpuwatch.json (bench/cpuwatch.py) says whether the machine was idle.
 """
 import csv
 import json
+import os
 import statistics
 import sys
 from collections import defaultdict
 
 TARGETS = """\
-- small-message latency (ib_write_lat / ib_send_lat, 2 B, median) within 2x
-  of the raw AF_XDP ping-pong, and at most a quarter of TCP's;
+- small-message latency (ib_write_lat / ib_send_lat, 2 B, median, one way)
+  within 2x of the raw AF_XDP ping-pong, and no slower than kernel TCP at
+  its best (spinning or blocking sockets, either MTU); its p99.9 too;
 - small-message rate (64 B) at least 80% of the raw AF_XDP packet rate;
 - ib_write_bw 64 KiB at least 90% of the raw AF_XDP stream at the same MTU,
-  and above single-stream TCP."""
+  above single-stream TCP at its best, and at no more CPU per GiB;
+- through a hop that loses frames at random, goodput at 0.1% loss at least
+  80% of the clean goodput, at 1% at least 50%; and no less than TCP's at
+  the same loss."""
+
+# The machine counts as idle when the other processes used less than this
+# many CPUs on average, and less than IDLE_P90 in nine seconds of ten
+IDLE_MEAN, IDLE_P90 = 0.1, 0.25
 
 
 def load(path):
@@ -27,38 +40,60 @@ def load(path):
         for row in csv.DictReader(f, delimiter="\t"):
             if not row["value"]:
                 continue
-            key = (row["name"], int(row["size"]), row["metric"])
+            key = (row["name"], int(row["mtu"]), int(float(row["size"])),
+                   row["metric"])
             groups[key].append(float(row["value"]))
             units[key] = row["unit"]
     figures = []
     for key in sorted(groups):
         vals = groups[key]
         med = statistics.median(vals)
-        figures.append({"name": key[0], "size": key[1], "metric": key[2],
-                        "unit": units[key], "samples": vals, "median": med,
+        figures.append({"name": key[0], "mtu": key[1], "size": key[2],
+                        "metric": key[3], "unit": units[key],
+                        "samples": vals, "median": med,
                         "spread": (max(vals) - min(vals)) / med if med else 0})
     return figures
 
 
-def main():
-    samples, outdir = sys.argv[1], sys.argv[2]
-    figures = load(samples)
-    fig = {(f["name"], f["size"], f["metric"]): f["median"] for f in figures}
-    get = fig.get
-    pmtu = int(get(("config", 0, "path_mtu"), 1024))
-    mtu = int(get(("config", 0, "mtu"), 1500))
-    frame = int(get(("config", 0, "rxdp_frame"), 0))  # run.sh's figure
-    raw_lat = get(("raw afxdp pingpong", 2, "typical"))
-    raw_pps = get(("raw afxdp stream", frame, "rate"))
-    raw_gbit = get(("raw afxdp stream", frame, "bw"))
-    raw_small_pps = get(("raw afxdp stream", 64, "rate"))
-    # what the raw stream's packet rate would carry as RDMA payload
-    raw_goodput = raw_pps * 1e6 * pmtu * 8 / 1e9 if raw_pps else None
-    tcp_lat = get(("tcp sockperf", 14, "typical"))
+def fmt(v):
+    if v is None:
+        return "n/a"
+    return "%.3g" % v if abs(v) < 100 else "%.0f" % v
 
-    ratios = []
 
-    def ratio(what, num, den, cmp, bound):
+class Bench:
+    def __init__(self, figures):
+        self.figures = figures
+        self.fig = {(f["name"], f["mtu"], f["size"], f["metric"]): f["median"]
+                    for f in figures}
+        self.mtus = sorted({f["mtu"] for f in figures if f["mtu"]},
+                           reverse=True)
+        self.ratios = []
+
+    def get(self, name, mtu, size, metric):
+        return self.fig.get((name, mtu, size, metric))
+
+    def config(self, mtu, what, default):
+        v = self.get("config", mtu, 0, what)
+        return int(v) if v is not None else default
+
+    def best(self, cands, lower):
+        """The best (value, label) of [(label, key)], or (None, None)"""
+        got = [(self.fig[k], label) for label, k in cands if k in self.fig]
+        if not got:
+            return None, None
+        return (min if lower else max)(got)
+
+    def raw_goodput(self, mtu):
+        """The raw stream's packet rate carrying RDMA payloads, Gbit/s"""
+        pmtu = self.config(mtu, "path_mtu", 1024)
+        pps = self.get("raw afxdp stream", mtu,
+                       self.config(mtu, "rxdp_frame", 0), "rate")
+        return pps * 1e6 * pmtu * 8 / 1e9 if pps else None
+
+    def ratio(self, what, num, den, peer, cmp, bound):
+        if num is None and den is None:
+            return  # neither side ran (RXDP_BENCH_SECTIONS, MTUS)
         r = num / den if num is not None and den else None
         if r is None:
             verdict = "not measured"
@@ -68,77 +103,215 @@ def main():
             verdict = "missed: %.2fx over the bound" % (r / bound)
         else:
             verdict = "missed by %.0f%%" % (100 * (1 - r / bound))
-        ratios.append({"what": what, "ratio": r, "target": "%s %g" % (cmp, bound),
-                       "verdict": verdict})
+        self.ratios.append({"what": what, "rxdp": num, "peer": den,
+                            "peer_config": peer, "ratio": r,
+                            "target": "%s %g" % (cmp, bound),
+                            "verdict": verdict})
 
-    for t in ("ib_write_lat", "ib_send_lat"):
-        v = get(("rxdp " + t, 2, "typical"))
-        ratio(t + " 2 B / raw AF_XDP ping-pong (half RTT)", v, raw_lat, "<=", 2)
-        ratio(t + " 2 B / TCP sockperf 14 B", v, tcp_lat, "<=", 0.25)
-    ratio("message rate 64 B / raw AF_XDP 64-byte frame rate",
-          get(("rxdp msgrate ib_write_bw", 64, "rate")), raw_small_pps, ">=", 0.8)
-    bw = get(("rxdp ib_write_bw", 65536, "bw"))
-    ratio("ib_write_bw 64 KiB / raw AF_XDP stream (as %d-byte payloads)" % pmtu,
-          bw, raw_goodput, ">=", 0.9)
-    ratio("ib_write_bw 64 KiB / TCP iperf3 64 KiB", bw,
-          get(("tcp iperf3", 65536, "bw")), ">=", 1)
+    def verdicts(self):
+        mtus = self.mtus
+        raw_lat = self.best([("raw AF_XDP ping-pong, MTU %d" % m,
+                              ("raw afxdp pingpong", m, 2, "typical"))
+                             for m in mtus], True)
+        tcp_cands = lambda metric: [
+            ("TCP sockperf %s, MTU %d" % (mode, m),
+             ("tcp sockperf " + mode, m, 14, metric))
+            for mode in ("blocking", "spinning") for m in mtus]
+        tcp_lat = self.best(tcp_cands("typical"), True)
+        tcp_p999 = self.best(tcp_cands("p999"), True)
+        raw_pps = self.best([("raw AF_XDP 64 B frames, MTU %d" % m,
+                              ("raw afxdp stream", m, 64, "rate"))
+                             for m in mtus], False)
+        tcp_bw = self.best([("TCP iperf3 -l %d, MTU %d" % (s, m),
+                             ("tcp iperf3", m, s, "bw"))
+                            for m in mtus for s in (65536, 1048576, 4096)],
+                           False)
+        tcp_cpu = self.best([("TCP iperf3 -l %d, MTU %d" % (s, m),
+                              ("tcp iperf3", m, s, "cpu"))
+                             for m in mtus for s in (65536, 1048576)], True)
+        for m in mtus:
+            for t in ("ib_write_lat", "ib_send_lat"):
+                v = self.get("rxdp " + t, m, 2, "typical")
+                self.ratio("%s 2 B, MTU %d / raw AF_XDP ping-pong (half RTT)"
+                           % (t, m), v, raw_lat[0], raw_lat[1], "<=", 2)
+                self.ratio("%s 2 B, MTU %d / TCP at its best (14 B)" % (t, m),
+                           v, tcp_lat[0], tcp_lat[1], "<=", 1)
+                self.ratio("%s 2 B p99.9, MTU %d / TCP's best p99.9" % (t, m),
+                           self.get("rxdp " + t, m, 2, "p999"), tcp_p999[0],
+                           tcp_p999[1], "<=", 1)
+        for m in mtus:
+            self.ratio("message rate 64 B, MTU %d / raw AF_XDP 64-byte frames"
+                       % m, self.get("rxdp msgrate ib_write_bw", m, 64, "rate"),
+                       raw_pps[0], raw_pps[1], ">=", 0.8)
+        for m in mtus:
+            bw = self.get("rxdp ib_write_bw", m, 65536, "bw")
+            self.ratio("ib_write_bw 64 KiB, MTU %d / raw AF_XDP stream, same "
+                       "MTU (as %d-byte payloads)"
+                       % (m, self.config(m, "path_mtu", 1024)), bw,
+                       self.raw_goodput(m), "raw AF_XDP stream, MTU %d" % m,
+                       ">=", 0.9)
+            self.ratio("ib_write_bw 64 KiB, MTU %d / TCP at its best" % m, bw,
+                       tcp_bw[0], tcp_bw[1], ">=", 1)
+            self.ratio("CPU per GiB, ib_write_bw 64 KiB, MTU %d / TCP's best"
+                       % m, self.get("rxdp ib_write_bw", m, 65536, "cpu"),
+                       tcp_cpu[0], tcp_cpu[1], "<=", 1)
+        clean = self.get("loss rxdp ib_write_bw 64K", 1500, 0, "bw")
+        for ppm, bound in ((1000, 0.8), (10000, 0.5)):
+            v = self.get("loss rxdp ib_write_bw 64K", 1500, ppm, "bw")
+            self.ratio("goodput at %g%% loss / clean, rxdp (ib_write_bw "
+                       "64 KiB, MTU 1500)" % (ppm / 1e4), v, clean,
+                       "rxdp through the same hop, no loss", ">=", bound)
+            self.ratio("goodput at %g%% loss, rxdp / TCP (iperf3 64 KiB)"
+                       % (ppm / 1e4), v,
+                       self.get("loss tcp iperf3 64K", 1500, ppm, "bw"),
+                       "TCP through the same hop, same loss", ">=", 1)
 
+
+def idle_verdict(outdir):
+    try:
+        with open(os.path.join(outdir, "cpuwatch.json")) as f:
+            w = json.load(f)
+    except (OSError, ValueError):
+        return None, "Whether the machine was idle: not measured."
+    idle = (w["others_cpus_mean"] < IDLE_MEAN and
+            w["others_cpus_p90"] < IDLE_P90)
+    what = ("idle" if idle else
+            "NOT idle: every figure is noisier, and slower, than on a quiet "
+            "machine")
+    return w, ("The machine was %s. Other processes used %.2f of its %d CPUs "
+               "on average during the %.0f s run (%.2f in nine seconds of "
+               "ten, %.2f at most; load average %.1f at the start)%s." % (
+                   what, w["others_cpus_mean"], w["cpus"], w["seconds"],
+                   w["others_cpus_p90"], w["others_cpus_max"],
+                   w["loadavg_start"],
+                   "; busiest: " + ", ".join(w["others_top"])
+                   if w["others_top"] and not idle else ""))
+
+
+def latency_table(b):
+    lines = ["| 2-byte messages, one way (us) | MTU | typical | p99 | p99.9 |",
+             "|---|---:|---:|---:|---:|"]
+    rows = [("raw AF_XDP ping-pong", "raw afxdp pingpong", 2)]
+    rows += [("TCP sockperf, %s sockets (14 B)" % mode,
+              "tcp sockperf " + mode, 14)
+             for mode in ("blocking", "spinning")]
+    rows += [("rxdp " + t, "rxdp " + t, 2) for t in
+             ("ib_write_lat", "ib_send_lat", "ib_read_lat")]
+    rows += [("rxdp ib_atomic_lat (8 B)", "rxdp ib_atomic_lat", 8)]
+    for label, name, size in rows:
+        for m in b.mtus:
+            vals = [b.get(name, m, size, k) for k in ("typical", "p99", "p999")]
+            if any(v is not None for v in vals):
+                lines.append("| %s | %d | %s |" % (
+                    label, m, " | ".join(fmt(v) for v in vals)))
+    return lines
+
+
+def bandwidth_table(b):
+    lines = ["| 64 KiB messages | MTU | Gbit/s | CPU s/GiB |",
+             "|---|---:|---:|---:|"]
+    for m in b.mtus:
+        f = b.config(m, "rxdp_frame", 0)
+        lines.append("| raw AF_XDP stream (%d-byte frames; as RDMA payload: %s "
+                     "Gbit/s) | %d | %s | %s |" % (
+                         f, fmt(b.raw_goodput(m)), m,
+                         fmt(b.get("raw afxdp stream", m, f, "bw")),
+                         fmt(b.get("raw afxdp stream", m, f, "cpu"))))
+    for label, name in (("TCP iperf3 -l 64K, one stream", "tcp iperf3"),
+                        ("rxdp ib_write_bw", "rxdp ib_write_bw"),
+                        ("rxdp ib_send_bw", "rxdp ib_send_bw"),
+                        ("rxdp ib_read_bw", "rxdp ib_read_bw")):
+        for m in b.mtus:
+            lines.append("| %s | %d | %s | %s |" % (
+                label, m, fmt(b.get(name, m, 65536, "bw")),
+                fmt(b.get(name, m, 65536, "cpu"))))
+    return lines
+
+
+def loss_table(b):
+    lines = ["| loss | rxdp Gbit/s | of clean | CPU s/GiB | TCP Gbit/s "
+             "| of clean | CPU s/GiB |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    rc = b.get("loss rxdp ib_write_bw 64K", 1500, 0, "bw")
+    tc = b.get("loss tcp iperf3 64K", 1500, 0, "bw")
+    for ppm in sorted({f["size"] for f in b.figures
+                       if f["name"].startswith("loss ")}):
+        r = b.get("loss rxdp ib_write_bw 64K", 1500, ppm, "bw")
+        t = b.get("loss tcp iperf3 64K", 1500, ppm, "bw")
+        pct = lambda v, c: "%.0f%%" % (100 * v / c) if v is not None and c \
+            else "n/a"
+        lines.append("| %g%% | %s | %s | %s | %s | %s | %s |" % (
+            ppm / 1e4, fmt(r), pct(r, rc),
+            fmt(b.get("loss rxdp ib_write_bw 64K", 1500, ppm, "cpu")),
+            fmt(t), pct(t, tc),
+            fmt(b.get("loss tcp iperf3 64K", 1500, ppm, "cpu"))))
+    return lines
+
+
+def main():
+    samples, outdir = sys.argv[1], sys.argv[2]
+    b = Bench(load(samples))
+    b.verdicts()
+    watch, idle = idle_verdict(outdir)
     with open(outdir + "/results.json", "w") as f:
-        json.dump({"mtu": mtu, "path_mtu": pmtu, "figures": figures,
-                   "ratios": ratios, "raw_goodput_gbits": raw_goodput}, f,
-                  indent=1)
+        json.dump({"mtus": b.mtus, "figures": b.figures, "ratios": b.ratios,
+                   "cpuwatch": watch}, f, indent=1)
 
-    spreads = [f["spread"] for f in figures if len(f["samples"]) > 1]
+    spreads = [f["spread"] for f in b.figures if len(f["samples"]) > 1]
+    lost = [r for r in b.ratios if r["verdict"].startswith("missed")]
     lines = [
         "# rxdp benchmark", "",
-        "One run on one veth pair between two network namespaces (MTU %d, "
-        "copy-mode AF_XDP; rxdp's path MTU %d). Each figure is the median "
-        "of its repeats; spread = (max - min) / median." % (mtu, pmtu), "",
+        "One run: per MTU (%s) a veth pair between two network namespaces "
+        "(copy-mode AF_XDP), and a forwarding hop that drops frames at random "
+        "for the goodput under loss (MTU 1500). Each figure is the median of "
+        "its repeats; spread = (max - min) / median."
+        % ", ".join(str(m) for m in b.mtus), "", idle, "",
         "Noise: median spread %.0f%%, worst %.0f%% over %d repeated figures."
         % (100 * statistics.median(spreads) if spreads else 0,
            100 * max(spreads) if spreads else 0, len(spreads)), "",
-        "## Against the targets", "", TARGETS, "",
-        "| ratio | value | target | verdict |", "|---|---:|---|---|"]
-    for r in ratios:
-        v = "n/a" if r["ratio"] is None else "%.2f" % r["ratio"]
-        lines.append("| %s | %s | %s | %s |" % (r["what"], v, r["target"],
-                                                 r["verdict"]))
-    lines += ["", "The raw AF_XDP stream moves %s-byte frames at %s Mpps "
-              "(%s Gbit/s of frames); carrying %d-byte RDMA payloads that "
-              "rate is %s Gbit/s, the bound rxdp's bandwidth is compared "
-              "with." % (frame, fmt(raw_pps), fmt(raw_gbit), pmtu,
-                         fmt(raw_goodput)),
-              "", "Where a target is missed, profile.txt (perf, whole system, "
+        "## Against each peer at its best", "", TARGETS, "",
+        "| comparison | rxdp | peer | peer at its best | ratio | target | "
+        "verdict |", "|---|---:|---:|---|---:|---|---|"]
+    for r in b.ratios:
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            r["what"], fmt(r["rxdp"]), fmt(r["peer"]), r["peer_config"] or
+            "n/a", "n/a" if r["ratio"] is None else "%.2f" % r["ratio"],
+            r["target"], r["verdict"]))
+    lines += ["", "Where rxdp loses: %s." % (
+        "; ".join("%s (%.2f)" % (r["what"], r["ratio"]) for r in lost)
+        if lost else "nowhere in this run")]
+    lines += ["", "## Latency", ""] + latency_table(b)
+    lines += ["", "## Bandwidth", ""] + bandwidth_table(b)
+    lines += ["", "## Goodput under loss", "",
+              "ib_write_bw 64 KiB for 4 s and iperf3 -l 64K for 4 s through "
+              "rxdp-lossyhop (an XDP redirect between two veths dropping IP "
+              "frames at random, both directions), MTU 1500.", ""]
+    lines += loss_table(b)
+    lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",
               "## Every figure", "",
-              "| what | size (B) | metric | median | unit | spread | n |",
-              "|---|---:|---|---:|---|---:|---:|"]
-    for f in figures:
+              "| what | MTU | size (B; loss: ppm) | metric | median | unit | "
+              "spread | n |", "|---|---:|---:|---|---:|---|---:|---:|"]
+    for f in b.figures:
         if f["name"] == "config":
             continue
-        lines.append("| %s | %d | %s | %s | %s | %.0f%% | %d |" % (
-            f["name"], f["size"], f["metric"], fmt(f["median"]), f["unit"],
-            100 * f["spread"], len(f["samples"])))
-    lines += ["", "Plots: bandwidth.png, latency.png."]
+        lines.append("| %s | %d | %d | %s | %s | %s | %.0f%% | %d |" % (
+            f["name"], f["mtu"], f["size"], f["metric"], fmt(f["median"]),
+            f["unit"], 100 * f["spread"], len(f["samples"])))
+    lines += ["", "Plots: bandwidth.png, latency.png, loss.png."]
     with open(outdir + "/results.md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    plots(figures, outdir, raw_goodput, raw_lat)
+    plots(b, outdir)
 
 
-def fmt(v):
-    if v is None:
-        return "n/a"
-    return "%.3g" % v if abs(v) < 100 else "%.0f" % v
-
-
-def series(figures, name, metric):
-    pts = sorted((f["size"], f["median"]) for f in figures
-                 if f["name"] == name and f["metric"] == metric)
+def series(b, name, mtu, metric):
+    pts = sorted((f["size"], f["median"]) for f in b.figures
+                 if f["name"] == name and f["mtu"] == mtu and
+                 f["metric"] == metric)
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
-def plots(figures, outdir, raw_goodput, raw_lat):
+def plots(b, outdir):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -146,36 +319,69 @@ def plots(figures, outdir, raw_goodput, raw_lat):
     except ImportError:
         print("no matplotlib (python3-matplotlib): no plots", file=sys.stderr)
         return
-    for kind, metric, unit, curves, raw, title in (
-            ("bandwidth", "bw", "Gbit/s",
-             ["rxdp ib_write_bw", "rxdp ib_send_bw", "rxdp ib_read_bw",
-              "tcp iperf3"], raw_goodput,
-             "Bandwidth (rxdp: perftest; TCP: iperf3, one stream)"),
-            ("latency", "typical", "us (one way, median)",
-             ["rxdp ib_write_lat", "rxdp ib_send_lat", "rxdp ib_read_lat",
-              "tcp sockperf"], raw_lat,
-             "Latency (rxdp: perftest; TCP: sockperf ping-pong / 2)")):
-        fig, ax = plt.subplots(figsize=(8, 5))
-        for name in curves:
-            x, y = series(figures, name, metric)
+    style = {m: s for m, s in zip(b.mtus, ("-", "--", ":"))}
+
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for m in b.mtus:
+        for name in ("rxdp ib_write_bw", "rxdp ib_send_bw", "rxdp ib_read_bw",
+                     "tcp iperf3"):
+            x, y = series(b, name, m, "bw")
             if x:
-                ax.plot(x, y, marker="o", label=name)
-        if raw:
-            ax.axhline(raw, color="k", linestyle="--",
-                       label="raw AF_XDP limit" + (
-                           " (stream, as RDMA payload)" if kind == "bandwidth"
-                           else " (2 B ping-pong)"))
-        ax.set_xscale("log", base=2)
-        if kind == "latency":
+                ax.plot(x, y, marker="o", linestyle=style[m],
+                        label="%s, MTU %d" % (name, m))
+        if b.raw_goodput(m):
+            ax.axhline(b.raw_goodput(m), color="k", linestyle=style[m],
+                       linewidth=0.8,
+                       label="raw AF_XDP stream as RDMA payload, MTU %d" % m)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("Gbit/s")
+    ax.set_title("Bandwidth (rxdp: perftest; TCP: iperf3, one stream)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(outdir + "/bandwidth.png", dpi=100)
+    plt.close(fig)
+
+    # typical and tail latency side by side, one row per MTU
+    rows = max(len(b.mtus), 1)
+    fig, axes = plt.subplots(rows, 2, figsize=(12, 4.5 * rows), squeeze=False)
+    for i, m in enumerate(b.mtus):
+        for j, (metric, what) in enumerate((("typical", "median"),
+                                            ("p999", "p99.9"))):
+            ax = axes[i][j]
+            for name in ("rxdp ib_write_lat", "rxdp ib_send_lat",
+                         "rxdp ib_read_lat", "tcp sockperf blocking",
+                         "tcp sockperf spinning", "raw afxdp pingpong"):
+                x, y = series(b, name, m, metric)
+                if x:
+                    ax.plot(x, y, marker="o", label=name)
+            ax.set_xscale("log", base=2)
             ax.set_yscale("log")
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel(unit)
-        ax.set_title(title)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig("%s/%s.png" % (outdir, kind), dpi=100)
-        plt.close(fig)
+            ax.set_xlabel("message size (bytes)")
+            ax.set_ylabel("us, one way (%s)" % what)
+            ax.set_title("Latency, %s, MTU %d" % (what, m))
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(outdir + "/latency.png", dpi=100)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, label in (("loss rxdp ib_write_bw 64K", "rxdp ib_write_bw 64 KiB"),
+                        ("loss tcp iperf3 64K", "TCP iperf3 -l 64K")):
+        x, y = series(b, name, 1500, "bw")
+        if x:
+            ax.plot([v / 1e4 for v in x], y, marker="o", label=label)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("frames lost at random on the hop (%)")
+    ax.set_ylabel("goodput (Gbit/s)")
+    ax.set_title("Goodput under loss, MTU 1500")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(outdir + "/loss.png", dpi=100)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# make bench: on one veth pair between two network namespaces, in one run:
-#   1. the raw AF_XDP limit (rxdp-xskraw: ping-pong, MTU-sized stream),
-#   2. kernel TCP (sockperf ping-pong, iperf3 one stream),
-#   3. rxdp through unmodified perftest (latency, bandwidth, message rate,
-#      CPU seconds per GiB, rxdpd's included), rxdpd's CPU use when idle, and
-#      the memory of a process holding many QPs,
-#   4. a perf profile of the rxdp bandwidth run.
-# The veth has jumbo frames (MTU 9000) so rxdp runs at a 4096-byte path MTU;
-# RXDP_BENCH_MTU=1500 measures the standard MTU instead.
+# make bench: rxdp against each peer at its best, in one run:
+#   1. per MTU (9000 and 1500), on a veth pair between two namespaces:
+#      the raw AF_XDP limit (rxdp-xskraw: ping-pong, MTU-sized stream),
+#      kernel TCP (sockperf ping-pong with blocking sockets and with
+#      spinning ones, --nonblocked, on both ends; iperf3 one stream), and
+#      rxdp through unmodified perftest (latency with its tail, bandwidth,
+#      message rate; CPU seconds per GiB, rxdpd's included);
+#   2. goodput under loss (0, 0.1%, 1%) through a forwarding hop that drops
+#      frames at random (rxdp-lossyhop: an XDP redirect between two veths),
+#      MTU 1500: rxdp ib_write_bw 64 KiB and TCP iperf3;
+#   3. at the first MTU: rxdpd's CPU use with no traffic, the memory of a
+#      process holding many QPs, a perf profile of the 64 KiB write run.
+# bench/cpuwatch.py watches the whole run: whether other processes used
+# the CPUs meanwhile (a shared machine makes every figure noisy).
 # Raw samples go to build/bench/samples.tsv; bench/report.py turns them into
-# build/bench/results.{md,json} and PNG plots. RXDP_BENCH_REPEAT (default 3)
-# runs of each figure; the report quotes medians and the spread.
+# build/bench/results.{md,json} and PNG plots. RXDP_BENCH_REPEAT (default
+# 3) runs of each figure; the report quotes medians and the spread.
+# RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
+# "raw tcp rxdp loss extras") choose what runs.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -20,39 +27,60 @@ skip() { # a benchmark that cannot run is a failure, not a skip
 	exit 1
 }
 require_root
-require_cmd sockperf iperf3 ib_write_lat
+require_cmd sockperf iperf3 ib_write_lat ethtool
 
 out=$root/build/bench
 REPEAT=${RXDP_BENCH_REPEAT:-3}
-MTU=${RXDP_BENCH_MTU:-9000}
+MTUS=${RXDP_BENCH_MTUS:-9000 1500}
+SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras} "
+LOSSES="0 0.1 1"
 bin=$root/build/bin
 mkdir -p "$out"
 samples=$out/samples.tsv
-printf 'name\tsize\tmetric\tunit\tvalue\n' >"$samples"
+printf 'name\tmtu\tsize\tmetric\tunit\tvalue\n' >"$samples"
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
-sample() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$samples"; }
+MTU=0 # of the section running
+sample() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$MTU" "$2" "$3" "$4" "$5" >>"$samples"; }
 half() { awk -v v="$1" 'BEGIN {print v / 2}'; }
-# kv KEY FILE: the value of KEY=value in rxdp-xskraw's result line
+# kv KEY FILE: the value of KEY=value in a tool's result line
 kv() { grep -o "\<$1=[0-9.e+-]*" "$2" | tail -n 1 | cut -d= -f2; }
+# per_gib CPU-SECONDS BYTES
+per_gib() { awk -v c="$1" -v b="$2" 'BEGIN {if (b > 0) print c / (b / 1073741824)}'; }
 round() { echo "  $1 round $2/$REPEAT"; }
+has() { [[ "$SECTIONS" == *" $1 "* ]]; }
+# section CMD...: CMD in a subshell whose namespaces, daemons and
+# background tools are all gone when it returns
+section() {
+	(
+		_rxdp_cleanups=()
+		trap _rxdp_run_cleanups EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		"$@"
+	)
+}
+TIMEFORMAT='%U %S'
 
-NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
-echo "# veth pair $IF_A ($NS_A) -- $IF_B ($NS_B), MTU $MTU, $(nproc) CPUs"
-# the path MTU rxdp will use, and the size of its largest packet
-pmtu=1024
-for m in 4096 2048 1024; do
-	[ $((m + 80)) -le "$MTU" ] && { pmtu=$m; break; }
-done
-# Ethernet + IPv4 + UDP + BTH + RETH + payload + ICRC: an RDMA Write ONLY
-# or FIRST packet, the largest rxdp sends
-rxdp_frame=$((14 + 20 + 8 + 12 + 16 + pmtu + 4))
-sample "config" 0 mtu B "$MTU"
-sample "config" 0 path_mtu B "$pmtu"
-sample "config" 0 rxdp_frame B "$rxdp_frame"
+"$root/bench/cpuwatch.py" $$ "$out/cpuwatch.json" &
+watch=$!
+on_exit "kill $watch 2>/dev/null"
+MTU=0 sample config 0 cpus n "$(nproc)"
+MTU=0 sample config 0 repeat n "$REPEAT"
+
+# the path MTU rxdp uses on an interface MTU, and its largest frame: an
+# RDMA Write ONLY or FIRST (Ethernet + IPv4 + UDP + BTH + RETH + payload +
+# ICRC)
+path_mtu() {
+	local m
+	for m in 4096 2048 1024; do
+		[ $((m + 80)) -le "$1" ] && { echo $m; return; }
+	done
+	echo 1024
+}
+frame_of() { echo $((14 + 20 + 8 + 12 + 16 + $1 + 4)); }
 
 # --- 1. the raw AF_XDP limit, before rxdp takes the XDP hook -------------
-echo "# raw AF_XDP (rxdp-xskraw: no transport logic at all)"
 raw() { # raw NS IF ARGS...
 	local ns=$1 ifc=$2
 	shift 2
@@ -63,77 +91,111 @@ raw_pair() { # raw_pair SERVER-ARGS -- CLIENT-ARGS: server in A, client in B
 	while [ "$1" != -- ]; do sargs+=("$1"); shift; done
 	shift
 	cargs=("$@")
-	raw "$NS_A" "$IF_A" "${sargs[@]}" >"$tmp/raw.srv" 2>&1 &
+	{ time raw "$NS_A" "$IF_A" "${sargs[@]}" >"$tmp/raw.srv" 2>&1; } 2>"$tmp/raw.srv.time" &
 	local srv=$!
 	sleep 0.5 # the server's socket and program are up
-	raw "$NS_B" "$IF_B" "${cargs[@]}" >"$tmp/raw.cli" 2>&1
+	{ time raw "$NS_B" "$IF_B" "${cargs[@]}" >"$tmp/raw.cli" 2>&1; } 2>"$tmp/raw.cli.time"
 	local rc=$?
 	wait "$srv" || rc=1
 	[ $rc = 0 ] || { echo "  rxdp-xskraw failed:" >&2; cat "$tmp/raw.srv" "$tmp/raw.cli" >&2; }
+	cat "$tmp/raw.srv.time" "$tmp/raw.cli.time" | awk '{c += $1 + $2} END {print c}' >"$tmp/cpu"
 	return $rc
 }
-peer="--src-ip $ADDR_B --dst-ip $ADDR_A --dst-mac $MAC_A"
-for r in $(seq "$REPEAT"); do
-	if raw_pair --pingpong-server -- --pingpong-client --count 20000 --size 2 $peer; then
-		sample "raw afxdp pingpong" 2 typical us "$(kv half_rtt_median_us "$tmp/raw.cli")"
-		sample "raw afxdp pingpong" 2 p99 us "$(half "$(kv rtt_p99_us "$tmp/raw.cli")")"
-	fi
-	# frames the size of rxdp's largest, and of a 64-byte message
-	for f in "$rxdp_frame" 64; do
-		if raw_pair --stream-sink --seconds 3 -- \
-			--stream-source --seconds 2 --size $((f - 42)) $peer; then
-			sample "raw afxdp stream" "$f" bw Gbit/s "$(kv gbits "$tmp/raw.srv")"
-			sample "raw afxdp stream" "$f" rate Mpps \
-				"$(awk -v p="$(kv pps "$tmp/raw.srv")" 'BEGIN {print p / 1e6}')"
+bench_raw() {
+	local peer=(--src-ip "$ADDR_B" --dst-ip "$ADDR_A" --dst-mac "$MAC_A") r f
+	echo "# raw AF_XDP (rxdp-xskraw: no transport logic at all), MTU $MTU"
+	for r in $(seq "$REPEAT"); do
+		if raw_pair --pingpong-server -- --pingpong-client --count 20000 --size 2 "${peer[@]}"; then
+			sample "raw afxdp pingpong" 2 typical us "$(kv half_rtt_median_us "$tmp/raw.cli")"
+			sample "raw afxdp pingpong" 2 p99 us "$(half "$(kv rtt_p99_us "$tmp/raw.cli")")"
+			sample "raw afxdp pingpong" 2 p999 us "$(half "$(kv rtt_p999_us "$tmp/raw.cli")")"
 		fi
+		# frames the size of rxdp's largest, and of a 64-byte message
+		for f in "$(frame_of "$(path_mtu "$MTU")")" 64; do
+			if raw_pair --stream-sink --seconds 3 -- \
+				--stream-source --seconds 2 --size $((f - 42)) "${peer[@]}"; then
+				sample "raw afxdp stream" "$f" bw Gbit/s "$(kv gbits "$tmp/raw.srv")"
+				sample "raw afxdp stream" "$f" rate Mpps \
+					"$(awk -v p="$(kv pps "$tmp/raw.srv")" 'BEGIN {print p / 1e6}')"
+				sample "raw afxdp stream" "$f" cpu s/GiB \
+					"$(per_gib "$(cat "$tmp/cpu")" "$(kv bytes "$tmp/raw.srv")")"
+			fi
+		done
+		round raw "$r"
 	done
-	round raw "$r"
-done
+}
 
 # --- 2. kernel TCP on the same veth ----------------------------------------
-echo "# kernel TCP: sockperf ping-pong, iperf3 one stream"
-ip netns exec "$NS_A" sockperf sr --tcp -i "$ADDR_A" -p 11111 >/dev/null 2>&1 &
-on_exit "kill $! 2>/dev/null"
-ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
-on_exit "kill $! 2>/dev/null"
-sleep 1
-for r in $(seq "$REPEAT"); do
-	for s in 14 64 1024 4096 65536; do # 14: sockperf's smallest message
-		ip netns exec "$NS_B" timeout 30 sockperf pp --tcp -i "$ADDR_A" -p 11111 \
-			-m "$s" -t 2 --full-rtt 2>/dev/null >"$tmp/sp" || true
-		# --full-rtt: round trips; halved, the one-way figure perftest reports
-		v=$(awk '/percentile 50.000 =/ {print $NF}' "$tmp/sp")
-		[ -n "$v" ] && sample "tcp sockperf" "$s" typical us "$(half "$v")"
-		v=$(awk '/percentile 99.000 =/ {print $NF}' "$tmp/sp")
-		[ -n "$v" ] && sample "tcp sockperf" "$s" p99 us "$(half "$v")"
-	done
-	for s in 64 1024 4096 65536 1048576; do
-		ip netns exec "$NS_B" timeout 30 iperf3 -c "$ADDR_A" -t 2 -l "$s" -J \
-			>"$tmp/ip" 2>/dev/null || true
-		/usr/bin/python3 - "$tmp/ip" "$s" >>"$samples" <<'EOF' || true
+# iperf3 -c ARGS: one stream; Gbit/s and CPU s/GiB (both ends) as samples
+# named NAME, size SIZE
+iperf() {
+	local name=$1 size=$2
+	shift 2
+	ip netns exec "$NS_B" timeout 30 iperf3 -c "$ADDR_A" -J "$@" \
+		>"$tmp/ip" 2>/dev/null || true
+	/usr/bin/python3 - "$tmp/ip" "$name" "$MTU" "$size" >>"$samples" <<'EOF' || true
 import json, sys
 j = json.load(open(sys.argv[1]))["end"]
-s, bps = sys.argv[2], j["sum_received"]["bits_per_second"]
+name, mtu, s = sys.argv[2:5]
+bps = j["sum_received"]["bits_per_second"]
 secs, byts = j["sum_received"]["seconds"], j["sum_received"]["bytes"]
 cpu = j["cpu_utilization_percent"]  # each end's user+system, % of one CPU
-print("tcp iperf3\t%s\tbw\tGbit/s\t%g" % (s, bps / 1e9))
+print("%s\t%s\t%s\tbw\tGbit/s\t%g" % (name, mtu, s, bps / 1e9))
 cpus = (cpu["host_total"] + cpu["remote_total"]) / 100 * secs
-print("tcp iperf3\t%s\tcpu\ts/GiB\t%g" % (s, cpus / (byts / 2**30)))
+print("%s\t%s\t%s\tcpu\ts/GiB\t%g" % (name, mtu, s, cpus / (byts / 2**30)))
 EOF
+}
+bench_tcp() {
+	local r s mode v pct opt port srv
+	echo "# kernel TCP: sockperf ping-pong (blocking and spinning sockets), iperf3, MTU $MTU"
+	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
+	on_exit "kill $! 2>/dev/null"
+	for r in $(seq "$REPEAT"); do
+		for mode in blocking spinning; do
+			# spinning: --nonblocked sockets on both ends, each polling
+			# its socket (the server only while it runs: it takes a CPU)
+			opt='' port=11111
+			[ $mode = spinning ] && opt=--nonblocked port=11112
+			# shellcheck disable=SC2086
+			ip netns exec "$NS_A" sockperf sr --tcp $opt -i "$ADDR_A" \
+				-p $port >/dev/null 2>&1 &
+			srv=$!
+			sleep 0.5
+			for s in 14 4096 65000; do # sockperf's smallest and largest
+				# shellcheck disable=SC2086
+				ip netns exec "$NS_B" timeout 30 sockperf pp --tcp $opt \
+					-i "$ADDR_A" -p $port -m "$s" -t 1 --full-rtt \
+					2>/dev/null >"$tmp/sp" || true
+				# --full-rtt: round trips; halved, the one-way figure
+				# perftest reports
+				for pct in "50.000 typical" "99.000 p99" "99.900 p999"; do
+					# shellcheck disable=SC2086
+					set -- $pct
+					v=$(awk -v p="$1" '$0 ~ "percentile " p " =" {print $NF}' "$tmp/sp")
+					[ -n "$v" ] && sample "tcp sockperf $mode" "$s" "$2" us "$(half "$v")"
+				done
+			done
+			kill $srv
+			wait $srv 2>/dev/null
+		done
+		for s in 4096 65536 1048576; do
+			iperf "tcp iperf3" "$s" -t 2 -l "$s"
+		done
+		round tcp "$r"
 	done
-	round tcp "$r"
-done
+}
 
 # --- 3. rxdp through unmodified perftest ------------------------------------
-echo "# rxdp through unmodified perftest (path MTU $pmtu)"
-rxdp_hosts "$tmp"
-
-# CPU seconds (user + system) the rxdpd processes (the data path of both
-# hosts) have used so far
+# CPU seconds (user + system) the rxdpd processes of both hosts (the data
+# path) have used so far; only ours: other users of the machine may run
+# rxdpd in namespaces of their own
 daemon_cpu() {
-	local p t=0 hz
+	local p t=0 hz ns mine
 	hz=$(getconf CLK_TCK)
+	mine=" $(netns_inode "$NS_A") $(netns_inode "$NS_B") "
 	for p in $(pgrep -x rxdpd); do
+		ns=$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null) || continue
+		[[ "$mine" == *" $ns "* ]] || continue
 		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
 	done
 	awk -v t="$t" -v hz="$hz" 'BEGIN {print t / hz}'
@@ -144,7 +206,6 @@ daemon_cpu() {
 # rxdpd's (which run the transport), in $tmp/cpu
 perftest() {
 	local d0
-	TIMEFORMAT='%U %S'
 	d0=$(daemon_cpu)
 	{ time verbs "$NS_A" "$@" -d "$devA" -x "$gid" -F >"$tmp/srv" 2>&1; } \
 		2>"$tmp/srv.time" &
@@ -164,73 +225,168 @@ perftest() {
 	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print}' "$tmp/cli"
 }
 
-for r in $(seq "$REPEAT"); do
-	for t in ib_write_lat ib_send_lat ib_read_lat; do
-		for s in 2 64 1024 4096 65536; do
-			n=$((s >= 65536 ? 500 : 2000))
-			perftest "$t" -s "$s" -n "$n" |
-				while read -r size _ _ _ typ _ _ p99 _; do
-					sample "rxdp $t" "$size" typical us "$typ"
-					sample "rxdp $t" "$size" p99 us "$p99"
-				done
+# a bandwidth line: Gbit/s, Mpps and CPU s/GiB of perftest's result in
+# $tmp/res (BYTES: what moved)
+bw_sample() {
+	local name=$1 bytes=$2 size avg rate
+	read -r size _ _ avg rate <"$tmp/res"
+	sample "$name" "$size" bw Gbit/s "$avg"
+	sample "$name" "$size" rate Mpps "$rate"
+	sample "$name" "$size" cpu s/GiB "$(per_gib "$(cat "$tmp/cpu")" "$bytes")"
+}
+
+bench_rxdp() {
+	local r t s n
+	echo "# rxdp through unmodified perftest, MTU $MTU (path MTU $(path_mtu "$MTU"))"
+	rxdp_hosts "$tmp"
+	for r in $(seq "$REPEAT"); do
+		for t in ib_write_lat ib_send_lat ib_read_lat; do
+			for s in 2 4096 65536; do
+				n=$((s >= 65536 ? 500 : 2000))
+				perftest "$t" -s "$s" -n "$n" |
+					while read -r size _ _ _ typ _ _ p99 p999 _; do
+						sample "rxdp $t" "$size" typical us "$typ"
+						sample "rxdp $t" "$size" p99 us "$p99"
+						sample "rxdp $t" "$size" p999 us "$p999"
+					done
+			done
 		done
+		perftest ib_atomic_lat -n 2000 |
+			while read -r size _ _ _ typ _ _ p99 p999 _; do
+				sample "rxdp ib_atomic_lat" "$size" typical us "$typ"
+				sample "rxdp ib_atomic_lat" "$size" p99 us "$p99"
+				sample "rxdp ib_atomic_lat" "$size" p999 us "$p999"
+			done
+		round latency "$r"
 	done
-	perftest ib_atomic_lat -n 2000 |
-		while read -r size _ _ _ typ _ _ p99 _; do
-			sample "rxdp ib_atomic_lat" "$size" typical us "$typ"
-			sample "rxdp ib_atomic_lat" "$size" p99 us "$p99"
+	for r in $(seq "$REPEAT"); do
+		for t in ib_write_bw ib_send_bw ib_read_bw; do
+			for s in 4096 65536 1048576; do
+				# about 0.3 GiB a run
+				n=$((300 * 1048576 / s))
+				perftest "$t" -s "$s" -n "$n" --report_gbits >"$tmp/res" &&
+					bw_sample "rxdp $t" $((s * n))
+			done
 		done
-	round latency "$r"
-done
-
-for r in $(seq "$REPEAT"); do
-	for t in ib_write_bw ib_send_bw ib_read_bw; do
-		for s in 2 64 1024 4096 65536 1048576; do
-			# about 0.3 GiB a run for the large sizes: CPU s/GiB
-			n=$((s >= 4096 ? 300 * 1048576 / s : 20000))
-			perftest "$t" -s "$s" -n "$n" --report_gbits >"$tmp/res" || continue
-			read -r size _ _ avg rate <"$tmp/res"
-			sample "rxdp $t" "$size" bw Gbit/s "$avg"
-			sample "rxdp $t" "$size" rate Mpps "$rate"
-			[ "$s" -ge 4096 ] && sample "rxdp $t" "$size" cpu s/GiB \
-				"$(awk -v c="$(cat "$tmp/cpu")" -v b=$((s * n)) \
-					'BEGIN {print c / (b / 1073741824)}')"
-		done
+		# message rate: 64-byte writes, several QPs' worth of work in flight
+		perftest ib_write_bw -s 64 -n 200000 -t 256 >"$tmp/res" &&
+			read -r size _ _ _ rate <"$tmp/res" &&
+			sample "rxdp msgrate ib_write_bw" 64 rate Mpps "$rate"
+		round bandwidth "$r"
 	done
-	# message rate: 64-byte writes, several QPs' worth of work in flight
-	perftest ib_write_bw -s 64 -n 200000 -t 256 >"$tmp/res" &&
-		read -r size _ _ _ rate <"$tmp/res" &&
-		sample "rxdp msgrate ib_write_bw" 64 rate Mpps "$rate"
-	round bandwidth "$r"
-done
+	has extras && [ "$MTU" = "${MTUS%% *}" ] && bench_extras
+}
 
-# a host with rxdpd and no traffic: the data-path threads block
-d0=$(daemon_cpu)
-sleep 5
-sample "rxdpd idle" 0 cpu % "$(awk -v a="$d0" -v b="$(daemon_cpu)" 'BEGIN {print (b - a) / 5 * 100}')"
+bench_extras() {
+	local d0
+	# a host with rxdpd and no traffic: the data-path threads block
+	d0=$(daemon_cpu)
+	sleep 5
+	sample "rxdpd idle" 0 cpu % "$(awk -v a="$d0" -v b="$(daemon_cpu)" 'BEGIN {print (b - a) / 5 * 100}')"
+	# resident memory of one process holding 1, 64 and 1024 RC QPs
+	if [ -x "$bin/rxdp-qp-rss" ]; then
+		verbs "$NS_A" "$bin/rxdp-qp-rss" -d "$devA" 1 64 1024 >"$tmp/rss" 2>&1 ||
+			{ echo "  rxdp-qp-rss failed" >&2; cat "$tmp/rss" >&2; }
+		grep -o "qps=[0-9]* rss_kb=[0-9]*" "$tmp/rss" | tr '=' ' ' |
+			while read -r _ q _ kb; do
+				sample "rxdp qp memory" "$q" rss MiB "$(awk -v k="$kb" 'BEGIN {print k / 1024}')"
+			done
+	fi
+	# where the time goes: a profile of the 64 KiB write bandwidth run
+	if command -v perf >/dev/null; then
+		echo "# perf profile of ib_write_bw 64 KiB (both ends, whole system)"
+		# a run of several seconds; the profile skips its set-up
+		(sleep 2 && perf record -a -g -o "$tmp/perf.data" -- sleep 2 >/dev/null 2>&1) &
+		local prec=$!
+		perftest ib_write_bw -s 65536 -n 100000 --report_gbits >/dev/null || true
+		wait $prec
+		perf report -i "$tmp/perf.data" --stdio --no-children -g none \
+			--sort comm,dso,sym --percent-limit 0.5 2>/dev/null |
+			grep -v '^$' | head -n 70 >"$out/profile.txt"
+		echo "  top of the profile in $out/profile.txt"
+	fi
+}
 
-# resident memory of one process holding 1, 64 and 1024 RC QPs
-if [ -x "$bin/rxdp-qp-rss" ]; then
-	verbs "$NS_A" "$bin/rxdp-qp-rss" -d "$devA" 1 64 1024 >"$tmp/rss" 2>&1 ||
-		{ echo "  rxdp-qp-rss failed" >&2; cat "$tmp/rss" >&2; }
-	grep -o "qps=[0-9]* rss_kb=[0-9]*" "$tmp/rss" | tr '=' ' ' |
-		while read -r _ q _ kb; do
-			sample "rxdp qp memory" "$q" rss MiB "$(awk -v k="$kb" 'BEGIN {print k / 1024}')"
+bench_mtu() {
+	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+	echo "# veth pair $IF_A ($NS_A) -- $IF_B ($NS_B), MTU $MTU, $(nproc) CPUs"
+	sample config 0 path_mtu B "$(path_mtu "$MTU")"
+	sample config 0 rxdp_frame B "$(frame_of "$(path_mtu "$MTU")")"
+	has raw && bench_raw
+	has tcp && bench_tcp
+	has rxdp && bench_rxdp
+	true
+}
+
+# --- 4. goodput under loss, through a hop that drops at random --------------
+#   host A [IF_A] ---- [PA] rxdp-lossyhop in R [PB] ---- [IF_B] host B
+bench_loss() {
+	local id=$RXDP_TEST_ID ns p loss r ppm hop=
+	NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
+	IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id
+	ADDR_A=198.18.$(((id >> 8) & 255)).$((id & 255))
+	ADDR_B=198.19.$(((id >> 8) & 255)).$((id & 255))
+	echo "# goodput under loss through a forwarding hop, MTU $MTU"
+	for ns in $NS_A $NS_B $NS_R; do netns_add "$ns"; done
+	ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" || fail "veth A"
+	ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" || fail "veth B"
+	for p in "$NS_A $IF_A" "$NS_B $IF_B" "$NS_R $PA" "$NS_R $PB"; do
+		# shellcheck disable=SC2086
+		set -- $p
+		ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
+		ip -n "$1" link set "$2" mtu "$MTU" up
+	done
+	ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
+	ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
+	MAC_A=$(ip -n "$NS_A" -br link show "$IF_A" | awk '{print $3}')
+	MAC_B=$(ip -n "$NS_B" -br link show "$IF_B" | awk '{print $3}')
+	ip -n "$NS_A" neigh replace "$ADDR_B" lladdr "$MAC_B" dev "$IF_A" nud permanent
+	ip -n "$NS_B" neigh replace "$ADDR_A" lladdr "$MAC_A" dev "$IF_B" nud permanent
+	# an XDP redirect carries frames as the hosts built them: a checksum
+	# left for the NIC to fill (veth's offload) would arrive unfilled
+	ip netns exec "$NS_A" ethtool -K "$IF_A" tx off >/dev/null
+	ip netns exec "$NS_B" ethtool -K "$IF_B" tx off >/dev/null
+	# the hosts' XDP programs (rxdp's) let the veths take redirected frames
+	rxdp_hosts "$tmp"
+	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
+	on_exit "kill $! 2>/dev/null"
+	on_exit '[ -n "$hop" ] && kill $hop'
+	for r in $(seq "$REPEAT"); do
+		for loss in $LOSSES; do
+			# samples of size: the loss in parts per million
+			ppm=$(awk -v l="$loss" 'BEGIN {print l * 10000}')
+			ip netns exec "$NS_R" "$bin/rxdp-lossyhop" --loss "$loss" "$PA" "$PB" \
+				>"$tmp/hop" 2>&1 &
+			hop=$!
+			wait_until 5 grep -q ready "$tmp/hop" || { cat "$tmp/hop"; fail "rxdp-lossyhop"; }
+			# 64 KiB writes for 4 s; what moved: the average times 4 s
+			if perftest ib_write_bw -s 65536 -D 4 --report_gbits >"$tmp/res"; then
+				read -r _ _ _ avg _ <"$tmp/res"
+				sample "loss rxdp ib_write_bw 64K" "$ppm" bw Gbit/s "$avg"
+				sample "loss rxdp ib_write_bw 64K" "$ppm" cpu s/GiB \
+					"$(per_gib "$(cat "$tmp/cpu")" \
+						"$(awk -v g="$avg" 'BEGIN {print g * 1e9 / 8 * 4}')")"
+			fi
+			iperf "loss tcp iperf3 64K" "$ppm" -t 4 -l 65536
+			kill $hop
+			wait $hop
+			hop=
+			echo "  loss $loss%: $(tail -n 1 "$tmp/hop")"
 		done
-fi
+		round loss "$r"
+	done
+}
 
-# --- 4. where the time goes: a profile of the 64 KiB write bandwidth run ----
-if command -v perf >/dev/null; then
-	echo "# perf profile of ib_write_bw 64 KiB (both ends, whole system)"
-	# a run of several seconds; the profile skips its set-up
-	(sleep 2 && perf record -a -g -o "$tmp/perf.data" -- sleep 2 >/dev/null 2>&1) &
-	prec=$!
-	perftest ib_write_bw -s 65536 -n 100000 --report_gbits >/dev/null || true
-	wait $prec
-	perf report -i "$tmp/perf.data" --stdio --no-children -g none \
-		--sort comm,dso,sym --percent-limit 0.5 2>/dev/null |
-		grep -v '^$' | head -n 70 >"$out/profile.txt"
-	echo "  top of the profile in $out/profile.txt"
+if has raw || has tcp || has rxdp; then
+	for m in $MTUS; do
+		MTU=$m
+		section bench_mtu
+	done
 fi
-
+if has loss; then
+	MTU=1500
+	section bench_loss
+fi
+kill $watch
+wait $watch
 /usr/bin/python3 "$root/bench/report.py" "$samples" "$out"

@@ -436,9 +436,9 @@ static void pingpong_client(struct sock *s)
 		die("interrupted");
 	qsort(rtt, o.count, sizeof(*rtt), cmp_double);
 	printf("pingpong size=%u count=%u rtt_median_us=%.2f rtt_p99_us=%.2f "
-	       "half_rtt_median_us=%.2f\n",
+	       "rtt_p999_us=%.2f half_rtt_median_us=%.2f\n",
 	       o.size, o.count, rtt[o.count / 2], rtt[o.count * 99 / 100],
-	       rtt[o.count / 2] / 2);
+	       rtt[o.count * 999 / 1000], rtt[o.count / 2] / 2);
 	free(rtt);
 }
 

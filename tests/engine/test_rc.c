@@ -85,6 +85,22 @@ static const struct qp_opts default_opts = {
 	.rq = 512,
 };
 
+/*
+ * Without progress threads the engines run on the test's own clock, which
+ * moves only as the test drives them (drive(): 1 us a round): timers count
+ * rounds of work, so a slow or descheduled test never sees a timer fire
+ * that the engines could not have answered in time, and the timer tests
+ * are exact. (A progress thread sleeps by the real clock: threaded pairs
+ * use it.)
+ */
+#define VCLOCK_TICK 1000
+static uint64_t vclock;
+
+static uint64_t vclock_read(void *arg)
+{
+	return __atomic_load_n(&vclock, __ATOMIC_RELAXED);
+}
+
 static void host_init(struct pair *p, int i, const struct qp_opts *o)
 {
 	struct host *h = &p->h[i];
@@ -96,6 +112,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.event_cb = on_event,
 		.ah_lookup = test_ah_lookup,
 		.event_arg = (void *)(uintptr_t)i,
+		.clock = o->threads ? NULL : vclock_read,
 	};
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
@@ -284,6 +301,14 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* One round: both engines do what they have, and the test clock moves */
+static void drive(struct pair *p)
+{
+	rxdp_engine_progress(p->h[0].e);
+	rxdp_engine_progress(p->h[1].e);
+	__atomic_add_fetch(&vclock, VCLOCK_TICK, __ATOMIC_RELAXED);
+}
+
 /*
  * Poll cq until n completions arrived, driving both engines (the peer is
  * passive without a progress thread). Fails after a generous 60 s.
@@ -301,10 +326,8 @@ static void wait_wc(struct pair *p, struct rxdp_ecq *cq, struct ibv_wc *wc,
 		got += r;
 		if (got == n)
 			break;
-		if (!p->threads) {
-			rxdp_engine_progress(p->h[0].e);
-			rxdp_engine_progress(p->h[1].e);
-		}
+		if (!p->threads)
+			drive(p);
 		if (now_s() > end)
 			fail_msg("only %d of %d completions after 60 s", got,
 				 n);
@@ -331,6 +354,16 @@ static void wait_wc(struct pair *p, struct rxdp_ecq *cq, struct ibv_wc *wc,
 					(unsigned long long)s[k].rnr_naks_sent,
 					(unsigned long long)s[k]
 						.rx_drop_malformed);
+			{
+				struct memwire_stats ms;
+
+				memwire_get_stats(p->w, &ms);
+				print_message("wire: %llu frames, %llu lost; "
+					      "XDP-like filter drops %llu\n",
+					      (unsigned long long)ms.frames,
+					      (unsigned long long)ms.lost,
+					      (unsigned long long)xdp_drops);
+			}
 			break;
 		}
 	}
@@ -343,8 +376,7 @@ static void expect_no_wc(struct pair *p, struct rxdp_ecq *cq)
 	double end = now_s() + 0.05;
 
 	while (now_s() < end) {
-		rxdp_engine_progress(p->h[0].e);
-		rxdp_engine_progress(p->h[1].e);
+		drive(p);
 		assert_int_equal(rxdp_engine_poll_cq(cq, 1, &wc), 0);
 	}
 }
@@ -992,8 +1024,7 @@ static void test_srq(void **state)
 	fill(a->buf, 32 * 2048, 5);
 	post_send1(a, IBV_WR_SEND, 0, 0, 2000, 0, 0, 0, IBV_SEND_SIGNALED);
 	do {
-		rxdp_engine_progress(a->e);
-		rxdp_engine_progress(b->e);
+		drive(p);
 		rxdp_engine_get_stats(b->e, &st);
 	} while (st.rnr_naks_sent < 1);
 	for (int i = 0; i < 40; i++) {
@@ -1482,6 +1513,421 @@ static void test_lossy_xdp_filter(void **state)
 	pair_free(p);
 }
 
+/* --- loss recovery, on the test clock (no progress threads) ------------- */
+
+/*
+ * Targeted faults on the way to one side, in front of xdp_like(): the
+ * frames of one kind whose PSN is in [lo, hi] are dropped the first
+ * `times` times each passes; the first sequence NAK is kept, to be
+ * injected again.
+ */
+enum fault_kind {
+	FAULT_REQ,
+	FAULT_ACK,
+	FAULT_NAK
+};
+
+struct fault {
+	struct rxdp_qp_psn *tab; /* the receiving host's, for xdp_like() */
+	int no_xdp; /* the engine sees every frame (no XDP-like filter) */
+	enum fault_kind kind;
+	uint32_t lo, hi;
+	int times;
+	int seen[64]; /* passes of PSN lo + i so far */
+	uint64_t dropped;
+	uint8_t nak[4096]; /* the first sequence NAK, as it arrived */
+	uint32_t nak_len;
+	uint8_t read[4096]; /* the first read request, as it arrived */
+	uint32_t read_len;
+};
+
+static int fault_filter(void *arg, uint8_t *frame, uint32_t len)
+{
+	struct fault *f = arg;
+	uint8_t copy[4096];
+	struct pkt_info pi;
+	enum fault_kind kind;
+	uint32_t psn, i;
+
+	memcpy(copy, frame, len);
+	if (pkt_parse(copy, len, &pi))
+		return 1;
+	psn = bth_psn(pi.bth);
+	if (pi.flags & ROCE_OPF_REQUEST)
+		kind = FAULT_REQ;
+	else if (pi.opcode == ROCE_RC_ACK &&
+		 (aeth_syndrome(pi.aeth) & ROCE_AETH_TYPE_MASK) ==
+			 ROCE_AETH_NAK)
+		kind = FAULT_NAK;
+	else
+		kind = FAULT_ACK;
+	if (kind == FAULT_NAK &&
+	    (aeth_syndrome(pi.aeth) & 0x1f) == ROCE_NAK_PSN_SEQ_ERR &&
+	    !f->nak_len) {
+		memcpy(f->nak, frame, len);
+		f->nak_len = len;
+	}
+	if (pi.opcode == ROCE_RC_READ_REQUEST && !f->read_len) {
+		memcpy(f->read, frame, len);
+		f->read_len = len;
+	}
+	i = psn - f->lo;
+	if (kind == f->kind && psn_in_window(psn, f->lo, psn_add(f->hi, 1)) &&
+	    i < 64 && f->seen[i]++ < f->times) {
+		f->dropped++;
+		return 0;
+	}
+	return f->no_xdp ? 1 : xdp_like(f->tab, frame, len);
+}
+
+/* a's first PSN (qp_connect): the PSNs of a's requests count from here */
+#define A_PSN0 0xfffff0u
+
+static void fault_set(struct pair *p, int to, struct fault *f,
+		      enum fault_kind kind, uint32_t lo, uint32_t hi, int times)
+{
+	memset(f, 0, sizeof(*f));
+	f->tab = p->h[to].psn;
+	f->kind = kind;
+	f->lo = lo;
+	f->hi = hi;
+	f->times = times;
+	memwire_set_filter(p->w, to, fault_filter, f);
+}
+
+/* One clean Write from a to b: the requester learns the round trip */
+static void warm_up(struct pair *p)
+{
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_wc wc;
+
+	post_send1(a, IBV_WR_RDMA_WRITE, 0, 0, 100, (uintptr_t)b->buf,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+}
+
+/* A Write of n packets from a to b (at a's PSN psn0 + 1), checked */
+static void write_n(struct pair *p, uint32_t npkts, uint32_t seed)
+{
+	struct host *a = &p->h[0], *b = &p->h[1];
+	uint32_t len = npkts * MTU - 100;
+	struct ibv_wc wc;
+
+	fill(a->buf, len, seed);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len, (uintptr_t)b->buf + BUF / 2,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf + BUF / 2, a->buf, len);
+}
+
+static void stats_of(struct pair *p, struct rxdp_engine_stats *sa,
+		     struct rxdp_engine_stats *sb)
+{
+	rxdp_engine_get_stats(p->h[0].e, sa);
+	rxdp_engine_get_stats(p->h[1].e, sb);
+}
+
+/*
+ * The last two packets of a Write are lost: the tail-loss probe (the last
+ * packet again, with AckReq) draws a sequence NAK for the first of them,
+ * and the tail is resent, all in a fraction of the QP's timeout and with
+ * no timer expiry at all.
+ */
+static void test_tail_loss_probe(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct rxdp_engine_stats sa, sb;
+	struct fault f;
+	uint64_t t0, took;
+
+	warm_up(p);
+	/* PSN A_PSN0 went to the warm-up; the Write has 1..8 */
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 7), psn_add(A_PSN0, 8),
+		  1);
+	t0 = vclock;
+	write_n(p, 8, 1);
+	took = vclock - t0;
+	stats_of(p, &sa, &sb);
+	print_message("tail lost: repaired in %llu us (QP timeout %llu us): "
+		      "%llu probe(s), %llu retransmitted, %llu go-back(s)\n",
+		      (unsigned long long)took / 1000,
+		      (4096ULL << default_opts.timeout) / 1000,
+		      (unsigned long long)sa.tlp_probes,
+		      (unsigned long long)sa.retransmits,
+		      (unsigned long long)sa.go_backs);
+	assert_int_equal(f.dropped, 2);
+	assert_int_equal(sa.tlp_probes, 1);
+	assert_int_equal(sa.timeouts, 0);
+	assert_int_equal(sa.rto_expiries, 0);
+	assert_int_equal(sb.seq_naks_sent, 1);
+	assert_int_equal(sa.go_backs, 1);
+	/* the probe, then the two packets it found missing */
+	assert_int_equal(sa.retransmits, 3);
+	assert_true(took < (4096ULL << default_opts.timeout) / 20);
+	pair_free(p);
+}
+
+/*
+ * Everything arrived but the ACK of the last packet was lost: the probe is
+ * a duplicate, which the responder acknowledges at once (no coalescing
+ * holds back the ACK a requester waits for), and nothing is resent.
+ */
+static void test_tail_ack_lost(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct rxdp_engine_stats sa, sb;
+	struct fault f;
+
+	warm_up(p);
+	fault_set(p, 0, &f, FAULT_ACK, psn_add(A_PSN0, 8), psn_add(A_PSN0, 8),
+		  1);
+	write_n(p, 8, 2);
+	stats_of(p, &sa, &sb);
+	assert_int_equal(f.dropped, 1);
+	assert_int_equal(sa.tlp_probes, 1);
+	assert_int_equal(sa.retransmits, 1);
+	assert_int_equal(sa.go_backs, 0);
+	assert_int_equal(sa.timeouts, 0);
+	assert_int_equal(sa.rto_expiries, 0);
+	assert_int_equal(sb.rx_duplicates, 1);
+	pair_free(p);
+}
+
+/*
+ * A sequence NAK arrives 21 times (the network copied it, or a peer
+ * repeats itself): the requester goes back once, and resends exactly the
+ * packets from the lost one on.
+ */
+static void test_nak_storm(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats sa, sb;
+	const uint32_t npkts = 64, lost = 20;
+	uint32_t len = npkts * MTU - 100;
+	struct ibv_wc wc;
+	struct fault f;
+	int injected = 0, got = 0;
+
+	warm_up(p);
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, lost),
+		  psn_add(A_PSN0, lost), 1);
+	/* the NAKs on their way to a are seen (and kept) by a second filter */
+	{
+		static struct fault fa;
+
+		fault_set(p, 0, &fa, FAULT_ACK, 1, 0, 0);
+		fill(a->buf, len, 3);
+		post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len,
+			   (uintptr_t)b->buf + BUF / 2, rxdp_emr_rkey(b->mr), 0,
+			   IBV_SEND_SIGNALED);
+		while (!got) {
+			/* b answers the gap; a has not seen the NAK yet */
+			rxdp_engine_progress(b->e);
+			if (fa.nak_len && !injected) {
+				for (int i = 0; i < 20; i++)
+					memwire_inject(p->w, 0, fa.nak,
+						       fa.nak_len);
+				injected = 1;
+			}
+			rxdp_engine_progress(a->e);
+			__atomic_add_fetch(&vclock, VCLOCK_TICK,
+					   __ATOMIC_RELAXED);
+			got = rxdp_engine_poll_cq(a->scq, 1, &wc);
+			assert_true(got >= 0);
+		}
+	}
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf + BUF / 2, a->buf, len);
+	stats_of(p, &sa, &sb);
+	print_message("NAK storm: %llu go-back(s), %llu NAKs ignored, %llu "
+		      "packets resent\n",
+		      (unsigned long long)sa.go_backs,
+		      (unsigned long long)sa.naks_ignored,
+		      (unsigned long long)sa.retransmits);
+	assert_true(injected);
+	assert_int_equal(sb.seq_naks_sent, 1);
+	assert_int_equal(sa.go_backs, 1);
+	assert_int_equal(sa.naks_ignored, 20);
+	/* PSNs A_PSN0 + lost .. A_PSN0 + npkts: the Write's packets lost-1.. */
+	assert_int_equal(sa.retransmits, npkts - lost + 1);
+	assert_int_equal(sa.tlp_probes + sa.rto_expiries + sa.timeouts, 0);
+	pair_free(p);
+}
+
+/*
+ * A read request that comes again (a go-back, or copies the network made)
+ * replaces the responses still queued for it: five copies of a 100-packet
+ * read make the responder send its data about once more, not five times.
+ */
+static void test_read_dup_replaces(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats sa, sb0, sb;
+	const uint32_t len = 100 * MTU;
+	struct ibv_wc wc;
+	struct fault f;
+	int got = 0;
+
+	warm_up(p);
+	stats_of(p, &sa, &sb0);
+	fault_set(p, 1, &f, FAULT_REQ, 1, 0, 0); /* keeps the read request */
+	fill(b->buf + BUF / 2, len, 7);
+	post_send1(a, IBV_WR_RDMA_READ, 1, 0, len, (uintptr_t)b->buf + BUF / 2,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	/* b queues the responses; a takes the first batch */
+	rxdp_engine_progress(b->e);
+	rxdp_engine_progress(a->e);
+	assert_true(f.read_len > 0);
+	for (int i = 0; i < 5; i++)
+		memwire_inject(p->w, 1, f.read, f.read_len);
+	while (!got) {
+		drive(p);
+		got = rxdp_engine_poll_cq(a->scq, 1, &wc);
+		assert_true(got >= 0);
+	}
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(a->buf, b->buf + BUF / 2, len);
+	stats_of(p, &sa, &sb);
+	print_message("5 copies of a 100-packet read: %llu responses sent, "
+		      "%llu cancelled\n",
+		      (unsigned long long)(sb.tx_packets - sb0.tx_packets),
+		      (unsigned long long)sb.rjobs_cancelled);
+	assert_int_equal(sb.rx_duplicates - sb0.rx_duplicates, 5);
+	assert_true(sb.rjobs_cancelled >= 1);
+	assert_true(sb.tx_packets - sb0.tx_packets < 3 * 100);
+	pair_free(p);
+}
+
+/*
+ * The responder NAKs a gap once (IBTA 9.7.5.1.3), however many packets
+ * arrive behind it, here with no XDP program in front to drop them.
+ */
+static void test_one_nak_per_gap(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct rxdp_engine_stats sa, sb;
+	struct fault f;
+
+	warm_up(p);
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 5), psn_add(A_PSN0, 5),
+		  1);
+	f.no_xdp = 1;
+	write_n(p, 40, 4);
+	stats_of(p, &sa, &sb);
+	assert_int_equal(sb.seq_naks_sent, 1);
+	assert_int_equal(sb.rx_drop_psn, 40 - 5);
+	assert_int_equal(sa.go_backs, 1);
+	pair_free(p);
+}
+
+/*
+ * A go-back whose first packet is lost again: the responder drops all
+ * that follows it, so the window was halved for the go-back and at most
+ * that many packets are wasted before the timer resends; then it is done.
+ */
+static void test_goback_window(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct rxdp_engine_stats sa, sb;
+	const uint32_t npkts = 250, lost = 10;
+	struct fault f;
+
+	warm_up(p);
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, lost),
+		  psn_add(A_PSN0, lost), 2);
+	write_n(p, npkts, 5);
+	stats_of(p, &sa, &sb);
+	print_message("lost twice: %llu resent, %llu go-backs, %llu probes, "
+		      "%llu timer expiries\n",
+		      (unsigned long long)sa.retransmits,
+		      (unsigned long long)sa.go_backs,
+		      (unsigned long long)sa.tlp_probes,
+		      (unsigned long long)sa.rto_expiries);
+	assert_int_equal(f.dropped, 2);
+	assert_int_equal(sa.timeouts, 0);
+	/* the NAK's go-back (half a window), then the timer's or probe's */
+	assert_true(sa.retransmits <= 256 / 2 + 1 + npkts - lost + 1);
+	pair_free(p);
+}
+
+/*
+ * The peer is unreachable for 20 ms: the retransmission timer backs off
+ * (a handful of expiries, not one per floor of 500 us), none of them is
+ * the QP's own timeout, and the transfer finishes once the path is back.
+ */
+static void test_rto_backoff(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct rxdp_engine_stats sa, sb;
+	struct host *a = &p->h[0], *b = &p->h[1];
+	uint32_t len = 16 * MTU;
+	struct ibv_wc wc;
+	uint64_t end;
+
+	warm_up(p);
+	fill(a->buf, len, 6);
+	memwire_cut(p->w, 1);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len, (uintptr_t)b->buf + BUF / 2,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	for (end = vclock + 20000000; vclock < end;)
+		drive(p);
+	memwire_cut(p->w, 0);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(b->buf + BUF / 2, a->buf, len);
+	stats_of(p, &sa, &sb);
+	print_message("20 ms cut: %llu timer expiries, %llu probes\n",
+		      (unsigned long long)sa.rto_expiries,
+		      (unsigned long long)sa.tlp_probes);
+	/* 0.5, 1.5, 3.5, 7.5, 15.5 ms, then 31.5 ms after the post */
+	assert_true(sa.rto_expiries >= 3 && sa.rto_expiries <= 8);
+	assert_int_equal(sa.timeouts, 0);
+	pair_free(p);
+}
+
+/*
+ * A peer that is gone: the adaptive timer resends early, but only the
+ * QP's own timeout counts against retry_cnt (IBTA 9.7.6.1.3), so the QP
+ * fails after retry_cnt + 1 of those, no sooner.
+ */
+static void test_retry_counts_timeouts(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_engine_stats sa, sb;
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_wc wc;
+	uint64_t t0, to;
+
+	o.retry_cnt = 2;
+	o.timeout = 10; /* 4.2 ms */
+	to = 4096ULL << o.timeout;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	warm_up(p);
+	memwire_cut(p->w, 1);
+	t0 = vclock;
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 3000, (uintptr_t)b->buf,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
+	stats_of(p, &sa, &sb);
+	print_message("gone: failed after %llu us, %llu timeouts, %llu early "
+		      "expiries\n",
+		      (unsigned long long)(vclock - t0) / 1000,
+		      (unsigned long long)sa.timeouts,
+		      (unsigned long long)sa.rto_expiries);
+	assert_int_equal(sa.timeouts, 3);
+	assert_true(sa.rto_expiries > 0);
+	assert_true(vclock - t0 >= 3 * to);
+	pair_free(p);
+}
+
 /* One signaled WR of h's: the status of its completion */
 static enum ibv_wc_status post_wr1(struct pair *p, struct host *h,
 				   struct ibv_send_wr *wr)
@@ -1610,8 +2056,7 @@ static void test_rnr_then_recv(void **state)
 	fill(a->buf, 5000, 3);
 	post_send1(a, IBV_WR_SEND, 1, 0, 5000, 0, 0, 0, IBV_SEND_SIGNALED);
 	do {
-		rxdp_engine_progress(a->e);
-		rxdp_engine_progress(b->e);
+		drive(p);
 		rxdp_engine_get_stats(b->e, &st);
 	} while (st.rnr_naks_sent < 3);
 	post_recv1(b, 9, 0, 8192);
@@ -1694,12 +2139,18 @@ static void test_slow_responder(void **state)
 	end = now_s() + 10;
 	do {
 		rxdp_engine_progress(a->e);
+		__atomic_add_fetch(&vclock, VCLOCK_TICK, __ATOMIC_RELAXED);
 		rxdp_engine_get_stats(a->e, &sa);
 	} while (sa.timeouts < 3 && now_s() < end);
 	assert_int_equal(sa.timeouts, 3);
-	/* each timeout sent one packet again, not the window */
-	assert_int_equal(sa.retransmits, 3);
-	assert_true(sa.tx_packets >= 64 && sa.tx_packets <= 203);
+	/*
+	 * Each expiry (the adaptive timer's earlier ones, and the QP's
+	 * timeouts) sent one packet again, not the window
+	 */
+	assert_true(sa.rto_expiries > 0);
+	assert_int_equal(sa.retransmits, sa.timeouts + sa.rto_expiries);
+	assert_true(sa.tx_packets >= 64 &&
+		    sa.tx_packets <= len / MTU + sa.retransmits);
 	wait_wc(p, a->scq, &wc, 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_memory_equal(b->buf, a->buf, len);
@@ -2002,15 +2453,12 @@ static void test_cq_overflow(void **state)
 		post_send1(a, IBV_WR_RDMA_WRITE, i, 0, 1, (uintptr_t)b->buf,
 			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
 		if (i % 256 == 255) {
-			for (int k = 0; k < 20; k++) {
-				rxdp_engine_progress(b->e);
-				rxdp_engine_progress(a->e);
-			}
+			for (int k = 0; k < 20; k++)
+				drive(p);
 		}
 	}
 	do {
-		rxdp_engine_progress(b->e);
-		rxdp_engine_progress(a->e);
+		drive(p);
 		rxdp_engine_get_stats(a->e, &st);
 	} while (!st.cq_overflows);
 	assert_int_equal(st.cq_overflows, 1);
@@ -2304,6 +2752,14 @@ int main(void)
 		cmocka_unit_test(test_ipv6_vlan),
 		cmocka_unit_test(test_many_qps_threads),
 		cmocka_unit_test(test_lossy_xdp_filter),
+		cmocka_unit_test(test_tail_loss_probe),
+		cmocka_unit_test(test_tail_ack_lost),
+		cmocka_unit_test(test_nak_storm),
+		cmocka_unit_test(test_one_nak_per_gap),
+		cmocka_unit_test(test_read_dup_replaces),
+		cmocka_unit_test(test_goback_window),
+		cmocka_unit_test(test_rto_backoff),
+		cmocka_unit_test(test_retry_counts_timeouts),
 		cmocka_unit_test(test_memory_windows),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),

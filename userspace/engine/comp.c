@@ -18,18 +18,144 @@ static const uint32_t rnr_timer_10us[32] = {
 	2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
 };
 
-/* --- requester ------------------------------------------------------------ */
+/* --- timers: adaptive retransmission, the tail-loss probe ---------------- */
+
+/*
+ * The retransmission timeout follows the path, as TCP's does (RFC 6298): a
+ * smoothed round-trip time and its variance from the acknowledgement of one
+ * timed packet at a time (never of a resent one: Karn), RTO = srtt +
+ * 4 rttvar, at least ENG_RTO_MIN_NS, doubled on each expiry without
+ * progress, and never later than the QP's own timeout attribute (IBTA
+ * 9.7.6.1.3) counted from the last progress. An early expiry only resends;
+ * the QP's timeout is what counts against retry_cnt, so a peer that is gone
+ * still fails the QP after (retry_cnt + 1) timeouts, as on any HCA.
+ */
+#define ENG_RTO_BACKOFF_MAX 16
 
 static bool req_outstanding(const struct rxdp_eqp *qp)
 {
 	return qp->una != qp->next_psn;
 }
 
+static uint64_t req_rto(const struct rxdp_eqp *qp)
+{
+	uint64_t cap = rc_qp_timeout_ns(qp), rto;
+
+	if (!cap)
+		cap = ENG_RTO_MAX_NS;
+	rto = qp->rtt_known ? qp->srtt + 4 * qp->rttvar : ENG_RTO_INIT_NS;
+	if (rto < ENG_RTO_MIN_NS)
+		rto = ENG_RTO_MIN_NS;
+	if (rto > cap >> qp->backoff)
+		return cap;
+	return rto << qp->backoff;
+}
+
+/*
+ * Two round trips without an ACK: probe the tail (RFC 8985's PTO), or more
+ * where round trips vary that much (a probe sent while the ACK is merely
+ * late costs a packet read and sent again)
+ */
+static uint64_t req_pto(const struct rxdp_eqp *qp)
+{
+	uint64_t pto = 2 * qp->srtt, var = qp->srtt + 4 * qp->rttvar;
+
+	if (pto < var)
+		pto = var;
+	return pto < ENG_TLP_MIN_NS ? ENG_TLP_MIN_NS : pto;
+}
+
+static void req_rtt_sample(struct rxdp_eqp *qp, uint64_t r)
+{
+	uint64_t d;
+
+	if (!qp->rtt_known) {
+		qp->rtt_known = true;
+		qp->srtt = r;
+		qp->rttvar = r / 2;
+		return;
+	}
+	d = qp->srtt > r ? qp->srtt - r : r - qp->srtt;
+	qp->rttvar = (3 * qp->rttvar + d) / 4;
+	qp->srtt = (7 * qp->srtt + r) / 8;
+}
+
+/* (Re)start the retransmission timer from now; off if nothing is out */
 void req_arm_timer(struct rxdp_eqp *qp)
 {
-	uint64_t to = rc_qp_timeout_ns(qp);
+	uint64_t to = rc_qp_timeout_ns(qp), at;
 
-	qp->timer_at = to && req_outstanding(qp) ? qp->e->now + to : 0;
+	if (!req_outstanding(qp)) {
+		qp->timer_at = qp->tlp_at = 0;
+		return;
+	}
+	at = qp->e->now + req_rto(qp);
+	if (to && at > qp->retry_epoch + to)
+		at = qp->retry_epoch + to;
+	qp->timer_at = at;
+}
+
+/* The QP's timeout starts over (IBTA 9.7.6.1.3: on progress, on a resend) */
+static void req_restart_timer(struct rxdp_eqp *qp)
+{
+	qp->retry_epoch = qp->e->now;
+	req_arm_timer(qp);
+}
+
+/*
+ * An RC request packet went out (req.c): start the timer if it was off,
+ * time a first transmission that the responder answers at once (AckReq),
+ * and push the tail-loss probe back: it fires two round trips after the
+ * last packet sent, if no ACK came meanwhile.
+ */
+void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq)
+{
+	if (!qp->timer_at) {
+		/* the first packet out after a quiet spell */
+		qp->cwnd_una = qp->una;
+		req_restart_timer(qp);
+	}
+	if (!retx && ackreq && !qp->rtt_timing) {
+		qp->rtt_timing = true;
+		qp->rtt_at = qp->e->now;
+		qp->rtt_psn = psn;
+	}
+	if (qp->rtt_known && !qp->tlp_sent)
+		qp->tlp_at = qp->e->now + req_pto(qp);
+}
+
+/* --- requester ------------------------------------------------------------ */
+
+/* Send from PSN psn again; a read restarts from its first missing response */
+static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
+{
+	uint32_t prod =
+		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
+	uint32_t i = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
+
+	for (; i != prod; i++) {
+		struct swqe *w = &qp->sq[i & (qp->sq_size - 1)];
+
+		if (!w->started)
+			break;
+		if (w->done || !psn_in_window(psn, w->first_psn,
+					      psn_add(w->first_psn, w->npkts)))
+			continue;
+		qp->sq_cur = i;
+		qp->send_psn = psn;
+		if (w->opcode == IBV_WR_RDMA_READ) {
+			/*
+			 * The rest of the read, asked for again: once per gap
+			 * until a timer says otherwise, as responses sent
+			 * before the responder hears of it still arrive out
+			 * of sequence for a while.
+			 */
+			qp->send_psn = w->resp_psn;
+			qp->read_rewound = true;
+			qp->read_rewind_psn = w->resp_psn;
+		}
+		return;
+	}
 }
 
 /* Retire finished WQEs in order; a failed one takes the QP to ERR. */
@@ -64,42 +190,76 @@ void req_retire(struct rxdp_eqp *qp)
 			return;
 		}
 	}
+	/*
+	 * An ACK may pass the resend position (a go-back that was not needed:
+	 * the packets were late, not lost): resume at una, and never at a
+	 * retired WQE, whose slot a poster may be filling again.
+	 */
+	if (psn_before(qp->send_psn, qp->una) ||
+	    (int32_t)(qp->sq_cur - cons) < 0) {
+		req_rewind(qp, qp->una);
+		if (psn_before(qp->send_psn, qp->una) ||
+		    (int32_t)(qp->sq_cur - cons) < 0) {
+			/* everything sent is acknowledged */
+			qp->sq_cur = cons;
+			qp->send_psn = qp->una;
+		}
+	}
 }
 
 /*
- * Go back to PSN psn and send from there again (go-back-N, IBTA 9.7.6).
- * A read restarts from its first missing response.
+ * How much may be in flight. Go-back-N pays for a loss with everything
+ * sent after it, and a window fuller than the path needs only lengthens
+ * the queue in front of the responder (a software one, a CPU's worth of
+ * packets), not the throughput. So the window halves on a loss (once per
+ * window of packets) down to ENG_CWND_MIN, and grows by a packet per
+ * window acknowledged up to ENG_WINDOW, as TCP's congestion avoidance
+ * does; a timeout starts it again from ENG_CWND_MIN.
  */
-static void req_rewind_(struct rxdp_eqp *qp, uint32_t psn);
+static void req_cwnd_cut(struct rxdp_eqp *qp, bool timeout)
+{
+	if (qp->cwr && !timeout)
+		return; /* this loss belongs to a window already cut */
+	qp->cwnd = timeout || qp->cwnd / 2 < ENG_CWND_MIN ? ENG_CWND_MIN
+							  : qp->cwnd / 2;
+	qp->cwnd_acked = 0;
+	qp->cwr = true;
+	qp->cwr_psn = psn_add(qp->tx_hw, -1U);
+}
 
-#define req_rewind(qp, psn, why)                                              \
+static void req_cwnd_grow(struct rxdp_eqp *qp)
+{
+	qp->cwnd_acked += psn_diff(qp->una, qp->cwnd_una);
+	qp->cwnd_una = qp->una;
+	if (qp->cwr && psn_after(qp->una, qp->cwr_psn))
+		qp->cwr = false;
+	while (qp->cwnd < ENG_WINDOW && qp->cwnd_acked >= qp->cwnd) {
+		qp->cwnd_acked -= qp->cwnd;
+		qp->cwnd++;
+	}
+}
+
+/*
+ * Go back to psn and resend everything from there (go-back-N, IBTA 9.7.6):
+ * on a sequence NAK, a timeout, lost read responses. The window is cut,
+ * and the first packet resent asks for an ACK.
+ */
+static void req_go_back_(struct rxdp_eqp *qp, uint32_t psn)
+{
+	req_rewind(qp, psn);
+	qp->rtt_timing = false; /* Karn: an ACK of a resend times nothing */
+	qp->ackreq_next = true;
+	req_cwnd_cut(qp, false);
+	qp->e->stats.go_backs++;
+}
+
+#define req_go_back(qp, psn, why)                                             \
 	do {                                                                  \
 		pr_debug("engine: QP %#x: resend from PSN %#x (%s; una %#x, " \
 			 "next %#x)\n",                                       \
 			 (qp)->qpn, (psn), (why), (qp)->una, (qp)->next_psn); \
-		req_rewind_((qp), (psn));                                     \
+		req_go_back_((qp), (psn));                                    \
 	} while (0)
-
-static void req_rewind_(struct rxdp_eqp *qp, uint32_t psn)
-{
-	uint32_t prod =
-		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
-	uint32_t i = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
-
-	for (; i != prod; i++) {
-		struct swqe *w = &qp->sq[i & (qp->sq_size - 1)];
-
-		if (!w->started)
-			break;
-		if (w->done || !psn_in_window(psn, w->first_psn,
-					      psn_add(w->first_psn, w->npkts)))
-			continue;
-		qp->sq_cur = i;
-		qp->send_psn = w->opcode == IBV_WR_RDMA_READ ? w->resp_psn
-							     : psn;
-		return;
-	}
-}
 
 /* The first WQE not yet done, or NULL */
 static struct swqe *req_oldest(struct rxdp_eqp *qp, uint32_t *idx)
@@ -135,19 +295,34 @@ static void req_fail(struct rxdp_eqp *qp, enum ibv_wc_status st)
 		rc_qp_to_err(qp, true);
 }
 
-/*
- * una moved: the responder is alive. After a rewind, what it has just
- * acknowledged is not sent again: transmission resumes at una.
- */
+/* The peer answers, though it makes no progress yet: the timers start over */
+static void req_alive(struct rxdp_eqp *qp)
+{
+	req_restart_timer(qp);
+	if (qp->rtt_known && !qp->tlp_sent)
+		qp->tlp_at = qp->e->now + req_pto(qp);
+}
+
+/* una moved: the path works, every timer and counter starts over */
 static void req_progress(struct rxdp_eqp *qp)
 {
+	struct rxdp_engine *e = qp->e;
+
+	if (qp->rtt_timing && psn_after(qp->una, qp->rtt_psn)) {
+		req_rtt_sample(qp, e->now - qp->rtt_at);
+		qp->rtt_timing = false;
+		/* Karn: a backed-off timeout stays until a sample says less */
+		qp->backoff = 0;
+	}
+	req_cwnd_grow(qp);
 	qp->seq_nak_seen = false;
 	qp->probing = false;
+	qp->tlp_sent = false;
 	qp->retry_left = qp->retry_cnt;
 	qp->rnr_left = qp->rnr_retry;
-	if (psn_before(qp->send_psn, qp->una))
-		req_rewind_(qp, qp->una);
-	req_arm_timer(qp);
+	req_restart_timer(qp);
+	qp->tlp_at = req_outstanding(qp) && qp->rtt_known ? e->now + req_pto(qp)
+							  : 0;
 }
 
 /*
@@ -162,6 +337,7 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
 	uint32_t i = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
 	uint32_t una = psn_add(psn, 1);
+	bool read_lost = false;
 
 	if (!psn_in_window(psn, qp->una, qp->next_psn))
 		return; /* acknowledges nothing new */
@@ -181,12 +357,8 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 			continue;
 		}
 		if (psn_diff(last, psn) <= 0 &&
-		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn)) {
-			qp->read_rewound = true;
-			qp->read_rewind_psn = w->resp_psn;
-			req_rewind(qp, w->resp_psn,
-				   "an ACK passed an unanswered read");
-		}
+		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn))
+			read_lost = true;
 		if (psn_after(una, w->resp_psn))
 			una = w->resp_psn;
 		break;
@@ -196,6 +368,8 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 		rc_psn_store(&qp->psn->una_psn, una);
 		req_progress(qp);
 	}
+	if (read_lost)
+		req_go_back(qp, una, "an ACK passed an unanswered read");
 	req_retire(qp);
 }
 
@@ -218,11 +392,14 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 	if (psn != w->resp_psn) {
 		/* a gap: responses were lost, ask for the rest once */
 		if (psn_after(psn, w->resp_psn) &&
-		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn)) {
-			qp->read_rewound = true;
-			qp->read_rewind_psn = w->resp_psn;
-			req_rewind(qp, w->resp_psn, "a gap in read responses");
-		}
+		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn))
+			req_go_back(qp, w->resp_psn, "a gap in read responses");
+		/*
+		 * Either way the responder is answering this read (responses
+		 * sent before it heard of a resend drain for a while, a long
+		 * read's for milliseconds): no timer fires while they come.
+		 */
+		req_alive(qp);
 		return;
 	}
 	if (pi->paylen > w->length - w->resp_off ||
@@ -310,8 +487,8 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		qp->rnr_at =
 			e->now + (uint64_t)rnr_timer_10us[syn & 0x1f] * 10000;
 		qp->rnr_psn = psn;
-		qp->timer_at = 0;
 		qp->probing = false;
+		qp->timer_at = qp->tlp_at = 0;
 		return;
 	case ROCE_AETH_NAK:
 		break;
@@ -330,11 +507,15 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		if (!psn_in_window(psn, qp->una, psn_add(qp->next_psn, 1)))
 			return;
 		/*
-		 * The responder NAKs a gap once (9.7.5.1.3); the same NAK
-		 * again before any progress is a copy the network made.
+		 * The responder NAKs a gap once (9.7.5.1.3): the same NAK
+		 * again before its resend made progress (or timed out) is a
+		 * copy the network made, or a peer that repeats itself. One
+		 * go-back per gap.
 		 */
-		if (qp->seq_nak_seen && qp->seq_nak_psn == psn)
+		if (qp->seq_nak_seen && qp->seq_nak_psn == psn) {
+			e->stats.naks_ignored++;
 			return;
+		}
 		qp->seq_nak_seen = true;
 		qp->seq_nak_psn = psn;
 		/*
@@ -346,7 +527,7 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		 */
 		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
 		qp->probing = false;
-		req_rewind(qp, psn, "sequence NAK");
+		req_go_back(qp, psn, "sequence NAK");
 		req_arm_timer(qp);
 		return;
 	case ROCE_NAK_INVALID_REQ:
@@ -387,24 +568,60 @@ void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		req_rx_read_resp(qp, pi, psn);
 }
 
+/*
+ * Nothing acknowledged for two round trips since the last packet went out:
+ * send that packet again, asking for an ACK. The responder answers it at
+ * once, with an ACK if it has everything (the ACK was lost) or a sequence
+ * NAK for the first packet it misses (the tail was lost), so a lost tail
+ * costs a round trip instead of a timeout. One probe per tail.
+ */
+static int req_probe(struct rxdp_eqp *qp)
+{
+	qp->tlp_at = 0;
+	/*
+	 * A lone packet has no tail to probe: resending it is the timer's
+	 * job (RFC 8985 waits a delayed ACK's time longer for it), and a
+	 * probe there would only race an ACK that is late.
+	 */
+	if (!req_outstanding(qp) || qp->tlp_sent ||
+	    psn_diff(qp->send_psn, qp->una) < 2)
+		return 0;
+	pr_debug("engine: QP %#x: tail-loss probe at PSN %#x (una %#x)\n",
+		 qp->qpn, psn_add(qp->send_psn, -1U), qp->una);
+	qp->tlp_sent = true;
+	qp->e->stats.tlp_probes++;
+	req_rewind(qp, psn_add(qp->send_psn, -1U));
+	qp->rtt_timing = false;
+	qp->ackreq_next = true;
+	return 1;
+}
+
 int rc_timers(struct rxdp_eqp *qp)
 {
 	struct rxdp_engine *e = qp->e;
 	int state = atomic_load(&qp->state);
+	uint64_t to;
 
 	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
 		return 0;
 	if (qp->rnr_at && e->now >= qp->rnr_at) {
 		qp->rnr_at = 0;
-		req_rewind(qp, qp->rnr_psn, "RNR wait over");
-		req_arm_timer(qp);
+		req_rewind(qp, qp->rnr_psn);
+		req_restart_timer(qp);
 		return 1;
 	}
-	if (qp->timer_at && e->now >= qp->timer_at) {
-		if (!req_outstanding(qp)) {
-			qp->timer_at = 0;
-			return 0;
-		}
+	if (qp->tlp_at && e->now >= qp->tlp_at &&
+	    (!qp->timer_at || qp->tlp_at < qp->timer_at))
+		return req_probe(qp);
+	if (!qp->timer_at || e->now < qp->timer_at)
+		return 0;
+	if (!req_outstanding(qp)) {
+		qp->timer_at = 0;
+		return 0;
+	}
+	to = rc_qp_timeout_ns(qp);
+	if (to && e->now >= qp->retry_epoch + to) {
+		/* the QP's own timeout (9.7.6.1.3): retry_cnt counts these */
 		e->stats.timeouts++;
 		if (qp->retry_left == 0) {
 			eng_hwc(qp, RXDP_HWC_RETRY_EXCEEDED);
@@ -413,21 +630,26 @@ int rc_timers(struct rxdp_eqp *qp)
 		}
 		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
 		qp->retry_left--;
-		qp->read_rewound = false;
-		qp->seq_nak_seen = false;
-		/*
-		 * A timeout says nothing of where the responder stands: one
-		 * packet (with AckReq) asks, and its answer (an ACK up to the
-		 * newest PSN it has, or a NAK) reopens the window
-		 * (req_progress()). Resending the whole window instead buries
-		 * a responder that is merely slow under duplicates, so that
-		 * it falls further behind with each timeout until retry_cnt
-		 * runs out (a Soft-RoCE peer, or rxdp, in a slow VM).
-		 */
-		qp->probing = true;
-		req_rewind(qp, qp->una, "timeout");
-		req_arm_timer(qp);
-		return 1;
+		qp->retry_epoch = e->now;
+	} else {
+		e->stats.rto_expiries++;
 	}
-	return 0;
+	if (qp->backoff < ENG_RTO_BACKOFF_MAX)
+		qp->backoff++;
+	qp->seq_nak_seen = false;
+	qp->tlp_sent = true; /* the timer has it now */
+	qp->tlp_at = 0;
+	req_cwnd_cut(qp, true);
+	/*
+	 * An expiry says nothing of where the responder stands: one packet
+	 * (with AckReq) asks, and its answer (an ACK up to the newest PSN it
+	 * has, or a NAK) reopens the window (req_progress()). Resending the
+	 * window instead buries a responder that is merely slow under
+	 * duplicates, so that it falls further behind with each expiry until
+	 * retry_cnt runs out (a Soft-RoCE peer, or rxdp, in a slow VM).
+	 */
+	qp->probing = true;
+	req_go_back(qp, qp->una, "timeout");
+	req_arm_timer(qp);
+	return 1;
 }

@@ -189,7 +189,7 @@ int eng_pass(struct rxdp_engine *e)
 	struct pkt_info pi;
 	int n, work = 0;
 
-	e->now = eng_now();
+	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
 	e->tx_blocked = false;
 	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);

@@ -152,6 +152,13 @@ struct rxdp_engine_config {
 	int fifo_prio;
 	/* CPUs the progress thread may run on (NULL: any) */
 	const cpu_set_t *cpus;
+	/*
+	 * The transport's clock (ns, monotonic), read once per pass; NULL:
+	 * CLOCK_MONOTONIC. Tests without a progress thread (which sleeps by
+	 * the real clock) drive the timers with a clock of their own.
+	 */
+	uint64_t (*clock)(void *arg);
+	void *clock_arg;
 };
 
 struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
@@ -178,7 +185,8 @@ struct rxdp_engine_stats {
 	uint64_t rx_drop_psn; /* out-of-sequence / stale, after NAKing */
 	uint64_t rx_duplicates; /* duplicate requests re-acknowledged */
 	uint64_t retransmits; /* packets sent again */
-	uint64_t timeouts; /* retransmission timer expiries */
+	/* expiries of a QP's own timeout attribute: they count against retry_cnt */
+	uint64_t timeouts;
 	uint64_t rnr_naks_sent;
 	uint64_t seq_naks_sent;
 	uint64_t cq_overflows;
@@ -188,6 +196,12 @@ struct rxdp_engine_stats {
 	uint64_t bad_wqes; /* shared-queue WQEs that broke the rules */
 	uint64_t rx_scattered; /* small receives left to the owner's poll */
 	uint64_t rx_drop_source; /* RC/UC: not from the QP's peer */
+	/* loss recovery (see comp.c) */
+	uint64_t rto_expiries; /* adaptive timer expiries before the timeout */
+	uint64_t tlp_probes; /* tail-loss probes sent */
+	uint64_t go_backs; /* resends from an earlier PSN (go-back-N) */
+	uint64_t naks_ignored; /* sequence NAKs repeated during their resend */
+	uint64_t rjobs_cancelled; /* read/atomic responses a go-back replaced */
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 /*

@@ -21,11 +21,17 @@
 #define ENG_MAX_RD_ATOMIC 16
 #define ENG_RJOBS 64 /* responder: queued read/atomic responses */
 #define ENG_ATOMIC_CACHE 16 /* responder: replayable atomic results */
-#define ENG_WINDOW 256 /* requester: packets in flight per QP */
+#define ENG_WINDOW 256 /* requester: packets in flight per QP, at most */
 #define ENG_ACKREQ_EVERY 64 /* requester: AckReq at least this often */
 #define ENG_RX_BATCH 64
 #define ENG_TX_BATCH 32 /* packets per TX flush at most deferred */
 #define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
+/* requester loss recovery (comp.c) */
+#define ENG_RTO_MIN_NS 500000ULL /* retransmission timeout floor */
+#define ENG_RTO_INIT_NS 2000000ULL /* before the first RTT sample */
+#define ENG_RTO_MAX_NS 1000000000ULL /* when the QP's timeout is infinite */
+#define ENG_TLP_MIN_NS 50000ULL /* tail-loss probe timeout floor */
+#define ENG_CWND_MIN 32 /* the window after losses, in packets */
 
 struct rxdp_epd {
 	struct rxdp_engine *e;
@@ -230,6 +236,8 @@ struct rxdp_eqp {
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	uint64_t timer_at; /* retransmission deadline, 0: off */
+	uint64_t retry_epoch; /* last progress or counted timeout */
+	uint8_t backoff; /* timer expiries since the last RTT sample */
 	uint64_t rnr_at; /* RNR wait ends, 0: not waiting */
 	uint32_t rnr_psn;
 	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
@@ -237,6 +245,21 @@ struct rxdp_eqp {
 	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
 	bool seq_nak_seen;
 	bool probing; /* after a timeout: one packet out until an answer */
+	/* round-trip time, from the ACK of one timed packet at a time */
+	bool rtt_known;
+	uint64_t srtt, rttvar; /* ns */
+	bool rtt_timing; /* rtt_psn went out at rtt_at */
+	uint64_t rtt_at;
+	uint32_t rtt_psn;
+	uint64_t tlp_at; /* tail-loss probe deadline, 0: off */
+	bool tlp_sent; /* one probe per tail, until progress */
+	bool ackreq_next; /* AckReq on the next packet sent */
+	/* packets in flight at most (ENG_CWND_MIN..ENG_WINDOW, comp.c) */
+	uint32_t cwnd;
+	uint32_t cwnd_acked; /* acknowledged towards the next increase */
+	uint32_t cwnd_una; /* una when they were counted */
+	bool cwr; /* the window was cut for a loss, until una passes cwr_psn */
+	uint32_t cwr_psn;
 
 	void *user;
 	struct rxdp_esrq *srq;
@@ -390,6 +413,7 @@ bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 		     uint32_t len, struct rxdp_hca_cqd *d);
 /* comp.c */
 void req_arm_timer(struct rxdp_eqp *qp);
+void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);
 void req_retire(struct rxdp_eqp *qp);
 void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
 /* req.c */

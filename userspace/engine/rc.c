@@ -415,7 +415,7 @@ int rc_flush(struct rxdp_eqp *qp)
 void rc_qp_to_err(struct rxdp_eqp *qp, bool event)
 {
 	eng_qp_set_state(qp, IBV_QPS_ERR);
-	qp->timer_at = 0;
+	qp->timer_at = qp->tlp_at = 0;
 	qp->rnr_at = 0;
 	qp->rjob_tail = qp->rjob_head;
 	qp->ack_pending = false;
@@ -437,9 +437,16 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	qp->send_psn = qp->next_psn = qp->una = qp->tx_hw = qp->flushed_psn = 0;
 	qp->rd_outstanding = 0;
 	qp->since_ackreq = 0;
-	qp->timer_at = qp->rnr_at = 0;
+	qp->timer_at = qp->rnr_at = qp->tlp_at = 0;
 	qp->read_rewound = false;
 	qp->probing = false;
+	qp->seq_nak_seen = false;
+	qp->backoff = 0;
+	qp->rtt_known = qp->rtt_timing = false;
+	qp->srtt = qp->rttvar = 0;
+	qp->tlp_sent = qp->ackreq_next = qp->cwr = false;
+	qp->cwnd = ENG_WINDOW;
+	qp->cwnd_acked = 0;
 	qp->epsn = qp->msn = 0;
 	qp->resp_sent = false;
 	qp->nak_sent = false;
@@ -467,6 +474,8 @@ uint64_t rc_deadline(struct rxdp_eqp *qp)
 		d = qp->timer_at;
 	if (qp->rnr_at && qp->rnr_at < d)
 		d = qp->rnr_at;
+	if (qp->tlp_at && qp->tlp_at < d)
+		d = qp->tlp_at;
 	return d;
 }
 

@@ -143,7 +143,11 @@ int req_tx(struct rxdp_eqp *qp)
 		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
 	uint32_t max_rd = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
 	/* after a timeout, one packet until the responder answers */
-	int32_t window = qp->probing ? 1 : ENG_WINDOW;
+	int32_t window = qp->probing		    ? 1
+			 : qp->type == IBV_QPT_RC ? qp->cwnd
+						  : ENG_WINDOW;
+	uint32_t ackreq_every =
+		window / 4 < ENG_ACKREQ_EVERY ? window / 4 : ENG_ACKREQ_EVERY;
 	struct pkt_sg sg[ENG_MAX_SGE];
 	int sent = 0, err;
 
@@ -233,14 +237,16 @@ int req_tx(struct rxdp_eqp *qp)
 			 * then in a long one, and on the packet that fills the
 			 * window, or nothing would ever open it again.
 			 */
-			d.ackreq = last ||
-				   qp->since_ackreq + 1 >= ENG_ACKREQ_EVERY ||
-				   psn_diff(qp->send_psn, qp->una) + 1 >=
-					   window;
+			d.ackreq =
+				last || qp->since_ackreq + 1 >= ackreq_every ||
+				psn_diff(qp->send_psn, qp->una) + 1 >= window;
 			if (qp->type != IBV_QPT_RC)
 				d.ackreq = 0;
 			break;
 		}
+		/* the first packet of a go-back, a tail-loss probe */
+		if (qp->ackreq_next && qp->type == IBV_QPT_RC)
+			d.ackreq = 1;
 		retx = psn_before(d.psn, qp->tx_hw);
 		if (qp->type == IBV_QPT_UD) {
 			d.opcode = w->opcode == IBV_WR_SEND_WITH_IMM
@@ -288,8 +294,8 @@ int req_tx(struct rxdp_eqp *qp)
 			}
 			continue;
 		}
-		if (!qp->timer_at)
-			req_arm_timer(qp);
+		qp->ackreq_next = false;
+		req_sent(qp, d.psn, retx, d.ackreq);
 		if (d.opcode == ROCE_RC_READ_REQUEST ||
 		    (roce_opcode_flags(d.opcode) & ROCE_OPF_LAST)) {
 			qp->send_psn = psn_add(w->first_psn, w->npkts);

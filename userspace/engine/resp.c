@@ -194,6 +194,30 @@ static uint32_t read_npkts(struct rxdp_eqp *qp, uint32_t len)
 	return len ? (len + qp->mtu - 1) / qp->mtu : 1;
 }
 
+/*
+ * A duplicate read request at psn: the requester went back to psn and
+ * resends every request from there (go-back-N, 9.7.6), so the responses
+ * still queued for psn and beyond would arrive out of sequence and be
+ * dropped. Cancel them: the requests they answered come again. (A copy the
+ * network made of a request costs the requests behind it a resend; queued
+ * next to each other, every resend of a long read would add its whole
+ * length again, until the queue took longer to drain than the QP's
+ * timeout.) Atomics cancelled here are answered again from the replay
+ * cache.
+ */
+static void resp_jobs_cancel_from(struct rxdp_eqp *qp, uint32_t psn)
+{
+	for (uint32_t i = qp->rjob_tail; i != qp->rjob_head; i++) {
+		struct rjob *j = &qp->rjobs[i % ENG_RJOBS];
+
+		if (psn_diff(psn, j->first_psn) >= (int32_t)j->npkts)
+			continue; /* wholly before psn */
+		qp->e->stats.rjobs_cancelled += qp->rjob_head - i;
+		qp->rjob_head = i;
+		return;
+	}
+}
+
 /* Queue the responses of a read request; 1 if there is no room now */
 static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
 		     bool dup)
@@ -209,6 +233,8 @@ static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
+	if (dup)
+		resp_jobs_cancel_from(qp, psn);
 	j = resp_job_new(qp);
 	if (!j)
 		return 1; /* the requester sends it again */

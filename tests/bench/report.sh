@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench/report.py and bench/cpuwatch.py, on made-up samples (no root, no
+# network): each verdict compares rxdp with the peer's best configuration,
+# so a faster TCP configuration takes a win away (here: sockperf with
+# spinning sockets beats rxdp's send latency though blocking sockets do
+# not); a busy machine is called busy; and cpuwatch.py tells the
+# benchmark's own CPU time from the rest.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+tmp=$(mktemp -d)
+on_exit "rm -rf '$tmp'"
+py=/usr/bin/python3
+
+printf '%s\t%s\t%s\t%s\t%s\t%s\n' name mtu size metric unit value >"$tmp/s.tsv"
+tr '|' '\t' >>"$tmp/s.tsv" <<'EOF'
+config|9000|0|path_mtu|B|4096
+config|9000|0|rxdp_frame|B|4170
+raw afxdp pingpong|9000|2|typical|us|3.4
+raw afxdp pingpong|9000|2|p999|us|9
+raw afxdp stream|9000|4170|rate|Mpps|0.25
+raw afxdp stream|9000|64|rate|Mpps|0.43
+tcp sockperf blocking|9000|14|typical|us|33
+tcp sockperf blocking|1500|14|typical|us|35
+tcp sockperf spinning|9000|14|typical|us|2.9
+tcp sockperf spinning|9000|14|p999|us|20
+tcp iperf3|9000|65536|bw|Gbit/s|9.6
+tcp iperf3|9000|65536|cpu|s/GiB|1.2
+tcp iperf3|1500|1048576|bw|Gbit/s|4
+rxdp ib_send_lat|9000|2|typical|us|3.0
+rxdp ib_send_lat|9000|2|p999|us|30
+rxdp ib_write_lat|9000|2|typical|us|16.5
+rxdp ib_write_bw|9000|65536|bw|Gbit/s|8.0
+rxdp ib_write_bw|9000|65536|cpu|s/GiB|6.1
+rxdp msgrate ib_write_bw|9000|64|rate|Mpps|0.4
+loss rxdp ib_write_bw 64K|1500|0|bw|Gbit/s|2.0
+loss rxdp ib_write_bw 64K|1500|1000|bw|Gbit/s|1.8
+loss rxdp ib_write_bw 64K|1500|10000|bw|Gbit/s|0.9
+loss tcp iperf3 64K|1500|0|bw|Gbit/s|3
+loss tcp iperf3 64K|1500|10000|bw|Gbit/s|0.5
+EOF
+cat >"$tmp/cpuwatch.json" <<'EOF'
+{"seconds": 600, "cpus": 2, "loadavg_start": 3.2, "loadavg_end": 2.9,
+ "bench_cpu_s": 700, "others_cpu_s": 300, "others_cpus_mean": 0.5,
+ "others_cpus_p90": 1.1, "others_cpus_max": 2.0, "others_top": ["qemu 250 s"]}
+EOF
+"$py" "$root/bench/report.py" "$tmp/s.tsv" "$tmp" >"$tmp/out" 2>"$tmp/err" ||
+	{ cat "$tmp/err"; fail "report.py failed"; }
+md=$tmp/results.md
+{ [ -s "$md" ] && [ -s "$tmp/results.json" ]; } || fail "no results.md/json"
+# verdict LABEL-REGEX: the verdict column of the row whose comparison matches
+verdict() { grep -E "^\| $1 \|" "$md" | awk -F'|' '{print $8}' | sed 's/^ *//; s/ *$//'; }
+expect() { # expect LABEL-REGEX VERDICT-REGEX
+	local v
+	v=$(verdict "$1")
+	[[ "$v" =~ $2 ]] || { cat "$md"; fail "'$1': verdict '$v', want /$2/"; }
+}
+# 3.0 us beats blocking TCP (33 us) by far, but not spinning TCP (2.9 us)
+expect "ib_send_lat 2 B, MTU 9000 / TCP at its best \(14 B\)" "^missed"
+grep -q "TCP sockperf spinning, MTU 9000" "$md" || fail "the best TCP configuration is not named"
+grep -qE "^\| ib_send_lat 2 B, MTU 9000 / TCP at its best \(14 B\) \| 3 \| 2\.9 \|" "$md" ||
+	fail "send latency not compared with spinning TCP's median (2.9 us)"
+expect "ib_send_lat 2 B, MTU 9000 / raw AF_XDP ping-pong \(half RTT\)" "^met$"
+expect "ib_send_lat 2 B p99.9, MTU 9000 / TCP's best p99.9" "^missed"
+# 8 Gbit/s beats TCP at MTU 1500 (4) but not at 9000 (9.6)
+expect "ib_write_bw 64 KiB, MTU 9000 / TCP at its best" "^missed"
+expect "goodput at 0.1% loss / clean, rxdp .*" "^met$"
+expect "goodput at 1% loss / clean, rxdp .*" "^missed"
+expect "goodput at 1% loss, rxdp / TCP .*" "^met$"
+grep -q "^Where rxdp loses: .*ib_send_lat 2 B, MTU 9000 / TCP at its best" "$md" ||
+	fail "the losses are not listed"
+grep -q "The machine was NOT idle" "$md" || fail "a busy machine called idle"
+# the same with a quiet machine
+sed -i 's/"others_cpus_mean": 0.5/"others_cpus_mean": 0.01/; s/"others_cpus_p90": 1.1/"others_cpus_p90": 0.05/' \
+	"$tmp/cpuwatch.json"
+"$py" "$root/bench/report.py" "$tmp/s.tsv" "$tmp" >/dev/null 2>&1
+grep -q "The machine was idle" "$md" || fail "a quiet machine not called idle"
+if "$py" -c "import matplotlib" 2>/dev/null; then
+	for p in bandwidth latency loss; do
+		[ -s "$tmp/$p.png" ] || fail "no $p.png"
+	done
+fi
+
+# cpuwatch.py: a child that spins (until it has used 2.5 s of CPU, or for
+# 60 s on a crowded machine) is the benchmark's time, all but the last
+# second (no sample after it exits)
+cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+(
+	me=$BASHPID hz=$(getconf CLK_TCK) end=$((SECONDS + 60))
+	while [ "$(cpu_of $me)" -lt $((hz * 5 / 2)) ] && [ $SECONDS -lt $end ]; do
+		for ((i = 0; i < 20000; i++)); do :; done
+	done
+	awk -v t="$(cpu_of $me)" -v hz="$hz" 'BEGIN {print t / hz}' >"$tmp/spun"
+) &
+spinner=$!
+"$py" "$root/bench/cpuwatch.py" $spinner "$tmp/w.json" ||
+	fail "cpuwatch.py failed"
+"$py" - "$tmp/w.json" "$(cat "$tmp/spun")" <<'EOF' || fail "cpuwatch.py: $(cat "$tmp/w.json")"
+import json, sys
+w, spun = json.load(open(sys.argv[1])), float(sys.argv[2])
+for k in ("seconds", "cpus", "bench_cpu_s", "others_cpus_mean", "others_top"):
+    assert k in w, k
+assert spun - 1.1 <= w["bench_cpu_s"] <= spun + 0.1, (w["bench_cpu_s"], spun)
+EOF
+echo "PASS: report.py compares with each peer's best; cpuwatch.py counts the benchmark's CPU"
