@@ -87,13 +87,15 @@ cm_pair() {
 	fi
 }
 
-cm_pair rping 7174 rping -s -a "$ADDR_B" -v -C 100 -- rping -c -a "$ADDR_B" -v -C 100
+# (rping through tests/lib/rping-run: Debian 12's rping has an exit race)
+RPING=$root/tests/lib/rping-run
+cm_pair rping 7174 "$RPING" -s -a "$ADDR_B" -v -C 100 -- "$RPING" -c -a "$ADDR_B" -v -C 100
 n=$(grep -c "^ping data: rdma-ping-" "$tmp/rping.cli")
 [ "$n" -eq 100 ] || fail "rping: $n of 100 pings verified"
 grep -q "DISCONNECT EVENT" "$tmp/rping.srv" || fail "rping: the server saw no DISCONNECTED"
 
-cm_pair "rping (IPv6)" 7174 rping -s -a "$ADDR6_B" -v -C 20 -- \
-	rping -c -a "$ADDR6_B" -v -C 20
+cm_pair "rping (IPv6)" 7174 "$RPING" -s -a "$ADDR6_B" -v -C 20 -- \
+	"$RPING" -c -a "$ADDR6_B" -v -C 20
 [ "$(grep -c "^ping data: rdma-ping-" "$tmp/rping (IPv6).cli")" -eq 20 ] ||
 	fail "rping over IPv6: not every ping verified"
 cm_pair ucmatose 7471 ucmatose -c 4 -C 20 -- ucmatose -s "$ADDR_B" -c 4 -C 20
@@ -213,4 +215,36 @@ echo "capture: CM attributes seen:$attrs"
 for a in 0x0010 0x0012 0x0013 0x0014 0x0015 0x0016 0x0017 0x0018; do
 	[[ "$attrs" == *" $a "* ]] || fail "capture: no CM attribute $a"
 done
+# A REQ's or REP's Starting PSN is the PSN its sender will receive from: the
+# other side sends from it (Linux's CM: the sender's rq_psn, the receiver's
+# sq_psn). A CM that reads it the other way round talks only to itself.
+# Checked on the first connection (rping over IPv4): the first request
+# packet each way starts at the PSN the other side's message named.
+ts -T fields -e ip.src -e infiniband.bth.opcode -e infiniband.bth.destqp \
+	-e infiniband.bth.psn -e infiniband.cm.req.startpsn \
+	-e infiniband.cm.req.localqpn -e infiniband.cm.rep.startpsn \
+	-e infiniband.cm.rep.localqpn >"$tmp/psn.tsv"
+python3 - "$tmp/psn.tsv" <<'PY' || fail "capture: a Starting PSN the peer did not send from"
+import sys
+req = rep = None
+first = {}
+for line in open(sys.argv[1]):
+    src, op, dqp, psn, reqpsn, reqqpn, reppsn, repqpn = \
+        (line.rstrip("\n").split("\t") + [""] * 8)[:8]
+    n = lambda v: int(v, 0)
+    if reqpsn and req is None:
+        req = (n(reqqpn), n(reqpsn))
+    elif reppsn and req and rep is None:
+        rep = (n(repqpn), n(reppsn))
+    elif rep and op and not 13 <= int(op) <= 18 and n(dqp) in (req[0], rep[0]):
+        first.setdefault(n(dqp), int(psn))
+ok = True
+for name, (qpn, psn) in (("REQ", req), ("REP", rep)):
+    got = first.get(qpn)
+    print(f"capture: {name} Starting PSN {psn:#x}, first request to QP "
+          f"{qpn:#x} at PSN {got:#x}" if got is not None else
+          f"capture: no request to QP {qpn:#x}")
+    ok &= got == psn
+sys.exit(0 if ok else 1)
+PY
 echo "PASS: RDMA CM between rxdp hosts"

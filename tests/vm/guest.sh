@@ -9,9 +9,9 @@
 # PEER is the other guest's address. Each "up" writes /run/vm.env, which
 # the test's commands source: DEV and GID (the device and its IPv4 GID
 # index), ADDR (eth0's address), PEER, STACK (rxdp or rxe), and for rxdp
-# LD_LIBRARY_PATH (the tree's build/lib: rxdp's libibverbs.so.1 and, once
-# the project builds one, its librdmacm.so.1); Soft-RoCE runs on Debian's
-# libibverbs with its rxe provider.
+# LD_LIBRARY_PATH (the tree's build/lib: rxdp's libibverbs.so.1 and its
+# librdmacm.so.1); Soft-RoCE runs on Debian's libibverbs with its rxe
+# provider.
 set -u
 tree=/rxdp
 env=/run/vm.env

@@ -164,12 +164,13 @@ vm_run() {
 #   vm_pt TOOL ARGS...     a perftest tool, the same ARGS both sides
 #   vm_pp TOOL ARGS...     an ibv_*_pingpong, the same ARGS both sides
 #   vm_rc_ops [GROUP...]   tests/rc/rc_ops between them
-#   vm_rping               rping, once the project has RDMA-CM
+#   vm_rping               rping (RDMA-CM)
 #   vm_built               fail unless what the guests run is built
 
 vm_built() {
 	local f
-	for f in bin/rxdpd bin/rxdp-loader lib/libibverbs.so.1 tests/rc/rc_ops; do
+	for f in bin/rxdpd bin/rxdp-loader lib/libibverbs.so.1 lib/librdmacm.so.1 \
+		tests/rc/rc_ops; do
 		[ -e "$_vm_root/build/$f" ] ||
 			fail "build/$f not built (make; make build/tests/rc/rc_ops)"
 	done
@@ -256,18 +257,15 @@ vm_rc_ops() {
 	VM_SRV_RC=0
 }
 
-# vm_rping: rping (server in A, client in B, 10 pings checked) once the
-# project has RDMA-CM (issue 11 builds build/lib/librdmacm.so.1; guest.sh
-# puts build/lib on rxdp's LD_LIBRARY_PATH); until then a skip that says
-# so. Soft-RoCE's side runs Debian's librdmacm on the kernel's RDMA-CM.
+# vm_rping: rping (server in A, client in B, 10 pings checked), through
+# tests/lib/rping-run (Debian 12's rping has an exit race of its own).
+# rxdp's side runs the tree's librdmacm.so.1 (guest.sh puts build/lib on its
+# LD_LIBRARY_PATH), Soft-RoCE's Debian's librdmacm on the kernel's RDMA-CM.
 vm_rping() {
-	if [ ! -e "$_vm_root/build/lib/librdmacm.so.1" ]; then
-		echo "skip: rping (no build/lib/librdmacm.so.1 yet: RDMA-CM is issue 11)"
-		return 0
-	fi
+	local rping=/rxdp/tests/lib/rping-run
 	# an RDMA-CM listener is no TCP socket to wait for
 	VM_LISTEN_PORT=
-	vm_pair "rping" 120 "rping -s -a \$ADDR -C 10 -S 1024 -V" \
-		"rping -c -a \$PEER -C 10 -S 1024 -V"
+	vm_pair "rping" 120 "$rping -s -a \$ADDR -C 10 -S 1024 -V" \
+		"$rping -c -a \$PEER -C 10 -S 1024 -V"
 	VM_LISTEN_PORT=18515
 }

@@ -25,7 +25,7 @@ vm_pt ib_send_bw -n 300 -s 65536 --report_gbits
 vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
 vm_pt ib_read_lat -n 100 -s 2
 vm_rc_ops basic errors
-# RDMA-CM (issue 11): skipped until the project builds build/lib/librdmacm.so.1
+# RDMA-CM
 vm_rping
 # the data path rxdpd set up on virtio-net: native XDP, AF_XDP sockets
 vm_run A 30 '/rxdp/build/bin/rxdp-loader status eth0 | head -n 2; grep "data path up" /tmp/rxdpd.log' |

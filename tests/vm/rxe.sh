@@ -6,7 +6,7 @@
 #   ibv_rc_pingpong and ibv_ud_pingpong with -c (data checked), perftest's
 #   RC bandwidth and latency tools, a UD send_bw, rc_ops (tests/rc/rc_ops.c:
 #   every RC opcode, sizes around the MTU, byte-checked at both ends, the
-#   error completions) and, once the project has RDMA-CM, rping;
+#   error completions) and rping (RDMA-CM);
 # the whole exchange captured on the bridge, decoded by tshark, with every
 # ICRC checked, frames from both stacks. Counts are small: the guests run
 # under TCG where the CPU has no virtualisation.
@@ -44,8 +44,7 @@ for round in "rxdp rxe" "rxe rxdp"; do
 	vm_pt ib_atomic_lat -n 100
 	vm_pt ib_send_bw -c UD -n 100 -s 1024 --report_gbits
 	vm_rc_ops wire errors
-	# RDMA-CM (issue 11): rping both ways, skipped until the project
-	# builds build/lib/librdmacm.so.1
+	# RDMA-CM: the kernel's CM and rxdpd's set the connection up
 	vm_rping
 done
 

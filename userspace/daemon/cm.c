@@ -179,6 +179,10 @@ struct cm_id {
 	__u32 local_comm_id, remote_comm_id;
 	__u64 remote_ca_guid;
 	__u32 local_qpn, remote_qpn;
+	/*
+	 * A REQ's or REP's Starting PSN is its sender's rq_psn, and the
+	 * receiver's sq_psn (Linux's cm.c reads it so; so do the HCAs)
+	 */
 	__u32 sq_psn, rq_psn;
 	__u32 qkey;
 	__u8 resp_res, init_depth; /* max_dest_rd_atomic, max_rd_atomic */
@@ -583,7 +587,7 @@ static struct cm_id *id_new(struct cm_client *cl, struct cm_chan *ch, __u16 ps,
 	id->local_ack_timeout = CM_ACK_TIMEOUT;
 	id->mtu = IBV_MTU_1024;
 	id->qkey = RDMA_UDP_QKEY;
-	id->sq_psn = rand32() & 0xffffff;
+	id->rq_psn = rand32() & 0xffffff;
 	id->next = ids;
 	ids = id;
 	cl->nids++;
@@ -1201,7 +1205,7 @@ static int do_connect(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
 	m.req.transport = id->qp_type == IBV_QPT_UC ? CM_TRANSPORT_UC
 						    : CM_TRANSPORT_RC;
 	m.req.flow_control = id->flow_control;
-	m.req.starting_psn = id->sq_psn;
+	m.req.starting_psn = id->rq_psn;
 	m.req.local_cm_response_timeout = CM_RESPONSE_TIMEOUT;
 	m.req.retry_count = id->retry_count;
 	m.req.pkey = RXDP_DEFAULT_PKEY;
@@ -1265,7 +1269,7 @@ static int do_accept(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
 	m.rep.remote_comm_id = id->remote_comm_id;
 	m.rep.local_qpn = id->local_qpn;
 	m.rep.vendor_id = c->ece_vendor_id & 0xffffff;
-	m.rep.starting_psn = id->sq_psn;
+	m.rep.starting_psn = id->rq_psn;
 	m.rep.responder_resources = id->resp_res;
 	m.rep.initiator_depth = id->init_depth;
 	m.rep.target_ack_delay = CM_TARGET_ACK_DELAY;
@@ -1969,7 +1973,7 @@ static void recv_req(int ifindex, const struct gsi_peer *from,
 	id->remote_ca_guid = r->local_ca_guid;
 	id->tid = m->tid;
 	id->remote_qpn = r->local_qpn;
-	id->rq_psn = r->starting_psn;
+	id->sq_psn = r->starting_psn;
 	/* until accept says otherwise: what the peer asked for */
 	id->resp_res = r->initiator_depth;
 	id->init_depth = r->responder_resources;
@@ -2085,7 +2089,7 @@ static void recv_rep(const struct gsi_peer *from, const struct cm_msg *m)
 	id->remote_comm_id = r->local_comm_id;
 	id->remote_ca_guid = r->local_ca_guid;
 	id->remote_qpn = r->local_qpn;
-	id->rq_psn = r->starting_psn;
+	id->sq_psn = r->starting_psn;
 	id->init_depth = r->responder_resources;
 	id->resp_res = r->initiator_depth;
 	id->rnr_retry_count = r->rnr_retry_count;
