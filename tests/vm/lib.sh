@@ -165,6 +165,7 @@ vm_run() {
 #   vm_pp TOOL ARGS...     an ibv_*_pingpong, the same ARGS both sides
 #   vm_rc_ops [GROUP...]   tests/rc/rc_ops between them
 #   vm_rping               rping (RDMA-CM)
+#   vm_cm                  rping, udaddy, ucmatose, ib_send_bw -R
 #   vm_built               fail unless what the guests run is built
 
 vm_built() {
@@ -267,5 +268,19 @@ vm_rping() {
 	VM_LISTEN_PORT=
 	vm_pair "rping" 120 "$rping -s -a \$ADDR -C 10 -S 1024 -V" \
 		"$rping -c -a \$PEER -C 10 -S 1024 -V"
+	VM_LISTEN_PORT=18515
+}
+
+# vm_cm: vm_rping, then the other RDMA-CM programs: udaddy (UD, SIDR),
+# ucmatose (2 connections) and perftest's -R
+vm_cm() {
+	vm_rping
+	VM_LISTEN_PORT=
+	vm_pair "udaddy" 120 "udaddy -b \$ADDR -c 2 -C 10" \
+		"udaddy -s \$PEER -c 2 -C 10"
+	vm_pair "ucmatose" 120 "ucmatose -b \$ADDR -c 2 -C 10" \
+		"ucmatose -s \$PEER -c 2 -C 10"
+	vm_pair "ib_send_bw -R" 120 "ib_send_bw -R -d \$DEV -x \$GID -F -n 50" \
+		"ib_send_bw -R -d \$DEV -x \$GID -F -n 50 \$PEER"
 	VM_LISTEN_PORT=18515
 }

@@ -6,7 +6,8 @@
 #   ibv_rc_pingpong and ibv_ud_pingpong with -c (data checked), perftest's
 #   RC bandwidth and latency tools, a UD send_bw, rc_ops (tests/rc/rc_ops.c:
 #   every RC opcode, sizes around the MTU, byte-checked at both ends, the
-#   error completions) and rping (RDMA-CM);
+#   error completions) and RDMA-CM programs (rping, udaddy, ucmatose,
+#   ib_send_bw -R);
 # the whole exchange captured on the bridge, decoded by tshark, with every
 # ICRC checked, frames from both stacks. Counts are small: the guests run
 # under TCG where the CPU has no virtualisation.
@@ -44,8 +45,8 @@ for round in "rxdp rxe" "rxe rxdp"; do
 	vm_pt ib_atomic_lat -n 100
 	vm_pt ib_send_bw -c UD -n 100 -s 1024 --report_gbits
 	vm_rc_ops wire errors
-	# RDMA-CM: the kernel's CM and rxdpd's set the connection up
-	vm_rping
+	# RDMA-CM: the kernel's CM and rxdpd's set the connections up
+	vm_cm
 done
 
 kill -INT $dump
