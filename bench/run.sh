@@ -350,7 +350,7 @@ bench_loss() {
 	rxdp_hosts "$tmp"
 	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
 	on_exit "kill $! 2>/dev/null"
-	on_exit '[ -n "$hop" ] && kill $hop'
+	on_exit '[ -n "${hop:-}" ] && kill $hop'
 	for r in $(seq "$REPEAT"); do
 		for loss in $LOSSES; do
 			# samples of size: the loss in parts per million

@@ -35,7 +35,9 @@ on_exit() {
 
 _rxdp_run_cleanups() {
 	local rc=$? i
-	set +e
+	# every cleanup runs: an unset variable in one (set -u) must not end
+	# the shell before the rest
+	set +eu
 	trap - EXIT
 	for ((i = ${#_rxdp_cleanups[@]} - 1; i >= 0; i--)); do
 		eval "${_rxdp_cleanups[i]}" >/dev/null 2>&1
