@@ -142,10 +142,9 @@ int req_tx(struct rxdp_eqp *qp)
 	uint32_t prod =
 		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
 	uint32_t max_rd = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
-	/* after a timeout, one packet until the responder answers */
-	int32_t window = qp->probing		    ? 1
-			 : qp->type == IBV_QPT_RC ? qp->cwnd
-						  : ENG_WINDOW;
+	int32_t window = qp->type != IBV_QPT_RC ? ENG_WINDOW
+			 : qp->probing		? 1 /* after an expiry */
+						: (int32_t)qp->cwnd;
 	uint32_t ackreq_every =
 		window / 4 < ENG_ACKREQ_EVERY ? window / 4 : ENG_ACKREQ_EVERY;
 	struct pkt_sg sg[ENG_MAX_SGE];
