@@ -321,31 +321,9 @@ bench_mtu() {
 # --- 4. goodput under loss, through a hop that drops at random --------------
 #   host A [IF_A] ---- [PA] rxdp-lossyhop in R [PB] ---- [IF_B] host B
 bench_loss() {
-	local id=$RXDP_TEST_ID ns p loss r ppm hop=
-	NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
-	IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id
-	ADDR_A=198.18.$(((id >> 8) & 255)).$((id & 255))
-	ADDR_B=198.19.$(((id >> 8) & 255)).$((id & 255))
+	local loss r ppm hop=
 	echo "# goodput under loss through a forwarding hop, MTU $MTU"
-	for ns in $NS_A $NS_B $NS_R; do netns_add "$ns"; done
-	ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" || fail "veth A"
-	ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" || fail "veth B"
-	for p in "$NS_A $IF_A" "$NS_B $IF_B" "$NS_R $PA" "$NS_R $PB"; do
-		# shellcheck disable=SC2086
-		set -- $p
-		ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
-		ip -n "$1" link set "$2" mtu "$MTU" up
-	done
-	ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
-	ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
-	MAC_A=$(ip -n "$NS_A" -br link show "$IF_A" | awk '{print $3}')
-	MAC_B=$(ip -n "$NS_B" -br link show "$IF_B" | awk '{print $3}')
-	ip -n "$NS_A" neigh replace "$ADDR_B" lladdr "$MAC_B" dev "$IF_A" nud permanent
-	ip -n "$NS_B" neigh replace "$ADDR_A" lladdr "$MAC_A" dev "$IF_B" nud permanent
-	# an XDP redirect carries frames as the hosts built them: a checksum
-	# left for the NIC to fill (veth's offload) would arrive unfilled
-	ip netns exec "$NS_A" ethtool -K "$IF_A" tx off >/dev/null
-	ip netns exec "$NS_B" ethtool -K "$IF_B" tx off >/dev/null
+	NETNS_MTU=$MTU netns_hop
 	# the hosts' XDP programs (rxdp's) let the veths take redirected frames
 	rxdp_hosts "$tmp"
 	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &

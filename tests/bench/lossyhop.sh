@@ -21,29 +21,7 @@ out=$("$hop" --loss 200 a b 2>&1)
 [ $? = 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] ||
 	fail "bad usage: want one line and exit 2, got: $out"
 
-id=$RXDP_TEST_ID
-NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
-IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id
-ADDR_A=198.18.$(((id >> 8) & 255)).$((id & 255))
-ADDR_B=198.19.$(((id >> 8) & 255)).$((id & 255))
-for ns in $NS_A $NS_B $NS_R; do netns_add "$ns"; done
-ip link add "$IF_A" netns "$NS_A" type veth peer name "$PA" netns "$NS_R" || fail "veth A"
-ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" || fail "veth B"
-for p in "$NS_A $IF_A" "$NS_B $IF_B" "$NS_R $PA" "$NS_R $PB"; do
-	# shellcheck disable=SC2086
-	set -- $p
-	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
-	ip -n "$1" link set "$2" up
-done
-ip -n "$NS_A" addr add "$ADDR_A/15" dev "$IF_A"
-ip -n "$NS_B" addr add "$ADDR_B/15" dev "$IF_B"
-MAC_A=$(ip -n "$NS_A" -br link show "$IF_A" | awk '{print $3}')
-MAC_B=$(ip -n "$NS_B" -br link show "$IF_B" | awk '{print $3}')
-ip -n "$NS_A" neigh replace "$ADDR_B" lladdr "$MAC_B" dev "$IF_A" nud permanent
-ip -n "$NS_B" neigh replace "$ADDR_A" lladdr "$MAC_A" dev "$IF_B" nud permanent
-# checksums the hosts leave to the NIC would arrive unfilled
-ip netns exec "$NS_A" ethtool -K "$IF_A" tx off >/dev/null
-ip netns exec "$NS_B" ethtool -K "$IF_B" tx off >/dev/null
+netns_hop
 # the far ends take redirected frames only with an XDP program of their own
 ip netns exec "$NS_A" "$hop" --pass "$IF_A" || fail "--pass $IF_A"
 ip netns exec "$NS_B" "$hop" --pass "$IF_B" || fail "--pass $IF_B"

@@ -134,6 +134,46 @@ netns_pair() {
 # Sets NS_A NS_B NS_R IF_A IF_B PA PB BR ADDR_A ADDR_B (IPv4, /15); IPv6 is
 # off on IF_A and IF_B unless NETNS_IPV6=1.
 netns_bridged() {
+	_netns_three
+	ip -n "$NS_R" link add "$BR" type bridge
+	for p in $PA $PB; do
+		ip -n "$NS_R" link set "$p" master "$BR"
+		ip -n "$NS_R" link set "$p" up
+	done
+	ip -n "$NS_R" link set "$BR" up
+	if [ "${NETNS_IPV6:-0}" != 1 ]; then
+		nsa sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
+		nsb sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+	fi
+	_netns_three_up
+}
+
+# netns_hop: the same three namespaces, with nothing joining PA and PB: a
+# forwarding XDP program in NS_R does (bench/lossyhop.c, with --pass on the
+# hosts' ends so that they take redirected frames). IPv6 is off on all four
+# ends, NETNS_MTU sets their MTU, the hosts' neighbours are static (MAC_A,
+# MAC_B) and they fill their own checksums: a redirect carries frames as
+# they were built, and one left for the NIC would arrive unfilled.
+netns_hop() {
+	local p
+	_netns_three
+	for p in "$NS_A $IF_A" "$NS_B $IF_B" "$NS_R $PA" "$NS_R $PB"; do
+		# shellcheck disable=SC2086
+		set -- $p
+		ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=1"
+		[ -z "${NETNS_MTU:-}" ] || ip -n "$1" link set "$2" mtu "$NETNS_MTU" ||
+			fail "cannot set MTU $NETNS_MTU"
+		ip -n "$1" link set "$2" up
+	done
+	_netns_three_up
+	ip -n "$NS_A" neigh replace "$ADDR_B" lladdr "$MAC_B" dev "$IF_A" nud permanent
+	ip -n "$NS_B" neigh replace "$ADDR_A" lladdr "$MAC_A" dev "$IF_B" nud permanent
+	nsa ethtool -K "$IF_A" tx off >/dev/null
+	nsb ethtool -K "$IF_B" tx off >/dev/null
+}
+
+# host A [IF_A] -- [PA] NS_R [PB] -- [IF_B] host B: the namespaces and veths
+_netns_three() {
 	local id=$RXDP_TEST_ID p
 	NS_A=rxa$id NS_B=rxb$id NS_R=rxr$id
 	IF_A=rxva$id IF_B=rxvb$id PA=rxpa$id PB=rxpb$id BR=rxbr$id
@@ -145,20 +185,16 @@ netns_bridged() {
 		fail "veth A"
 	ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" ||
 		fail "veth B"
-	ip -n "$NS_R" link add "$BR" type bridge
-	for p in $PA $PB; do
-		ip -n "$NS_R" link set "$p" master "$BR"
-		ip -n "$NS_R" link set "$p" up
-	done
-	ip -n "$NS_R" link set "$BR" up
-	if [ "${NETNS_IPV6:-0}" != 1 ]; then
-		nsa sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
-		nsb sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
-	fi
+}
+
+# the hosts' addresses, MACs, and their ends up
+_netns_three_up() {
 	ip -n "$NS_A" addr add "$ADDR_A/$PLEN" dev "$IF_A"
 	ip -n "$NS_B" addr add "$ADDR_B/$PLEN" dev "$IF_B"
 	ip -n "$NS_A" link set "$IF_A" up
 	ip -n "$NS_B" link set "$IF_B" up
+	MAC_A=$(ip -n "$NS_A" -br link show "$IF_A" | awk '{print $3}')
+	MAC_B=$(ip -n "$NS_B" -br link show "$IF_B" | awk '{print $3}')
 }
 
 # netns_inode NS: the inode of NS's network namespace (rxdp's pin dirs use it)
