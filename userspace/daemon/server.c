@@ -265,6 +265,17 @@ static int need(struct req *r, int attr, const char *what)
 	return -EINVAL;
 }
 
+/* rxdpd --group: only its members make QPs and CM ids */
+static int need_allowed(struct req *r)
+{
+	if (r->c->allowed)
+		return 0;
+	snprintf(r->msg, sizeof(r->msg),
+		 "user %u may not use rxdp devices (--group)",
+		 (unsigned int)r->c->uid);
+	return -EACCES;
+}
+
 static __u32 get_u32(struct req *r, int attr)
 {
 	return mnl_attr_get_u32(r->m->tb[attr]);
@@ -406,12 +417,8 @@ static int do_create_qp(struct req *r)
 		return err;
 	if ((err = need(r, RXDP_CTL_A_QP_TYPE, "the QP type")))
 		return err;
-	if (!r->c->allowed) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "user %u may not use rxdp devices (--group)",
-			 (unsigned int)r->c->uid);
-		return -EACCES;
-	}
+	if ((err = need_allowed(r)))
+		return err;
 	err = qp_create(l, r->c, get_u32(r, RXDP_CTL_A_QP_TYPE), &qpn, r->msg,
 			sizeof(r->msg));
 	if (err)
@@ -551,12 +558,8 @@ static int do_cm(struct req *r)
 
 	if ((err = need(r, RXDP_CTL_A_CM, "the CM request")))
 		return err;
-	if (!r->c->allowed) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "user %u may not use rxdp devices (--group)",
-			 (unsigned int)r->c->uid);
-		return -EACCES;
-	}
+	if ((err = need_allowed(r)))
+		return err;
 	memcpy(&cm, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_CM]), sizeof(cm));
 	err = cm_request(r->c, &cm, &fd, r->msg, sizeof(r->msg));
 	if (err)
