@@ -2194,8 +2194,7 @@ static void test_access_errors(void **state)
 				   IBV_SEND_SIGNALED);
 			break;
 		case 4: /* an MR of another PD (another process, in rxdpd) */
-			pd2 = rxdp_engine_alloc_pd(b->e, &rxdp_emem_self_ops,
-						   NULL);
+			pd2 = rxdp_engine_alloc_pd(b->e, NULL);
 			assert_non_null(pd2);
 			ro = rxdp_engine_reg_mr_pd(
 				pd2, (uintptr_t)b->buf, 4096, (uintptr_t)b->buf,
@@ -2296,8 +2295,7 @@ static void test_rereg_keys(void **state)
 					 0);
 			break;
 		case 4: /* to another PD */
-			pd2 = rxdp_engine_alloc_pd(b->e, &rxdp_emem_self_ops,
-						   NULL);
+			pd2 = rxdp_engine_alloc_pd(b->e, NULL);
 			assert_non_null(pd2);
 			assert_int_equal(rxdp_engine_rereg_mr(mr, pd2, addr,
 							      4096, addr, rw),

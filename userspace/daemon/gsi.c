@@ -273,8 +273,8 @@ struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
 	g->sh->rq.size = g->rq_size;
 	g->sh->rq.stride = g->rq_stride;
 
-	/* rxdpd's own memory: a PD whose memory ops are plain copies */
-	g->pd = rxdp_engine_alloc_pd(g->e, &rxdp_emem_self_ops, NULL);
+	/* rxdpd's own memory: a PD on this process's memory */
+	g->pd = rxdp_engine_alloc_pd(g->e, NULL);
 	if (g->pd)
 		g->mr = rxdp_engine_reg_mr_pd(g->pd, (uintptr_t)g->buf,
 					      (size_t)g->rq_size * GSI_BUF,

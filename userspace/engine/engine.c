@@ -28,72 +28,6 @@ uint64_t eng_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* --- the owners' memory ------------------------------------------------- */
-
-static int self_read(void *arg, void *dst, uint64_t addr, size_t len)
-{
-	memcpy(dst, (const void *)(uintptr_t)addr, len);
-	return 0;
-}
-
-static int self_write(void *arg, uint64_t addr, const void *src, size_t len)
-{
-	memcpy((void *)(uintptr_t)addr, src, len);
-	return 0;
-}
-
-const struct rxdp_emem_ops rxdp_emem_self_ops = {
-	.read = self_read,
-	.write = self_write,
-};
-
-/*
- * An owner's /proc/PID/mem, opened by the owner itself: bound to the address
- * space it had then (an execve() leaves it reading nothing, a recycled pid
- * cannot redirect it), at offsets that are addresses. Short means EFAULT.
- */
-static int memfd_read(void *arg, void *dst, uint64_t addr, size_t len)
-{
-	if (!len)
-		return 0;
-	return pread((int)(intptr_t)arg, dst, len, (off_t)addr) == (ssize_t)len
-		       ? 0
-		       : -EFAULT;
-}
-
-static int memfd_write(void *arg, uint64_t addr, const void *src, size_t len)
-{
-	if (!len)
-		return 0;
-	return pwrite((int)(intptr_t)arg, src, len, (off_t)addr) == (ssize_t)len
-		       ? 0
-		       : -EFAULT;
-}
-
-const struct rxdp_emem_ops rxdp_emem_procmem_ops = {
-	.read = memfd_read,
-	.write = memfd_write,
-};
-
-int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len)
-{
-	int ret = pd->ops->read(pd->arg, dst, addr, len);
-
-	if (ret)
-		pd->e->stats.mem_faults++;
-	return ret;
-}
-
-int eng_mem_write(struct rxdp_epd *pd, uint64_t addr, const void *src,
-		  size_t len)
-{
-	int ret = pd->ops->write(pd->arg, addr, src, len);
-
-	if (ret)
-		pd->e->stats.mem_faults++;
-	return ret;
-}
-
 /* --- locking and progress ------------------------------------------------ */
 
 /*
@@ -528,9 +462,12 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	if (!e->qp_tab || eng_keytab_init(&e->keys) || e->evfd < 0 ||
 	    e->epfd < 0 || !e->pd0 || eng_epoll_add(e, e->evfd, true))
 		goto err;
+	e->mem0.e = e;
+	e->mem0.fd = -1;
 	e->pd0->e = e;
-	e->pd0->ops = &rxdp_emem_self_ops;
-	e->pd0->mem.read = rxdp_emem_self_ops.read;
+	e->pd0->m = &e->mem0;
+	e->pd0->mem.read = eng_pkt_read;
+	e->pd0->mem.arg = e->pd0;
 	e->max_mtu = cfg->max_mtu;
 	if (!e->max_mtu) {
 		struct pkt_path pp = { .l2_len = PKT_ETH_LEN + PKT_VLAN_LEN,
@@ -616,12 +553,11 @@ static struct rxdp_epd *pd_or_default(struct rxdp_engine *e,
 }
 
 struct rxdp_epd *rxdp_engine_alloc_pd(struct rxdp_engine *e,
-				      const struct rxdp_emem_ops *ops,
-				      void *arg)
+				      struct rxdp_emem *m)
 {
 	struct rxdp_epd *pd;
 
-	if (!ops || !ops->read || !ops->write) {
+	if (m && m->e != e) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -629,10 +565,9 @@ struct rxdp_epd *rxdp_engine_alloc_pd(struct rxdp_engine *e,
 	if (!pd)
 		return NULL;
 	pd->e = e;
-	pd->ops = ops;
-	pd->arg = arg;
-	pd->mem.read = ops->read;
-	pd->mem.arg = arg;
+	pd->m = m ? m : &e->mem0;
+	pd->mem.read = eng_pkt_read;
+	pd->mem.arg = pd;
 	return pd;
 }
 

@@ -8,8 +8,9 @@
  * rxdpd (userspace/daemon/hca.c) runs one engine per device for every
  * process on the host, on a "port" (the I/O: the device's AF_XDP sockets
  * from rxdp_xsk_port_open(), or an in-memory wire in tests). Each process's
- * objects hang off a protection domain whose memory ops reach that
- * process's memory (rxdp_emem_procmem_ops: its /proc/PID/mem); its queues
+ * objects hang off a protection domain on that process's memory
+ * (rxdp_engine_mem_create: the memory it shares with rxdpd, and its
+ * /proc/PID/mem for the rest); its queues
  * live in memory it shares with rxdpd (common/hca.h), which the engine
  * drains each pass. Tests drive an engine directly: the default PD reaches
  * this process's memory by memcpy, and rxdp_engine_post_send/post_recv/
@@ -51,27 +52,34 @@ struct rxdp_ecq;
 struct rxdp_eqp;
 struct rxdp_epd;
 
-/* --- memory: where an owner's buffers are ------------------------------- */
+/* --- memory: where an owner's buffers are (mem.c) ------------------------ */
 
 /*
- * How the engine reaches the memory of a PD's owner: addresses are the
- * owner's virtual addresses. 0, or -EFAULT when [addr, addr+len) is not
- * (all) mapped with the access asked for: a remote or local access error,
- * never a crash.
+ * An owner's memory: the process whose buffers a PD's MRs name, by its own
+ * virtual addresses. Every engine has one for this process (tests, rxdpd's
+ * own QP1: addresses are pointers), used by PDs made with NULL. An access
+ * to memory that is not there is an access error (local or remote), never
+ * a crash.
  */
-struct rxdp_emem_ops {
-	int (*read)(void *arg, void *dst, uint64_t addr, size_t len);
-	int (*write)(void *arg, uint64_t addr, const void *src, size_t len);
-};
-
-/* This process's memory, by memcpy (tests; the default PD) */
-extern const struct rxdp_emem_ops rxdp_emem_self_ops;
+struct rxdp_emem;
 /*
- * Another process's memory, through an fd of its /proc/PID/mem that it
- * opened itself and handed over (arg: the fd as (void *)(intptr_t)fd). It
- * reaches exactly the address space its owner had when it opened it.
+ * Another process's memory: fd is a /proc/PID/mem that the process opened
+ * itself and handed over (the caller keeps it open while the memory is
+ * used, and closes it); it reaches exactly the address space that process
+ * had when it opened it. Destroy after the PDs on it.
  */
-extern const struct rxdp_emem_ops rxdp_emem_procmem_ops;
+struct rxdp_emem *rxdp_engine_mem_create(struct rxdp_engine *e, int fd);
+void rxdp_engine_mem_destroy(struct rxdp_emem *m);
+/*
+ * A window: [addr, addr+len) of the owner is mapped here at local too (the
+ * same pages: a memfd both map). Payload there is a memcpy; elsewhere a
+ * system call on the fd. -EEXIST if it overlaps another window. The
+ * caller unmaps local only after rxdp_engine_mem_unmap() returned (the
+ * engine no longer touches it then).
+ */
+int rxdp_engine_mem_map(struct rxdp_emem *m, uint64_t addr, uint64_t len,
+			void *local);
+int rxdp_engine_mem_unmap(struct rxdp_emem *m, uint64_t addr); /* -ENOENT */
 
 /* --- the port: how the engine moves frames ---------------------------- */
 
@@ -214,14 +222,13 @@ void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
 /* --- protection domains ---------------------------------------------- */
 
 /*
- * A PD of one owner: its MRs, QPs, SRQs and AHs reach its memory through
- * ops/arg. MRs and AHs are used only by QPs of the same PD (IBTA 10.6.3.2).
- * Every engine has a default PD on this process's memory, used when a call
- * takes no PD (or NULL).
+ * A PD of one owner: its MRs, QPs, SRQs and AHs reach the memory m (NULL:
+ * this process's). MRs and AHs are used only by QPs of the same PD (IBTA
+ * 10.6.3.2). Every engine has a default PD on this process's memory, used
+ * when a call takes no PD (or NULL).
  */
 struct rxdp_epd *rxdp_engine_alloc_pd(struct rxdp_engine *e,
-				      const struct rxdp_emem_ops *ops,
-				      void *arg);
+				      struct rxdp_emem *m);
 int rxdp_engine_dealloc_pd(struct rxdp_epd *pd); /* -EBUSY while used */
 
 /* --- memory regions ---------------------------------------------------- */

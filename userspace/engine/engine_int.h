@@ -33,11 +33,26 @@
 #define ENG_TLP_MIN_NS 50000ULL /* tail-loss probe timeout floor */
 #define ENG_CWND_MIN 32 /* the window after losses, in packets */
 
+/* A range of an owner's memory that this process maps too (mem.c) */
+struct eng_win {
+	uint64_t addr; /* the owner's */
+	uint64_t len;
+	uint8_t *local; /* the same bytes here */
+};
+
+/* An owner's memory (mem.c) */
+struct rxdp_emem {
+	struct rxdp_engine *e;
+	int fd; /* its /proc/PID/mem; -1: this process (the engine's mem0) */
+	struct eng_win *win; /* sorted by addr, disjoint */
+	uint32_t nwin, cap;
+	uint32_t hint; /* the window found last */
+};
+
 struct rxdp_epd {
 	struct rxdp_engine *e;
-	const struct rxdp_emem_ops *ops;
-	void *arg;
-	struct pkt_mem mem; /* ops->read for pkt_build */
+	struct rxdp_emem *m; /* its owner's memory */
+	struct pkt_mem mem; /* eng_pkt_read for pkt_build */
 	int refs; /* MRs, QPs, SRQs, AHs on it */
 };
 
@@ -314,6 +329,7 @@ struct rxdp_engine {
 	struct rxdp_eqp *qps; /* list */
 	struct rxdp_esrq *srqs; /* list */
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
+	struct rxdp_emem mem0; /* this process's memory */
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
 	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
@@ -367,10 +383,12 @@ void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
 void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
 		     bool solicited, const struct rxdp_hca_cqd *d);
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
-/* The owner's memory of a PD; -EFAULT counted in the stats */
+/* The owner's memory of a PD (mem.c); -EFAULT counted in the stats */
 int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len);
 int eng_mem_write(struct rxdp_epd *pd, uint64_t addr, const void *src,
 		  size_t len);
+int eng_pkt_read(void *arg, void *dst, uint64_t addr, size_t len);
+bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
 /* Take what the owners posted to shared queues (engine.c) */
 int eng_drain(struct rxdp_engine *e);
 /* Tell a shared QP's owner which slots are free and the QP's state */

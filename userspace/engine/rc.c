@@ -316,19 +316,26 @@ void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 /*
  * Scatter to CQE (common/hca.h): where the first len bytes of a message go
  * in the buffers sg names, into d, when the receive CQ is an owner's (it
- * scatters them when it polls) and they fit. false: the caller writes them
- * into the owner's memory itself.
+ * scatters them when it polls), they fit, and they are in memory rxdpd
+ * reaches only through a system call. false: the caller writes them into
+ * the owner's memory itself.
  */
 bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 		     uint32_t len, struct rxdp_hca_cqd *d)
 {
 	struct pkt_sg piece[ENG_MAX_SGE];
+	bool direct = true;
 	int n;
 
 	if (qp->rcq->own || !len || len > RXDP_HCA_SCATTER_MAX)
 		return false;
 	n = rc_sg_slice(sg, nsg, 0, len, piece);
 	if (n > RXDP_HCA_SCATTER_SGES)
+		return false;
+	/* memory rxdpd maps too costs no system call: written at once */
+	for (int i = 0; i < n && direct; i++)
+		direct = eng_mem_direct(qp->pd, piece[i].addr, piece[i].len);
+	if (direct)
 		return false;
 	memset(d, 0, offsetof(struct rxdp_hca_cqd, data));
 	for (int i = 0; i < n; i++) {

@@ -51,6 +51,22 @@ int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
 	return -ret;
 }
 
+int obj_call_fd(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
+		int in_fd)
+{
+	struct rxdp_context *c = to_rxdp_ctx(ctx);
+	int ret;
+
+	rxdp_ctx_ctl_lock(c);
+	ret = rxdp_ctl_obj_fd(c->ctl, type, o, in_fd);
+	if (ret)
+		pr_debug("rxdp: %s: %s\n", rxdp_ctl_type_name(type),
+			 rxdp_ctl_strerror(c->ctl));
+	rxdp_ctx_ctl_unlock(c);
+	errno = -ret;
+	return -ret;
+}
+
 static int shm_map(struct shm *m, int fd, size_t len)
 {
 	m->len = len;
@@ -506,21 +522,28 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 /*
  * One function behind the three registrations. perftest registers with
  * ibv_reg_mr_iova2 and IBV_ACCESS_RELAXED_ORDERING, which rxdp accepts and
- * ignores. rxdpd checks that the range is mapped (with write access when
- * local write is asked for); nothing is pinned (the MR follows the
- * mapping, as on-demand paging does).
+ * ignores. The range must be mapped (with write access when local write is
+ * asked for), and its pages are shared with rxdpd where they can be
+ * (regmem.c); rxdpd reaches the rest through /proc/self/mem.
  */
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			     uint64_t iova, unsigned int access)
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_mr *m;
+	int err;
 
 	if (!pd)
 		return fail_ptr(EINVAL);
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return fail_ptr(ENOMEM);
+	err = regmem_get(to_rxdp_ctx(pd->context), (uintptr_t)addr, length,
+			 access & IBV_ACCESS_LOCAL_WRITE, &m->mem);
+	if (err) {
+		free(m);
+		return fail_ptr(err);
+	}
 	o.pd = pd->handle;
 	o.addr = (uintptr_t)addr;
 	o.length = length;
@@ -528,8 +551,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	o.access = access;
 	o.cookie = (uintptr_t)m;
 	if (obj_call(pd->context, RXDP_CTL_MR_REG, &o, NULL, NULL)) {
-		int err = errno;
-
+		err = errno;
+		regmem_put(to_rxdp_ctx(pd->context), m->mem);
 		free(m);
 		return fail_ptr(err);
 	}
@@ -583,6 +606,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 		mr_hash_add(to_rxdp_ctx(mr->context), m);
 		return ret;
 	}
+	regmem_put(to_rxdp_ctx(mr->context), m->mem);
 	rxdp_pd_put(mr->pd);
 	free(m);
 	return 0;
@@ -605,6 +629,7 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		 size_t length, int access)
 {
 	struct rxdp_mr *m = (struct rxdp_mr *)mr;
+	struct regmem_ref *nmem = NULL;
 	struct rxdp_ctl_obj o = { 0 };
 	struct ibv_pd *npd;
 
@@ -615,6 +640,17 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	     (!pd || pd->context != mr->context)))
 		return rereg_fail(EINVAL, IBV_REREG_MR_ERR_INPUT);
 	npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		unsigned int acc = flags & IBV_REREG_MR_CHANGE_ACCESS
+					   ? (unsigned int)access
+					   : m->access;
+		int err = regmem_get(to_rxdp_ctx(mr->context), (uintptr_t)addr,
+				     length, acc & IBV_ACCESS_LOCAL_WRITE,
+				     &nmem);
+
+		if (err)
+			return rereg_fail(err, IBV_REREG_MR_ERR_INPUT);
+	}
 	o.handle = m->handle;
 	o.pd = npd->handle;
 	o.addr = (uintptr_t)(flags & IBV_REREG_MR_CHANGE_TRANSLATION
@@ -626,8 +662,16 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 							 : m->iova;
 	o.access = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access
 						      : m->access;
-	if (obj_call(mr->context, RXDP_CTL_MR_REREG, &o, NULL, NULL))
-		return rereg_fail(errno, IBV_REREG_MR_ERR_CMD);
+	if (obj_call(mr->context, RXDP_CTL_MR_REREG, &o, NULL, NULL)) {
+		int err = errno;
+
+		regmem_put(to_rxdp_ctx(mr->context), nmem);
+		return rereg_fail(err, IBV_REREG_MR_ERR_CMD);
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		regmem_put(to_rxdp_ctx(mr->context), m->mem);
+		m->mem = nmem;
+	}
 	/* out of the lkey table while it changes: posts do not gather then */
 	mr_hash_del(to_rxdp_ctx(mr->context), m);
 	m->iova = o.iova;
