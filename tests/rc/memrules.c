@@ -17,7 +17,8 @@
  *   private   deregistration gives back ordinary private memory; an MR
  *             over memory that is not mapped is refused (EFAULT)
  *   shared    an MR over a shared file mapping (the batched path): RDMA
- *             Writes land in the file
+ *             Writes land in the file, RDMA Reads and atomics read it, a
+ *             Send's receive completes with its bytes there
  *
  * Prints "ok ..." lines; exits 0 if every check held, 1 otherwise.
  */
@@ -64,7 +65,8 @@ static void qp_to_rts(struct ibv_qp *q, uint32_t dest)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
 				 .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ };
+						    IBV_ACCESS_REMOTE_READ |
+						    IBV_ACCESS_REMOTE_ATOMIC };
 	union ibv_gid gid;
 
 	if (ibv_query_gid(ctx, 1, gid_index, &gid))
@@ -132,37 +134,66 @@ static void setup(const char *dev)
 	qp_to_rts(qb, qa->qp_num);
 }
 
-/* RDMA Write of len bytes from src (lkey) to (raddr, rkey): its status */
-static enum ibv_wc_status rdma_write(void *src, uint32_t lkey, uint32_t len,
-				     uint64_t raddr, uint32_t rkey)
+/* The next completion's status (wr_id: which WR it is) */
+static enum ibv_wc_status wait_wc(uint64_t *wr_id)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)src,
-			       .length = len,
-			       .lkey = lkey };
-	struct ibv_send_wr wr = { .wr_id = 7,
-				  .sg_list = &sge,
-				  .num_sge = 1,
-				  .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = raddr,
-					       .rkey = rkey } },
-			   *bad;
 	struct ibv_wc wc;
 	int n;
 
-	if (ibv_post_send(qa, &wr, &bad))
-		die("ibv_post_send");
 	for (int i = 0; i < 10000000; i++) {
 		n = ibv_poll_cq(cq, 1, &wc);
 		if (n < 0)
 			die("ibv_poll_cq");
-		if (n)
+		if (n) {
+			if (wr_id)
+				*wr_id = wc.wr_id;
 			return wc.status;
+		}
 		if (i > 1000)
 			usleep(10);
 	}
 	fprintf(stderr, "memrules: no completion\n");
 	exit(1);
+}
+
+/*
+ * One WR on qa: opcode with len bytes at buf (lkey), towards (raddr,
+ * rkey); atomics add or compare-swap a and b. Its status.
+ */
+static enum ibv_wc_status post1(enum ibv_wr_opcode op, void *buf,
+				uint32_t lkey, uint32_t len, uint64_t raddr,
+				uint32_t rkey, uint64_t a, uint64_t b)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf,
+			       .length = len,
+			       .lkey = lkey };
+	struct ibv_send_wr wr = { .wr_id = 7,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = a;
+		wr.wr.atomic.swap = b;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (ibv_post_send(qa, &wr, &bad))
+		die("ibv_post_send");
+	return wait_wc(NULL);
+}
+
+/* RDMA Write of len bytes from src (lkey) to (raddr, rkey): its status */
+static enum ibv_wc_status rdma_write(void *src, uint32_t lkey, uint32_t len,
+				     uint64_t raddr, uint32_t rkey)
+{
+	return post1(IBV_WR_RDMA_WRITE, src, lkey, len, raddr, rkey, 0, 0);
 }
 
 static bool all_bytes(const void *p, size_t len, uint8_t v)
@@ -481,8 +512,10 @@ static void test_shared(const char *path)
 	if (buf == MAP_FAILED)
 		die("mmap");
 	mr = ibv_reg_mr(pd, buf, len,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	smr = ibv_reg_mr(pd, src, len, 0);
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC);
+	smr = ibv_reg_mr(pd, src, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr || !smr)
 		die("ibv_reg_mr");
 	CHECK(mapped_as(buf) == -1, "shared: a shared file mapping was moved");
@@ -495,6 +528,60 @@ static void test_shared(const char *path)
 	CHECK(pread(fd, check, len, 0) == (ssize_t)len &&
 		      all_bytes(check, len, 'a' + 15),
 	      "shared: the RDMA Writes are not in the file");
+	/* an RDMA Read of it (staged), twice: the second sees the change */
+	for (int r = 0; r < 2; r++) {
+		enum ibv_wc_status st;
+
+		memset(buf, 'r' + r, len);
+		memset(src, 0, len);
+		st = post1(IBV_WR_RDMA_READ, src, smr->lkey, (uint32_t)len,
+			   (uintptr_t)buf, mr->rkey, 0, 0);
+		CHECK(st == IBV_WC_SUCCESS && all_bytes(src, len, 'r' + r),
+		      "shared: RDMA Read %d of the file mapping: %s, %#x", r,
+		      ibv_wc_status_str(st), src[0]);
+	}
+	/* atomics on it (done by rxdpd's memory thread for the client) */
+	memset(buf, 0, 8);
+	for (int r = 0; r < 5; r++) {
+		enum ibv_wc_status st =
+			post1(IBV_WR_ATOMIC_FETCH_AND_ADD, src, smr->lkey, 8,
+			      (uintptr_t)buf, mr->rkey, 3, 0);
+
+		CHECK(st == IBV_WC_SUCCESS &&
+			      *(uint64_t *)src == (uint64_t)r * 3,
+		      "shared: fetch and add %d: %s, %llu", r,
+		      ibv_wc_status_str(st),
+		      (unsigned long long)*(uint64_t *)src);
+	}
+	CHECK(post1(IBV_WR_ATOMIC_CMP_AND_SWP, src, smr->lkey, 8,
+		    (uintptr_t)buf, mr->rkey, 15, 99) == IBV_WC_SUCCESS &&
+		      *(uint64_t *)src == 15 && *(uint64_t *)buf == 99,
+	      "shared: compare and swap: orig %llu, now %llu",
+	      (unsigned long long)*(uint64_t *)src,
+	      (unsigned long long)*(uint64_t *)buf);
+	/* a Send into it: the receive completes once its bytes are there */
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)buf,
+				       .length = (uint32_t)len,
+				       .lkey = mr->lkey };
+		struct ibv_recv_wr rw = { .wr_id = 9,
+					  .sg_list = &sge,
+					  .num_sge = 1 },
+				   *rbad;
+		uint64_t id[2] = { 0 };
+		enum ibv_wc_status st[2];
+
+		memset(src, 's', len);
+		if (ibv_post_recv(qb, &rw, &rbad))
+			die("ibv_post_recv");
+		st[0] = post1(IBV_WR_SEND, src, smr->lkey, (uint32_t)len, 0, 0,
+			      0, 0);
+		st[1] = wait_wc(&id[1]);
+		CHECK(st[0] == IBV_WC_SUCCESS && st[1] == IBV_WC_SUCCESS &&
+			      all_bytes(buf, len, 's'),
+		      "shared: a Send into the file mapping (%d, %d)", st[0],
+		      st[1]);
+	}
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(smr);
 	munmap(buf, len);
@@ -503,8 +590,8 @@ static void test_shared(const char *path)
 	free(src);
 	free(check);
 	if (!failed)
-		printf("ok   shared: 16 RDMA Writes of %zu bytes into a shared "
-		       "file mapping\n",
+		printf("ok   shared: RDMA Writes, Reads, atomics and a Send of "
+		       "%zu bytes on a shared file mapping\n",
 		       len);
 }
 

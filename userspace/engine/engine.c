@@ -125,6 +125,7 @@ int eng_pass(struct rxdp_engine *e)
 
 	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
 	e->tx_blocked = false;
+	work += eng_mem_poll(e);
 	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
 	for (int i = 0; i < n; i++) {
@@ -152,6 +153,7 @@ int eng_pass(struct rxdp_engine *e)
 			atomic_store_explicit(&srq->sh->done,
 					      atomic_load(&srq->cons),
 					      memory_order_release);
+	eng_mem_submit(e);
 	/*
 	 * Copy-mode AF_XDP sends in the sendto() of the flush, a syscall per
 	 * flush: while a QP streams, packets queued behind its requests still
@@ -466,8 +468,6 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	e->mem0.fd = -1;
 	e->pd0->e = e;
 	e->pd0->m = &e->mem0;
-	e->pd0->mem.read = eng_pkt_read;
-	e->pd0->mem.arg = e->pd0;
 	e->max_mtu = cfg->max_mtu;
 	if (!e->max_mtu) {
 		struct pkt_path pp = { .l2_len = PKT_ETH_LEN + PKT_VLAN_LEN,
@@ -566,8 +566,6 @@ struct rxdp_epd *rxdp_engine_alloc_pd(struct rxdp_engine *e,
 		return NULL;
 	pd->e = e;
 	pd->m = m ? m : &e->mem0;
-	pd->mem.read = eng_pkt_read;
-	pd->mem.arg = pd;
 	return pd;
 }
 
@@ -1020,6 +1018,7 @@ static size_t eng_inl_stride(const struct rxdp_eqp *qp)
 
 static void qp_free(struct rxdp_eqp *qp)
 {
+	free(qp->rcqe);
 	free(qp->sq);
 	free(qp->sq_sge);
 	free(qp->sq_inl);
@@ -1104,6 +1103,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 		qp->rq[i].sge = qp->rq_sge + (size_t)i * rsge;
 	pthread_mutex_init(&qp->sq_lock, NULL);
 	pthread_mutex_init(&qp->rq_lock, NULL);
+	qp->mem_req = (struct pkt_mem){ eng_stage_read, &qp->stage_req };
+	qp->mem_resp = (struct pkt_mem){ eng_stage_read, &qp->stage_resp };
 	qp->pkey = ROCE_DEFAULT_PKEY;
 	qp->mtu = 1024;
 	qp->timeout = 14;
@@ -1150,6 +1151,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
 	mw_qp_gone(qp);
+	eng_mem_qp_gone(qp);
 	qp->scq->refs--;
 	qp->rcq->refs--;
 	if (qp->srq)
@@ -1317,6 +1319,7 @@ static int post_one_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 	w->num_sge = num_sge;
 	w->started = w->done = false;
 	w->status = IBV_WC_SUCCESS;
+	w->mem_seq = 0;
 	w->inl = NULL;
 	w->gathered = false;
 	/* the union of imm_data: for the invalidations, the key */

@@ -40,19 +40,79 @@ struct eng_win {
 	uint8_t *local; /* the same bytes here */
 };
 
-/* An owner's memory (mem.c) */
+struct eng_job;
+
+/*
+ * An owner's memory (mem.c). Windows and the fields the engine uses under
+ * its lock; the job lists under lock, shared with the owner's memory
+ * thread, which holds a reference while it runs.
+ */
 struct rxdp_emem {
 	struct rxdp_engine *e;
+	struct rxdp_emem *next; /* the engine's list (not mem0) */
 	int fd; /* its /proc/PID/mem; -1: this process (the engine's mem0) */
 	struct eng_win *win; /* sorted by addr, disjoint */
 	uint32_t nwin, cap;
 	uint32_t hint; /* the window found last */
+	/* the batched path (engine lock) */
+	struct eng_job *open; /* the write batch this pass fills */
+	uint64_t wseq; /* write batches made */
+	uint64_t wdone; /* write batches done (all before too) */
+	uint64_t bytes; /* in jobs and stages: ENG_MEM_BUDGET at most */
+	bool thread_up;
+	/* the memory thread */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct eng_job *todo, *todo_tail; /* lock */
+	struct eng_job *done, *done_tail; /* lock */
+	bool stop; /* lock */
+	int refs; /* lock: the engine's, the thread's */
+	int io_fd, wake_fd; /* the thread's own: fd, the engine's evfd */
+	_Atomic int pending; /* done has jobs */
+};
+
+/*
+ * Bytes of an owner's memory staged for one packet source (the requester's
+ * WQE, the responder's read response) while they are in no window (mem.c)
+ */
+#define ENG_STAGE_MAX (256U << 10)
+enum eng_stage_state {
+	STAGE_EMPTY,
+	STAGE_PENDING,
+	STAGE_READY,
+	STAGE_FAILED,
+};
+
+struct eng_stage {
+	struct rxdp_emem *m; /* NULL: unused */
+	const void *who; /* what it serves, and its generation */
+	uint32_t gen;
+	enum eng_stage_state state;
+	uint64_t addr; /* the owner's */
+	uint32_t len;
+	uint8_t *buf;
+	struct eng_job *job; /* STAGE_PENDING */
+};
+
+/* An atomic the memory thread does for a request (mem.c) */
+struct eng_aslot {
+	struct eng_job *job; /* pending */
+	bool done;
+	int err;
+	uint32_t psn;
+	uint64_t addr;
+	uint64_t orig;
+};
+
+/* What a queued write belongs to, for an error found later */
+struct eng_wtag {
+	uint32_t psn; /* the responder's request, or ~0 */
+	uint32_t wqe; /* the completer's WQE (SQ index) */
 };
 
 struct rxdp_epd {
 	struct rxdp_engine *e;
 	struct rxdp_emem *m; /* its owner's memory */
-	struct pkt_mem mem; /* eng_pkt_read for pkt_build */
 	int refs; /* MRs, QPs, SRQs, AHs on it */
 };
 
@@ -138,6 +198,7 @@ struct swqe {
 	uint32_t resp_off; /* read: bytes received */
 	int nsg;
 	struct pkt_sg *sg; /* resolved local buffers (the owner's addresses) */
+	uint64_t mem_seq; /* the last write batch into its buffers (mem.c) */
 };
 
 struct rwqe {
@@ -182,6 +243,7 @@ struct rjob {
 	uint32_t len;
 	uint64_t orig; /* atomic: the original value */
 	uint32_t msn;
+	uint64_t mem_seq; /* sent once the writes before it are done */
 };
 
 struct atomic_cache {
@@ -320,6 +382,26 @@ struct rxdp_eqp {
 	bool flushing;
 	uint32_t nmw; /* type 2 windows bound through this QP */
 	uint64_t hwc[RXDP_HWC_MAX]; /* counters (common/hw_counters.h) */
+
+	/* the batched path of its owner's memory (mem.c) */
+	uint64_t mem_seq; /* the last write batch it queued */
+	bool mem_wait; /* something waits for a write batch */
+	uint64_t ack_seq; /* the ACK/NAK pending waits for this batch */
+	struct eng_stage stage_req, stage_resp;
+	struct pkt_mem mem_req, mem_resp; /* their readers, for pkt_build */
+	struct eng_aslot aslot;
+	/* receive completions waiting for their bytes to be written */
+	struct eng_rcqe *rcqe;
+	uint32_t rcqe_head, rcqe_tail, rcqe_size; /* free-running, pow2 */
+};
+
+/* A receive completion that waits for its bytes (rc.c) */
+struct eng_rcqe {
+	struct ibv_wc wc;
+	bool solicited;
+	bool has_data;
+	struct rxdp_hca_cqd d;
+	uint64_t seq;
 };
 
 struct rxdp_engine {
@@ -330,6 +412,7 @@ struct rxdp_engine {
 	struct rxdp_esrq *srqs; /* list */
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
 	struct rxdp_emem mem0; /* this process's memory */
+	struct rxdp_emem *mems; /* the other owners' */
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
 	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
@@ -383,12 +466,21 @@ void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
 void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
 		     bool solicited, const struct rxdp_hca_cqd *d);
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
-/* The owner's memory of a PD (mem.c); -EFAULT counted in the stats */
-int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len);
-int eng_mem_write(struct rxdp_epd *pd, uint64_t addr, const void *src,
-		  size_t len);
-int eng_pkt_read(void *arg, void *dst, uint64_t addr, size_t len);
+/* The owners' memory (mem.c), engine lock held */
+int eng_mem_write(struct rxdp_eqp *qp, uint64_t addr, const void *src,
+		  size_t len, const struct eng_wtag *tag);
+int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
+		   uint64_t compare, uint64_t swap_add, uint64_t *orig);
 bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
+void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
+		   uint32_t gen);
+void eng_stage_release(struct eng_stage *s);
+int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
+		   uint64_t span);
+int eng_mem_poll(struct rxdp_engine *e);
+void eng_mem_submit(struct rxdp_engine *e);
+bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
+void eng_mem_qp_gone(struct rxdp_eqp *qp);
 /* Take what the owners posted to shared queues (engine.c) */
 int eng_drain(struct rxdp_engine *e);
 /* Tell a shared QP's owner which slots are free and the QP's state */
@@ -407,8 +499,9 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 			const struct pkt_path *pp);
 int rc_qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d);
 /* Scatter into / slice of the owner's buffers; keys and bounds checked */
-int rc_sg_copy_to(struct rxdp_epd *pd, const struct pkt_sg *sg, int nsg,
-		  uint32_t off, const uint8_t *src, uint32_t len);
+int rc_sg_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		  uint32_t off, const uint8_t *src, uint32_t len,
+		  const struct eng_wtag *tag);
 int rc_sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
 		struct pkt_sg *out);
 int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
@@ -463,6 +556,12 @@ int rc_timers(struct rxdp_eqp *qp);
 int rc_flush(struct rxdp_eqp *qp);
 uint64_t rc_deadline(struct rxdp_eqp *qp);
 void rc_psn_sync(struct rxdp_eqp *qp);
+/* rc.c: the batched path of the owner's memory */
+void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
+		 const struct rxdp_hca_cqd *d);
+void rc_mem_resume(struct rxdp_eqp *qp);
+void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
+		   uint32_t wqe);
 void rc_psn_seed_epsn(struct rxdp_eqp *qp);
 
 #endif /* RXDP_ENGINE_INT_H */
