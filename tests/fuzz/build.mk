@@ -30,7 +30,8 @@ $(FUZZ_OBJ)/%.o: %.c
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 
 $(FUZZ_ENGINE): $(FUZZ_OBJ)/tests/fuzz/fuzz_engine_rx.o \
-		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o $(FUZZ_LIB_OBJS)
+		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
+		$(FUZZ_OBJ)/tests/engine/poster.o $(FUZZ_LIB_OBJS)
 	$(msg) LD $@
 	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
 
@@ -43,6 +44,7 @@ $(FUZZ_CTL): $(FUZZ_OBJ)/tests/fuzz/fuzz_ctl.o \
 
 $(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
 		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
+		$(FUZZ_OBJ)/tests/engine/poster.o \
 		$(FUZZ_OBJ)/tests/engine/memwire.o $(FUZZ_LIB_OBJS)
 	$(msg) LD $@
 	$(Q)$(CLANG) $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)

@@ -379,20 +379,33 @@ static void test_fork(void)
 
 /* --- dontneed, munmap -------------------------------------------------- */
 
+/*
+ * len bytes of fresh memory filled with 'A' and an MR a peer may write
+ * over them, and a source buffer of as many bytes with its MR
+ */
+static uint8_t *target(size_t len, struct ibv_mr **mr, uint8_t **src,
+		       struct ibv_mr **smr)
+{
+	uint8_t *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	*src = malloc(len);
+	if (buf == MAP_FAILED || !*src)
+		die("memory");
+	memset(buf, 'A', len);
+	*mr = ibv_reg_mr(pd, buf, len,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	*smr = ibv_reg_mr(pd, *src, len, 0);
+	if (!*mr || !*smr)
+		die("ibv_reg_mr");
+	return buf;
+}
+
 static void test_dontneed(void)
 {
 	size_t len = 8 * 4096;
-	uint8_t *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *src = malloc(len);
 	struct ibv_mr *mr, *smr;
-
-	memset(buf, 'A', len);
-	mr = ibv_reg_mr(pd, buf, len,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	smr = ibv_reg_mr(pd, src, len, 0);
-	if (!mr || !smr)
-		die("ibv_reg_mr");
+	uint8_t *src, *buf = target(len, &mr, &src, &smr);
 	CHECK(!madvise(buf, len, MADV_DONTNEED), "dontneed: madvise");
 	CHECK(all_bytes(buf, len, 'A'),
 	      "dontneed: a registered range lost its contents");
@@ -414,17 +427,8 @@ static void test_dontneed(void)
 static void test_munmap(void)
 {
 	size_t len = 8 * 4096;
-	uint8_t *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *src = malloc(len);
 	struct ibv_mr *mr, *mr2, *smr;
-
-	memset(buf, 'A', len);
-	mr = ibv_reg_mr(pd, buf, len,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	smr = ibv_reg_mr(pd, src, len, 0);
-	if (!mr || !smr)
-		die("ibv_reg_mr");
+	uint8_t *src, *buf = target(len, &mr, &src, &smr);
 	/* new memory where the registered range was */
 	if (munmap(buf, len) ||
 	    mmap(buf, len, PROT_READ | PROT_WRITE,

@@ -291,10 +291,9 @@ static void on_cq_notify(void *arg)
 		atomic_fetch_add(&o->comp_events, 1);
 }
 
-static struct rxdp_eah *on_ah_lookup(void *arg, struct ibv_ah *ah)
+static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 {
 	struct hca_dev *hd = arg;
-	__u32 h = (__u32)(uintptr_t)ah;
 
 	return h && h <= HCA_MAX_AH ? atomic_load(&hd->ah_eah[h - 1]) : NULL;
 }
@@ -1075,12 +1074,12 @@ static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	wq = s->mem;
 	wq->size = a.max_wr;
 	wq->stride = o->rq_stride;
-	s->esrq = rxdp_engine_create_srq(x->hd->e, pd->epd, &a, s);
+	s->esrq = rxdp_engine_create_srq(x->hd->e, pd->epd, &a, wq,
+					 (char *)s->mem + o->rq_off, s);
 	if (!s->esrq) {
 		err = -errno;
 		goto err;
 	}
-	rxdp_engine_srq_share(s->esrq, wq, (char *)s->mem + o->rq_off);
 	s->pd = pd;
 	pd->refs++;
 	o->handle = s->handle;

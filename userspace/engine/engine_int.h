@@ -59,6 +59,7 @@ struct rxdp_emem {
 	uint64_t wseq; /* write batches made */
 	uint64_t wdone; /* write batches done (all before too) */
 	uint64_t bytes; /* in jobs and stages: ENG_MEM_BUDGET at most */
+	uint32_t drain_left; /* WQEs it may still post this pass (drain.c) */
 	bool thread_up;
 	/* the memory thread */
 	pthread_mutex_t lock;
@@ -155,7 +156,6 @@ struct rxdp_ecq {
 	struct rxdp_hca_cq *sh;
 	bool own;
 	uint32_t size; /* power of two */
-	pthread_mutex_t lock;
 	bool overflow;
 	bool ts; /* completion timestamps after the data slots (shared CQs) */
 	int refs; /* QPs using it */
@@ -211,20 +211,21 @@ struct rxdp_esrq {
 	struct rxdp_engine *e;
 	struct rxdp_esrq *next; /* engine's SRQ list */
 	struct rxdp_epd *pd;
-	struct rxdp_hca_wq *sh; /* shared posts, or NULL */
+	struct rxdp_hca_wq *sh; /* the owner's ring (common/hca.h) */
 	void *sh_ring;
+	uint32_t stride; /* of its slots */
+	void *own_ring; /* the engine's own, if none was given */
 	void *user;
-	pthread_mutex_t lock; /* posters */
-	struct rwqe *rq;
+	struct rwqe *rq; /* the records, filled from the ring (drain.c) */
 	struct ibv_sge *sge;
 	uint32_t size; /* power of two */
 	uint32_t max_wr; /* as granted: posting more is ENOMEM */
 	uint32_t max_sge;
-	_Atomic uint32_t prod;
-	_Atomic uint32_t cons; /* the engine, under its lock */
+	_Atomic uint32_t prod; /* records taken from the ring */
+	_Atomic uint32_t cons; /* records consumed by receives */
 	uint32_t limit; /* 0: the limit event is not armed */
 	int refs;
-	bool bad_seen; /* a bad shared WQE was reported */
+	bool broken; /* its owner broke the rules: drained no more */
 };
 
 enum rjob_type {
@@ -263,9 +264,12 @@ struct rxdp_eqp {
 	struct rxdp_engine *e;
 	struct rxdp_eqp *next; /* engine's QP list */
 	struct rxdp_epd *pd;
-	/* shared queues (common/hca.h), or NULL */
+	/* the owner's rings (common/hca.h): shared, or the engine's own */
 	struct rxdp_hca_qp *sh;
 	void *sh_sq, *sh_rq;
+	uint32_t sq_stride, rq_stride; /* the engine's copies */
+	void *own_rings;
+	bool broken; /* its owner broke the rules: drained no more */
 	uint32_t post_cpu; /* shared SQ: the CPU its owner last posted from */
 	uint64_t post_ns; /* ... when the engine last took a post from it */
 	uint32_t qpn;
@@ -291,11 +295,10 @@ struct rxdp_eqp {
 	struct rxdp_qp_psn *psn; /* the XDP program's view of this QP */
 	struct rxdp_qp_psn psn_local; /* when the engine has no psn table */
 
-	/* send queue: posters produce (sq_lock), the engine consumes */
-	pthread_mutex_t sq_lock;
+	/* send queue records, filled from the ring (drain.c) */
 	struct swqe *sq;
 	uint32_t sq_size;
-	_Atomic uint32_t sq_prod;
+	_Atomic uint32_t sq_prod; /* records taken from the ring */
 	_Atomic uint32_t sq_cons; /* oldest not yet completed */
 	struct ibv_sge *sq_sge;
 	uint8_t *sq_inl;
@@ -349,12 +352,11 @@ struct rxdp_eqp {
 	int cur_nsge;
 	struct ibv_sge cur_sge[ENG_MAX_SGE];
 
-	/* receive queue */
-	pthread_mutex_t rq_lock;
+	/* receive queue records, filled from the ring (drain.c) */
 	struct rwqe *rq;
 	uint32_t rq_size;
-	_Atomic uint32_t rq_prod;
-	_Atomic uint32_t rq_cons;
+	_Atomic uint32_t rq_prod; /* records taken from the ring */
+	_Atomic uint32_t rq_cons; /* records consumed by receives */
 	struct ibv_sge *rq_sge;
 
 	/* responder */
@@ -413,6 +415,7 @@ struct rxdp_engine {
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
 	struct rxdp_emem mem0; /* this process's memory */
 	struct rxdp_emem *mems; /* the other owners' */
+	struct rxdp_eqp *drain_next; /* where the next drain starts */
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
 	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
@@ -438,6 +441,26 @@ struct rxdp_engine {
 	cpu_set_t placed; /* where it runs now (eng_place) */
 	uint64_t place_ns; /* when placement was last looked at */
 };
+
+/* The access flags the engine knows; others are accepted and ignored */
+#define ENG_ACCESS_KNOWN                                     \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+	 IBV_ACCESS_MW_BIND)
+
+/* Bytes per SQ record of inline data: inline WRs or gathered small sends */
+static inline size_t eng_inl_stride(const struct rxdp_eqp *qp)
+{
+	uint32_t n = qp->cap.max_inline_data;
+
+	return (n > RXDP_HCA_GATHER_MAX ? n : RXDP_HCA_GATHER_MAX) + 1;
+}
+
+static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,
+						 struct rxdp_epd *pd)
+{
+	return pd ? pd : e->pd0;
+}
 
 uint64_t eng_now(void);
 /* Called with the lock held: one pass of everything. Returns work done. */
@@ -481,7 +504,7 @@ int eng_mem_poll(struct rxdp_engine *e);
 void eng_mem_submit(struct rxdp_engine *e);
 bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
 void eng_mem_qp_gone(struct rxdp_eqp *qp);
-/* Take what the owners posted to shared queues (engine.c) */
+/* Take what the owners posted (drain.c) */
 int eng_drain(struct rxdp_engine *e);
 /* Tell a shared QP's owner which slots are free and the QP's state */
 void eng_qp_publish(struct rxdp_eqp *qp);

@@ -128,8 +128,6 @@ int cq_idle(struct rxdp_cq *w);
  */
 bool gather(struct rxdp_context *c, struct ibv_pd *pd,
 	    const struct ibv_send_wr *wr, uint8_t *dst);
-/* A small receive's bytes from its CQE's data slot to its buffers */
-void cq_scatter(const struct rxdp_hca_cqd *d);
 /*
  * The objects with queues, made for the classic verbs and the extended
  * ones alike: NULL + errno. cq_create's flags are RXDP_CTL_CQ_F_*; a QP
@@ -142,12 +140,8 @@ struct rxdp_qp *qp_create(struct ibv_pd *pd,
 			  struct ibv_qp_init_attr *init_attr);
 struct rxdp_srq *srq_create(struct ibv_pd *pd,
 			    struct ibv_srq_init_attr *srq_init_attr);
-/*
- * One send WR into its ring slot d (rxdp_hca_send_check() passed: total is
- * the sum of its SGE lengths): fields, then SGEs or the inline bytes
- */
-void swqe_fill(struct rxdp_qp *w, struct rxdp_hca_swqe *d,
-	       const struct ibv_send_wr *wr, uint64_t total);
+/* What posting to w's send queue brings (common/hca.h) */
+void qp_poster(struct rxdp_qp *w, struct rxdp_hca_poster *p);
 
 /*
  * regmem.c: registered memory shared with rxdpd. The extents over
