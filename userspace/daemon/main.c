@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -66,7 +67,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rxdpd [--socket PATH] [--group NAME] [--cpus LIST] "
-		"[--fifo PRIO] [--verbose]\n"
+		"[--fifo PRIO] [--user-mem BYTES] [--verbose]\n"
 		"  --socket PATH  control socket (default: abstract @%s;\n"
 		"                 \"@name\" for another abstract name)\n"
 		"  --group NAME   only root and this group's members may use "
@@ -78,6 +79,11 @@ static void usage(FILE *f)
 		"  --fifo PRIO    SCHED_FIFO priority of the data-path "
 		"threads, 1..99;\n"
 		"                 0: a short EEVDF slice (default %d)\n"
+		"  --user-mem BYTES  the most of rxdpd's memory each user but "
+		"root may\n"
+		"                 hold in queues (K, M, G suffixes; default "
+		"an eighth of\n"
+		"                 the host's memory, 1G at most)\n"
 		"  --verbose      debug logging\n",
 		RXDP_CTL_ABSTRACT_NAME, RXDPD_FIFO_DEFAULT);
 }
@@ -110,6 +116,70 @@ static int parse_cpus(const char *s, cpu_set_t *set)
 	return CPU_COUNT(set) ? 0 : -1;
 }
 
+/* "512M" -> bytes; -1 on anything else */
+static int parse_bytes(const char *s, __u64 *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = 0;
+
+	if (end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	case '\0':
+		break;
+	default:
+		return -1;
+	}
+	if (shift && end[1])
+		return -1;
+	if (!v || v > (~0ULL >> shift))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+/*
+ * What one user may make rxdpd hold by default: an eighth of the host's
+ * memory, 1 GiB at most, so that no user alone drives the daemon every
+ * client needs into the OOM killer
+ */
+static __u64 default_user_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	__u64 m = pages > 0 && psz > 0 ? (__u64)pages * (__u64)psz / 8 : 0;
+
+	return m && m < (1ULL << 30) ? m : 1ULL << 30;
+}
+
+/*
+ * Every connection, context and CM channel holds an fd here: as many as
+ * the hard limit allows (the soft one is often 1024)
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			pr_debug("cannot raise RLIMIT_NOFILE: %s\n",
+				 strerror(errno));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -117,6 +187,7 @@ int main(int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "fifo", required_argument, NULL, 'f' },
+		{ "user-mem", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -133,7 +204,8 @@ int main(int argc, char **argv)
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
-	while ((opt = getopt_long(argc, argv, "s:g:c:f:vh", opts, NULL)) !=
+	rxdpd.user_mem = default_user_mem();
+	while ((opt = getopt_long(argc, argv, "s:g:c:f:m:vh", opts, NULL)) !=
 	       -1) {
 		char *end;
 		struct group *g;
@@ -171,6 +243,15 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'm':
+			if (parse_bytes(optarg, &rxdpd.user_mem)) {
+				fprintf(stderr,
+					"rxdpd: --user-mem %s: a size like "
+					"512M or 2G\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'v':
 			rxdp_log_set_level(RXDP_LOG_DEBUG);
 			break;
@@ -187,6 +268,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rxdp_log_libbpf_init();
+	raise_nofile();
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
