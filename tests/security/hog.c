@@ -17,6 +17,10 @@
  *                  "qps N errno E", then holds them until stdin closes
  *   contexts       verbs contexts (connections to rxdpd) until one is
  *                  refused; prints "contexts N", holds them likewise
+ *   fuse FILE      an MR over a shared mapping of FILE (on a FUSE file
+ *                  system whose server withholds its answers): one RDMA
+ *                  Read out of it, which waits for that server; prints
+ *                  how long it took and its status
  *
  * Exits 0 if the attack ran as planned (whatever rxdpd did to it), 1 if it
  * could not.
@@ -284,6 +288,53 @@ static int jump(int nqp)
 	_exit(fatal == nqp ? 0 : 1); /* the QPs are left to rxdpd */
 }
 
+/* --- fuse ------------------------------------------------------------------ */
+
+static int fuse(const char *path)
+{
+	size_t len = 64 << 10;
+	int fd = open(path, O_RDWR);
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *mr, *smr;
+	uint8_t *buf, *dst = malloc(len);
+	struct ibv_sge s;
+	struct ibv_send_wr wr = { .sg_list = &s,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct ibv_wc wc;
+	double t0;
+	int n;
+
+	if (fd < 0 || !dst)
+		die(path);
+	/* not touched here: the first access is rxdpd's, and waits */
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (buf == MAP_FAILED)
+		die("mmap");
+	mr = ibv_reg_mr(pd, buf, len,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	smr = ibv_reg_mr(pd, dst, len, IBV_ACCESS_LOCAL_WRITE);
+	qa = rc_qp(16, 1);
+	qb = rc_qp(16, 1);
+	if (!mr || !smr || !qa || !qb)
+		die("MR/QP");
+	connect_qp(qa, qb->qp_num);
+	connect_qp(qb, qa->qp_num);
+	s = (struct ibv_sge){ (uintptr_t)dst, (uint32_t)len, smr->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)buf;
+	wr.wr.rdma.rkey = mr->rkey;
+	t0 = now_s();
+	if (ibv_post_send(qa, &wr, &bad))
+		die("ibv_post_send");
+	while (!(n = ibv_poll_cq(cq, 1, &wc)) && now_s() < t0 + 120)
+		usleep(1000);
+	printf("fuse: an RDMA Read of a FUSE file's pages took %.1f s: %s\n",
+	       now_s() - t0, n > 0 ? ibv_wc_status_str(wc.status) : "none");
+	return 0;
+}
+
 /* --- qps, contexts -------------------------------------------------------- */
 
 static void hold(void)
@@ -339,5 +390,7 @@ int main(int argc, char **argv)
 		return qps();
 	if (!strcmp(argv[3], "contexts"))
 		return contexts();
+	if (!strcmp(argv[3], "fuse") && argc > 4)
+		return fuse(argv[4]);
 	return 2;
 }

@@ -14,6 +14,9 @@
 #    here) refuses with ENOMEM, and rxdpd stays below it
 #  - contexts: four users open connections until refused: a user who holds
 #    none still gets one, and root
+#  - fuse (where /dev/fuse and fusepy are): an MR over a FUSE file whose
+#    server withholds its answers for 6 s: the attacker's RDMA Read waits,
+#    nothing else does
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -134,6 +137,35 @@ attack_contexts() {
 	wait "${pids[@]}" 2>/dev/null
 }
 during "connection slots" attack_contexts
+
+attack_fuse() {
+	mkdir -p "$tmp/fuse"
+	touch "$tmp/hold"
+	/usr/bin/python3 "$root/tests/security/holdfs.py" "$tmp/fuse" "$tmp/hold" \
+		>"$tmp/holdfs.log" 2>&1 &
+	local fs=$!
+	on_exit "umount -l '$tmp/fuse' 2>/dev/null; kill $fs 2>/dev/null"
+	if ! wait_until 10 test -e "$tmp/fuse/data"; then
+		bad "fuse: the FUSE file system did not come up: $(tail -n 2 "$tmp/holdfs.log")"
+		return
+	fi
+	verbs "$NS_A" $(as 65534) "$hog" "$devA" "$gidA" fuse "$tmp/fuse/data" \
+		>"$tmp/fuse.out" 2>&1 &
+	local h=$!
+	sleep 6 # the server withholds its answers; the victim goes on
+	rm -f "$tmp/hold"
+	if wait $h; then
+		ok "$(cat "$tmp/fuse.out")"
+	else
+		bad "fuse: the attacker did not run: $(tail -n 2 "$tmp/fuse.out")"
+	fi
+	umount -l "$tmp/fuse"
+}
+if [ -c /dev/fuse ] && /usr/bin/python3 -c 'import fusepy' 2>/dev/null; then
+	during "FUSE-backed MR" attack_fuse
+else
+	echo "skip FUSE-backed MR: no /dev/fuse or python3-fusepy"
+fi
 
 [ $errors = 0 ] || fail "$errors check(s) failed"
 echo PASS
