@@ -94,11 +94,12 @@ test: all $(TEST_BINS) $(TESTS)
 # The unit and in-memory-wire tests again, built with AddressSanitizer and
 # UBSan into build/asan (any error aborts the test). Not the BPF programs:
 # none of these tests loads one. Their transport timers are at least 268 ms
-# (test_rc): a sanitized build on a busy machine is slow.
+# (test_rc): a sanitized build on a busy machine is slow. They share the
+# generated headers (the skeleton's types name the pinned maps).
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	     -fno-omit-frame-pointer
-check-asan:
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan BUILD_DEPS= \
+check-asan: $(BPF_SKEL)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan GEN=$(GEN) BUILD_DEPS= \
 		EXTRA_CFLAGS="$(SAN_FLAGS)" EXTRA_LDFLAGS="$(SAN_FLAGS)" \
 		asan-tests
 

@@ -14,6 +14,7 @@
 #include "rxdp/roce.h"
 #include "rxdp/opcodes.h"
 #include "rxdp/psn.h"
+#include "rxdp/rules.h"
 #include "parse.h"
 #include "maps.bpf.h"
 
@@ -69,37 +70,30 @@ static __always_inline int source_ok(void *data, void *data_end,
 				     const struct rxdp_qp_ctx *qc)
 {
 	struct ethhdr *eth = data;
-	const __u32 *peer = (const __u32 *)qc->peer_ip;
-	const __u32 *local = (const __u32 *)qc->local_ip;
+	int path_v6 = !!(qc->flags & RXDP_QPF_PEER_IPV6);
 
-	if (!(qc->flags & RXDP_QPF_PEER_IPV6) != !p->ipv6)
-		return 0;
 	if ((void *)(eth + 1) > data_end || p->l3_off > 18)
 		return 0;
-	if (qc->flags & RXDP_QPF_PEER_MAC) {
-		for (int i = 0; i < 6; i++)
-			if (eth->h_source[i] != qc->peer_mac[i])
-				return 0;
-	}
+	if ((qc->flags & RXDP_QPF_PEER_MAC) &&
+	    !rxdp_source_mac_ok(eth->h_source, qc->peer_mac))
+		return 0;
 	if (p->ipv6) {
 		struct ipv6hdr *ip6 = data + p->l3_off;
-		const __u32 *s, *d;
 
 		if ((void *)(ip6 + 1) > data_end)
 			return 0;
-		s = (const __u32 *)&ip6->saddr;
-		d = (const __u32 *)&ip6->daddr;
-		for (int i = 0; i < 4; i++)
-			if (s[i] != peer[i] || d[i] != local[i])
-				return 0;
-		return 1;
+		return rxdp_source_ip_ok(1, path_v6, (__u8 *)&ip6->saddr,
+					 (__u8 *)&ip6->daddr, qc->peer_ip,
+					 qc->local_ip);
 	}
 	{
 		struct iphdr *ip = data + p->l3_off;
 
 		if ((void *)(ip + 1) > data_end)
 			return 0;
-		return ip->saddr == peer[3] && ip->daddr == local[3];
+		return rxdp_source_ip_ok(0, path_v6, (__u8 *)&ip->saddr,
+					 (__u8 *)&ip->daddr, qc->peer_ip,
+					 qc->local_ip);
 	}
 }
 
@@ -111,18 +105,12 @@ static __always_inline __u32 req_npkts(struct roce_bth *bth, void *data_end,
 				       __u8 opcode, __u8 path_mtu)
 {
 	struct roce_reth *reth = (void *)(bth + 1);
-	__u32 len, shift;
 
 	if (opcode != ROCE_RC_READ_REQUEST)
 		return 1;
 	if ((void *)(reth + 1) > data_end)
 		return 1;
-	len = reth_len(reth);
-	/* enum ibv_mtu: 1 = 256 ... 5 = 4096, i.e. 2^(7 + path_mtu) */
-	shift = 7 + (path_mtu >= 1 && path_mtu <= 5 ? path_mtu : 1);
-	if (len == 0)
-		return 1;
-	return (__u32)(((__u64)len + (1U << shift) - 1) >> shift);
+	return rxdp_read_npkts(reth_len(reth), rxdp_mtu_shift(path_mtu));
 }
 
 /*
@@ -168,7 +156,7 @@ static __always_inline __u32 rc_psn_check(struct rxdp_qp_psn *ps, __u32 opf,
 		__u32 una = READ_ONCE(ps->una_psn);
 		__u32 next = READ_ONCE(ps->next_psn);
 
-		if (!psn_in_window(psn, una, next))
+		if (!rxdp_resp_psn_ok(psn, una, next))
 			return RXDP_V_DROP_PSN_STALE_RESP;
 	}
 	return RXDP_V_REDIRECT;
@@ -236,15 +224,8 @@ int rxdp_xdp(struct xdp_md *ctx)
 		return qp_verdict(qpn, RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP, 0);
 
 	/* IBTA 10.3.1: RESET and INIT take no packets; ERR drops them too */
-	switch (qc->state) {
-	case RXDP_QPS_RTR:
-	case RXDP_QPS_RTS:
-	case RXDP_QPS_SQD:
-	case RXDP_QPS_SQE:
-		break;
-	default:
+	if (!rxdp_state_takes_packets(qc->state))
 		return qp_verdict(qpn, RXDP_V_DROP_QP_STATE, XDP_DROP, 0);
-	}
 
 	/* before anything reads or moves the QP's PSN state */
 	if (qc->qp_type != RXDP_QPT_UD && !source_ok(data, data_end, &p, qc))
@@ -260,7 +241,7 @@ int rxdp_xdp(struct xdp_md *ctx)
 		if ((void *)(deth + 1) > data_end)
 			return qp_verdict(qpn, RXDP_V_DROP_TRUNCATED, XDP_DROP,
 					  0);
-		if (deth_qkey(deth) != qc->qkey)
+		if (!rxdp_qkey_ok(deth_qkey(deth), qc->qkey))
 			return qp_verdict(qpn, RXDP_V_DROP_BAD_QKEY, XDP_DROP,
 					  0);
 	}

@@ -4,17 +4,24 @@
  * share. Fixed-width fields and explicit padding only: these bytes are read
  * by three programs and by bpftool.
  *
+ * Every field has one writer: the XDP program, or in userspace the engine's
+ * qpmap.c (the engine's QP is the one record of a QP; rxdpd calls the
+ * engine to create, modify and destroy it, and cleans a previous daemon's
+ * entries through the same file).
+ *
  * qp_ctx  (HASH, QPN -> struct rxdp_qp_ctx): a QP's configuration. Written
- *         only by the daemon, and only by whole-element replacement
+ *         by qpmap.c only, and only by whole-element replacement
  *         (bpf_map_update_elem on a hash map swaps in a new element under
  *         RCU), so the XDP program never sees a half-written context.
  * qp_psn  (ARRAY, BPF_F_MMAPABLE, QPN & RXDP_QP_INDEX_MASK -> struct
- *         rxdp_qp_psn): the sequence state that changes per packet. The daemon
- *         seeds it on RTR/RTS. The XDP program itself advances epsn as
- *         in-order requests pass (the engine sees them later, so its view
- *         lags the wire); the owning engine keeps una_psn/next_psn current
- *         through a shared mapping with plain aligned 32-bit stores (no
- *         syscall per packet). Each field is independent.
+ *         rxdp_qp_psn): the sequence state that changes per packet.
+ *         qpmap.c claims the slot (qpn) and seeds epsn at RTR, before any
+ *         request can pass; after that the XDP program alone advances epsn
+ *         as in-order requests pass (the engine sees them later, so its view
+ *         lags the wire) and sets flags. The engine keeps una_psn/next_psn
+ *         current through a shared mapping with plain aligned 32-bit stores
+ *         (no syscall per packet). The rules both sides apply to a packet
+ *         are include/rxdp/rules.h.
  * qp_stats (PERCPU_ARRAY, same index -> struct rxdp_qp_stats)
  * stats   (PERCPU_ARRAY, enum rxdp_verdict -> __u64 packets)
  * xsks    (XSKMAP, owner_slot * RXDP_MAX_QUEUES + rx queue -> AF_XDP socket)
@@ -61,7 +68,7 @@ struct rxdp_qp_ctx {
 	__u32 owner_slot; /* which owner's XSKs receive this QP's packets */
 	__u32 owner_pid;
 	__u32 flags; /* RXDP_QPF_* */
-	__u8 path_mtu; /* enum ibv_mtu: 1=256 ... 5=4096 */
+	__u8 path_mtu; /* enum ibv_mtu of its packets: 1=256 ... 5=4096 */
 	__u8 pad0[3];
 	__u32 access_flags; /* enum ibv_access_flags granted to remote peers */
 	__u32 pad1;

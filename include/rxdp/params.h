@@ -21,11 +21,7 @@
 /* bpffs: mounted here in the root mount namespace, visible to `ip netns exec` */
 #define RXDP_BPFFS_ROOT "/run/rxdp/bpffs"
 
-/* Map names, as pinned under RXDP_BPFFS_ROOT/<netns>/<ifname>/ */
-#define RXDP_MAP_QP_CTX "qp_ctx"
-#define RXDP_MAP_QP_PSN "qp_psn"
-#define RXDP_MAP_QP_STATS "qp_stats"
-#define RXDP_MAP_XSKS "xsks"
-#define RXDP_MAP_STATS "stats"
+/* The maps are pinned under RXDP_BPFFS_ROOT/<netns>/<ifname>/ by their
+ * names in the program (userspace/common/pins.h) */
 
 #endif /* RXDP_PARAMS_H */

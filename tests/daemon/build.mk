@@ -3,7 +3,7 @@
 # with AddressSanitizer and UBSan so a stray read fails it.
 DTEST := $(BUILD)/tests/daemon
 
-$(DTEST)/test_qp_sm: $(OBJ)/tests/daemon/test_qp_sm.o $(OBJ)/userspace/daemon/qp_sm.o
+$(DTEST)/test_qp_sm: $(OBJ)/tests/daemon/test_qp_sm.o $(OBJ)/userspace/engine/qp_sm.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

@@ -42,6 +42,7 @@
 #include <infiniband/verbs.h>
 #include <libmnl/libmnl.h>
 
+#include "common/pins.h"
 #include "common/bpffs.h"
 #include "common/ctl.h"
 #include "common/ctl_client.h"
@@ -140,9 +141,9 @@ static int maps_open(const char *ifname, struct maps *m)
 	rxdp_bpffs_enter();
 	if (rxdp_bpffs_if_dir(ifname, dir, sizeof(dir)))
 		return -1;
-	snprintf(p, sizeof(p), "%s/%s", dir, RXDP_MAP_QP_CTX);
+	snprintf(p, sizeof(p), "%s/%s", dir, RXDP_PIN(qp_ctx));
 	m->ctx = bpf_obj_get(p);
-	snprintf(p, sizeof(p), "%s/%s", dir, RXDP_MAP_QP_PSN);
+	snprintf(p, sizeof(p), "%s/%s", dir, RXDP_PIN(qp_psn));
 	m->psn = bpf_obj_get(p);
 	return m->ctx < 0 || m->psn < 0 ? -1 : 0;
 }
@@ -190,6 +191,81 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * QPs as a verbs program makes them: in the connection's verbs context
+ * (opened at its first QP, with a PD and a CQ), through QP_CREATE; the
+ * handle says which to destroy (QP_DESTROY)
+ */
+struct qp_conn {
+	struct rxdp_ctl *c;
+	__u32 pd, cq;
+};
+
+static struct qp_conn qp_conns[8];
+
+static struct qp_conn *qp_conn_of(struct rxdp_ctl *c, int ifindex)
+{
+	struct rxdp_ctl_obj o = { 0 };
+	struct rxdp_ctx_fds f;
+	struct qp_conn *q = NULL;
+	int mem, fd = -1;
+
+	for (int i = 0; i < 8; i++) {
+		if (qp_conns[i].c == c)
+			return &qp_conns[i];
+		if (!q && !qp_conns[i].c)
+			q = &qp_conns[i];
+	}
+	mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (!q || rxdp_ctl_ctx_open(c, ifindex, mem, &f))
+		return NULL;
+	close(mem);
+	if (rxdp_ctl_obj(c, RXDP_CTL_PD_ALLOC, &o, NULL, NULL))
+		return NULL;
+	q->pd = o.handle;
+	memset(&o, 0, sizeof(o));
+	o.cqe = 64;
+	if (rxdp_ctl_obj(c, RXDP_CTL_CQ_CREATE, &o, NULL, &fd))
+		return NULL;
+	close(fd);
+	q->cq = o.handle;
+	q->c = c;
+	return q;
+}
+
+/* A QP of type on ifindex: 0 or -errno, its number and handle */
+static int qp_new(struct rxdp_ctl *c, int ifindex, __u32 type, __u32 *qpn,
+		  __u32 *handle)
+{
+	struct qp_conn *q = qp_conn_of(c, ifindex);
+	struct rxdp_ctl_obj o = { 0 };
+	int ret, fd = -1;
+
+	if (!q)
+		return -EIO;
+	o.pd = q->pd;
+	o.send_cq = o.recv_cq = q->cq;
+	o.qp_type = type;
+	o.max_send_wr = o.max_recv_wr = 4;
+	o.max_send_sge = o.max_recv_sge = 1;
+	ret = rxdp_ctl_obj(c, RXDP_CTL_QP_CREATE, &o, NULL, &fd);
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		return ret;
+	*qpn = o.qpn;
+	if (handle)
+		*handle = o.handle;
+	return 0;
+}
+
+static int qp_free(struct rxdp_ctl *c, __u32 handle)
+{
+	struct rxdp_ctl_obj o = { .handle = handle };
+
+	return rxdp_ctl_obj(c, RXDP_CTL_QP_DESTROY, &o, NULL, NULL);
+}
+
 static __u32 walk_qp(struct rxdp_ctl *c, struct maps *m, int ifindex,
 		     __u32 type, int sgid, const __u8 *peer_gid)
 {
@@ -203,7 +279,7 @@ static __u32 walk_qp(struct rxdp_ctl *c, struct maps *m, int ifindex,
 			 : type == IBV_QPT_UC ? "UC"
 					      : "UD";
 
-	ret = rxdp_ctl_create_qp(c, ifindex, type, &qpn);
+	ret = qp_new(c, ifindex, type, &qpn, NULL);
 	CHECK(!ret, "%s create_qp: %s", tn, rxdp_ctl_strerror(c));
 	if (ret)
 		return 0;
@@ -324,7 +400,7 @@ static int cmd_qps(const char *ifname, const char *peer, const char *dead,
 	__u8 peer4[4], dead4[4], pgid[16], dgid[16], my4[4];
 	struct rxdp_dev_info di;
 	struct maps m;
-	__u32 rc, uc, ud, extra;
+	__u32 rc, uc, ud, extra, extra_h = 0;
 	struct rxdp_qp_ctx ctx;
 	struct rxdp_qp_psn psn;
 	struct rxdp_path path;
@@ -371,7 +447,7 @@ static int cmd_qps(const char *ifname, const char *peer, const char *dead,
 	CHECK(!memcmp(path.sip + 12, my4, 4), "resolve: sip is not ours");
 
 	/* an unreachable destination: EHOSTUNREACH, bounded, nothing changed */
-	ret = rxdp_ctl_create_qp(c, ifindex, IBV_QPT_RC, &extra);
+	ret = qp_new(c, ifindex, IBV_QPT_RC, &extra, &extra_h);
 	CHECK(!ret, "create_qp: %s", rxdp_ctl_strerror(c));
 	{
 		struct rxdp_qp_attr a;
@@ -429,20 +505,20 @@ static int cmd_qps(const char *ifname, const char *peer, const char *dead,
 		      "to RESET: %s", rxdp_ctl_strerror(c));
 	}
 	/* destroy: context gone, PSN slot free */
-	CHECK(!rxdp_ctl_destroy_qp(c, ifindex, extra), "destroy: %s",
-	      rxdp_ctl_strerror(c));
+	CHECK(!qp_free(c, extra_h), "destroy: %s", rxdp_ctl_strerror(c));
 	CHECK(ctx_get(&m, extra, &ctx) && errno == ENOENT,
 	      "destroyed QP still in qp_ctx");
 	psn_get(&m, extra, &psn);
 	CHECK(psn.qpn == 0, "destroyed QP's PSN slot still claimed");
-	CHECK(rxdp_ctl_destroy_qp(c, ifindex, extra) == -ENOENT,
-	      "double destroy not ENOENT");
+	CHECK(qp_free(c, extra_h) == -EINVAL, "double destroy not EINVAL");
 	/* someone else's QP: EPERM from another connection */
 	{
 		struct rxdp_ctl *c2 = conn();
+		struct rxdp_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
-		CHECK(rxdp_ctl_destroy_qp(c2, ifindex, rc) == -EPERM,
-		      "foreign destroy not EPERM");
+		CHECK(rxdp_ctl_modify_qp(c2, ifindex, rc, &a, IBV_QP_STATE,
+					 NULL) == -EPERM,
+		      "foreign modify not EPERM");
 		rxdp_ctl_close(c2);
 	}
 	/* the list shows ours with our pid */
@@ -545,7 +621,7 @@ static int cmd_many(const char *ifname, int n)
 	if (!qpns || !qi || !seen)
 		return 2;
 	for (i = 0; i < n; i++) {
-		if (rxdp_ctl_create_qp(c, ifindex, IBV_QPT_UD, &qpns[i])) {
+		if (qp_new(c, ifindex, IBV_QPT_UD, &qpns[i], NULL)) {
 			CHECK(0, "create %d: %s", i, rxdp_ctl_strerror(c));
 			return 1;
 		}
@@ -820,8 +896,8 @@ static void mem_share_checks(struct rxdp_ctl *c, uintptr_t at)
 	o2.addr = at + 100;
 	CHECK(rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o2, fd) == -EINVAL,
 	      "mem_share of an unaligned range");
-	CHECK(!rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o, fd),
-	      "mem_share: %s", rxdp_ctl_strerror(c));
+	CHECK(!rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o, fd), "mem_share: %s",
+	      rxdp_ctl_strerror(c));
 	/* sealed by rxdpd: the client cannot shrink it any more */
 	CHECK(ftruncate(fd, 0) && errno == EPERM,
 	      "a shared memfd could be truncated under rxdpd's mapping");

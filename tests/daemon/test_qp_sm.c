@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Unit tests of rxdpd's QP state machine (userspace/daemon/qp_sm.c) over
+ * Unit tests of the QP state machine (userspace/engine/qp_sm.c) over
  * every state pair, every transport and every attribute bit.
  *
  * The expectations are written from IBTA Vol 1 10.3.1 (Figure 124, the QP
@@ -19,7 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "daemon/mtu.h"
-#include "daemon/qp_sm.h"
+#include "engine/qp_sm.h"
 
 #define NSTATES 7
 static const __u32 types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };

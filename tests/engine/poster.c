@@ -2,6 +2,7 @@
 /* The application's side of an engine's queues in tests (poster.h) */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 
 #include "poster.h"
 
@@ -129,4 +130,40 @@ void tp_arm_cq(struct rxdp_ecq *cq, int solicited_only)
 
 	rxdp_engine_cq_ring(cq, &sh, &size);
 	atomic_store(&sh->armed, solicited_only ? 2 : 1);
+}
+
+int tp_qp_connect(struct rxdp_eqp *qp, enum ibv_qp_type type,
+		  const struct rxdp_qp_attr *a, const struct rxdp_path *path)
+{
+	struct rxdp_qp_attr t = *a;
+	uint32_t mask[3];
+	char why[256];
+	int err = 0;
+
+	t.port_num = 1;
+	t.pkey_index = 0;
+	mask[0] = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		  (type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+	mask[1] = IBV_QP_STATE;
+	mask[2] = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (type != IBV_QPT_UD)
+		mask[1] |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			   IBV_QP_RQ_PSN;
+	if (type == IBV_QPT_RC) {
+		mask[1] |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		mask[2] |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	for (int i = 0; i < 3 && !err; i++) {
+		t.qp_state = i == 0   ? IBV_QPS_INIT
+			     : i == 1 ? IBV_QPS_RTR
+				      : IBV_QPS_RTS;
+		err = rxdp_engine_qp_modify(qp, &t, mask[i],
+					    i == 1 && type != IBV_QPT_UD ? path
+									 : NULL,
+					    0, why, sizeof(why));
+	}
+	if (err)
+		fprintf(stderr, "tp_qp_connect: %s\n", why);
+	return err;
 }

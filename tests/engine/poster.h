@@ -33,4 +33,13 @@ int tp_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);
 /* ibv_req_notify_cq */
 void tp_arm_cq(struct rxdp_ecq *cq, int solicited_only);
 
+/*
+ * A QP through INIT and RTR to RTS as a verbs program takes it there, with
+ * the attribute masks its type needs (IBTA Table 98): a's values (its
+ * qp_state ignored), RC and UC towards a->dest_qp_num along path. 0, or
+ * -errno with the engine's reason printed.
+ */
+int tp_qp_connect(struct rxdp_eqp *qp, enum ibv_qp_type type,
+		  const struct rxdp_qp_attr *a, const struct rxdp_path *path);
+
 #endif /* RXDP_TESTS_POSTER_H */

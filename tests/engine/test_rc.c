@@ -186,7 +186,7 @@ static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 		.hop_limit = 64,
 		.udp_sport = 0xc000 + i,
 	};
-	struct ibv_qp_attr a = { 0 };
+	struct rxdp_qp_attr a = { 0 };
 
 	if (o->ipv6_vlan) {
 		uint8_t me[16] = { 0xfd, 0x42, [15] = (uint8_t)(1 + i) };
@@ -200,28 +200,13 @@ static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 		memcpy(path.dip, peer, 16);
 	}
 
-	a.qp_state = IBV_QPS_INIT;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			    IBV_ACCESS_REMOTE_ATOMIC;
-	assert_int_equal(
-		rxdp_engine_qp_modify(qp, &a,
-				      IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, NULL),
-		0);
-	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dest;
 	a.rq_psn = i ? 0xfffff0 : 0x100; /* b's PSNs wrap during a test */
 	a.max_dest_rd_atomic = 16;
 	a.min_rnr_timer = o->min_rnr_timer;
-	assert_int_equal(
-		rxdp_engine_qp_modify(qp, &a,
-				      IBV_QP_STATE | IBV_QP_PATH_MTU |
-					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					      IBV_QP_MAX_DEST_RD_ATOMIC |
-					      IBV_QP_MIN_RNR_TIMER,
-				      &path),
-		0);
-	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = i ? 0x100 : 0xfffff0;
 	a.timeout = o->timeout;
 	/*
@@ -236,12 +221,8 @@ static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 	a.retry_cnt = o->retry_cnt;
 	a.rnr_retry = o->rnr_retry;
 	a.max_rd_atomic = o->max_rd;
-	assert_int_equal(rxdp_engine_qp_modify(
-				 qp, &a,
-				 IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC,
-				 NULL),
+	assert_int_equal(tp_qp_connect(qp, o->type ? o->type : IBV_QPT_RC, &a,
+				       &path),
 			 0);
 }
 
@@ -1034,8 +1015,7 @@ static void test_srq(void **state)
 					 .sg_list = s,
 					 .num_sge = 2 };
 
-		assert_int_equal(tp_post_srq_recv(b->srq, &r, &rbad),
-				 0);
+		assert_int_equal(tp_post_srq_recv(b->srq, &r, &rbad), 0);
 	}
 	for (int i = 1; i < 32; i++)
 		post_send1(a, IBV_WR_SEND, i, i * 2048, 2000, 0, 0, 0,
@@ -1083,7 +1063,7 @@ static void test_ud(void **state)
 		.udp_sport = 0xc123
 	};
 	const uint32_t lens[] = { 0, 1, 100, MTU };
-	struct ibv_qp_attr qa = { .qkey = 0x11223344 };
+	struct rxdp_qp_attr qa = { .qkey = 0x11223344 };
 	struct rxdp_engine_stats st;
 	struct tp_ah ah = { 0 };
 	struct pair *p;
@@ -1098,7 +1078,8 @@ static void test_ud(void **state)
 	b = &p->h[1];
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &qa,
-						       IBV_QP_QKEY, NULL),
+						       IBV_QP_QKEY, NULL, 0,
+						       NULL, 0),
 				 0);
 	tp_ah_init(&ah, rxdp_engine_create_ah(a->e, NULL, &path));
 	assert_non_null(ah.eah);
@@ -1235,13 +1216,13 @@ static void *mq_post(void *arg)
 
 			wr[0].wr.rdma.remote_addr = (uintptr_t)b->buf + off;
 			wr[0].wr.rdma.rkey = rxdp_emr_rkey(b->mr);
-			while ((err = tp_post_send(w->qps[k], wr,
-							    &bad)) == ENOMEM &&
+			while ((err = tp_post_send(w->qps[k], wr, &bad)) ==
+				       ENOMEM &&
 			       bad == wr)
 				sched_yield();
 			if (err == ENOMEM) { /* the write went, the send not */
-				while (tp_post_send(w->qps[k], &wr[1],
-							     &bad) == ENOMEM)
+				while (tp_post_send(w->qps[k], &wr[1], &bad) ==
+				       ENOMEM)
 					sched_yield();
 			} else if (err) {
 				return (void *)1;
@@ -1306,8 +1287,7 @@ static void test_many_qps_threads(void **state)
 						 .num_sge = 1 };
 			struct ibv_recv_wr *rbad;
 
-			assert_int_equal(
-				tp_post_recv(qb[q], &r, &rbad), 0);
+			assert_int_equal(tp_post_recv(qb[q], &r, &rbad), 0);
 		}
 	}
 	for (int t = 0; t < MQ / 2; t++) {
@@ -2415,8 +2395,7 @@ static void test_post_errors(void **state)
 	host_init(p, 0, &default_opts);
 	host_init(p, 1, &default_opts);
 	rwr.num_sge = 0;
-	assert_int_equal(tp_post_recv(p->h[0].qp, &rwr, &rbad),
-			 EINVAL);
+	assert_int_equal(tp_post_recv(p->h[0].qp, &rwr, &rbad), EINVAL);
 	assert_int_equal(tp_post_send(p->h[0].qp, wr, &bad), EINVAL);
 	assert_ptr_equal(bad, wr);
 	pair_free(p);
@@ -2615,12 +2594,12 @@ static void test_fuzz_peer_input(void **state)
 		while (tp_poll_cq(b->rcq, 1, &wc) > 0)
 			;
 		if (rxdp_engine_qp_state(b->qp) == IBV_QPS_ERR) {
-			struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+			struct rxdp_qp_attr at = { .qp_state = IBV_QPS_RESET };
 
-			assert_int_equal(rxdp_engine_qp_modify(b->qp, &at,
-							       IBV_QP_STATE,
-							       NULL),
-					 0);
+			assert_int_equal(
+				rxdp_engine_qp_modify(b->qp, &at, IBV_QP_STATE,
+						      NULL, 0, NULL, 0),
+				0);
 			host_connect(p, 1, &default_opts);
 			reconnects++;
 		}
@@ -2646,12 +2625,12 @@ static void test_fuzz_peer_input(void **state)
 	/* and b still works: a fresh pair of QPs moves data */
 	memwire_cut(p->w, 0);
 	{
-		struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+		struct rxdp_qp_attr at = { .qp_state = IBV_QPS_RESET };
 
 		for (int i = 0; i < 2; i++)
-			assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &at,
-							       IBV_QP_STATE,
-							       NULL),
+			assert_int_equal(rxdp_engine_qp_modify(
+						 p->h[i].qp, &at, IBV_QP_STATE,
+						 NULL, 0, NULL, 0),
 					 0);
 		rxdp_engine_progress(b->e); /* drain what is left */
 		host_connect(p, 0, &default_opts);

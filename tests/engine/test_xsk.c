@@ -167,7 +167,7 @@ static void qp_setup(struct side *s, int i)
 			 .max_recv_sge = 4,
 			 .max_inline_data = 128 },
 	};
-	struct ibv_qp_attr a = { 0 };
+	struct rxdp_qp_attr a = { 0 };
 
 	s->scq = rxdp_engine_create_cq(s->e, 1024, NULL, NULL);
 	s->rcq = rxdp_engine_create_cq(s->e, 1024, NULL, NULL);
@@ -185,40 +185,19 @@ static void qp_setup(struct side *s, int i)
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	assert_non_null(s->mr);
-	a.qp_state = IBV_QPS_INIT;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			    IBV_ACCESS_REMOTE_ATOMIC;
-	assert_int_equal(
-		rxdp_engine_qp_modify(s->qp, &a,
-				      IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, NULL),
-		0);
-	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = 0x100 + !i;
 	a.rq_psn = 1000 * (2 - i);
 	a.max_dest_rd_atomic = 8;
 	a.min_rnr_timer = 1;
-	assert_int_equal(
-		rxdp_engine_qp_modify(s->qp, &a,
-				      IBV_QP_STATE | IBV_QP_PATH_MTU |
-					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					      IBV_QP_MAX_DEST_RD_ATOMIC |
-					      IBV_QP_MIN_RNR_TIMER,
-				      &path),
-		0);
-	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 1000 * (1 + i);
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 8;
-	assert_int_equal(rxdp_engine_qp_modify(
-				 s->qp, &a,
-				 IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC,
-				 NULL),
-			 0);
+	assert_int_equal(tp_qp_connect(s->qp, IBV_QPT_RC, &a, &path), 0);
 }
 
 static double now_s(void)

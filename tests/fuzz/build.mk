@@ -15,7 +15,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 	-fsanitize=fuzzer-no-link -std=gnu11 -Wall -Werror \
 	-Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE \
-	-Iinclude -Iuserspace -Itests/fuzz -Itests/engine -MMD -MP
+	-Iinclude -Iuserspace -I$(GEN) -Itests/fuzz -Itests/engine -MMD -MP
 FUZZ_SECONDS ?= 300
 
 FUZZ_ENGINE := $(FUZZ_DIR)/fuzz_engine_rx
@@ -24,7 +24,7 @@ FUZZ_GEN := $(FUZZ_DIR)/gen_corpus
 FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(ENGINE_SRCS) $(COMMON_SRCS))
 FUZZ_LIBS := -lisal -lxdp -lbpf -lmnl -lelf -lz -lpthread
 
-$(FUZZ_OBJ)/%.o: %.c
+$(FUZZ_OBJ)/%.o: %.c | $(BUILD_DEPS)
 	$(msg) CC-FUZZ $<
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@

@@ -35,56 +35,28 @@ static void path_to_peer(int side, struct rxdp_path *p)
 	p->udp_sport = 0xc000 + side;
 }
 
-
 static int connect_qp(struct rxdp_eqp *qp, int side, int k)
 {
-	struct ibv_qp_attr a = { 0 };
+	static const enum ibv_qp_type types[3] = { IBV_QPT_RC, IBV_QPT_UC,
+						   IBV_QPT_UD };
+	struct rxdp_qp_attr a = { 0 };
 	struct rxdp_path path;
-	int err;
 
 	path_to_peer(side, &path);
-	a.qp_state = IBV_QPS_INIT;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			    IBV_ACCESS_REMOTE_ATOMIC;
 	a.qkey = QKEY;
-	err = rxdp_engine_qp_modify(
-		qp, &a,
-		IBV_QP_STATE | (k == 2 ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS),
-		NULL);
-	if (err)
-		return err;
-	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = qpn(!side, k);
 	a.rq_psn = sq_psn(!side);
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
-	err = rxdp_engine_qp_modify(
-		qp, &a,
-		IBV_QP_STATE |
-			(k == 2 ? 0
-				: IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					  IBV_QP_RQ_PSN |
-					  (k == 0 ? IBV_QP_MAX_DEST_RD_ATOMIC |
-							    IBV_QP_MIN_RNR_TIMER
-						  : 0)),
-		k == 2 ? NULL : &path);
-	if (err)
-		return err;
-	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn(side);
 	a.timeout = 10;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
-	return rxdp_engine_qp_modify(
-		qp, &a,
-		IBV_QP_STATE | IBV_QP_SQ_PSN |
-			(k == 0 ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					  IBV_QP_RNR_RETRY |
-					  IBV_QP_MAX_QP_RD_ATOMIC
-				: 0),
-		NULL);
+	return tp_qp_connect(qp, types[k], &a, &path);
 }
 
 static int post_recv(struct rxdp_eqp *qp, struct fuzz_host *h, uint32_t off,

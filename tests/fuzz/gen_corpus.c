@@ -176,7 +176,7 @@ static int gen_engine(const char *dir)
 
 static int srv_fd = -1;
 
-/* Record each request; answer CREATE_QP with QPN 0x4000, the rest EINVAL */
+/* Record each request; answer EINVAL */
 static void *recorder(void *arg)
 {
 	static __u64 buf[RXDP_CTL_MSG_MAX / 8];
@@ -188,18 +188,13 @@ static void *recorder(void *arg)
 
 		while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
 			const struct nlmsghdr *in = (const void *)buf;
-			int ok = in->nlmsg_type == RXDP_CTL_CREATE_QP;
 			struct nlmsghdr *nlh;
 
 			keep(buf, n);
 			nlh = rxdp_ctl_msg_start(out, in->nlmsg_type,
 						 RXDP_CTL_F_REPLY,
-						 in->nlmsg_seq,
-						 ok ? 0 : -EINVAL);
-			if (ok)
-				mnl_attr_put_u32(nlh, RXDP_CTL_A_QPN, 0x4000);
-			else
-				mnl_attr_put_strz(nlh, RXDP_CTL_A_MSG, "no");
+						 in->nlmsg_seq, -EINVAL);
+			mnl_attr_put_strz(nlh, RXDP_CTL_A_MSG, "no");
 			if (rxdp_ctl_sendmsg(fd, nlh, NULL, 0))
 				break;
 		}
@@ -211,11 +206,19 @@ static void *recorder(void *arg)
 /* The QP walk of a verbs program, as the daemon would see it */
 static void walk_qp(struct rxdp_ctl *c, __u32 ifindex)
 {
+	struct rxdp_ctl_obj o = { .pd = 1,
+				  .send_cq = 1,
+				  .recv_cq = 1,
+				  .qp_type = IBV_QPT_RC,
+				  .max_send_wr = 4,
+				  .max_recv_wr = 4,
+				  .max_send_sge = 1,
+				  .max_recv_sge = 1 };
 	struct rxdp_qp_attr a;
 	struct rxdp_qp_info info;
-	__u32 qpn = 0;
+	int fd = -1;
 
-	rxdp_ctl_create_qp(c, ifindex, IBV_QPT_RC, &qpn);
+	rxdp_ctl_obj(c, RXDP_CTL_QP_CREATE, &o, NULL, &fd);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
@@ -256,7 +259,8 @@ static void walk_qp(struct rxdp_ctl *c, __u32 ifindex)
 				   IBV_QP_MAX_QP_RD_ATOMIC,
 			   &info);
 	rxdp_ctl_query_qp(c, ifindex, 0x4000, &info);
-	rxdp_ctl_destroy_qp(c, ifindex, 0x4000);
+	o.handle = 1;
+	rxdp_ctl_obj(c, RXDP_CTL_QP_DESTROY, &o, NULL, NULL);
 }
 
 /* An RDMA-CM application's requests (librdmacm's): channel 1, ids 1 and 2;

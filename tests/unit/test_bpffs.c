@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "common/pins.h"
 #include "common/bpffs.h"
 #include "rxdp/params.h"
 
@@ -69,7 +70,7 @@ static void test_map_path(void **state)
 
 	snprintf(want, sizeof(want), RXDP_BPFFS_ROOT "/net%llu/eth1/qp_ctx",
 		 netns_ino());
-	assert_int_equal(rxdp_bpffs_map_path("eth1", RXDP_MAP_QP_CTX, buf,
+	assert_int_equal(rxdp_bpffs_map_path("eth1", RXDP_PIN(qp_ctx), buf,
 					     sizeof(buf)),
 			 0);
 	assert_string_equal(buf, want);

@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "common/pins.h"
 #include "common/bpffs.h"
 #include "common/log.h"
 #include "rxdp/maps.h"
@@ -446,11 +447,11 @@ static int open_pin(const char *dir, const char *name)
 static void print_verdicts(const char *dir, int ncpu)
 {
 	__u64 *vals = calloc(ncpu, sizeof(*vals));
-	int fd = open_pin(dir, RXDP_MAP_STATS);
+	int fd = open_pin(dir, RXDP_PIN(stats));
 
 	printf("verdicts:\n");
 	if (fd < 0 || !vals) {
-		printf("  (cannot read %s/%s)\n", dir, RXDP_MAP_STATS);
+		printf("  (cannot read %s/%s)\n", dir, RXDP_PIN(stats));
 		goto out;
 	}
 	for (__u32 v = 0; v < RXDP_V_MAX; v++) {
@@ -472,14 +473,14 @@ out:
 static void print_qps(const char *dir, int ncpu)
 {
 	struct rxdp_qp_stats *st = calloc(ncpu, sizeof(*st));
-	int ctx_fd = open_pin(dir, RXDP_MAP_QP_CTX);
-	int psn_fd = open_pin(dir, RXDP_MAP_QP_PSN);
-	int st_fd = open_pin(dir, RXDP_MAP_QP_STATS);
+	int ctx_fd = open_pin(dir, RXDP_PIN(qp_ctx));
+	int psn_fd = open_pin(dir, RXDP_PIN(qp_psn));
+	int st_fd = open_pin(dir, RXDP_PIN(qp_stats));
 	__u32 key, next, n = 0;
 	__u32 *prev = NULL;
 
 	if (ctx_fd < 0 || !st) {
-		printf("qps: (cannot read %s/%s)\n", dir, RXDP_MAP_QP_CTX);
+		printf("qps: (cannot read %s/%s)\n", dir, RXDP_PIN(qp_ctx));
 		goto out;
 	}
 	/* count first, so the header line comes before the QPs */

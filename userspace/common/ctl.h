@@ -64,11 +64,11 @@ enum rxdp_ctl_type {
 	RXDP_CTL_QUERY_GID, /* IFINDEX, INDEX -> GID */
 	RXDP_CTL_QUERY_PKEY, /* IFINDEX, INDEX -> PKEY */
 	RXDP_CTL_RESOLVE, /* IFINDEX, AH -> PATH */
-	RXDP_CTL_CREATE_QP, /* IFINDEX, QP_TYPE -> QPN */
+	RXDP_CTL_CREATE_QP, /* retired: a QP is made in a context (QP_CREATE) */
 	RXDP_CTL_MODIFY_QP, /* IFINDEX, QPN, QP_ATTR, ATTR_MASK -> QP_INFO */
 	RXDP_CTL_QUERY_QP, /* IFINDEX, QPN -> QP_INFO (the caller's user's
 			      QPs; root: all) */
-	RXDP_CTL_DESTROY_QP, /* IFINDEX, QPN */
+	RXDP_CTL_DESTROY_QP, /* retired (QP_DESTROY) */
 	RXDP_CTL_CTX_OPEN, /* IFINDEX + the client's /proc/self/mem fd ->
 			      fds: doorbell eventfd, device page memfd
 			      (read-only), async event pipe */

@@ -304,24 +304,6 @@ int rxdp_ctl_resolve(struct rxdp_ctl *c, __u32 ifindex,
 	return 0;
 }
 
-int rxdp_ctl_create_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qp_type,
-		       __u32 *qpn)
-{
-	struct rxdp_ctl_msg msg;
-	int err;
-
-	req_start(c, RXDP_CTL_CREATE_QP);
-	put_u32(c, RXDP_CTL_A_IFINDEX, ifindex);
-	put_u32(c, RXDP_CTL_A_QP_TYPE, qp_type);
-	err = call(c, &msg);
-	if (err)
-		return err;
-	if (!msg.tb[RXDP_CTL_A_QPN])
-		return missing(c, "the QP number");
-	*qpn = mnl_attr_get_u32(msg.tb[RXDP_CTL_A_QPN]);
-	return 0;
-}
-
 static int qp_info_reply(struct rxdp_ctl *c, struct rxdp_ctl_msg *msg,
 			 struct rxdp_qp_info *info)
 {
@@ -366,16 +348,6 @@ int rxdp_ctl_query_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
 	if (err)
 		return err;
 	return qp_info_reply(c, &msg, info);
-}
-
-int rxdp_ctl_destroy_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn)
-{
-	struct rxdp_ctl_msg msg;
-
-	req_start(c, RXDP_CTL_DESTROY_QP);
-	put_u32(c, RXDP_CTL_A_IFINDEX, ifindex);
-	put_u32(c, RXDP_CTL_A_QPN, qpn);
-	return call(c, &msg);
 }
 
 int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex, int mem_fd,
@@ -595,6 +567,6 @@ int rxdp_ctl_get_event(struct rxdp_ctl *c, struct rxdp_ctl_event *ev)
 
 int rxdp_ctl_cm(struct rxdp_ctl *c, struct rxdp_ctl_cm *cm, int *fd)
 {
-	return struct_call(c, RXDP_CTL_CM, RXDP_CTL_A_CM, cm, sizeof(*cm), NULL, -1,
-			   fd, "the CM reply");
+	return struct_call(c, RXDP_CTL_CM, RXDP_CTL_A_CM, cm, sizeof(*cm), NULL,
+			   -1, fd, "the CM reply");
 }

@@ -136,9 +136,6 @@ struct rxdp_qp_info {
 	struct rxdp_path path; /* RC/UC after RTR: the resolved path */
 };
 
-/* QPN on success */
-int rxdp_ctl_create_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qp_type,
-		       __u32 *qpn);
 /*
  * Validate and apply one transition (IBTA 10.3, attribute masks per
  * transport). -EINVAL and nothing changed on an illegal transition or a
@@ -150,7 +147,6 @@ int rxdp_ctl_modify_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
 		       struct rxdp_qp_info *info);
 int rxdp_ctl_query_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
 		      struct rxdp_qp_info *info);
-int rxdp_ctl_destroy_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn);
 
 /* multi-buffer AF_XDP (Linux 6.6; not in Debian 12's UAPI headers) */
 #ifndef XDP_USE_SG

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <infiniband/verbs.h>
 
+#include "common/pins.h"
 #include "common/bpffs.h"
 #include "common/log.h"
 #include "daemon/rxdpd.h"
@@ -101,23 +102,23 @@ static int maps_open(const char *dir, struct rxdp_maps *m)
 
 	memset(m, 0, sizeof(*m));
 	m->qp_ctx = m->qp_psn = m->qp_stats = m->xsks = m->stats = -1;
-	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_MAP_QP_CTX);
+	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_PIN(qp_ctx));
 	if (stat(path, &st))
 		return -errno;
 	m->ino = st.st_ino;
-	if ((ret = map_get(dir, RXDP_MAP_QP_CTX)) < 0)
+	if ((ret = map_get(dir, RXDP_PIN(qp_ctx))) < 0)
 		goto err;
 	m->qp_ctx = ret;
-	if ((ret = map_get(dir, RXDP_MAP_QP_PSN)) < 0)
+	if ((ret = map_get(dir, RXDP_PIN(qp_psn))) < 0)
 		goto err;
 	m->qp_psn = ret;
-	if ((ret = map_get(dir, RXDP_MAP_QP_STATS)) < 0)
+	if ((ret = map_get(dir, RXDP_PIN(qp_stats))) < 0)
 		goto err;
 	m->qp_stats = ret;
-	if ((ret = map_get(dir, RXDP_MAP_XSKS)) < 0)
+	if ((ret = map_get(dir, RXDP_PIN(xsks))) < 0)
 		goto err;
 	m->xsks = ret;
-	if ((ret = map_get(dir, RXDP_MAP_STATS)) < 0)
+	if ((ret = map_get(dir, RXDP_PIN(stats))) < 0)
 		goto err;
 	m->stats = ret;
 
@@ -182,7 +183,7 @@ void dev_check(struct rxdp_link *l)
 		return;
 	if (rxdp_bpffs_if_dir(l->ifname, dir, sizeof(dir)))
 		return;
-	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_MAP_QP_CTX);
+	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_PIN(qp_ctx));
 	if (stat(path, &st)) {
 		if (l->dev)
 			dev_release(l);
@@ -205,6 +206,11 @@ void dev_check(struct rxdp_link *l)
 		return;
 	}
 	l->dev->qp_next = RXDP_QPN_MIN;
+	l->dev->emaps = (struct rxdp_engine_maps){
+		.qp_ctx = l->dev->maps.qp_ctx,
+		.qp_stats = l->dev->maps.qp_stats,
+		.ncpus = rxdpd.ncpus,
+	};
 	link_query_ethtool(l);
 	devnode_create(l);
 	pr_info("device rxdp_%s (ifindex %d, %u RX queues, MTU %u, port %s)\n",

@@ -207,27 +207,34 @@ static void on_cq(struct cm_ep *ep, __u32 events)
 		ring(g);
 }
 
+/* QP1 to RTS at once, as a device's GSI is (the engine writes its context) */
 static int qp_up(struct gsi *g)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
-				 .qkey = GSI_QKEY,
-				 .port_num = 1 };
+	struct rxdp_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				  .qkey = GSI_QKEY,
+				  .port_num = 1 };
+	char why[256];
 	int ret;
 
 	ret = rxdp_engine_qp_modify(g->qp, &a,
 				    IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 					    IBV_QP_PORT | IBV_QP_QKEY,
-				    NULL);
+				    NULL, 0, why, sizeof(why));
+	if (!ret) {
+		a.qp_state = IBV_QPS_RTR;
+		ret = rxdp_engine_qp_modify(g->qp, &a, IBV_QP_STATE, NULL, 0,
+					    why, sizeof(why));
+	}
+	if (!ret) {
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = 0;
+		ret = rxdp_engine_qp_modify(g->qp, &a,
+					    IBV_QP_STATE | IBV_QP_SQ_PSN, NULL,
+					    0, why, sizeof(why));
+	}
 	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_RTR;
-	ret = rxdp_engine_qp_modify(g->qp, &a, IBV_QP_STATE, NULL);
-	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	return rxdp_engine_qp_modify(g->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN,
-				     NULL);
+		pr_warn("QP1: %s\n", why);
+	return ret;
 }
 
 struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
@@ -313,9 +320,9 @@ struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
 			 strerror(errno));
 		goto err;
 	}
-	ret = qp_create_special(l, GSI_QPN, GSI_QKEY);
+	ret = qp_create_special(l, GSI_QPN);
 	if (ret) {
-		snprintf(msg, msglen, "cannot publish QP1 in qp_ctx: %s",
+		snprintf(msg, msglen, "QP1's number is taken: %s",
 			 strerror(-ret));
 		goto err;
 	}

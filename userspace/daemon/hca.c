@@ -213,8 +213,8 @@ static void user_uncharge(uid_t uid, enum hobj_kind k)
  * user cannot grow rxdpd, which every user needs, until the OOM killer
  * takes it. Root is not limited. The bytes go with the object.
  */
-static int mem_charge(struct hca_ctx *x, struct hobj *o, __u64 bytes,
-		      char *msg, size_t msglen)
+static int mem_charge(struct hca_ctx *x, struct hobj *o, __u64 bytes, char *msg,
+		      size_t msglen)
 {
 	uid_t uid = x->c->uid;
 	struct uid_use *u = use_of(uid);
@@ -428,6 +428,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	cfg.ops = &rxdp_xsk_port_ops;
 	cfg.port = hd->port;
 	cfg.psn_table = l->dev->maps.psn;
+	cfg.maps = &l->dev->emaps;
 	cfg.progress_thread = 1;
 	cfg.event_cb = on_event;
 	cfg.event_arg = hd;
@@ -697,8 +698,8 @@ static void ah_destroy(struct hobj *o)
 void hca_ctx_release(struct rxdp_client *c)
 {
 	/* windows before the regions they may be bound to */
-	static const enum hobj_kind order[] = { HO_QP, HO_SRQ, HO_CQ,
-						HO_MW, HO_MR,  HO_MEM,
+	static const enum hobj_kind order[] = { HO_QP,	    HO_SRQ, HO_CQ,
+						HO_MW,	    HO_MR,  HO_MEM,
 						HO_CHANNEL, HO_PD };
 	struct hca_ctx *x = c->ctx;
 
@@ -1322,6 +1323,7 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 	init.cap = cap;
 	init.sq_sig_all = o->sq_sig_all;
 	init.user = q;
+	init.owner_pid = (uint32_t)x->c->pid;
 	q->qp.eqp = rxdp_engine_create_qp(x->hd->e, &init);
 	if (!q->qp.eqp) {
 		err = -errno;
@@ -1360,58 +1362,27 @@ err:
 }
 
 /* The IBTA attributes the engine applies, from the daemon's view */
-void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
-		     __u32 mask)
+int hca_qp_modify(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask,
+		  const struct rxdp_path *path, __u32 port_mtu, char *msg,
+		  size_t msglen)
 {
-	struct hobj *o = qp->hqp;
-	struct ibv_qp_attr ia = { 0 };
-	const struct rxdp_path *path = NULL;
-	int ret;
+	if (!qp->hqp)
+		return -ENODEV;
+	return rxdp_engine_qp_modify(qp->hqp->qp.eqp, a, mask, path, port_mtu,
+				     msg, msglen);
+}
 
-	if (!o)
+void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
+		  struct rxdp_path *path)
+{
+	if (qp->hqp) {
+		rxdp_engine_qp_query(qp->hqp->qp.eqp, a, path);
 		return;
-	ia.qp_state = a->qp_state;
-	ia.path_mtu = a->path_mtu;
-	ia.qkey = a->qkey;
-	ia.rq_psn = a->rq_psn;
-	ia.sq_psn = a->sq_psn;
-	ia.dest_qp_num = a->dest_qp_num;
-	ia.qp_access_flags = a->qp_access_flags;
-	ia.max_rd_atomic = a->max_rd_atomic;
-	ia.max_dest_rd_atomic = a->max_dest_rd_atomic;
-	ia.min_rnr_timer = a->min_rnr_timer;
-	ia.timeout = a->timeout;
-	ia.retry_cnt = a->retry_cnt;
-	ia.rnr_retry = a->rnr_retry;
-	/* RC/UC: the headers towards the peer, resolved at RTR */
-	if (qp->qp_type != IBV_QPT_UD &&
-	    ((mask & IBV_QP_AV) ||
-	     ((mask & IBV_QP_STATE) && a->qp_state == IBV_QPS_RTR)))
-		path = &qp->path;
-	ret = rxdp_engine_qp_modify(o->qp.eqp, &ia, (int)mask, path);
-	if (ret) {
-		struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
-
-		pr_warn("QP %#x: the engine refused the transition (%s)\n",
-			qp->qpn, strerror(-ret));
-		rxdp_engine_qp_modify(o->qp.eqp, &err_attr, IBV_QP_STATE, NULL);
 	}
-}
-
-void hca_qp_path_changed(struct rxdp_qp *qp)
-{
-	struct ibv_qp_attr none = { 0 };
-
-	if (qp->hqp)
-		rxdp_engine_qp_modify(qp->hqp->qp.eqp, &none, 0, &qp->path);
-}
-
-/* The QP's state as the engine has it (it may have gone to ERR) */
-__u32 hca_qp_state(const struct rxdp_qp *qp)
-{
-	const struct hobj *o = qp->hqp;
-
-	return o ? (__u32)rxdp_engine_qp_state(o->qp.eqp) : qp->state;
+	if (a)
+		memset(a, 0, sizeof(*a));
+	if (path)
+		memset(path, 0, sizeof(*path));
 }
 
 int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,

@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * QP contexts: numbers, state transitions, and their images in the pinned
- * maps the XDP program reads.
- *
- * Consistency rules:
- * - qp_ctx is written only here, one whole element per bpf_map_update_elem()
- *   (a hash map update swaps in a new element under RCU), so the program
- *   never sees half a context.
- * - qp_psn belongs to the owning engine once the QP runs; the daemon seeds
- *   single fields through its own shared mapping with 32-bit stores and
- *   never rewrites the element, so it cannot undo the engine's updates.
- * - A transition is validated completely before anything is written; if the
- *   map write fails, the daemon's copy is restored: -errno, nothing changed.
+ * QPs as the daemon knows them: numbers, owners and quotas, the paths it
+ * resolves for them, and its requests to the engine. The engine's QP is
+ * the QP (state, attributes, PSNs, the state machine's check, its images
+ * in the maps the XDP program reads: engine/qp.c, engine/qpmap.c); the
+ * daemon's record (struct rxdp_qp) holds only what identifies it: its
+ * number, type, owner, the user it is charged to and its engine QP.
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <arpa/inet.h>
@@ -25,7 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/log.h"
-#include "daemon/qp_sm.h"
+#include "engine/qp_sm.h"
 #include "daemon/rxdpd.h"
 #include "rxdp/psn.h"
 
@@ -51,75 +45,6 @@ struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn)
 		return NULL;
 	qp = l->dev->qps[qpn & RXDP_QP_INDEX_MASK];
 	return qp && qp->qpn == qpn ? qp : NULL;
-}
-
-static struct rxdp_qp_psn *psn_slot(struct rxdp_link *l, __u32 qpn)
-{
-	return &l->dev->maps.psn[qpn & RXDP_QP_INDEX_MASK];
-}
-
-static void psn_store(__u32 *p, __u32 v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-/*
- * Whether a packet from the path's peer must also come from its MAC: where
- * the path resolved a unicast neighbour (or our own MAC, for loopback); not
- * for a multicast destination, whose MAC is derived, not a source.
- */
-bool path_mac_checked(const struct rxdp_path *p)
-{
-	static const __u8 zero[6];
-
-	return !(p->dmac[0] & 1) && memcmp(p->dmac, zero, 6);
-}
-
-static int ctx_write(struct rxdp_link *l, const struct rxdp_qp *qp)
-{
-	struct rxdp_qp_ctx ctx;
-
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.qpn = qp->qpn;
-	ctx.qp_type = qp->qp_type;
-	ctx.state = qp->state;
-	ctx.pkey = RXDP_DEFAULT_PKEY;
-	ctx.dest_qpn = qp->qp_type == IBV_QPT_UD ? 0 : qp->attr.dest_qp_num;
-	ctx.qkey = qp->qp_type == IBV_QPT_UD ? qp->attr.qkey : 0;
-	ctx.owner_slot = 0; /* rxdpd's own sockets receive every QP's */
-	ctx.owner_pid = qp->owner ? (__u32)qp->owner->pid : 0;
-	ctx.flags = qp->state == IBV_QPS_SQD ? RXDP_QPF_SQ_DRAINING : 0;
-	ctx.path_mtu = qp->attr.path_mtu ? qp->attr.path_mtu
-					 : rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
-	ctx.access_flags = qp->attr.qp_access_flags;
-	if (qp->qp_type != IBV_QPT_UD) {
-		/* the path's peer is the only source (all zero before RTR) */
-		memcpy(ctx.peer_ip, qp->path.dip, 16);
-		memcpy(ctx.local_ip, qp->path.sip, 16);
-		memcpy(ctx.peer_mac, qp->path.dmac, 6);
-		if (qp->path.ipv6)
-			ctx.flags |= RXDP_QPF_PEER_IPV6;
-		if (path_mac_checked(&qp->path))
-			ctx.flags |= RXDP_QPF_PEER_MAC;
-	}
-	if (bpf_map_update_elem(l->dev->maps.qp_ctx, &ctx.qpn, &ctx, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
-static int stats_zero(struct rxdp_link *l, __u32 qpn)
-{
-	__u32 idx = qpn & RXDP_QP_INDEX_MASK;
-	size_t sz = sizeof(struct rxdp_qp_stats) * (size_t)rxdpd.ncpus;
-	void *zero = calloc(1, sz);
-	int ret = 0;
-
-	if (!zero)
-		return -ENOMEM;
-	if (bpf_map_update_elem(l->dev->maps.qp_stats, &idx, zero, BPF_ANY))
-		ret = -errno;
-	free(zero);
-	return ret;
 }
 
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
@@ -187,7 +112,6 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	      __u32 *qpn, char *msg, size_t msglen)
 {
 	struct rxdp_dev *d = l->dev;
-	struct rxdp_qp_psn *ps;
 	struct rxdp_qp *qp;
 	int ret;
 
@@ -216,29 +140,8 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 		return ret;
 	}
 	qp->qp_type = qp_type;
-	qp->state = IBV_QPS_RESET;
 	qp->ifindex = l->ifindex;
 	qp->owner = c;
-
-	/* The PSN slot and counters first, the context (which makes the QP
-	 * visible to the XDP program) last */
-	ps = psn_slot(l, qp->qpn);
-	psn_store(&ps->epsn, 0);
-	psn_store(&ps->una_psn, 0);
-	psn_store(&ps->next_psn, 0);
-	psn_store(&ps->flags, 0);
-	psn_store(&ps->qpn, qp->qpn);
-	ret = stats_zero(l, qp->qpn);
-	if (!ret)
-		ret = ctx_write(l, qp);
-	if (ret) {
-		psn_store(&ps->qpn, 0);
-		snprintf(msg, msglen, "cannot write the QP context: %s",
-			 strerror(-ret));
-		hca_qp_uncharge(c->uid);
-		free(qp);
-		return ret;
-	}
 	d->qps[qp->qpn & RXDP_QP_INDEX_MASK] = qp;
 	d->nqps++;
 	*qpn = qp->qpn;
@@ -247,23 +150,13 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	return 0;
 }
 
+/* After its engine QP (which takes its images out of the maps) */
 int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp)
 {
 	struct rxdp_dev *d = l->dev;
 	__u32 idx = qp->qpn & RXDP_QP_INDEX_MASK;
-	struct rxdp_qp_psn *ps = psn_slot(l, qp->qpn);
 	int ret = 0;
 
-	/* the context first: the program stops steering to this QP */
-	if (bpf_map_delete_elem(d->maps.qp_ctx, &qp->qpn) && errno != ENOENT)
-		ret = -errno;
-	if (ps->qpn == qp->qpn) {
-		psn_store(&ps->qpn, 0);
-		psn_store(&ps->epsn, 0);
-		psn_store(&ps->una_psn, 0);
-		psn_store(&ps->next_psn, 0);
-		psn_store(&ps->flags, 0);
-	}
 	d->qps[idx] = NULL;
 	d->qp_gen[idx]++;
 	d->nqps--;
@@ -423,103 +316,18 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 	return 0;
 }
 
-static int check_values(struct rxdp_link *l, const struct rxdp_qp *qp,
-			const struct rxdp_qp_attr *a, __u32 mask, char *msg,
-			size_t msglen)
-{
-	if ((mask & IBV_QP_PORT) && a->port_num != 1) {
-		snprintf(msg, msglen, "port_num %u: rxdp devices have port 1",
-			 a->port_num);
-		return -EINVAL;
-	}
-	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index >= RXDP_PKEY_TBL_LEN) {
-		snprintf(msg, msglen,
-			 "pkey_index %u: the P_Key table has one entry",
-			 a->pkey_index);
-		return -EINVAL;
-	}
-	if ((mask & IBV_QP_PATH_MTU) &&
-	    (a->path_mtu < IBV_MTU_256 ||
-	     a->path_mtu > rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap))) {
-		snprintf(msg, msglen,
-			 "path_mtu %u exceeds the port's active MTU %u "
-			 "(interface MTU %u)",
-			 a->path_mtu, rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap),
-			 l->mtu);
-		return -EINVAL;
-	}
-	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31) {
-		snprintf(msg, msglen, "timeout %u: at most 31", a->timeout);
-		return -EINVAL;
-	}
-	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7) {
-		snprintf(msg, msglen, "retry_cnt %u: at most 7", a->retry_cnt);
-		return -EINVAL;
-	}
-	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7) {
-		snprintf(msg, msglen, "rnr_retry %u: at most 7", a->rnr_retry);
-		return -EINVAL;
-	}
-	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31) {
-		snprintf(msg, msglen, "min_rnr_timer %u: at most 31",
-			 a->min_rnr_timer);
-		return -EINVAL;
-	}
-	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > QPN_MAX) {
-		snprintf(msg, msglen, "dest_qp_num %#x is not a 24-bit QPN",
-			 a->dest_qp_num);
-		return -EINVAL;
-	}
-	(void)qp;
-	return 0;
-}
-
-static void apply(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask)
-{
-	struct rxdp_qp_attr *t = &qp->attr;
-
-	if (mask & IBV_QP_ACCESS_FLAGS)
-		t->qp_access_flags = a->qp_access_flags;
-	if (mask & IBV_QP_PKEY_INDEX)
-		t->pkey_index = a->pkey_index;
-	if (mask & IBV_QP_PORT)
-		t->port_num = a->port_num;
-	if (mask & IBV_QP_QKEY)
-		t->qkey = a->qkey;
-	if (mask & IBV_QP_AV)
-		t->ah = a->ah;
-	if (mask & IBV_QP_PATH_MTU)
-		t->path_mtu = a->path_mtu;
-	if (mask & IBV_QP_TIMEOUT)
-		t->timeout = a->timeout;
-	if (mask & IBV_QP_RETRY_CNT)
-		t->retry_cnt = a->retry_cnt;
-	if (mask & IBV_QP_RNR_RETRY)
-		t->rnr_retry = a->rnr_retry;
-	if (mask & IBV_QP_RQ_PSN)
-		t->rq_psn = a->rq_psn & (ROCE_PSN_MOD - 1);
-	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		t->max_rd_atomic = a->max_rd_atomic;
-	if (mask & IBV_QP_MIN_RNR_TIMER)
-		t->min_rnr_timer = a->min_rnr_timer;
-	if (mask & IBV_QP_SQ_PSN)
-		t->sq_psn = a->sq_psn & (ROCE_PSN_MOD - 1);
-	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-		t->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	if (mask & IBV_QP_DEST_QPN)
-		t->dest_qp_num = a->dest_qp_num;
-	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
-		t->en_sqd_async_notify = a->en_sqd_async_notify;
-}
-
+/*
+ * ibv_modify_qp, as its owner asks it: the address vector of an RC/UC QP
+ * resolved into a path first (if the neighbour is not known yet, nothing
+ * has changed and the request is run again when it is: -EINPROGRESS), then
+ * the engine checks the transition whole and applies it.
+ */
 int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	      const struct rxdp_qp_attr *attr, __u32 mask, long *deadline,
 	      char *msg, size_t msglen)
 {
-	struct rxdp_qp_sm_result res;
-	struct rxdp_path path;
-	struct rxdp_qp *qp, saved;
-	bool new_path = false;
+	struct rxdp_path path, *pp = NULL;
+	struct rxdp_qp *qp;
 	int ret;
 
 	qp = qp_lookup(l, qpn);
@@ -532,83 +340,29 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 			 qp->owner ? (int)qp->owner->pid : 0);
 		return -EPERM;
 	}
-	ret = rxdp_qp_sm_check(qp->qp_type, qp->state, mask, attr->qp_state,
-			       attr->cur_qp_state, &res);
-	if (ret) {
-		char m1[256] = "", m2[256] = "";
-
-		rxdp_qp_mask_str(res.missing, m1, sizeof(m1));
-		rxdp_qp_mask_str(res.extra, m2, sizeof(m2));
-		snprintf(msg, msglen, "%s QP %#x %s -> %s: %s%s%s%s%s",
-			 rxdp_qp_type_name(qp->qp_type), qpn,
-			 rxdp_qp_state_name(qp->state),
-			 rxdp_qp_state_name(res.next_state), res.why,
-			 m1[0] ? "; missing " : "", m1,
-			 m2[0] ? "; not allowed " : "", m2);
-		return -EINVAL;
+	if (!qp->hqp) {
+		snprintf(msg, msglen, "QP %#x has no data path", qpn);
+		return -ENODEV;
 	}
-	ret = check_values(l, qp, attr, mask, msg, msglen);
-	if (ret)
-		return ret;
-
-	/* RC/UC: the address vector becomes a resolved path; if the
-	 * neighbour is not known yet, nothing has changed and the request is
-	 * run again when it is (-EINPROGRESS) */
 	if ((mask & IBV_QP_AV) && qp->qp_type != IBV_QPT_UD) {
-		__u32 rqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num
-						      : qp->attr.dest_qp_num;
+		struct rxdp_qp_attr now;
+		__u32 rqpn;
 
+		hca_qp_query(qp, &now, NULL);
+		rqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num
+						: now.dest_qp_num;
 		ret = path_resolve(l, &attr->ah, qpn, rqpn, &path, deadline,
 				   msg, msglen);
 		if (ret)
 			return ret;
-		new_path = true;
+		pp = &path;
 	}
-
-	saved = *qp;
-	apply(qp, attr, mask);
-	if (new_path) {
-		qp->path = path;
-		qp->udp_sport = path.udp_sport;
-	}
-	qp->state = res.next_state;
-	if (qp->state == IBV_QPS_RESET && saved.state != IBV_QPS_RESET) {
-		/* IBTA 10.3.1: Reset returns the QP to its state at creation */
-		memset(&qp->attr, 0, sizeof(qp->attr));
-		memset(&qp->path, 0, sizeof(qp->path));
-	}
-	qp->attr.qp_state = qp->state;
-	qp->attr.cur_qp_state = qp->state;
-	qp->attr.sq_draining = qp->state == IBV_QPS_SQD;
-	ret = ctx_write(l, qp);
-	if (ret) {
-		*qp = saved;
-		snprintf(msg, msglen, "cannot write the QP context: %s",
-			 strerror(-ret));
-		return ret;
-	}
-
-	/* Seed the sequence state the engine then owns */
-	{
-		struct rxdp_qp_psn *ps = psn_slot(l, qpn);
-
-		if (qp->state == IBV_QPS_RESET) {
-			psn_store(&ps->epsn, 0);
-			psn_store(&ps->una_psn, 0);
-			psn_store(&ps->next_psn, 0);
-			psn_store(&ps->flags, 0);
-		}
-		if (mask & IBV_QP_RQ_PSN)
-			psn_store(&ps->epsn, qp->attr.rq_psn);
-		if (mask & IBV_QP_SQ_PSN) {
-			psn_store(&ps->una_psn, qp->attr.sq_psn);
-			psn_store(&ps->next_psn, qp->attr.sq_psn);
-		}
-	}
-	pr_debug("rxdp_%s: QP %#x %s -> %s (mask %#x)\n", l->ifname, qpn,
-		 rxdp_qp_state_name(saved.state), rxdp_qp_state_name(qp->state),
-		 mask);
-	return 0;
+	ret = hca_qp_modify(qp, attr, mask, pp,
+			    rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap), msg, msglen);
+	if (!ret)
+		pr_debug("rxdp_%s: QP %#x modified (mask %#x)\n", l->ifname,
+			 qpn, mask);
+	return ret;
 }
 
 void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
@@ -621,24 +375,25 @@ void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
 		return;
 	for (i = 0; i < RXDP_MAX_QP; i++) {
 		struct rxdp_qp *qp = l->dev->qps[i];
+		struct rxdp_qp_attr a;
+		struct rxdp_path path;
 		const __u8 *dip;
 
-		if (!qp || qp->qp_type == IBV_QPT_UD ||
-		    (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS &&
-		     qp->state != IBV_QPS_SQD))
+		if (!qp || !qp->hqp || qp->qp_type == IBV_QPT_UD)
 			continue;
-		if (qp->path.ipv6 != (family == AF_INET6))
+		hca_qp_query(qp, &a, &path);
+		if (a.qp_state != IBV_QPS_RTR && a.qp_state != IBV_QPS_RTS &&
+		    a.qp_state != IBV_QPS_SQD)
 			continue;
-		dip = qp->path.ipv6 ? qp->path.dip : qp->path.dip + 12;
+		if (path.ipv6 != (family == AF_INET6))
+			continue;
+		dip = path.ipv6 ? path.dip : path.dip + 12;
 		if (memcmp(dip, ip, family == AF_INET6 ? 16 : 4) ||
-		    !memcmp(qp->path.dmac, mac, 6))
+		    !memcmp(path.dmac, mac, 6))
 			continue;
-		memcpy(qp->path.dmac, mac, 6);
 		/* the peer's packets now come from that MAC */
-		if (ctx_write(l, qp))
-			pr_warn("rxdp_%s: QP %#x: cannot rewrite its context\n",
-				l->ifname, qp->qpn);
-		hca_qp_path_changed(qp);
+		memcpy(path.dmac, mac, 6);
+		hca_qp_modify(qp, &a, 0, &path, 0, NULL, 0);
 		n++;
 	}
 	if (n)
@@ -653,11 +408,7 @@ void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out)
 	out->qpn = qp->qpn;
 	out->qp_type = qp->qp_type;
 	out->owner_pid = qp->owner ? (__u32)qp->owner->pid : 0;
-	out->attr = qp->attr;
-	/* the engine may have taken it to ERR on its own */
-	out->attr.qp_state = hca_qp_state(qp);
-	out->attr.cur_qp_state = out->attr.qp_state;
-	out->path = qp->path;
+	hca_qp_query(qp, &out->attr, &out->path);
 }
 
 /*
@@ -669,18 +420,11 @@ void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out)
 void qp_clean_all(struct rxdp_link *l)
 {
 	struct rxdp_dev *d = l->dev;
-	__u32 key, i, n = 0;
+	__u32 i, n;
 
 	if (getrandom(d->qp_gen, sizeof(d->qp_gen), GRND_NONBLOCK) < 0)
 		memset(d->qp_gen, 0, sizeof(d->qp_gen));
-	while (!bpf_map_get_next_key(d->maps.qp_ctx, NULL, &key)) {
-		if (bpf_map_delete_elem(d->maps.qp_ctx, &key))
-			break;
-		n++;
-	}
-	for (i = 0; i < RXDP_MAX_QP; i++)
-		if (d->maps.psn[i].qpn)
-			memset(&d->maps.psn[i], 0, sizeof(d->maps.psn[i]));
+	n = rxdp_engine_maps_clean(&d->emaps, d->maps.psn);
 	for (i = 0; i < RXDP_XSK_SLOTS; i++)
 		bpf_map_delete_elem(d->maps.xsks, &i);
 	if (n)
@@ -690,17 +434,15 @@ void qp_clean_all(struct rxdp_link *l)
 
 /*
  * A QP of the device itself (QP1, the GSI: IBTA 3.5.8, 13.4.6), at its
- * fixed number: a UD QP in RTS from the start, with its Q_Key, in the maps
- * like any other so that the XDP program steers its packets to rxdpd. It
- * has no owner and no per-user charge; qpn_alloc() never hands out its
- * index while it lives.
+ * fixed number: its number is held here (qpn_alloc() never hands out its
+ * index while it lives); the engine QP rxdpd makes for it (gsi.c) is in the
+ * maps like any other, so the XDP program steers its packets to rxdpd. It
+ * has no owner and no per-user charge.
  */
-int qp_create_special(struct rxdp_link *l, __u32 qpn, __u32 qkey)
+int qp_create_special(struct rxdp_link *l, __u32 qpn)
 {
 	struct rxdp_dev *d = l->dev;
-	struct rxdp_qp_psn *ps;
 	struct rxdp_qp *qp;
-	int ret;
 
 	if (d->qps[qpn & RXDP_QP_INDEX_MASK])
 		return -EEXIST;
@@ -709,21 +451,7 @@ int qp_create_special(struct rxdp_link *l, __u32 qpn, __u32 qkey)
 		return -ENOMEM;
 	qp->qpn = qpn;
 	qp->qp_type = IBV_QPT_UD;
-	qp->state = IBV_QPS_RTS;
 	qp->ifindex = l->ifindex;
-	qp->attr.qp_state = IBV_QPS_RTS;
-	qp->attr.qkey = qkey;
-	qp->attr.port_num = 1;
-	ps = psn_slot(l, qpn);
-	psn_store(&ps->qpn, qpn);
-	ret = stats_zero(l, qpn);
-	if (!ret)
-		ret = ctx_write(l, qp);
-	if (ret) {
-		psn_store(&ps->qpn, 0);
-		free(qp);
-		return ret;
-	}
 	d->qps[qpn & RXDP_QP_INDEX_MASK] = qp;
 	d->nqps++;
 	return 0;

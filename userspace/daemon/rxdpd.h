@@ -16,6 +16,7 @@
 #include "common/ctl.h"
 #include "daemon/mtu.h"
 #include "common/ctl_client.h"
+#include "engine/engine.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
 
@@ -59,17 +60,17 @@ struct rxdp_neigh {
 	unsigned int mark;
 };
 
+/*
+ * A QP as the daemon knows it: what identifies it, whose it is, and its
+ * engine QP, which is the QP (state, attributes, path: engine/qp.c)
+ */
 struct rxdp_qp {
 	__u32 qpn;
 	uid_t uid; /* charged to this user */
 	__u32 qp_type; /* enum ibv_qp_type */
-	__u32 state; /* enum ibv_qp_state */
 	int ifindex;
 	struct rxdp_client *owner;
-	struct rxdp_qp_attr attr; /* what has been set */
-	struct rxdp_path path; /* RC/UC: resolved at RTR */
-	__u16 udp_sport;
-	struct hobj *hqp; /* the engine's QP (NULL: control plane only) */
+	struct hobj *hqp; /* its objects in hca.c (NULL: QP1, or being made) */
 };
 
 /* The pinned maps of a device, opened from its pin directory */
@@ -86,6 +87,7 @@ struct rxdp_maps {
 
 struct rxdp_dev {
 	struct rxdp_maps maps;
+	struct rxdp_engine_maps emaps; /* the fds the engine writes through */
 	struct rxdp_qp *qps[RXDP_MAX_QP]; /* by QPN & RXDP_QP_INDEX_MASK */
 	__u16 qp_gen[RXDP_MAX_QP];
 	__u32 qp_next; /* where the QPN allocator looks first */
@@ -166,9 +168,8 @@ extern struct rxdpd rxdpd;
  * share kept for root); any other until max - max / 8 (a share kept for
  * users who hold none) and per_user.
  */
-static inline bool rxdpd_slot_ok(uid_t uid, unsigned int mine,
-				 unsigned int all, unsigned int max,
-				 unsigned int per_user)
+static inline bool rxdpd_slot_ok(uid_t uid, unsigned int mine, unsigned int all,
+				 unsigned int max, unsigned int per_user)
 {
 	if (!uid)
 		return all < max;
@@ -225,11 +226,9 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 void qp_clean_all(struct rxdp_link *l);
 /* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
 void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
-/* The device's own QPs (QP1): no owner, in RTS from the start */
-int qp_create_special(struct rxdp_link *l, __u32 qpn, __u32 qkey);
+/* The device's own QPs (QP1): their numbers held, no owner */
+int qp_create_special(struct rxdp_link *l, __u32 qpn);
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn);
-/* Whether packets along this path are checked for the peer's MAC too */
-bool path_mac_checked(const struct rxdp_path *p);
 
 /* hca.c: the data path */
 int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
@@ -240,11 +239,16 @@ void hca_ctx_release(struct rxdp_client *c);
 int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
 	    char *msg, size_t msglen);
-void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
-		     __u32 mask);
-/* The QP's path changed in place (a neighbour's new MAC): tell the engine */
-void hca_qp_path_changed(struct rxdp_qp *qp);
-__u32 hca_qp_state(const struct rxdp_qp *qp);
+/*
+ * The engine's modify and query of the QP (engine.h): path is the resolved
+ * addressing of an RC/UC address vector (mask 0: a new path alone);
+ * port_mtu the port's active path MTU
+ */
+int hca_qp_modify(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask,
+		  const struct rxdp_path *path, __u32 port_mtu, char *msg,
+		  size_t msglen);
+void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
+		  struct rxdp_path *path);
 /* Per-user QP limit (-EDQUOT past it; root is not limited) */
 int hca_qp_charge(uid_t uid, char *msg, size_t msglen);
 void hca_qp_uncharge(uid_t uid);

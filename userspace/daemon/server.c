@@ -179,30 +179,15 @@ void server_accept(void)
 
 /*
  * Everything the client owned goes: its verbs context (every object, in
- * the engine and in the maps) and any QP it made without one.
+ * the engine and in the maps) and its CM state.
  */
 void client_release(struct rxdp_client *c)
 {
-	struct rxdp_link *l;
-	int nq = 0;
-
 	if (c->dead)
 		return;
 	c->dead = true;
 	cm_client_release(c);
 	hca_ctx_release(c);
-	for (l = rxdpd.links; l; l = l->next) {
-		__u32 i;
-
-		if (!l->dev)
-			continue;
-		for (i = 0; i < RXDP_MAX_QP; i++) {
-			if (l->dev->qps[i] && l->dev->qps[i]->owner == c) {
-				qp_destroy(l, l->dev->qps[i]);
-				nq++;
-			}
-		}
-	}
 	if (c->fd >= 0) {
 		ep_del(c->fd);
 		close(c->fd);
@@ -210,10 +195,7 @@ void client_release(struct rxdp_client *c)
 	}
 	free(c->pend);
 	c->pend = NULL;
-	if (nq)
-		pr_info("pid %d gone: %d QP(s) released\n", (int)c->pid, nq);
-	else
-		pr_debug("client pid %d disconnected\n", (int)c->pid);
+	pr_debug("client pid %d disconnected\n", (int)c->pid);
 }
 
 void clients_idle(long now)
@@ -406,27 +388,6 @@ static int do_resolve(struct req *r)
 	return 0;
 }
 
-static int do_create_qp(struct req *r)
-{
-	struct rxdp_link *l;
-	__u32 qpn;
-	int err;
-
-	l = get_dev(r, &err);
-	if (!l)
-		return err;
-	if ((err = need(r, RXDP_CTL_A_QP_TYPE, "the QP type")))
-		return err;
-	if ((err = need_allowed(r)))
-		return err;
-	err = qp_create(l, r->c, get_u32(r, RXDP_CTL_A_QP_TYPE), &qpn, r->msg,
-			sizeof(r->msg));
-	if (err)
-		return err;
-	mnl_attr_put_u32(r->rep, RXDP_CTL_A_QPN, qpn);
-	return 0;
-}
-
 static int put_qp_info(struct req *r, int ifindex, __u32 qpn)
 {
 	struct rxdp_link *l = link_by_index(ifindex);
@@ -464,9 +425,6 @@ static int do_modify_qp(struct req *r)
 			r->deadline, r->msg, sizeof(r->msg));
 	if (err)
 		return err;
-	/* the engine applies what the state machine allowed */
-	hca_qp_modified(qp_lookup(link_by_index(ifindex), qpn), &attr,
-			get_u32(r, RXDP_CTL_A_ATTR_MASK));
 	/* l may be stale after a neighbour wait: look up again */
 	return put_qp_info(r, ifindex, qpn);
 }
@@ -482,39 +440,6 @@ static int do_query_qp(struct req *r)
 	if ((err = need(r, RXDP_CTL_A_QPN, "the QP number")))
 		return err;
 	return put_qp_info(r, l->ifindex, get_u32(r, RXDP_CTL_A_QPN));
-}
-
-static int do_destroy_qp(struct req *r)
-{
-	struct rxdp_link *l;
-	struct rxdp_qp *qp;
-	__u32 qpn;
-	int err;
-
-	l = get_dev(r, &err);
-	if (!l)
-		return err;
-	if ((err = need(r, RXDP_CTL_A_QPN, "the QP number")))
-		return err;
-	qpn = get_u32(r, RXDP_CTL_A_QPN);
-	qp = qp_lookup(l, qpn);
-	if (!qp || !qp_visible(r->c, qp)) {
-		snprintf(r->msg, sizeof(r->msg), "no QP %#x on rxdp_%s", qpn,
-			 l->ifname);
-		return -ENOENT;
-	}
-	if (qp->owner != r->c) {
-		snprintf(r->msg, sizeof(r->msg), "QP %#x belongs to pid %d",
-			 qpn, qp->owner ? (int)qp->owner->pid : 0);
-		return -EPERM;
-	}
-	if (qp->hqp) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "QP %#x has a data path: destroy it with QP_DESTROY",
-			 qpn);
-		return -EINVAL;
-	}
-	return qp_destroy(l, qp);
 }
 
 static int do_ctx_open(struct req *r)
@@ -729,10 +654,8 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_QUERY_GID] = do_query_gid,
 	[RXDP_CTL_QUERY_PKEY] = do_query_pkey,
 	[RXDP_CTL_RESOLVE] = do_resolve,
-	[RXDP_CTL_CREATE_QP] = do_create_qp,
 	[RXDP_CTL_MODIFY_QP] = do_modify_qp,
 	[RXDP_CTL_QUERY_QP] = do_query_qp,
-	[RXDP_CTL_DESTROY_QP] = do_destroy_qp,
 	[RXDP_CTL_CTX_OPEN] = do_ctx_open,
 	[RXDP_CTL_LIST_QPS] = do_list_qps,
 	[RXDP_CTL_QUERY_STATS] = do_query_stats,

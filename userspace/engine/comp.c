@@ -342,7 +342,7 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 	uint32_t una = psn_add(psn, 1);
 	bool read_lost = false;
 
-	if (!psn_in_window(psn, qp->una, qp->next_psn))
+	if (!rxdp_resp_psn_ok(psn, qp->una, qp->next_psn))
 		return; /* acknowledges nothing new */
 	for (; i != prod; i++) {
 		struct swqe *w = &qp->sq[i & (qp->sq_size - 1)];
@@ -368,7 +368,7 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 	}
 	if (psn_after(una, qp->una)) {
 		qp->una = una;
-		rc_psn_store(&qp->psn->una_psn, una);
+		qpmap_una(qp);
 		req_progress(qp);
 	}
 	if (read_lost)
@@ -427,7 +427,7 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 	w->resp_off += pi->paylen;
 	w->resp_psn = psn_add(psn, 1);
 	qp->una = w->resp_psn;
-	rc_psn_store(&qp->psn->una_psn, qp->una);
+	qpmap_una(qp);
 	if (last) {
 		w->done = true;
 		qp->rd_outstanding--;
@@ -466,7 +466,7 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 	w->resp_psn = psn_add(psn, 1);
 	qp->rd_outstanding--;
 	qp->una = w->resp_psn;
-	rc_psn_store(&qp->psn->una_psn, qp->una);
+	qpmap_una(qp);
 	req_progress(qp);
 	req_retire(qp);
 }

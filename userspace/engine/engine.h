@@ -124,6 +124,11 @@ struct rxdp_engine_config {
 	 * engine keeps epsn/una_psn/next_psn of its own QPs current there.
 	 */
 	struct rxdp_qp_psn *psn_table;
+	/*
+	 * The device's other pinned maps, or NULL (tests): the engine writes
+	 * each QP's context and zeroes its counters (qpmap.c)
+	 */
+	const struct rxdp_engine_maps *maps;
 	int progress_thread; /* 1: start the per-engine progress thread */
 	/*
 	 * Async events, from whichever thread notices them: IBV_EVENT_QP_FATAL
@@ -166,6 +171,20 @@ struct rxdp_engine_config {
 	uint64_t (*clock)(void *arg);
 	void *clock_arg;
 };
+
+/* The maps an engine writes its QPs' images in (include/rxdp/maps.h) */
+struct rxdp_engine_maps {
+	int qp_ctx; /* fd of the qp_ctx hash */
+	int qp_stats; /* fd of the qp_stats per-CPU array */
+	int ncpus; /* possible CPUs (per-CPU values) */
+};
+
+/*
+ * What a previous user of the maps left (contexts, PSN slots): removed,
+ * before an engine starts on them. How many contexts.
+ */
+unsigned int rxdp_engine_maps_clean(const struct rxdp_engine_maps *maps,
+				    struct rxdp_qp_psn *psn);
 
 struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
 /* Stops the progress thread; every QP/CQ/MR must be destroyed first. */
@@ -317,7 +336,8 @@ int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
  * thread drives the engine. Arming: the ring's armed word.
  */
 struct rxdp_engine *rxdp_engine_cq_ring(struct rxdp_ecq *cq,
-				       struct rxdp_hca_cq **sh, uint32_t *size);
+					struct rxdp_hca_cq **sh,
+					uint32_t *size);
 /* true once a completion was lost (the CQ overflowed) */
 bool rxdp_engine_cq_overflow(struct rxdp_ecq *cq);
 void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
@@ -345,6 +365,7 @@ struct rxdp_eqp_init {
 	struct ibv_qp_cap cap; /* updated to what was granted */
 	int sq_sig_all;
 	void *user; /* handed to event_cb */
+	uint32_t owner_pid; /* shown in its context (qp_ctx) */
 };
 
 struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
@@ -358,16 +379,29 @@ int rxdp_engine_qp_caps(struct ibv_qp_cap *cap);
 size_t rxdp_engine_qp_bytes(const struct ibv_qp_cap *cap);
 size_t rxdp_engine_srq_bytes(const struct ibv_srq_attr *attr);
 /*
- * Apply a transition the daemon has already validated. attr/mask as
- * ibv_modify_qp (the engine uses STATE, PATH_MTU, DEST_QPN, RQ_PSN, SQ_PSN,
- * QKEY, ACCESS_FLAGS, TIMEOUT, RETRY_CNT, RNR_RETRY, MIN_RNR_TIMER,
- * MAX_QP_RD_ATOMIC, MAX_DEST_RD_ATOMIC; the path MTU is capped to what the
- * port's frames carry, 2048 on 4096-byte UMEM frames); path: the resolved
- * addressing (required when an RC/UC QP moves to RTR, else may be NULL). To ERR: every outstanding WR completes with
- * IBV_WC_WR_FLUSH_ERR. To RESET: the queues are emptied, no completions.
+ * ibv_modify_qp: attr/mask as the verbs call has them (struct rxdp_qp_attr,
+ * enum ibv_qp_attr_mask), checked whole before anything changes: the IBTA
+ * state machine (qp_sm.c: legal transitions, required and allowed
+ * attributes; no IBV_QP_STATE: an attribute-only modify) and the values
+ * (port 1, P_Key index 0, path MTU at most port_mtu, an enum ibv_mtu, the
+ * counters' ranges, a 24-bit QPN). path: RC/UC, the resolved addressing of
+ * attr->ah, required with IBV_QP_AV (else NULL); with mask 0, a new path
+ * alone (the neighbour's MAC changed). The path MTU the engine uses is
+ * capped to what the port's frames carry. To ERR: every outstanding WR
+ * completes with IBV_WC_WR_FLUSH_ERR. To RESET: the queues are emptied, no
+ * completions, and the QP is as it was made. The QP's context in the maps
+ * follows. 0, or -EINVAL with why (a sentence naming what is wrong).
  */
-int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
-			  int mask, const struct rxdp_path *path);
+int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
+			  uint32_t mask, const struct rxdp_path *path,
+			  uint32_t port_mtu, char *why, size_t whylen);
+/*
+ * Everything set so far, as ibv_query_qp gives it (the state as the engine
+ * has it: the transport may have taken the QP to ERR), and the resolved
+ * path; either may be NULL
+ */
+void rxdp_engine_qp_query(struct rxdp_eqp *qp, struct rxdp_qp_attr *attr,
+			  struct rxdp_path *path);
 enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);
 uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
 int rxdp_engine_destroy_qp(struct rxdp_eqp *qp);
@@ -424,7 +458,6 @@ int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
 			   int mask);
 int rxdp_engine_query_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr);
 int rxdp_engine_destroy_srq(struct rxdp_esrq *srq); /* -EBUSY while used */
-
 
 /* --- AF_XDP port (xsk.c) ---------------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include "engine/pkt.h"
 #include "rxdp/params.h"
 #include "rxdp/psn.h"
+#include "rxdp/rules.h"
 
 #define ENG_MAX_SGE 32
 #define ENG_MAX_INLINE 512
@@ -295,6 +296,11 @@ struct rxdp_eqp {
 	uint8_t max_dest_rd_atomic;
 	unsigned int access; /* remote access granted */
 	struct pkt_path path;
+	/* what has been set (ibv_query_qp), the path as resolved (qpmap.c) */
+	struct rxdp_qp_attr attr;
+	struct rxdp_path rpath;
+	uint32_t port_mtu; /* the port's path MTU at the last modify */
+	uint32_t owner_pid;
 	struct rxdp_qp_psn *psn; /* the XDP program's view of this QP */
 	struct rxdp_qp_psn psn_local; /* when the engine has no psn table */
 
@@ -520,7 +526,6 @@ void eng_qp_set_state(struct rxdp_eqp *qp, int state);
  * The RC transport: rc.c (shared parts and dispatch), req.c (requester),
  * comp.c (completer), resp.c (responder); engine lock held throughout.
  */
-void rc_psn_store(__u32 *p, uint32_t v);
 bool rc_is_rd_atomic(enum ibv_wr_opcode op);
 uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp);
 /* One packet along pp (d->dqpn set) / to the connected peer: 0 or -errno */
@@ -584,13 +589,19 @@ int rc_tx(struct rxdp_eqp *qp, int budget); /* packets sent */
 int rc_timers(struct rxdp_eqp *qp);
 int rc_flush(struct rxdp_eqp *qp);
 uint64_t rc_deadline(struct rxdp_eqp *qp);
-void rc_psn_sync(struct rxdp_eqp *qp);
+/* qpmap.c: the QP's images in the maps the XDP program reads */
+void qpmap_una(struct rxdp_eqp *qp);
+void qpmap_next(struct rxdp_eqp *qp);
+void qpmap_psn_sync(struct rxdp_eqp *qp);
+void qpmap_seed_epsn(struct rxdp_eqp *qp);
+int qpmap_ctx(struct rxdp_eqp *qp);
+int qpmap_create(struct rxdp_eqp *qp);
+void qpmap_destroy(struct rxdp_eqp *qp);
 /* rc.c: the batched path of the owner's memory */
 void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
 		 const struct rxdp_hca_cqd *d);
 void rc_mem_resume(struct rxdp_eqp *qp);
 void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
 		   uint32_t wqe);
-void rc_psn_seed_epsn(struct rxdp_eqp *qp);
 
 #endif /* RXDP_ENGINE_INT_H */

@@ -6,10 +6,13 @@
  * reaches the transport through drain.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ctl.h"
 #include "engine/engine_int.h"
+#include "engine/qp_sm.h"
 
 /* --- queue pairs --------------------------------------------------------- */
 
@@ -36,8 +39,8 @@ static int qp_rings_own(struct rxdp_eqp *qp, const struct ibv_qp_cap *c)
 
 	rxdp_hca_qp_layout(c->max_send_wr, qp->sq_stride, c->max_recv_wr,
 			   qp->rq_stride, &lay);
-	qp->own_rings = aligned_alloc(RXDP_HCA_LINE,
-				      rxdp_hca_align((__u32)lay.bytes));
+	qp->own_rings =
+		aligned_alloc(RXDP_HCA_LINE, rxdp_hca_align((__u32)lay.bytes));
 	if (!qp->own_rings)
 		return -ENOMEM;
 	memset(qp->own_rings, 0, lay.bytes);
@@ -103,8 +106,8 @@ size_t rxdp_engine_qp_bytes(const struct ibv_qp_cap *c)
 size_t rxdp_engine_srq_bytes(const struct ibv_srq_attr *a)
 {
 	return sizeof(struct rxdp_esrq) +
-	       (size_t)a->max_wr *
-		       (sizeof(struct rwqe) + a->max_sge * sizeof(struct ibv_sge));
+	       (size_t)a->max_wr * (sizeof(struct rwqe) +
+				    a->max_sge * sizeof(struct ibv_sge));
 }
 
 struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
@@ -132,8 +135,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 		return NULL;
 	qp->e = e;
 	qp->pd = pd;
-	qp->sq_stride = rxdp_hca_swqe_stride(c->max_send_sge,
-					     c->max_inline_data);
+	qp->sq_stride =
+		rxdp_hca_swqe_stride(c->max_send_sge, c->max_inline_data);
 	qp->rq_stride = rxdp_hca_rwqe_stride(c->max_recv_sge);
 	if (init->sh) {
 		qp->sh = init->sh;
@@ -150,6 +153,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->rcq = init->recv_cq;
 	qp->srq = init->srq;
 	qp->user = init->user;
+	qp->owner_pid = init->owner_pid;
+	qp->port_mtu = IBV_MTU_1024;
 	qp->sq_sig_all = !!init->sq_sig_all;
 	qp->sq_size = c->max_send_wr;
 	qp->rq_size = c->max_recv_wr;
@@ -196,6 +201,12 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 			  ? &e->cfg.psn_table[qp->qpn & RXDP_QP_INDEX_MASK]
 			  : &qp->psn_local;
 	rc_qp_reset(qp);
+	if (qpmap_create(qp)) {
+		eng_unlock(e);
+		qp_free(qp);
+		errno = EIO;
+		return NULL;
+	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = qp;
 	qp->next = e->qps;
 	e->qps = qp;
@@ -221,6 +232,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 		}
 	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
+	qpmap_destroy(qp);
 	/* where the next pass would have started */
 	if (e->drain_next == qp)
 		e->drain_next = qp->next;
@@ -265,78 +277,249 @@ static void qp_share_reset(struct rxdp_eqp *qp)
 	atomic_store(&qp->sh->rq.prod, 0);
 }
 
-int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
-			  int mask, const struct rxdp_path *path)
+/*
+ * The values a modify carries, as an HCA with one port and one P_Key has
+ * them (the state machine, qp_sm.c, says which may come at all)
+ */
+static int qp_values_check(const struct rxdp_qp_attr *a, uint32_t mask,
+			   uint32_t port_mtu, char *why, size_t len)
+{
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		snprintf(why, len, "port_num %u: rxdp devices have port 1",
+			 a->port_num);
+	else if ((mask & IBV_QP_PKEY_INDEX) &&
+		 a->pkey_index >= RXDP_PKEY_TBL_LEN)
+		snprintf(why, len,
+			 "pkey_index %u: the P_Key table has one entry",
+			 a->pkey_index);
+	else if ((mask & IBV_QP_PATH_MTU) &&
+		 (a->path_mtu < IBV_MTU_256 || a->path_mtu > port_mtu))
+		snprintf(why, len,
+			 "path_mtu %u exceeds the port's active MTU %u",
+			 a->path_mtu, port_mtu);
+	else if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		snprintf(why, len, "timeout %u: at most 31", a->timeout);
+	else if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		snprintf(why, len, "retry_cnt %u: at most 7", a->retry_cnt);
+	else if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		snprintf(why, len, "rnr_retry %u: at most 7", a->rnr_retry);
+	else if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		snprintf(why, len, "min_rnr_timer %u: at most 31",
+			 a->min_rnr_timer);
+	else if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ROCE_QPN_MASK)
+		snprintf(why, len, "dest_qp_num %#x is not a 24-bit QPN",
+			 a->dest_qp_num);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* What the mask sets, into the record of what has been set */
+static void qp_attr_apply(struct rxdp_qp_attr *t, const struct rxdp_qp_attr *a,
+			  uint32_t mask)
+{
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		t->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_PKEY_INDEX)
+		t->pkey_index = a->pkey_index;
+	if (mask & IBV_QP_PORT)
+		t->port_num = a->port_num;
+	if (mask & IBV_QP_QKEY)
+		t->qkey = a->qkey;
+	if (mask & IBV_QP_AV)
+		t->ah = a->ah;
+	if (mask & IBV_QP_PATH_MTU)
+		t->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_TIMEOUT)
+		t->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		t->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		t->rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_RQ_PSN)
+		t->rq_psn = a->rq_psn & ROCE_PSN_MASK;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		t->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		t->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_SQ_PSN)
+		t->sq_psn = a->sq_psn & ROCE_PSN_MASK;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		t->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_DEST_QPN)
+		t->dest_qp_num = a->dest_qp_num;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		t->en_sqd_async_notify = a->en_sqd_async_notify;
+}
+
+/* The transport's own fields, from the attributes the mask sets */
+static void qp_transport_apply(struct rxdp_eqp *qp,
+			       const struct rxdp_qp_attr *a, uint32_t mask)
 {
 	struct rxdp_engine *e = qp->e;
-	int state = atomic_load(&qp->state);
-	int ns = (mask & IBV_QP_STATE) ? (int)attr->qp_state : state;
 
-	/* connected QPs learn their peer's address on RTR (UD: per WR) */
-	if (ns == IBV_QPS_RTR && state != IBV_QPS_RTR && !path &&
-	    qp->type != IBV_QPT_UD)
-		return -EINVAL;
-	eng_lock(e);
-	if (ns == IBV_QPS_RESET) {
-		eng_qp_set_state(qp, IBV_QPS_RESET);
-		rc_qp_reset(qp);
-		qp_share_reset(qp);
-		eng_qp_publish(qp);
-		eng_unlock(e);
-		return 0;
-	}
-	if (path)
-		pkt_path_init(&qp->path, path);
 	if (mask & IBV_QP_PATH_MTU) {
-		qp->mtu = mtu_bytes(attr->path_mtu);
+		qp->mtu = mtu_bytes(a->path_mtu);
 		if (qp->mtu > e->max_mtu)
 			qp->mtu = e->max_mtu;
 	}
 	if (mask & IBV_QP_QKEY)
-		qp->qkey = attr->qkey;
+		qp->qkey = a->qkey;
 	if (mask & IBV_QP_DEST_QPN)
-		qp->dest_qpn = attr->dest_qp_num & ROCE_QPN_MASK;
+		qp->dest_qpn = a->dest_qp_num & ROCE_QPN_MASK;
 	if (mask & IBV_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags & ENG_ACCESS_KNOWN;
+		qp->access = a->qp_access_flags & ENG_ACCESS_KNOWN;
 	if (mask & IBV_QP_TIMEOUT)
-		qp->timeout = attr->timeout > 31 ? 31 : attr->timeout;
+		qp->timeout = a->timeout;
 	if (mask & IBV_QP_RETRY_CNT)
-		qp->retry_cnt = attr->retry_cnt & 7;
+		qp->retry_cnt = a->retry_cnt;
 	if (mask & IBV_QP_RNR_RETRY)
-		qp->rnr_retry = attr->rnr_retry & 7;
+		qp->rnr_retry = a->rnr_retry;
 	if (mask & IBV_QP_MIN_RNR_TIMER)
-		qp->min_rnr_timer = attr->min_rnr_timer & 0x1f;
-	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) {
-		qp->max_rd_atomic = attr->max_rd_atomic;
-		if (qp->max_rd_atomic > ENG_MAX_RD_ATOMIC)
-			qp->max_rd_atomic = ENG_MAX_RD_ATOMIC;
-	}
-	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
-		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
-		if (qp->max_dest_rd_atomic > ENG_MAX_RD_ATOMIC)
-			qp->max_dest_rd_atomic = ENG_MAX_RD_ATOMIC;
-	}
+		qp->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = a->max_rd_atomic > ENG_MAX_RD_ATOMIC
+					    ? ENG_MAX_RD_ATOMIC
+					    : a->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = a->max_dest_rd_atomic >
+							 ENG_MAX_RD_ATOMIC
+						 ? ENG_MAX_RD_ATOMIC
+						 : a->max_dest_rd_atomic;
 	if (mask & IBV_QP_RQ_PSN) {
-		qp->epsn = attr->rq_psn & ROCE_PSN_MASK;
+		qp->epsn = a->rq_psn & ROCE_PSN_MASK;
 		qp->nak_sent = false;
-		rc_psn_seed_epsn(qp);
+		qpmap_seed_epsn(qp);
 	}
 	if (mask & IBV_QP_SQ_PSN) {
-		uint32_t psn = attr->sq_psn & ROCE_PSN_MASK;
+		uint32_t psn = a->sq_psn & ROCE_PSN_MASK;
 
 		qp->send_psn = qp->next_psn = qp->una = qp->tx_hw =
 			qp->flushed_psn = psn;
 	}
 	qp->retry_left = qp->retry_cnt;
 	qp->rnr_left = qp->rnr_retry;
-	if (ns == IBV_QPS_ERR && state != IBV_QPS_ERR)
-		rc_qp_to_err(qp, false);
-	else
-		eng_qp_set_state(qp, ns);
-	rc_psn_sync(qp);
+}
+
+/* IBTA 10.3.1: RESET returns the QP to its state at creation */
+static void qp_to_reset(struct rxdp_eqp *qp)
+{
+	eng_qp_set_state(qp, IBV_QPS_RESET);
+	rc_qp_reset(qp);
+	qp_share_reset(qp);
+	memset(&qp->attr, 0, sizeof(qp->attr));
+	memset(&qp->rpath, 0, sizeof(qp->rpath));
+	memset(&qp->path, 0, sizeof(qp->path));
+	qp->pkey = ROCE_DEFAULT_PKEY;
+	qp->mtu = 1024;
+	qp->timeout = 14;
+	qp->retry_cnt = 7;
+	qp->rnr_retry = 7;
+	qp->max_rd_atomic = 1;
+	qp->max_dest_rd_atomic = 1;
+	qp->dest_qpn = qp->qkey = qp->access = 0;
+	qp->min_rnr_timer = 0;
+}
+
+int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
+			  uint32_t mask, const struct rxdp_path *path,
+			  uint32_t port_mtu, char *why, size_t whylen)
+{
+	struct rxdp_engine *e = qp->e;
+	struct rxdp_qp_sm_result res;
+	char none[8];
+	int state, err;
+
+	if (!why || !whylen) {
+		why = none;
+		whylen = sizeof(none);
+	}
+	why[0] = '\0';
+	eng_lock(e);
+	state = atomic_load(&qp->state);
+	if (!mask) {
+		/* a new path alone: the neighbour's MAC changed */
+		if (path && qp->type != IBV_QPT_UD &&
+		    (state == IBV_QPS_RTR || state == IBV_QPS_RTS ||
+		     state == IBV_QPS_SQD)) {
+			qp->rpath = *path;
+			pkt_path_init(&qp->path, path);
+			qpmap_ctx(qp);
+		}
+		eng_unlock(e);
+		return 0;
+	}
+	err = rxdp_qp_sm_check(qp->type, (uint32_t)state, mask, attr->qp_state,
+			       attr->cur_qp_state, &res);
+	if (err) {
+		char m1[256] = "", m2[256] = "";
+
+		rxdp_qp_mask_str(res.missing, m1, sizeof(m1));
+		rxdp_qp_mask_str(res.extra, m2, sizeof(m2));
+		snprintf(why, whylen, "%s QP %#x %s -> %s: %s%s%s%s%s",
+			 rxdp_qp_type_name(qp->type), qp->qpn,
+			 rxdp_qp_state_name((uint32_t)state),
+			 rxdp_qp_state_name(res.next_state), res.why,
+			 m1[0] ? "; missing " : "", m1,
+			 m2[0] ? "; not allowed " : "", m2);
+		eng_unlock(e);
+		return -EINVAL;
+	}
+	err = qp_values_check(attr, mask, port_mtu ? port_mtu : IBV_MTU_4096,
+			      why, whylen);
+	if (!err && (mask & IBV_QP_AV) && qp->type != IBV_QPT_UD && !path) {
+		snprintf(why, whylen, "an address vector without its path");
+		err = -EINVAL;
+	}
+	if (err) {
+		eng_unlock(e);
+		return err;
+	}
+	if (port_mtu)
+		qp->port_mtu = port_mtu;
+	if (res.next_state == IBV_QPS_RESET) {
+		if (state != IBV_QPS_RESET)
+			qp_to_reset(qp);
+	} else {
+		qp_attr_apply(&qp->attr, attr, mask);
+		if ((mask & IBV_QP_AV) && path) {
+			qp->rpath = *path;
+			pkt_path_init(&qp->path, path);
+		}
+		qp_transport_apply(qp, attr, mask);
+		if (res.next_state == IBV_QPS_ERR && state != IBV_QPS_ERR)
+			rc_qp_to_err(qp, false);
+		else
+			eng_qp_set_state(qp, (int)res.next_state);
+	}
+	qp->attr.qp_state = qp->attr.cur_qp_state = res.next_state;
+	qp->attr.sq_draining = res.next_state == IBV_QPS_SQD;
+	err = qpmap_ctx(qp);
+	qpmap_psn_sync(qp);
 	eng_qp_publish(qp);
 	eng_unlock(e);
-	return 0;
+	if (err)
+		snprintf(why, whylen, "cannot write the QP context: %s",
+			 strerror(-err));
+	return err;
+}
+
+void rxdp_engine_qp_query(struct rxdp_eqp *qp, struct rxdp_qp_attr *attr,
+			  struct rxdp_path *path)
+{
+	struct rxdp_engine *e = qp->e;
+
+	eng_lock(e);
+	if (attr) {
+		*attr = qp->attr;
+		/* the transport may have taken it to ERR on its own */
+		attr->qp_state = attr->cur_qp_state =
+			(uint32_t)atomic_load(&qp->state);
+		attr->sq_draining = attr->qp_state == IBV_QPS_SQD;
+	}
+	if (path)
+		*path = qp->rpath;
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* --- shared receive queues ------------------------------------------------- */
@@ -371,8 +554,8 @@ struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
 	if (!sh) { /* rings of its own, posted to the same way (tests) */
 		size_t off = sizeof(*sh);
 
-		srq->own_ring = calloc(1, off + (size_t)attr->max_wr *
-						       srq->stride);
+		srq->own_ring =
+			calloc(1, off + (size_t)attr->max_wr * srq->stride);
 		if (!srq->own_ring) {
 			free(srq);
 			errno = ENOMEM;

@@ -25,23 +25,6 @@
 
 /* --- small helpers --------------------------------------------------------- */
 
-void rc_psn_store(__u32 *p, uint32_t v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-/*
- * Publish the requester's window to the XDP program. The responder's epsn is
- * not published here: the XDP program advances its own copy as in-order
- * requests pass (it sees them before the engine does), so the engine only
- * seeds it when the QP gets its rq_psn (rc_psn_seed_epsn).
- */
-void rc_psn_sync(struct rxdp_eqp *qp)
-{
-	rc_psn_store(&qp->psn->una_psn, qp->una);
-	rc_psn_store(&qp->psn->next_psn, qp->next_psn);
-}
-
 uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp)
 {
 	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout; 0 means infinite */
@@ -537,6 +520,9 @@ int rc_flush(struct rxdp_eqp *qp)
 void rc_qp_to_err(struct rxdp_eqp *qp, bool event)
 {
 	eng_qp_set_state(qp, IBV_QPS_ERR);
+	qp->attr.qp_state = qp->attr.cur_qp_state = IBV_QPS_ERR;
+	/* the XDP program drops what still comes for it */
+	qpmap_ctx(qp);
 	qp->timer_at = qp->tlp_at = 0;
 	qp->rnr_at = 0;
 	qp->rjob_tail = qp->rjob_head;
@@ -581,15 +567,8 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	qp->rcqe_head = qp->rcqe_tail = 0;
 	qp->mem_wait = false;
 	eng_mem_qp_gone(qp);
-	rc_psn_sync(qp);
-	rc_psn_seed_epsn(qp);
-}
-
-void rc_psn_seed_epsn(struct rxdp_eqp *qp)
-{
-	rc_psn_store(&qp->psn->epsn, qp->epsn);
-	__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_NAK_SENT,
-			   __ATOMIC_RELEASE);
+	qpmap_psn_sync(qp);
+	qpmap_seed_epsn(qp);
 }
 
 uint64_t rc_deadline(struct rxdp_eqp *qp)
@@ -617,15 +596,13 @@ uint64_t rc_deadline(struct rxdp_eqp *qp)
  */
 static bool rc_source_ok(const struct rxdp_eqp *qp, const struct pkt_info *pi)
 {
-	const struct pkt_path *pp = &qp->path;
-	uint32_t off = pp->ipv6 ? 0 : 12;
+	const struct rxdp_path *rp = &qp->rpath;
+	uint32_t off = pi->ipv6 ? 0 : 12;
 
-	if (pi->ipv6 != pp->ipv6 ||
-	    memcmp(pi->sip + off, pp->dip + off, 16 - off) ||
-	    memcmp(pi->dip + off, pp->sip + off, 16 - off))
-		return false;
-	/* l2 starts with the destination MAC (multicast: not a source) */
-	return (pp->l2[0] & 1) || !memcmp(pi->smac, pp->l2, 6);
+	return rxdp_source_ip_ok(pi->ipv6, rp->ipv6, pi->sip + off,
+				 pi->dip + off, rp->dip, rp->sip) &&
+	       (!rxdp_peer_mac_checked(rp->dmac) ||
+		rxdp_source_mac_ok(pi->smac, rp->dmac));
 }
 
 void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)

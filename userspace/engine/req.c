@@ -192,7 +192,7 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 				break;
 			}
 			/* the XDP program drops responses beyond next_psn */
-			rc_psn_store(&qp->psn->next_psn, qp->next_psn);
+			qpmap_next(qp);
 		}
 		if (w->done) { /* a read answered in full before a rewind */
 			qp->send_psn = psn_add(w->first_psn, w->npkts);

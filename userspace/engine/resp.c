@@ -194,7 +194,7 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 
 static uint32_t read_npkts(struct rxdp_eqp *qp, uint32_t len)
 {
-	return len ? (len + qp->mtu - 1) / qp->mtu : 1;
+	return rxdp_read_npkts(len, (uint32_t)__builtin_ctz(qp->mtu));
 }
 
 /*
@@ -284,7 +284,8 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return -1;
 	}
 	err = eng_mem_atomic(qp, psn, addr, pi->opcode == ROCE_RC_COMPARE_SWAP,
-			     atomiceth_compare(a), atomiceth_swap_add(a), &orig);
+			     atomiceth_compare(a), atomiceth_swap_add(a),
+			     &orig);
 	if (err == -EAGAIN)
 		return 1;
 	if (err) {
@@ -388,7 +389,7 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	bool scatter;
 	int nsg;
 
-	if (deth_qkey(pi->deth) != qp->qkey || !rc_rq_take(qp)) {
+	if (!rxdp_qkey_ok(deth_qkey(pi->deth), qp->qkey) || !rc_rq_take(qp)) {
 		e->stats.rx_drop_ud++;
 		return;
 	}
@@ -446,8 +447,7 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 	int32_t d;
 	int r;
 
-	if (state != IBV_QPS_RTR && state != IBV_QPS_RTS &&
-	    state != IBV_QPS_SQD && state != IBV_QPS_SQE) {
+	if (!rxdp_state_takes_packets(state)) {
 		e->stats.rx_drop_state++;
 		return;
 	}

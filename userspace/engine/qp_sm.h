@@ -6,8 +6,8 @@
  * permits. Masks are enum ibv_qp_attr_mask values; states enum ibv_qp_state;
  * transports enum ibv_qp_type. Pure functions: no I/O, no state.
  */
-#ifndef RXDP_DAEMON_QP_SM_H
-#define RXDP_DAEMON_QP_SM_H
+#ifndef RXDP_ENGINE_QP_SM_H
+#define RXDP_ENGINE_QP_SM_H
 
 #include <linux/types.h>
 
@@ -37,4 +37,4 @@ const char *rxdp_qp_type_name(__u32 type);
 /* Write the names of the bits of mask, "|"-separated, into buf. */
 void rxdp_qp_mask_str(__u32 mask, char *buf, unsigned int len);
 
-#endif /* RXDP_DAEMON_QP_SM_H */
+#endif /* RXDP_ENGINE_QP_SM_H */

@@ -13,7 +13,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "daemon/qp_sm.h"
+#include "engine/qp_sm.h"
 
 enum {
 	T_RC,
