@@ -155,6 +155,12 @@ class Bench:
             self.ratio("CPU per GiB, ib_write_bw 64 KiB, MTU %d / TCP's best"
                        % m, self.get("rxdp ib_write_bw", m, 65536, "cpu"),
                        tcp_cpu[0], tcp_cpu[1], "<=", 1)
+            f = self.config(m, "rxdp_frame", 0)
+            self.ratio("CPU per GiB, ib_write_bw 64 KiB, MTU %d / raw AF_XDP "
+                       "stream, same MTU" % m,
+                       self.get("rxdp ib_write_bw", m, 65536, "cpu"),
+                       self.get("raw afxdp stream", m, f, "cpu"),
+                       "raw AF_XDP stream, MTU %d" % m, "<=", 1.3)
         clean = self.get("loss rxdp ib_write_bw 64K", 1500, 0, "bw")
         for ppm, bound in ((1000, 0.8), (10000, 0.5)):
             v = self.get("loss rxdp ib_write_bw 64K", 1500, ppm, "bw")
@@ -208,23 +214,29 @@ def latency_table(b):
 
 
 def bandwidth_table(b):
-    lines = ["| 64 KiB messages | MTU | Gbit/s | CPU s/GiB |",
-             "|---|---:|---:|---:|"]
+    lines = ["| 64 KiB messages | MTU | Gbit/s | CPU s/GiB | payload "
+             "syscalls per message |",
+             "|---|---:|---:|---:|---:|"]
     for m in b.mtus:
         f = b.config(m, "rxdp_frame", 0)
         lines.append("| raw AF_XDP stream (%d-byte frames; as RDMA payload: %s "
-                     "Gbit/s) | %d | %s | %s |" % (
+                     "Gbit/s) | %d | %s | %s | |" % (
                          f, fmt(b.raw_goodput(m)), m,
                          fmt(b.get("raw afxdp stream", m, f, "bw")),
                          fmt(b.get("raw afxdp stream", m, f, "cpu"))))
     for label, name in (("TCP iperf3 -l 64K, one stream", "tcp iperf3"),
                         ("rxdp ib_write_bw", "rxdp ib_write_bw"),
                         ("rxdp ib_send_bw", "rxdp ib_send_bw"),
-                        ("rxdp ib_read_bw", "rxdp ib_read_bw")):
+                        ("rxdp ib_read_bw", "rxdp ib_read_bw"),
+                        ("rxdp ib_write_bw, memory not shared with rxdpd "
+                         "(the batched path)", "rxdp batched ib_write_bw")):
         for m in b.mtus:
-            lines.append("| %s | %d | %s | %s |" % (
+            if b.get(name, m, 65536, "bw") is None:
+                continue
+            lines.append("| %s | %d | %s | %s | %s |" % (
                 label, m, fmt(b.get(name, m, 65536, "bw")),
-                fmt(b.get(name, m, 65536, "cpu"))))
+                fmt(b.get(name, m, 65536, "cpu")),
+                fmt(b.get(name, m, 65536, "syscalls"))))
     return lines
 
 

@@ -201,12 +201,21 @@ daemon_cpu() {
 	awk -v t="$t" -v hz="$hz" 'BEGIN {print t / hz}'
 }
 
+# The system calls both rxdpds made to move payload to or from a client's
+# memory (memory the client did not share with rxdpd: the batched path)
+payload_syscalls() {
+	echo $(($(rxdp_counter "$NS_A" payload_syscalls) + \
+		$(rxdp_counter "$NS_B" payload_syscalls)))
+}
+
 # perftest TOOL ARGS...: server in A, client in B; the client's result
 # lines on stdout; the CPU seconds (user + system) both used, and both
-# rxdpd's (which run the transport), in $tmp/cpu
+# rxdpd's (which run the transport), in $tmp/cpu; the payload system calls
+# in $tmp/sys
 perftest() {
-	local d0
+	local d0 s0
 	d0=$(daemon_cpu)
+	s0=$(payload_syscalls)
 	{ time verbs "$NS_A" "$@" -d "$devA" -x "$gid" -F >"$tmp/srv" 2>&1; } \
 		2>"$tmp/srv.time" &
 	local srv=$!
@@ -222,6 +231,7 @@ perftest() {
 	[ $rc = 0 ] || { echo "  $* failed" >&2; tail -n 5 "$tmp/cli" >&2; return 1; }
 	{ cat "$tmp/srv.time" "$tmp/cli.time"; echo "$(daemon_cpu) -$d0"; } |
 		awk '{c += $1 + $2} END {print c}' >"$tmp/cpu"
+	echo $(($(payload_syscalls) - s0)) >"$tmp/sys"
 	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print}' "$tmp/cli"
 }
 
@@ -233,6 +243,9 @@ bw_sample() {
 	sample "$name" "$size" bw Gbit/s "$avg"
 	sample "$name" "$size" rate Mpps "$rate"
 	sample "$name" "$size" cpu s/GiB "$(per_gib "$(cat "$tmp/cpu")" "$bytes")"
+	sample "$name" "$size" syscalls per_msg \
+		"$(awk -v c="$(cat "$tmp/sys")" -v n=$((bytes / size)) \
+			'BEGIN {if (n > 0) print c / n}')"
 }
 
 bench_rxdp() {
@@ -268,6 +281,10 @@ bench_rxdp() {
 					bw_sample "rxdp $t" $((s * n))
 			done
 		done
+		# the batched path: memory the library does not share with rxdpd
+		s=65536 n=$((300 * 1048576 / 65536))
+		RXDP_SHARE_MEM=0 perftest ib_write_bw -s $s -n $n --report_gbits \
+			>"$tmp/res" && bw_sample "rxdp batched ib_write_bw" $((s * n))
 		# message rate: 64-byte writes, several QPs' worth of work in flight
 		perftest ib_write_bw -s 64 -n 200000 -t 256 >"$tmp/res" &&
 			read -r size _ _ _ rate <"$tmp/res" &&
