@@ -206,6 +206,16 @@ expect_error "not root (attach)" nsa setpriv --reuid=65534 --regid=65534 \
 	--clear-groups "$LOADER" attach "$BR"
 expect_error "not root (detach)" nsa setpriv --reuid=65534 --regid=65534 \
 	--clear-groups "$LOADER" detach "$IF"
+# uid 0 without capabilities (a container's root): the loader cannot see
+# which program is attached, and must neither take the live attachment for a
+# stale one (removing its pins, which took rxdpd's device away) nor say
+# anything but that it lacks a right
+nocaps() { nsa setpriv --inh-caps=-all --bounding-set=-all "$@"; }
+expect_error "no capabilities (attach)" nocaps "$LOADER" attach "$IF"
+expect_error "no capabilities (detach)" nocaps "$LOADER" detach "$IF"
+expect_error "no capabilities (status)" nocaps "$LOADER" status "$IF"
+err=$(nocaps "$LOADER" attach "$IF" 2>&1)
+grep -q 'CAP_SYS_ADMIN' <<<"$err" || fail "no capabilities: the error names no capability: $err"
 
 step "skb mode where native is refused"
 out=$(nsa "$LOADER" attach "$BR" --mode skb) || fail "skb attach on $BR: $out"

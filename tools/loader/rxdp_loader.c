@@ -22,11 +22,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
 #include "common/bpffs.h"
+#include "common/caps.h"
 #include "common/log.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
@@ -316,6 +319,13 @@ static int cmd_attach(const char *ifname, int ifindex,
 	if (ret > 0) {
 		fail("%s: rxdp is already attached (%s mode)", ifname,
 		     mode_name(cur));
+		return 1;
+	}
+	if (ret < 0) {
+		/* not knowing is not "not attached": the pins below may be a
+		 * live attachment's, which rxdpd serves */
+		fail("%s: cannot tell whether rxdp is attached: %s", ifname,
+		     strerror(-ret));
 		return 1;
 	}
 	if (dir_exists(dir)) {
@@ -640,9 +650,11 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	static const int need_caps[] = { CAP_SYS_ADMIN, CAP_NET_ADMIN };
 	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
 	const char *cmd, *ifname = NULL;
-	int opt, verbose = 0, ifindex = 0, nargs;
+	int opt, verbose = 0, ifindex = 0, nargs, missing;
+	char caps[64];
 	bool mode_set = false;
 
 	rxdp_log_set_prefix("rxdp-loader");
@@ -711,8 +723,17 @@ int main(int argc, char **argv)
 	rxdp_log_libbpf_init();
 	libxdp_set_print(libxdp_print);
 
-	if (geteuid() != 0) {
-		fail("%s needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)", cmd);
+	/* Every command asks the kernel which program holds an interface,
+	 * and only CAP_SYS_ADMIN may turn a program id into a program;
+	 * attaching and detaching need CAP_NET_ADMIN too. uid 0 alone (a
+	 * container's root) is not enough. */
+	missing = rxdp_caps_missing(need_caps, strcmp(cmd, "status") ? 2 : 1,
+				    caps, sizeof(caps));
+	if (missing) {
+		fail("%s needs root's %s (this process lacks %s)", cmd,
+		     strcmp(cmd, "status") ? "CAP_SYS_ADMIN and CAP_NET_ADMIN"
+					   : "CAP_SYS_ADMIN",
+		     caps);
 		return 1;
 	}
 	if (ifname) {
