@@ -13,7 +13,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "common/ctl_client.h"
 #include "common/ctl_cm.h"
 #include "common/hw_counters.h"
+#include "common/opts.h"
 #include "rxdp/maps.h"
 
 #define MAX_DEVS 64
@@ -541,11 +541,58 @@ static void json_all(const struct snapshot *s, unsigned int what)
 
 /* --- main ------------------------------------------------------------- */
 
-static void usage(FILE *f)
+static const struct rxdp_opt ctl_opts[] = {
+	{ "socket", 's', "PATH",
+	  "rxdpd's control socket (default: $RXDP_SOCKET, else\n"
+	  "the abstract @" RXDP_CTL_ABSTRACT_NAME ")" },
+	{ "json", 'j', NULL, "one JSON object, for monitoring" },
+	{},
+};
+
+struct ctl_cfg {
+	const char *path;
+	bool json;
+};
+
+static int ctl_set(int key, const char *arg, void *ctx)
 {
-	fprintf(f, "usage: rxdp-ctl [--socket PATH] [--json] "
-		   "[devices|gids|qps|cm|stats|counters|all]\n");
+	struct ctl_cfg *cfg = ctx;
+
+	switch (key) {
+	case 's':
+		cfg->path = arg;
+		return 0;
+	case 'j':
+		cfg->json = true;
+		return 0;
+	}
+	return -1;
 }
+
+static const struct rxdp_cmdline ctl_cmdline = {
+	.prog = "rxdp-ctl",
+	.usage = "[--socket PATH] [--json] [WHAT]",
+	.doc = "Show what rxdpd, the daemon of this network namespace, "
+	       "knows. WHAT is one of:\n"
+	       "  devices   the verbs devices (rxdp_IFNAME), their port "
+	       "state, MTU, GUID\n"
+	       "  gids      each device's GID table\n"
+	       "  qps       the QPs: owner pid, state, PSNs, receive "
+	       "counters\n"
+	       "  cm        the connection manager's ids\n"
+	       "  stats     the XDP program's verdicts per device\n"
+	       "  counters  the transport's counters per device and per QP "
+	       "(Soft-RoCE's\n"
+	       "            hw_counters names)\n"
+	       "  all       all of the above (the default)\n"
+	       "A user sees the QPs and CM ids of its own uid; root sees "
+	       "all.\n",
+	.opts = ctl_opts,
+	.footer = "Exit status: 0 done, 1 failed (rxdpd not reached, or a "
+		  "request refused), 2 bad\n"
+		  "usage. See rxdp-ctl(8).\n",
+	.set = ctl_set,
+};
 
 static unsigned int parse_what(const char *w)
 {
@@ -567,41 +614,31 @@ static unsigned int parse_what(const char *w)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	static struct snapshot s;
-	const char *path = NULL;
+	struct ctl_cfg cfg = { 0 };
 	unsigned int what = W_ALL;
 	struct rxdp_ctl *c;
-	int opt, ret, json = 0;
+	int first, ret;
 
-	while ((opt = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			path = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
+	first = rxdp_opts_parse(&ctl_cmdline, argc, argv, &cfg);
+	if (first < 0)
+		return 2;
+	if (first < argc) {
+		what = parse_what(argv[first]);
+		if (!what) {
+			fprintf(stderr,
+				"rxdp-ctl: unknown '%s' (devices, gids, qps, "
+				"cm, stats, counters or all; see --help)\n",
+				argv[first]);
 			return 2;
 		}
+		first++;
 	}
-	if (optind < argc)
-		what = parse_what(argv[optind++]);
-	if (optind != argc || !what) {
-		usage(stderr);
+	if (first != argc) {
+		fprintf(stderr, "rxdp-ctl: one WHAT at most (see --help)\n");
 		return 2;
 	}
-	c = rxdp_ctl_connect(path);
+	c = rxdp_ctl_connect(cfg.path);
 	if (!c) {
 		fprintf(stderr,
 			"rxdp-ctl: cannot reach rxdpd (%s): is it running in "
@@ -613,7 +650,7 @@ int main(int argc, char **argv)
 	rxdp_ctl_close(c);
 	if (ret)
 		return 1;
-	if (json) {
+	if (cfg.json) {
 		json_all(&s, what);
 		return 0;
 	}

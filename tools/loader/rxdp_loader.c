@@ -12,7 +12,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdbool.h>
@@ -31,6 +30,7 @@
 #include "common/bpffs.h"
 #include "common/caps.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
 #include "rxdp_xdp.skel.h"
@@ -42,34 +42,72 @@ enum {
 };
 
 /* The single line a failed command prints, then a non-zero exit */
-#define fail(fmt, ...)                                                    \
-	do {                                                              \
-		fprintf(stderr, "rxdp-loader: " fmt "\n", ##__VA_ARGS__); \
-	} while (0)
+#define fail(fmt, ...) pr_err(fmt "\n", ##__VA_ARGS__)
 
-static void usage(FILE *f)
+static const struct rxdp_opt loader_opts[] = {
+	{ "mode", 'm', "MODE",
+	  "attach mode, native or skb (default: native if the\n"
+	  "driver has it, else skb)" },
+	{ "verbose", 'v', NULL, "say more (twice: libbpf and libxdp too)" },
+	{},
+};
+
+struct loader_cfg {
+	enum xdp_attach_mode mode;
+	bool mode_set;
+	int verbose;
+};
+
+static int loader_set(int key, const char *arg, void *ctx)
 {
-	fprintf(f,
-		"Usage: rxdp-loader [-v] attach IFNAME [--mode native|skb]\n"
-		"       rxdp-loader [-v] detach IFNAME\n"
-		"       rxdp-loader [-v] status [IFNAME]\n"
-		"\n"
-		"  attach   attach rxdp's XDP program (through libxdp) and pin "
-		"its maps\n"
-		"           under %s/net<netns inode>/IFNAME/\n"
-		"  detach   detach it and remove the pins\n"
-		"  status   attach mode, pin path, verdict counters and QPs of "
-		"IFNAME,\n"
-		"           or of every interface of this network namespace\n"
-		"\n"
-		"  -m, --mode native|skb  attach mode (default: native if the "
-		"driver\n"
-		"                         has it, else skb)\n"
-		"  -v, --verbose          say more (twice: libbpf and libxdp "
-		"too)\n"
-		"  -h, --help             this text\n",
-		RXDP_BPFFS_ROOT);
+	struct loader_cfg *cfg = ctx;
+
+	switch (key) {
+	case 'm':
+		if (!strcmp(arg, "native")) {
+			cfg->mode = XDP_MODE_NATIVE;
+		} else if (!strcmp(arg, "skb")) {
+			cfg->mode = XDP_MODE_SKB;
+		} else {
+			fail("unknown mode '%s' (native or skb)", arg);
+			return -1;
+		}
+		cfg->mode_set = true;
+		return 0;
+	case 'v':
+		cfg->verbose++;
+		return 0;
+	}
+	return -1;
 }
+
+static const struct rxdp_cmdline loader_cmdline = {
+	.prog = "rxdp-loader",
+	.usage = "[-v] attach IFNAME [--mode native|skb]\n"
+		 "[-v] detach IFNAME\n"
+		 "[-v] status [IFNAME]",
+	.doc = "Attach rxdp's XDP program to a network interface, so that "
+	       "rxdpd serves it\n"
+	       "as the verbs device rxdp_IFNAME; detach it; show what it "
+	       "counted.\n"
+	       "\n"
+	       "Commands:\n"
+	       "  attach   attach the XDP program (through libxdp, beside "
+	       "other XDP\n"
+	       "           programs where the kernel allows) and pin its maps "
+	       "under\n"
+	       "           " RXDP_BPFFS_ROOT "/net<netns inode>/IFNAME/\n"
+	       "  detach   detach it and remove the pins\n"
+	       "  status   attach mode, pin path, verdict counters and QPs of "
+	       "IFNAME,\n"
+	       "           or of every interface of this network namespace\n",
+	.opts = loader_opts,
+	.footer = "Needs CAP_SYS_ADMIN (and CAP_NET_ADMIN to attach or "
+		  "detach). Exit status: 0\n"
+		  "done, 1 failed (one line on stderr says why), 2 bad usage. "
+		  "See rxdp-loader(8).\n",
+	.set = loader_set,
+};
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt,
 			va_list ap)
@@ -419,9 +457,8 @@ static int cmd_detach(const char *ifname, int ifindex)
 	if (!found) {
 		if (dir_exists(dir)) {
 			remove_pins(dir);
-			fprintf(stderr,
-				"rxdp-loader: %s: rxdp was not attached; "
-				"removed stale pins in %s\n",
+			pr_warn("%s: rxdp was not attached; removed stale "
+				"pins in %s\n",
 				ifname, dir);
 			return 0;
 		}
@@ -644,58 +681,24 @@ static int cmd_status(const char *ifname, int ifindex)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	static const int need_caps[] = { CAP_SYS_ADMIN, CAP_NET_ADMIN };
-	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	struct loader_cfg cfg = { .mode = XDP_MODE_UNSPEC };
 	const char *cmd, *ifname = NULL;
-	int opt, verbose = 0, ifindex = 0, nargs, missing;
+	int first, ifindex = 0, nargs, missing;
 	char caps[64];
-	bool mode_set = false;
 
 	rxdp_log_set_prefix("rxdp-loader");
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":m:vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			if (!strcmp(optarg, "native")) {
-				mode = XDP_MODE_NATIVE;
-			} else if (!strcmp(optarg, "skb")) {
-				mode = XDP_MODE_SKB;
-			} else {
-				fail("unknown mode '%s' (native or skb)",
-				     optarg);
-				return EXIT_USAGE;
-			}
-			mode_set = true;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			fail("%s needs a value (see --help)", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			fail("unknown option '%s' (see --help)",
-			     argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	nargs = argc - optind;
+	first = rxdp_opts_parse(&loader_cmdline, argc, argv, &cfg);
+	if (first < 0)
+		return EXIT_USAGE;
+	nargs = argc - first;
 	if (nargs < 1) {
 		fail("no command given (attach, detach or status; see --help)");
 		return EXIT_USAGE;
 	}
-	cmd = argv[optind];
+	cmd = argv[first];
 	if (nargs > 1)
-		ifname = argv[optind + 1];
+		ifname = argv[first + 1];
 
 	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")) {
 		if (nargs != 2) {
@@ -712,14 +715,14 @@ int main(int argc, char **argv)
 		fail("unknown command '%s' (attach, detach or status)", cmd);
 		return EXIT_USAGE;
 	}
-	if (mode_set && strcmp(cmd, "attach")) {
+	if (cfg.mode_set && strcmp(cmd, "attach")) {
 		fail("--mode only goes with attach");
 		return EXIT_USAGE;
 	}
 
-	rxdp_log_set_level(verbose >= 2 ? RXDP_LOG_DEBUG
-			   : verbose	? RXDP_LOG_INFO
-					: RXDP_LOG_WARN);
+	rxdp_log_set_level(cfg.verbose >= 2 ? RXDP_LOG_DEBUG
+			   : cfg.verbose    ? RXDP_LOG_INFO
+					    : RXDP_LOG_WARN);
 	rxdp_log_libbpf_init();
 	libxdp_set_print(libxdp_print);
 
@@ -752,7 +755,7 @@ int main(int argc, char **argv)
 	}
 
 	if (!strcmp(cmd, "attach"))
-		return cmd_attach(ifname, ifindex, mode);
+		return cmd_attach(ifname, ifindex, cfg.mode);
 	if (!strcmp(cmd, "detach"))
 		return cmd_detach(ifname, ifindex);
 	return cmd_status(ifname, ifindex);
