@@ -95,4 +95,15 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	grep -v '^<[3-7]>' "$tmp/d" "$tmp/j" && fail "a line without a priority"
 	echo "ok: rxdpd's lines all carry a priority in the journal"
 fi
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	# install-deps.sh elsewhere than Debian 12: one line, before anything
+	printf 'ID=ubuntu\nVERSION_ID="22.04"\n' >"$tmp/os-release"
+	out=$(unshare -m sh -c "mount --bind '$tmp/os-release' /etc/os-release &&
+		'$root/scripts/install-deps.sh'" 2>&1)
+	rc=$?
+	[ $rc = 1 ] || fail "install-deps.sh on Ubuntu 22.04: exit $rc: $out"
+	[ "$(wc -l <<<"$out")" = 1 ] && grep -q "ubuntu 22.04.*Debian 12" <<<"$out" ||
+		fail "install-deps.sh on Ubuntu 22.04 says: $out"
+	echo "ok: install-deps.sh elsewhere: $out"
+fi
 echo "PASS: command lines and log priorities"

@@ -15,7 +15,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 	-fsanitize=fuzzer-no-link -std=gnu11 -Wall -Werror \
 	-Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE \
-	-Iinclude -Iuserspace -Itests/fuzz -Itests/engine -MMD -MP
+	-Iinclude -Iuserspace -I$(GEN) -Itests/fuzz -Itests/engine -MMD -MP
 FUZZ_SECONDS ?= 300
 
 FUZZ_ENGINE := $(FUZZ_DIR)/fuzz_engine_rx
@@ -28,6 +28,8 @@ $(FUZZ_OBJ)/%.o: %.c
 	$(msg) CC-FUZZ $<
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_OBJ)/userspace/common/opts.o: $(GEN)/rxdp_version.h
 
 $(FUZZ_ENGINE): $(FUZZ_OBJ)/tests/fuzz/fuzz_engine_rx.o \
 		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o $(FUZZ_LIB_OBJS)
