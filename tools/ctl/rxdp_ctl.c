@@ -57,6 +57,8 @@ struct snapshot {
 	int nqps;
 	struct cm_entry *cm;
 	int ncm;
+	/* what keeps rxdpd from serving (a line each), as it says it */
+	char problems[512];
 };
 
 /* One id of the connection manager, as RXDP_CM_NEXT tells of it */
@@ -193,6 +195,7 @@ static int fetch(struct rxdp_ctl *c, struct snapshot *s, unsigned int what)
 	s->ndevs = rxdp_ctl_list_devices(c, s->devs, MAX_DEVS);
 	if (s->ndevs < 0)
 		return fail(c, "devices", s->ndevs);
+	snprintf(s->problems, sizeof(s->problems), "%s", rxdp_ctl_strerror(c));
 	for (int i = 0; i < s->ndevs; i++) {
 		__u32 ifindex = s->devs[i].ifindex;
 
@@ -240,6 +243,19 @@ static int fetch(struct rxdp_ctl *c, struct snapshot *s, unsigned int what)
 }
 
 /* --- text ------------------------------------------------------------- */
+
+/* rxdpd's problems first, whatever was asked: no silent broken state */
+static void text_problems(const struct snapshot *s)
+{
+	const char *p = s->problems, *nl;
+
+	if (!p[0])
+		return;
+	printf("PROBLEMS (rxdpd)\n");
+	for (; (nl = strchr(p, '\n')); p = nl + 1)
+		printf("  %.*s\n", (int)(nl - p), p);
+	printf("  %s\n", p);
+}
 
 static void text_devices(const struct snapshot *s)
 {
@@ -518,6 +534,26 @@ static void json_cm(const struct snapshot *s)
 	putchar(']');
 }
 
+static void json_problems(const struct snapshot *s)
+{
+	char line[512];
+	const char *p = s->problems, *nl;
+	int n = 0;
+
+	printf(",\"problems\":[");
+	while (p[0]) {
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s",
+			 nl ? (int)(nl - p) : (int)strlen(p), p);
+		printf(n++ ? "," : "");
+		json_str(line);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	putchar(']');
+}
+
 static void json_all(const struct snapshot *s, unsigned int what)
 {
 	printf("{\"devices\":[");
@@ -536,6 +572,7 @@ static void json_all(const struct snapshot *s, unsigned int what)
 	}
 	if (what & W_CM)
 		json_cm(s);
+	json_problems(s);
 	printf("}\n");
 }
 
@@ -654,6 +691,7 @@ int main(int argc, char **argv)
 		json_all(&s, what);
 		return 0;
 	}
+	text_problems(&s);
 	if (what & W_DEVICES)
 		text_devices(&s);
 	if (what & W_GIDS)

@@ -28,6 +28,7 @@
 #include "common/bpffs.h"
 #include "common/log.h"
 #include "common/opts.h"
+#include "common/sdnotify.h"
 #include "daemon/rxdpd.h"
 
 struct rxdpd rxdpd;
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
 	unsigned long ticks_seen = 0;
 	const char *path = NULL;
 	struct sigaction sa;
-	int first, ret;
+	int first, ret, bpffs_ret;
 
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
@@ -228,10 +229,7 @@ int main(int argc, char **argv)
 	}
 	/* Reach the bpffs the loader pins in (it may join our parent's
 	 * mount namespace; /sys is not used after this) */
-	ret = rxdp_bpffs_ensure();
-	if (ret)
-		pr_warn("bpffs %s not usable (%s): no devices until it is\n",
-			RXDP_BPFFS_ROOT, strerror(-ret));
+	bpffs_ret = rxdp_bpffs_ensure();
 
 	ret = cm_init();
 	if (ret) {
@@ -248,6 +246,8 @@ int main(int argc, char **argv)
 	if (ret)
 		return 1;
 	ep_add(rxdpd.nl_fd, &nl_tag);
+	health_init(bpffs_ret);
+	health_update();
 
 	rxdpd.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (rxdpd.timer_fd < 0 ||
@@ -258,6 +258,7 @@ int main(int argc, char **argv)
 	}
 	pr_info("ready on %s%s\n", path ? "" : "@",
 		path ? path : RXDP_CTL_ABSTRACT_NAME);
+	rxdp_sd_notify("READY=1");
 
 	while (!stop) {
 		struct epoll_event evs[32];
@@ -279,6 +280,7 @@ int main(int argc, char **argv)
 				break;
 			case EP_NETLINK:
 				rtnl_event();
+				health_update();
 				clients_retry();
 				cm_retry();
 				break;
@@ -289,8 +291,10 @@ int main(int argc, char **argv)
 					 sizeof(ticks)) < 0)
 					break;
 				/* a second for pin directories */
-				if (++ticks_seen % 4 == 0)
+				if (++ticks_seen % 4 == 0) {
 					dev_check_all();
+					health_update();
+				}
 				clients_retry();
 				cm_retry();
 				clients_idle(now_ms());
@@ -306,6 +310,7 @@ int main(int argc, char **argv)
 		}
 		clients_reap();
 	}
+	rxdp_sd_notify("STOPPING=1");
 	server_close();
 	/* the data path ends with the daemon: every client's objects go */
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
