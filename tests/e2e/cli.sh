@@ -26,7 +26,7 @@ for t in rxdpd rxdp-loader rxdp-ctl; do
 	grep -q -- '--version' <<<"$out" && grep -q -- '--help' <<<"$out" ||
 		fail "$t --help does not list --help and --version"
 	[ "$(wc -l <<<"$out")" -ge 8 ] || fail "$t --help is $(wc -l <<<"$out") lines"
-	grep -q "$t(8)" <<<"$out" || fail "$t --help names no man page"
+	grep -qE "$t\((1|8)\)" <<<"$out" || fail "$t --help names no man page"
 	# a bad option: one line, exit 2, nothing on stdout
 	out=$("$BIN/$t" --frob 2>"$tmp/err")
 	rc=$?

@@ -627,7 +627,7 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	.opts = ctl_opts,
 	.footer = "Exit status: 0 done, 1 failed (rxdpd not reached, or a "
 		  "request refused), 2 bad\n"
-		  "usage. See rxdp-ctl(8).\n",
+		  "usage. See rxdp-ctl(1).\n",
 	.set = ctl_set,
 };
 
