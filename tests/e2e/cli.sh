@@ -38,7 +38,7 @@ for t in rxdpd rxdp-loader rxdp-ctl; do
 done
 # the commands each tool's --help describes
 h=$("$BIN/rxdp-ctl" --help)
-for w in devices gids qps cm stats counters all; do
+for w in devices gids qps cm stats counters all metrics; do
 	grep -q "^  $w " <<<"$h" || fail "rxdp-ctl --help does not describe $w"
 done
 h=$("$BIN/rxdp-loader" --help)
@@ -47,6 +47,8 @@ for w in attach detach status; do
 done
 out=$("$BIN/rxdp-ctl" frob 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl frob: not a usage error"
+out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
+[ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
 echo "ok: commands described, an unknown one refused"
 
 # --- log priorities ------------------------------------------------------

@@ -2,10 +2,13 @@
 /*
  * rxdp-ctl: what rxdpd knows, for people and (--json) for monitoring.
  *
- *   rxdp-ctl [--socket PATH] [--json] [devices|gids|qps|cm|stats|counters|all]
+ *   rxdp-ctl [--socket PATH] [--json]
+ *            [devices|gids|qps|cm|stats|counters|all|metrics]
  *
  * cm is the connection manager's ids (listeners and connections), under
  * the same rule as QPs: a user's own, or all for root.
+ *
+ * metrics are all the counters, in Prometheus' text format.
  *
  * counters are the transport's, named as Soft-RoCE's hw_counters
  * (common/hw_counters.h): per device, and per QP (a QP's only for its user
@@ -40,6 +43,9 @@ enum {
 	W_COUNTERS = 1 << 4,
 	W_CM = 1 << 5,
 	W_ALL = (1 << 6) - 1,
+	/* not in all: another format */
+	W_METRICS = 1 << 6,
+	W_METRICS_FETCH = W_DEVICES | W_QPS | W_STATS | W_COUNTERS,
 };
 
 /* Everything fetched, then printed as text or JSON */
@@ -488,6 +494,182 @@ static void json_qp(const struct snapshot *s, int i, unsigned int what)
 	putchar('}');
 }
 
+/* --- Prometheus ------------------------------------------------------- */
+
+/*
+ * The Prometheus text exposition format (0.0.4): a family's HELP and TYPE
+ * once, then its samples; counters end in _total; label values escaped.
+ * Per device: labels device and ifname; per QP: device, qpn (hex, as
+ * rxdp-ctl shows it) and type. The transport's counters keep Soft-RoCE's
+ * hw_counters names (rxdp_sent_pkts_total, rxdp_qp_sent_pkts_total).
+ */
+static void prom_family(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void prom_value(const char *v)
+{
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			printf("\\%c", *v);
+		else if (*v == '\n')
+			printf("\\n");
+		else
+			putchar(*v);
+	}
+	putchar('"');
+}
+
+static void prom_dev_labels(const struct rxdp_dev_info *d)
+{
+	printf("{device=");
+	prom_value(d->name);
+	printf(",ifname=");
+	prom_value(d->ifname);
+}
+
+static void prom_qp_labels(const struct snapshot *s, int i)
+{
+	printf("{device=");
+	prom_value(dev_of(s, s->qs[i].ifindex));
+	printf(",qpn=\"%#x\",type=\"%s\"", s->qi[i].qpn,
+	       qp_type(s->qi[i].qp_type));
+}
+
+static void metrics_problems(const struct snapshot *s)
+{
+	char line[512];
+	const char *p = s->problems, *nl;
+	int n = p[0] ? 1 : 0;
+
+	for (const char *q = p; (q = strchr(q, '\n')); q++)
+		n++;
+	prom_family("rxdp_problems", "gauge",
+		    "What keeps rxdpd from serving: one per problem "
+		    "(rxdp-ctl's PROBLEMS)");
+	printf("rxdp_problems %d\n", n);
+	prom_family("rxdp_problem_info", "gauge",
+		    "Each problem rxdpd reports, as a label (value 1)");
+	while (p[0]) {
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s",
+			 nl ? (int)(nl - p) : (int)strlen(p), p);
+		printf("rxdp_problem_info{problem=");
+		prom_value(line);
+		printf("} 1\n");
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+static void metrics_all(const struct snapshot *s)
+{
+	char name[96], help[160];
+
+	prom_family("rxdp_info", "gauge",
+		    "rxdp's version, as rxdp-ctl reports it (value 1)");
+	printf("rxdp_info{version=");
+	prom_value(rxdp_version());
+	printf("} 1\n");
+	metrics_problems(s);
+
+	prom_family("rxdp_devices", "gauge", "The verbs devices rxdpd serves");
+	printf("rxdp_devices %d\n", s->ndevs);
+	prom_family("rxdp_port_active", "gauge",
+		    "1 while the device's port is ACTIVE, 0 while it is DOWN");
+	for (int i = 0; i < s->ndevs; i++) {
+		printf("rxdp_port_active");
+		prom_dev_labels(&s->devs[i]);
+		printf("} %d\n", s->devs[i].port_state == IBV_PORT_ACTIVE);
+	}
+	prom_family("rxdp_port_active_mtu_bytes", "gauge",
+		    "The port's active path MTU");
+	for (int i = 0; i < s->ndevs; i++) {
+		printf("rxdp_port_active_mtu_bytes");
+		prom_dev_labels(&s->devs[i]);
+		printf("} %u\n", 128U << s->devs[i].active_mtu);
+	}
+
+	prom_family("rxdp_xdp_packets_total", "counter",
+		    "Packets the XDP program gave each verdict (pass_not_roce, "
+		    "redirect, drop_*)");
+	for (int i = 0; i < s->ndevs; i++)
+		for (int k = 0; k < s->nverdicts[i]; k++) {
+			printf("rxdp_xdp_packets_total");
+			prom_dev_labels(&s->devs[i]);
+			printf(",verdict=\"%s\"} %llu\n", rxdp_verdict_names[k],
+			       (unsigned long long)s->verdicts[i][k]);
+		}
+
+	for (int k = 0; k < RXDP_HWC_MAX; k++) {
+		snprintf(name, sizeof(name), "rxdp_%s_total",
+			 rxdp_hwc_names[k]);
+		snprintf(help, sizeof(help),
+			 "The transport's %s of the device (Soft-RoCE's "
+			 "hw_counters name)",
+			 rxdp_hwc_names[k]);
+		prom_family(name, "counter", help);
+		for (int i = 0; i < s->ndevs; i++) {
+			printf("%s", name);
+			prom_dev_labels(&s->devs[i]);
+			printf("} %llu\n", (unsigned long long)s->hwc[i][k]);
+		}
+	}
+
+	prom_family("rxdp_qp_info", "gauge",
+		    "Each QP the caller may see (its uid's; root: all), its "
+		    "state and owner as labels (value 1)");
+	for (int i = 0; i < s->nqps; i++) {
+		printf("rxdp_qp_info");
+		prom_qp_labels(s, i);
+		printf(",state=\"%s\",pid=\"%u\"} 1\n",
+		       qp_state(s->qi[i].attr.qp_state), s->qi[i].owner_pid);
+	}
+	{
+		static const char *const xdp[][2] = {
+			{ "rxdp_qp_xdp_rx_packets_total",
+			  "Packets the XDP program passed to the QP" },
+			{ "rxdp_qp_xdp_rx_bytes_total",
+			  "Bytes the XDP program passed to the QP" },
+			{ "rxdp_qp_xdp_rx_drops_total",
+			  "Packets for the QP the XDP program dropped" },
+		};
+
+		for (int k = 0; k < 3; k++) {
+			prom_family(xdp[k][0], "counter", xdp[k][1]);
+			for (int i = 0; i < s->nqps; i++) {
+				const struct rxdp_ctl_qp_stats *st = &s->qs[i];
+				__u64 v = k == 0   ? st->rx_packets
+					  : k == 1 ? st->rx_bytes
+						   : st->rx_drops;
+
+				printf("%s", xdp[k][0]);
+				prom_qp_labels(s, i);
+				printf("} %llu\n", (unsigned long long)v);
+			}
+		}
+	}
+	for (int k = 0; k < RXDP_HWC_MAX; k++) {
+		snprintf(name, sizeof(name), "rxdp_qp_%s_total",
+			 rxdp_hwc_names[k]);
+		snprintf(help, sizeof(help),
+			 "The transport's %s of the QP (Soft-RoCE's "
+			 "hw_counters name)",
+			 rxdp_hwc_names[k]);
+		prom_family(name, "counter", help);
+		for (int i = 0; i < s->nqps; i++) {
+			if (!s->qhwc_ok[i])
+				continue;
+			printf("%s", name);
+			prom_qp_labels(s, i);
+			printf("} %llu\n", (unsigned long long)s->qhwc[i][k]);
+		}
+	}
+}
+
 /* --- the connection manager's ids -------------------------------------- */
 
 static void text_cm(const struct snapshot *s)
@@ -622,6 +804,9 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	       "(Soft-RoCE's\n"
 	       "            hw_counters names)\n"
 	       "  all       all of the above (the default)\n"
+	       "  metrics   every counter, the ports and the problems in "
+	       "Prometheus' text\n"
+	       "            format (for node_exporter's textfile collector)\n"
 	       "A user sees the QPs and CM ids of its own uid; root sees "
 	       "all.\n",
 	.opts = ctl_opts,
@@ -640,7 +825,7 @@ static unsigned int parse_what(const char *w)
 		{ "devices", W_DEVICES },   { "gids", W_GIDS },
 		{ "qps", W_QPS },	    { "stats", W_STATS },
 		{ "counters", W_COUNTERS }, { "cm", W_CM },
-		{ "all", W_ALL },
+		{ "all", W_ALL },	    { "metrics", W_METRICS },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -675,6 +860,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rxdp-ctl: one WHAT at most (see --help)\n");
 		return 2;
 	}
+	if (what == W_METRICS && cfg.json) {
+		fprintf(stderr,
+			"rxdp-ctl: metrics are Prometheus' text format, "
+			"not JSON\n");
+		return 2;
+	}
 	c = rxdp_ctl_connect(cfg.path);
 	if (!c) {
 		fprintf(stderr,
@@ -683,10 +874,14 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	ret = fetch(c, &s, what);
+	ret = fetch(c, &s, what == W_METRICS ? W_METRICS_FETCH : what);
 	rxdp_ctl_close(c);
 	if (ret)
 		return 1;
+	if (what == W_METRICS) {
+		metrics_all(&s);
+		return 0;
+	}
 	if (cfg.json) {
 		json_all(&s, what);
 		return 0;
