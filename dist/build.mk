@@ -12,6 +12,8 @@
 #   $(libexecdir)/rxdp/rxdp-ifaces      attaches/detaches the configured
 #                                       interfaces (rxdp.service)
 #   $(unitdir)/rxdp.service             the service (Type=notify)
+#   $(unitdir)/run-rxdp-bpffs.mount     the bpffs it needs mounted before
+#                                       it starts
 #   $(sysconfdir)/rxdp/rxdp.conf        the example configuration (kept if
 #                                       one is there: KEEP_CONFIG=0 replaces)
 #   $(mandir)/man8/rxdpd.8, rxdp-loader.8, $(mandir)/man1/rxdp-ctl.1
@@ -54,6 +56,7 @@ install: all
 	$(Q)chmod 755 "$(DESTDIR)$(libexecdir)/rxdp/rxdp-ifaces"
 	$(Q)$(DIST_SUBST) dist/rxdp.service.in > "$(DESTDIR)$(unitdir)/rxdp.service"
 	$(Q)chmod 644 "$(DESTDIR)$(unitdir)/rxdp.service"
+	$(Q)$(INSTALL) -m 644 dist/run-rxdp-bpffs.mount "$(DESTDIR)$(unitdir)/"
 	$(Q)if [ "$(KEEP_CONFIG)" != 1 ] || [ ! -e "$(DESTDIR)$(sysconfdir)/rxdp/rxdp.conf" ]; then \
 		$(INSTALL) -m 644 dist/rxdp.conf "$(DESTDIR)$(sysconfdir)/rxdp/rxdp.conf"; \
 	fi
@@ -69,6 +72,7 @@ uninstall:
 		"$(DESTDIR)$(libdir)/rxdp/librdmacm.so.1" \
 		"$(DESTDIR)$(libexecdir)/rxdp/rxdp-ifaces" \
 		"$(DESTDIR)$(unitdir)/rxdp.service" \
+		"$(DESTDIR)$(unitdir)/run-rxdp-bpffs.mount" \
 		$(DIST_MAN:%="$(DESTDIR)$(mandir)/%")
 	-rmdir "$(DESTDIR)$(libdir)/rxdp" "$(DESTDIR)$(libexecdir)/rxdp"
 

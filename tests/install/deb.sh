@@ -42,6 +42,7 @@ for f in usr/sbin/rxdpd usr/sbin/rxdp-loader usr/bin/rxdp-ctl \
 	usr/lib/x86_64-linux-gnu/rxdp/libibverbs.so.1 \
 	usr/lib/x86_64-linux-gnu/rxdp/librdmacm.so.1 \
 	usr/libexec/rxdp/rxdp-ifaces lib/systemd/system/rxdp.service \
+	lib/systemd/system/run-rxdp-bpffs.mount \
 	etc/rxdp/rxdp.conf usr/share/man/man8/rxdpd.8.gz \
 	usr/share/man/man8/rxdp-loader.8.gz usr/share/man/man1/rxdp-ctl.1.gz; do
 	grep -qx "$f" <<<"$files" || fail "the package lacks $f: $files"

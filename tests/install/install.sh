@@ -29,6 +29,7 @@ want="755 etc
 755 lib
 755 lib/systemd
 755 lib/systemd/system
+644 lib/systemd/system/run-rxdp-bpffs.mount
 644 lib/systemd/system/rxdp.service
 755 usr
 755 usr/bin
@@ -53,16 +54,20 @@ want="755 etc
 644 usr/share/man/man8/rxdpd.8"
 got=$(cd "$S" && find . -mindepth 1 -printf '%m %P\n' | sort -k2)
 [ "$got" = "$want" ] || bad "the staged tree: $(diff <(echo "$want") <(echo "$got"))"
-grep -l '@[a-z]*@' "$S/etc/rxdp/rxdp.conf" "$S/lib/systemd/system/rxdp.service" \
+grep -l '@[a-z]*@' "$S/etc/rxdp/rxdp.conf" "$S"/lib/systemd/system/* \
 	"$S/usr/libexec/rxdp/rxdp-ifaces" "$S"/usr/share/man/man*/* &&
 	bad "a placeholder left in a file above"
 U=$S/lib/systemd/system/rxdp.service
 grep -qx 'ExecStart=/usr/sbin/rxdpd $RXDPD_OPTIONS' "$U" &&
 	grep -qx 'ExecStartPre=+/usr/libexec/rxdp/rxdp-ifaces attach' "$U" &&
 	grep -qx 'ExecStopPost=+/usr/libexec/rxdp/rxdp-ifaces detach' "$U" &&
+	grep -qx 'RequiresMountsFor=/run/rxdp/bpffs' "$U" &&
 	grep -qx 'EnvironmentFile=/etc/rxdp/rxdp.conf' "$U" &&
 	grep -qx 'Type=notify' "$U" && grep -qx 'Restart=on-failure' "$U" ||
-	bad "the unit: $(cat "$U")"
+	bad "rxdp.service: $(cat "$U")"
+M=$S/lib/systemd/system/run-rxdp-bpffs.mount
+grep -qx 'Where=/run/rxdp/bpffs' "$M" && grep -qx 'Type=bpf' "$M" ||
+	bad "run-rxdp-bpffs.mount: $(cat "$M")"
 grep -q '^loader=/usr/sbin/rxdp-loader$' "$S/usr/libexec/rxdp/rxdp-ifaces" ||
 	bad "rxdp-ifaces does not name /usr/sbin/rxdp-loader"
 for l in libibverbs librdmacm; do
@@ -85,7 +90,8 @@ echo "ok: the staged tree (DESTDIR), its modes, paths, configuration kept, unins
 P=$tmp/root
 minstall prefix="$P/usr" sysconfdir="$P/etc"
 U=$P/usr/lib/systemd/system/rxdp.service
-out=$(systemd-analyze verify --man=no "$U" 2>&1) || bad "systemd-analyze verify: $out"
+out=$(systemd-analyze verify --man=no "$U" "$P/usr/lib/systemd/system/run-rxdp-bpffs.mount" 2>&1) ||
+	bad "systemd-analyze verify: $out"
 [ -z "$out" ] || bad "systemd-analyze verify says: $out"
 for m in "$P"/usr/share/man/man*/*; do
 	w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$m" 2>&1 >/dev/null)
@@ -107,8 +113,11 @@ grep -qx 'NoNewPrivileges=yes' "$U" || bad "the unit lets rxdpd gain privileges"
 # (LimitMEMLOCK: as far as this machine lets a test raise it)
 grep -qx 'LimitMEMLOCK=infinity' "$U" && memlock=unlimited || memlock=64
 
-# a host: INTERFACES=IF in the configuration, ExecStartPre, ExecStart
-# (under the unit's capabilities, with systemd's NOTIFY_SOCKET), as root
+# a host: INTERFACES=IF in the configuration, the unit's ExecStartPre
+# (with full privileges), ExecStart (under the unit's capabilities, with
+# systemd's NOTIFY_SOCKET), as root
+grep -qx "ExecStartPre=+$P/usr/libexec/rxdp/rxdp-ifaces attach" "$U" ||
+	bad "rxdp.service attaches otherwise: $(grep ExecStartPre "$U")"
 host() { # host NS IFNAME NOTIFY-SOCKET LOG
 	local ns=$1 ifn=$2
 	sed -i "s/^INTERFACES=.*/INTERFACES=\"$ifn\"/" "$conf"

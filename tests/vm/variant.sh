@@ -98,8 +98,9 @@ systemd)
 	EOF2
 	ln -sf /etc/systemd/system/rxdp-guest.service \
 		"$mnt/etc/systemd/system/multi-user.target.wants/rxdp-guest.service"
-	ln -sf /dev/null "$mnt/etc/systemd/system/serial-getty@ttyS0.service"
-	ln -sf /dev/null "$mnt/etc/systemd/system/getty@tty1.service"
+	for u in serial-getty@ttyS0 getty@ getty-static e2scrub_reap; do
+		ln -sf /dev/null "$mnt/etc/systemd/system/$u.service"
+	done
 	cp "$base/vmlinuz" "$base/initrd.img" "$work/img/"
 	cp "$base/version" "$work/img/version"
 	echo /lib/systemd/systemd >"$work/img/init"
@@ -146,6 +147,8 @@ echo "variant.sh: $img: kernel $(cat "$img/version"), init $(cat "$img/init"), b
 # variants of older images, unused for a day
 find "$cache" -maxdepth 1 -name "bookworm-*-$name-*" ! -path "$img" |
 	while read -r old; do
-		[ -n "$(find "$old/init" -mmin +1440 2>/dev/null)" ] && rm -rf "$old"
+		if [ -n "$(find "$old/init" -mmin +1440 2>/dev/null)" ]; then
+			rm -rf "$old"
+		fi
 	done
 echo "$img"
