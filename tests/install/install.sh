@@ -122,9 +122,11 @@ host() { # host NS IFNAME NOTIFY-SOCKET LOG
 	local ns=$1 ifn=$2
 	sed -i "s/^INTERFACES=.*/INTERFACES=\"$ifn\"/" "$conf"
 	# EnvironmentFile= then the "+" ExecStartPre, with full privileges
+	# shellcheck source=/dev/null
 	(set -a && . "$conf" && ip netns exec "$ns" "$P/usr/libexec/rxdp/rxdp-ifaces" attach) ||
 		fail "rxdp-ifaces attach $ifn in $ns"
 	on_exit "INTERFACES=$ifn ip netns exec $ns $P/usr/libexec/rxdp/rxdp-ifaces detach"
+	# shellcheck source=/dev/null,disable=SC2086
 	(set -a && . "$conf" && { ulimit -l $memlock 2>/dev/null || true; } &&
 		exec ip netns exec "$ns" env NOTIFY_SOCKET="$3" \
 			setpriv --no-new-privs --inh-caps=-all --bounding-set="$setcaps" \
@@ -167,6 +169,7 @@ wait $srv || bad "pingpong server: $(cat "$tmp/srv")"
 grep -q "100 iters" "$tmp/cli" && echo "ok: ibv_rc_pingpong -c through the installed files: $(grep iters "$tmp/cli")"
 eval "kill \$pid_$NS_A; wait \$pid_$NS_A"
 wait_until 5 grep -q "STOPPING=1" "$tmp/notify.log" || bad "no STOPPING=1: $(cat "$tmp/notify.log")"
+# shellcheck source=/dev/null
 (set -a && . "$conf" && INTERFACES=$IF_A ip netns exec "$NS_A" "$P/usr/libexec/rxdp/rxdp-ifaces" detach) >/dev/null ||
 	bad "rxdp-ifaces detach"
 [ -e "$(rxdp_pin_dir "$NS_A" "$IF_A")" ] && bad "pins left after rxdp-ifaces detach"
