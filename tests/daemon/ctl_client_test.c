@@ -778,13 +778,78 @@ static long eventfd_id(int fd)
 }
 
 /*
+ * MEM_SHARE (a range of the client's memory re-backed by a memfd, which
+ * rxdpd maps): only a read-write memfd, sealed against shrinking (rxdpd
+ * seals it if the client did not, so it can never be truncated under
+ * rxdpd's mapping), at least as long as the range, page-aligned, not
+ * overlapping another; a pipe, a read-only fd, a memfd that cannot be
+ * sealed or is too short are refused. at: an address for the ranges.
+ */
+static void mem_share_checks(struct rxdp_ctl *c, uintptr_t at)
+{
+	struct rxdp_ctl_obj o = { 0 }, o2;
+	int fd, rd, p[2];
+	char path[64];
+
+	at = (at + 0xfffff) & ~(uintptr_t)0xfffff;
+	o.addr = at;
+	o.length = 2 * 4096;
+	CHECK(rxdp_ctl_obj(c, RXDP_CTL_MEM_SHARE, &o, NULL, NULL) == -EINVAL,
+	      "mem_share without a memfd");
+	fd = memfd_create("t", MFD_CLOEXEC); /* sealing not allowed */
+	CHECK(fd >= 0 && !ftruncate(fd, 2 * 4096), "memfd");
+	CHECK(rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o, fd) == -EINVAL,
+	      "mem_share of a memfd that cannot be sealed");
+	close(fd);
+	CHECK(!pipe(p), "pipe");
+	CHECK(rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o, p[0]) == -EINVAL,
+	      "mem_share of a pipe");
+	close(p[0]);
+	close(p[1]);
+	fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK(fd >= 0 && !ftruncate(fd, 4096), "memfd");
+	CHECK(rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o, fd) == -EINVAL,
+	      "mem_share of a memfd shorter than the range");
+	CHECK(!ftruncate(fd, 2 * 4096), "ftruncate");
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o, rd) == -EINVAL,
+	      "mem_share of a read-only fd");
+	close(rd);
+	o2 = o;
+	o2.addr = at + 100;
+	CHECK(rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o2, fd) == -EINVAL,
+	      "mem_share of an unaligned range");
+	CHECK(!rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o, fd),
+	      "mem_share: %s", rxdp_ctl_strerror(c));
+	/* sealed by rxdpd: the client cannot shrink it any more */
+	CHECK(ftruncate(fd, 0) && errno == EPERM,
+	      "a shared memfd could be truncated under rxdpd's mapping");
+	CHECK(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK, "not sealed");
+	o2 = o;
+	o2.addr = at + 4096;
+	CHECK(rxdp_ctl_obj_fd(c, RXDP_CTL_MEM_SHARE, &o2, fd) == -EEXIST,
+	      "mem_share of an overlapping range");
+	/* holes punched by the client read as zeros; nothing faults */
+	CHECK(!fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+			 2 * 4096),
+	      "punch a hole");
+	CHECK(!rxdp_ctl_obj(c, RXDP_CTL_MEM_UNSHARE, &o, NULL, NULL),
+	      "mem_unshare: %s", rxdp_ctl_strerror(c));
+	CHECK(rxdp_ctl_obj(c, RXDP_CTL_MEM_UNSHARE, &o, NULL, NULL) == -EINVAL,
+	      "mem_unshare twice");
+	close(fd);
+}
+
+/*
  * ctl_client_test ctx IFNAME
  *   open a verbs context: its fds are an eventfd (the doorbell), a memfd
  *   (the device page, which cannot be mapped writable) and a pipe (async
  *   events), no AF_XDP socket and no BPF object; each context has a
  *   doorbell of its own; objects of another connection's context are out
  *   of reach (no such handle); a PD in use
- *   cannot be freed; an MR over memory that is not mapped is refused.
+ *   cannot be freed; rxdpd maps only what it can trust of the memory a
+ *   client shares (mem_share_checks).
  */
 static int cmd_ctx(const char *ifname)
 {
@@ -827,10 +892,19 @@ static int cmd_ctx(const char *ifname)
 	mr.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	ret = rxdp_ctl_obj(c, RXDP_CTL_MR_REG, &mr, NULL, NULL);
 	CHECK(!ret && mr.lkey, "mr_reg: %s", rxdp_ctl_strerror(c));
+	/*
+	 * rxdpd never reads a client's /proc/PID/maps (the client can make
+	 * that wait: its mmap lock); the verbs library refuses what is not
+	 * mapped itself (memrules), and anything else is the client's own
+	 * access error later
+	 */
 	o = mr;
 	o.addr = 4096; /* nothing is mapped there */
-	CHECK(rxdp_ctl_obj(c, RXDP_CTL_MR_REG, &o, NULL, NULL) == -EFAULT,
-	      "an MR over unmapped memory");
+	CHECK(!rxdp_ctl_obj(c, RXDP_CTL_MR_REG, &o, NULL, NULL),
+	      "an MR over unmapped memory: %s", rxdp_ctl_strerror(c));
+	CHECK(!rxdp_ctl_obj(c, RXDP_CTL_MR_DEREG, &o, NULL, NULL),
+	      "mr_dereg: %s", rxdp_ctl_strerror(c));
+	mem_share_checks(c, (uintptr_t)buf);
 	o = pd;
 	CHECK(rxdp_ctl_obj(c, RXDP_CTL_PD_FREE, &o, NULL, NULL) == -EBUSY,
 	      "a PD with an MR freed");

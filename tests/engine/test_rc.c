@@ -25,6 +25,7 @@
 #include "engine/engine.h"
 #include "engine/pkt.h"
 #include "memwire.h"
+#include "poster.h"
 #include "rxdp/params.h"
 #include "rxdp/psn.h"
 #include <arpa/inet.h>
@@ -61,7 +62,6 @@ struct qp_opts {
 };
 
 struct rxdp_eah;
-static struct rxdp_eah *test_ah_lookup(void *arg, struct ibv_ah *ah);
 
 /* async events seen, per host */
 static int events[2][32];
@@ -110,7 +110,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.psn_table = h->psn,
 		.progress_thread = o->threads,
 		.event_cb = on_event,
-		.ah_lookup = test_ah_lookup,
+		.ah_lookup = tp_ah_lookup,
 		.event_arg = (void *)(uintptr_t)i,
 		.clock = o->threads ? NULL : vclock_read,
 	};
@@ -138,7 +138,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 					   .max_sge = 4,
 					   .srq_limit = 8 };
 
-		h->srq = rxdp_engine_create_srq(h->e, NULL, &sa, h);
+		h->srq = rxdp_engine_create_srq(h->e, NULL, &sa, NULL, NULL, h);
 		assert_non_null(h->srq);
 		assert_int_equal(sa.max_wr, 64);
 		init.srq = h->srq;
@@ -320,7 +320,7 @@ static void wait_wc(struct pair *p, struct rxdp_ecq *cq, struct ibv_wc *wc,
 	int got = 0;
 
 	while (got < n) {
-		int r = rxdp_engine_poll_cq(cq, n - got, wc + got);
+		int r = tp_poll_cq(cq, n - got, wc + got);
 
 		assert_true(r >= 0);
 		got += r;
@@ -377,7 +377,7 @@ static void expect_no_wc(struct pair *p, struct rxdp_ecq *cq)
 
 	while (now_s() < end) {
 		drive(p);
-		assert_int_equal(rxdp_engine_poll_cq(cq, 1, &wc), 0);
+		assert_int_equal(tp_poll_cq(cq, 1, &wc), 0);
 	}
 }
 
@@ -400,7 +400,7 @@ static void post_recv1(struct host *h, uint64_t id, uint32_t off, uint32_t len)
 	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	assert_int_equal(rxdp_engine_post_recv(h->qp, &wr, &bad), 0);
+	assert_int_equal(tp_post_recv(h->qp, &wr, &bad), 0);
 }
 
 static void post_send1(struct host *h, enum ibv_wr_opcode op, uint64_t id,
@@ -418,7 +418,7 @@ static void post_send1(struct host *h, enum ibv_wr_opcode op, uint64_t id,
 
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	assert_int_equal(rxdp_engine_post_send(h->qp, &wr, &bad), 0);
+	assert_int_equal(tp_post_send(h->qp, &wr, &bad), 0);
 }
 
 static const uint32_t sizes[] = {
@@ -651,8 +651,8 @@ static void test_sge_inline_unsignaled(void **state)
 		       gs[i].length);
 		off += gs[i].length;
 	}
-	assert_int_equal(rxdp_engine_post_recv(b->qp, &rwr, &rbad), 0);
-	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+	assert_int_equal(tp_post_recv(b->qp, &rwr, &rbad), 0);
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
 	wait_wc(p, a->scq, wc, 1);
 	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
 	wait_wc(p, b->rcq, wc, 1);
@@ -681,7 +681,7 @@ static void test_sge_inline_unsignaled(void **state)
 					   .send_flags = IBV_SEND_INLINE };
 		wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 100000;
 		wr.wr.rdma.rkey = rxdp_emr_rkey(b->mr);
-		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
 		memset(inl, 0, sizeof(inl));
 	}
 	/* two unsignaled writes, then a signaled one: one completion */
@@ -715,7 +715,7 @@ static void post_atomic(struct host *h, enum ibv_wr_opcode op, uint64_t id,
 	wr.wr.atomic.rkey = rkey;
 	wr.wr.atomic.compare_add = cmp_add;
 	wr.wr.atomic.swap = swap;
-	assert_int_equal(rxdp_engine_post_send(h->qp, &wr, &bad), 0);
+	assert_int_equal(tp_post_send(h->qp, &wr, &bad), 0);
 }
 
 static void test_atomics(void **state)
@@ -958,9 +958,9 @@ static void test_uc(void **state)
 	wr.sg_list = &s;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_READ;
-	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), EINVAL);
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), EINVAL);
 	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), EINVAL);
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), EINVAL);
 
 	/*
 	 * 64 messages of 3 packets, each stamped with its number (not in the
@@ -980,7 +980,7 @@ static void test_uc(void **state)
 		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
 	for (int k = 0; k < 100; k++) {
 		rxdp_engine_progress(b->e);
-		n = rxdp_engine_poll_cq(b->rcq, 64 - got, wc + got);
+		n = tp_poll_cq(b->rcq, 64 - got, wc + got);
 		assert_true(n >= 0);
 		got += n;
 	}
@@ -1019,7 +1019,7 @@ static void test_srq(void **state)
 	p = pair_new(&o);
 	a = &p->h[0];
 	b = &p->h[1];
-	assert_int_equal(rxdp_engine_post_recv(b->qp, &rw, &rbad), EINVAL);
+	assert_int_equal(tp_post_recv(b->qp, &rw, &rbad), EINVAL);
 	/* nothing posted yet: the first Send draws RNR NAKs */
 	fill(a->buf, 32 * 2048, 5);
 	post_send1(a, IBV_WR_SEND, 0, 0, 2000, 0, 0, 0, IBV_SEND_SIGNALED);
@@ -1034,7 +1034,7 @@ static void test_srq(void **state)
 					 .sg_list = s,
 					 .num_sge = 2 };
 
-		assert_int_equal(rxdp_engine_post_srq_recv(b->srq, &r, &rbad),
+		assert_int_equal(tp_post_srq_recv(b->srq, &r, &rbad),
 				 0);
 	}
 	for (int i = 1; i < 32; i++)
@@ -1066,17 +1066,6 @@ static void test_srq(void **state)
 	pair_free(p);
 }
 
-/* A verbs AH as the verbs library would wrap it, for cfg.ah_lookup */
-struct test_ah {
-	struct ibv_ah ibv;
-	struct rxdp_eah *eah;
-};
-
-static struct rxdp_eah *test_ah_lookup(void *arg, struct ibv_ah *ah)
-{
-	return ((struct test_ah *)ah)->eah;
-}
-
 /*
  * UD: Send (with immediate) up to the MTU with the GRH area filled in and
  * the source QP reported; a wrong Q_Key is dropped; a message over the MTU
@@ -1096,7 +1085,7 @@ static void test_ud(void **state)
 	const uint32_t lens[] = { 0, 1, 100, MTU };
 	struct ibv_qp_attr qa = { .qkey = 0x11223344 };
 	struct rxdp_engine_stats st;
-	struct test_ah ah = { 0 };
+	struct tp_ah ah = { 0 };
 	struct pair *p;
 	struct host *a, *b;
 	struct ibv_sge s;
@@ -1111,8 +1100,9 @@ static void test_ud(void **state)
 		assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &qa,
 						       IBV_QP_QKEY, NULL),
 				 0);
-	ah.eah = rxdp_engine_create_ah(a->e, NULL, &path);
+	tp_ah_init(&ah, rxdp_engine_create_ah(a->e, NULL, &path));
 	assert_non_null(ah.eah);
+	assert_true(ah.handle);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]) + 2; i++) {
 		bool wrong_qkey = i == sizeof(lens) / sizeof(lens[0]);
 		bool too_long = i == sizeof(lens) / sizeof(lens[0]) + 1;
@@ -1133,7 +1123,7 @@ static void test_ud(void **state)
 		wr.wr.ud.remote_qpn = QPN_B;
 		/* high bit set: the QP's own Q_Key */
 		wr.wr.ud.remote_qkey = wrong_qkey ? 0x55 : 0x80000000;
-		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
 		wait_wc(p, a->scq, &wc, 1);
 		if (too_long) {
 			assert_int_equal(wc.status, IBV_WC_LOC_LEN_ERR);
@@ -1163,7 +1153,8 @@ static void test_ud(void **state)
 	}
 	s = sge(a, 0, 8);
 	wr.opcode = IBV_WR_RDMA_WRITE;
-	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), EINVAL);
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), EINVAL);
+	tp_ah_fini(&ah);
 	assert_int_equal(rxdp_engine_destroy_ah(ah.eah), 0);
 	pair_free(p);
 }
@@ -1244,12 +1235,12 @@ static void *mq_post(void *arg)
 
 			wr[0].wr.rdma.remote_addr = (uintptr_t)b->buf + off;
 			wr[0].wr.rdma.rkey = rxdp_emr_rkey(b->mr);
-			while ((err = rxdp_engine_post_send(w->qps[k], wr,
+			while ((err = tp_post_send(w->qps[k], wr,
 							    &bad)) == ENOMEM &&
 			       bad == wr)
 				sched_yield();
 			if (err == ENOMEM) { /* the write went, the send not */
-				while (rxdp_engine_post_send(w->qps[k], &wr[1],
+				while (tp_post_send(w->qps[k], &wr[1],
 							     &bad) == ENOMEM)
 					sched_yield();
 			} else if (err) {
@@ -1316,7 +1307,7 @@ static void test_many_qps_threads(void **state)
 			struct ibv_recv_wr *rbad;
 
 			assert_int_equal(
-				rxdp_engine_post_recv(qb[q], &r, &rbad), 0);
+				tp_post_recv(qb[q], &r, &rbad), 0);
 		}
 	}
 	for (int t = 0; t < MQ / 2; t++) {
@@ -1327,7 +1318,7 @@ static void test_many_qps_threads(void **state)
 				 0);
 	}
 	while (total < MQ * MQ_MSGS * 2 || rtotal < MQ * MQ_MSGS) {
-		int n = rxdp_engine_poll_cq(a->scq, 64, wc);
+		int n = tp_poll_cq(a->scq, 64, wc);
 
 		assert_true(n >= 0);
 		for (int i = 0; i < n; i++) {
@@ -1340,7 +1331,7 @@ static void test_many_qps_threads(void **state)
 			assert_int_equal(seen[q][m][send]++, 0);
 			total++;
 		}
-		n = rxdp_engine_poll_cq(b->rcq, 64, wc);
+		n = tp_poll_cq(b->rcq, 64, wc);
 		assert_true(n >= 0);
 		for (int i = 0; i < n; i++) {
 			int q = wc[i].wr_id >> 16;
@@ -1735,7 +1726,7 @@ static void test_nak_storm(void **state)
 			rxdp_engine_progress(a->e);
 			__atomic_add_fetch(&vclock, VCLOCK_TICK,
 					   __ATOMIC_RELAXED);
-			got = rxdp_engine_poll_cq(a->scq, 1, &wc);
+			got = tp_poll_cq(a->scq, 1, &wc);
 			assert_true(got >= 0);
 		}
 	}
@@ -1786,7 +1777,7 @@ static void test_read_dup_replaces(void **state)
 		memwire_inject(p->w, 1, f.read, f.read_len);
 	while (!got) {
 		drive(p);
-		got = rxdp_engine_poll_cq(a->scq, 1, &wc);
+		got = tp_poll_cq(a->scq, 1, &wc);
 		assert_true(got >= 0);
 	}
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
@@ -1936,7 +1927,7 @@ static enum ibv_wc_status post_wr1(struct pair *p, struct host *h,
 	struct ibv_wc wc;
 
 	wr->send_flags |= IBV_SEND_SIGNALED;
-	assert_int_equal(rxdp_engine_post_send(h->qp, wr, &bad), 0);
+	assert_int_equal(tp_post_send(h->qp, wr, &bad), 0);
 	wait_wc(p, h->scq, &wc, 1);
 	assert_int_equal(wc.wr_id, wr->wr_id);
 	return wc.status;
@@ -2194,8 +2185,7 @@ static void test_access_errors(void **state)
 				   IBV_SEND_SIGNALED);
 			break;
 		case 4: /* an MR of another PD (another process, in rxdpd) */
-			pd2 = rxdp_engine_alloc_pd(b->e, &rxdp_emem_self_ops,
-						   NULL);
+			pd2 = rxdp_engine_alloc_pd(b->e, NULL);
 			assert_non_null(pd2);
 			ro = rxdp_engine_reg_mr_pd(
 				pd2, (uintptr_t)b->buf, 4096, (uintptr_t)b->buf,
@@ -2296,8 +2286,7 @@ static void test_rereg_keys(void **state)
 					 0);
 			break;
 		case 4: /* to another PD */
-			pd2 = rxdp_engine_alloc_pd(b->e, &rxdp_emem_self_ops,
-						   NULL);
+			pd2 = rxdp_engine_alloc_pd(b->e, NULL);
 			assert_non_null(pd2);
 			assert_int_equal(rxdp_engine_rereg_mr(mr, pd2, addr,
 							      4096, addr, rw),
@@ -2358,7 +2347,7 @@ static void test_local_protection(void **state)
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 
-	assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
 	wait_wc(p, a->scq, &wc, 1);
 	assert_int_equal(wc.wr_id, 7);
 	assert_int_equal(wc.status, IBV_WC_LOC_PROT_ERR);
@@ -2391,32 +2380,32 @@ static void test_post_errors(void **state)
 		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
 	}
 	wr[1].num_sge = 9; /* more than max_send_sge */
-	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), EINVAL);
+	assert_int_equal(tp_post_send(a->qp, wr, &bad), EINVAL);
 	assert_ptr_equal(bad, &wr[1]);
 	wr[1].num_sge = 1;
 	wr[2].opcode = 77;
-	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), EINVAL);
+	assert_int_equal(tp_post_send(a->qp, wr, &bad), EINVAL);
 	assert_ptr_equal(bad, &wr[2]);
 	wr[2].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	wr[2].wr.atomic.remote_addr = 3; /* misaligned */
-	assert_int_equal(rxdp_engine_post_send(a->qp, &wr[2], &bad), EINVAL);
+	assert_int_equal(tp_post_send(a->qp, &wr[2], &bad), EINVAL);
 	wr[0].next = NULL;
 	wr[0].send_flags = IBV_SEND_INLINE;
 	wr[0].sg_list = s;
 	s[0].length = 257; /* more than max_inline_data */
-	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), EINVAL);
+	assert_int_equal(tp_post_send(a->qp, wr, &bad), EINVAL);
 	s[0].length = 1;
 	wr[0].send_flags = 0;
 	/*
 	 * A full SQ: ENOMEM. The first WR of each of the first two chains
 	 * was posted (3 WRs, unacknowledged: b never runs), so one more fits.
 	 */
-	while (rxdp_engine_post_send(a->qp, wr, &bad) == 0)
+	while (tp_post_send(a->qp, wr, &bad) == 0)
 		n++;
 	assert_int_equal(n, 1);
-	assert_int_equal(rxdp_engine_post_send(a->qp, wr, &bad), ENOMEM);
+	assert_int_equal(tp_post_send(a->qp, wr, &bad), ENOMEM);
 	rwr.num_sge = 9;
-	assert_int_equal(rxdp_engine_post_recv(a->qp, &rwr, &rbad), EINVAL);
+	assert_int_equal(tp_post_recv(a->qp, &rwr, &rbad), EINVAL);
 	assert_ptr_equal(rbad, &rwr);
 	pair_free(p);
 
@@ -2426,9 +2415,9 @@ static void test_post_errors(void **state)
 	host_init(p, 0, &default_opts);
 	host_init(p, 1, &default_opts);
 	rwr.num_sge = 0;
-	assert_int_equal(rxdp_engine_post_recv(p->h[0].qp, &rwr, &rbad),
+	assert_int_equal(tp_post_recv(p->h[0].qp, &rwr, &rbad),
 			 EINVAL);
-	assert_int_equal(rxdp_engine_post_send(p->h[0].qp, wr, &bad), EINVAL);
+	assert_int_equal(tp_post_send(p->h[0].qp, wr, &bad), EINVAL);
 	assert_ptr_equal(bad, wr);
 	pair_free(p);
 }
@@ -2463,7 +2452,7 @@ static void test_cq_overflow(void **state)
 	} while (!st.cq_overflows);
 	assert_int_equal(st.cq_overflows, 1);
 	/* what fit is still there, in order; then the error */
-	assert_int_equal(rxdp_engine_poll_cq(a->scq, 8, wc), 8);
+	assert_int_equal(tp_poll_cq(a->scq, 8, wc), 8);
 	assert_int_equal(wc[0].wr_id, 0);
 	assert_int_equal(wc[7].wr_id, 7);
 	pair_free(p);
@@ -2524,7 +2513,7 @@ static void test_fuzz_peer_input(void **state)
 						  .sg_list = &s,
 						  .num_sge = 1 };
 			struct ibv_recv_wr *rbad;
-			int err = rxdp_engine_post_recv(b->qp, &rw, &rbad);
+			int err = tp_post_recv(b->qp, &rw, &rbad);
 
 			assert_true(err == 0 || err == ENOMEM); /* RQ full */
 		}
@@ -2574,7 +2563,7 @@ static void test_fuzz_peer_input(void **state)
 			memwire_inject(p->w, 1, frame, n);
 		}
 		rxdp_engine_progress(b->e);
-		while (rxdp_engine_poll_cq(b->rcq, 1, &wc) > 0)
+		while (tp_poll_cq(b->rcq, 1, &wc) > 0)
 			;
 		if (rxdp_engine_qp_state(b->qp) == IBV_QPS_ERR) {
 			struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
+#include "poster.h"
 #include "rxdp/params.h"
 
 #define BUF (4u << 20)
@@ -236,7 +237,7 @@ static void wait_wc(struct rxdp_ecq *cq, struct ibv_wc *wc, int n)
 	int got = 0;
 
 	while (got < n) {
-		int r = rxdp_engine_poll_cq(cq, n - got, wc + got);
+		int r = tp_poll_cq(cq, n - got, wc + got);
 
 		assert_true(r >= 0);
 		got += r;
@@ -282,7 +283,7 @@ static void post(struct side *s, enum ibv_wr_opcode op, uint64_t id,
 
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	assert_int_equal(rxdp_engine_post_send(s->qp, &wr, &bad), 0);
+	assert_int_equal(tp_post_send(s->qp, &wr, &bad), 0);
 }
 
 static void post_recv(struct side *s, uint64_t id, uint32_t off, uint32_t len)
@@ -293,7 +294,7 @@ static void post_recv(struct side *s, uint64_t id, uint32_t off, uint32_t len)
 	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	assert_int_equal(rxdp_engine_post_recv(s->qp, &wr, &bad), 0);
+	assert_int_equal(tp_post_recv(s->qp, &wr, &bad), 0);
 }
 
 static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, (1u << 20) + 7 };
@@ -367,14 +368,14 @@ static void test_xsk_rc(void **state)
 		wr.wr.atomic.remote_addr = rbase + 64;
 		wr.wr.atomic.rkey = rkey;
 		wr.wr.atomic.compare_add = 10;
-		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
 		wait_wc(a->scq, &wc, 1);
 		assert_int_equal(wc.status, IBV_WC_SUCCESS);
 		assert_int_equal(*(uint64_t *)a->buf, 5);
 		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 		wr.wr.atomic.compare_add = 15;
 		wr.wr.atomic.swap = 1;
-		assert_int_equal(rxdp_engine_post_send(a->qp, &wr, &bad), 0);
+		assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
 		wait_wc(a->scq, &wc, 1);
 		assert_int_equal(wc.status, IBV_WC_SUCCESS);
 		assert_int_equal(*(uint64_t *)a->buf, 15);
@@ -427,7 +428,7 @@ static void bench_write(void **state)
 			     rxdp_emr_rkey(b->mr), 0);
 			posted++;
 		}
-		int n = rxdp_engine_poll_cq(a->scq, 16, wc);
+		int n = tp_poll_cq(a->scq, 16, wc);
 
 		assert_true(n >= 0);
 		for (int i = 0; i < n; i++)

@@ -32,7 +32,8 @@ $(FUZZ_OBJ)/%.o: %.c
 $(FUZZ_OBJ)/userspace/common/opts.o: $(GEN)/rxdp_version.h
 
 $(FUZZ_ENGINE): $(FUZZ_OBJ)/tests/fuzz/fuzz_engine_rx.o \
-		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o $(FUZZ_LIB_OBJS)
+		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
+		$(FUZZ_OBJ)/tests/engine/poster.o $(FUZZ_LIB_OBJS)
 	$(msg) LD $@
 	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
 
@@ -45,6 +46,7 @@ $(FUZZ_CTL): $(FUZZ_OBJ)/tests/fuzz/fuzz_ctl.o \
 
 $(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
 		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
+		$(FUZZ_OBJ)/tests/engine/poster.o \
 		$(FUZZ_OBJ)/tests/engine/memwire.o $(FUZZ_LIB_OBJS)
 	$(msg) LD $@
 	$(Q)$(CLANG) $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)

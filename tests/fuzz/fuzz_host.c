@@ -35,11 +35,6 @@ static void path_to_peer(int side, struct rxdp_path *p)
 	p->udp_sport = 0xc000 + side;
 }
 
-static struct rxdp_eah *ah_lookup(void *arg, struct ibv_ah *ah)
-{
-	(void)arg;
-	return ((struct fh_ah *)ah)->eah;
-}
 
 static int connect_qp(struct rxdp_eqp *qp, int side, int k)
 {
@@ -99,7 +94,7 @@ static int post_recv(struct rxdp_eqp *qp, struct fuzz_host *h, uint32_t off,
 	struct ibv_recv_wr wr = { .wr_id = off, .sg_list = &s, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	return rxdp_engine_post_recv(qp, &wr, &bad);
+	return tp_post_recv(qp, &wr, &bad);
 }
 
 int fuzz_host_post_recvs(struct fuzz_host *h)
@@ -115,7 +110,7 @@ int fuzz_host_init(struct fuzz_host *h, int side,
 	struct rxdp_engine_config cfg = {
 		.ops = ops,
 		.port = port,
-		.ah_lookup = ah_lookup,
+		.ah_lookup = tp_ah_lookup,
 		.max_mtu = 4096,
 	};
 
@@ -168,8 +163,8 @@ int fuzz_host_qps(struct fuzz_host *h, int side)
 			return err;
 	}
 	path_to_peer(side, &path);
-	h->ah.eah = rxdp_engine_create_ah(h->e, NULL, &path);
-	if (!h->ah.eah)
+	tp_ah_init(&h->ah, rxdp_engine_create_ah(h->e, NULL, &path));
+	if (!h->ah.eah || !h->ah.handle)
 		return -errno;
 	/* a leaves its RC peer one receive short for a while: RNR NAKs */
 	for (int i = 0; i < 2 + side; i++) {
@@ -208,7 +203,7 @@ static int post(struct rxdp_eqp *qp, struct fuzz_host *h, enum ibv_wr_opcode op,
 		wr.wr.rdma.remote_addr = raddr;
 		wr.wr.rdma.rkey = rkey;
 	}
-	return rxdp_engine_post_send(qp, &wr, &bad);
+	return tp_post_send(qp, &wr, &bad);
 }
 
 int fuzz_host_post(struct fuzz_host *h, int side, uint32_t rkey)
@@ -240,9 +235,9 @@ void fuzz_host_drain(struct fuzz_host *h)
 {
 	struct ibv_wc wc[16];
 
-	while (rxdp_engine_poll_cq(h->scq, 16, wc) > 0)
+	while (tp_poll_cq(h->scq, 16, wc) > 0)
 		;
-	while (rxdp_engine_poll_cq(h->rcq, 16, wc) > 0)
+	while (tp_poll_cq(h->rcq, 16, wc) > 0)
 		;
 }
 
@@ -253,8 +248,10 @@ void fuzz_host_fini_qps(struct fuzz_host *h)
 	for (int k = 0; k < 3; k++)
 		if (qps[k])
 			rxdp_engine_destroy_qp(qps[k]);
-	if (h->ah.eah)
+	if (h->ah.eah) {
+		tp_ah_fini(&h->ah);
 		rxdp_engine_destroy_ah(h->ah.eah);
+	}
 	if (h->mr)
 		rxdp_engine_dereg_mr(h->mr);
 	fuzz_host_drain(h); /* what the QPs left in the CQs */

@@ -14,21 +14,17 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "poster.h"
 
 #define FH_BUF (64u << 10)
 #define FH_IOVA(side) (0x7000000000ULL + ((uint64_t)(side) << 32))
-
-struct fh_ah {
-	struct ibv_ah ibv; /* what a UD WR names, as the verbs library has it */
-	struct rxdp_eah *eah;
-};
 
 struct fuzz_host {
 	struct rxdp_engine *e;
 	struct rxdp_ecq *scq, *rcq;
 	struct rxdp_eqp *rc, *uc, *ud;
 	struct rxdp_emr *mr;
-	struct fh_ah ah; /* UD: to the other host */
+	struct tp_ah ah; /* UD: to the other host */
 	uint8_t *buf; /* FH_BUF bytes, registered at FH_IOVA(side) */
 	uint64_t iova;
 };

@@ -19,11 +19,15 @@
 #  ucx.sh       UCX: ucx_info -d, ucx_perftest over rc_verbs and ud_verbs
 #  mpi.sh       Open MPI (UCX PML): a ping-pong and allreduces, one rank
 #               per host (mpi_pingpong, built with mpicc)
+#  memrules.sh  registered memory shared with rxdpd (memrules): writers
+#               during registration, fork, DONTNEED, munmap, giving it
+#               back, the batched path of shared file mappings
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
 RC_QP_HOG := $(BUILD)/tests/rc/qp_hog
 RC_MPI := $(BUILD)/tests/rc/mpi_pingpong
+RC_MEMRULES := $(BUILD)/tests/rc/memrules
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
@@ -34,6 +38,11 @@ $(RC_OPS): $(OBJ)/tests/rc/rc_ops.o $(OBJ)/tests/rc/rc_ops_mw.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs -lpthread
+
+$(RC_MEMRULES): $(OBJ)/tests/rc/memrules.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
 
 $(RC_QP_HOG): $(OBJ)/tests/rc/qp_hog.o
 	$(msg) LD $@
@@ -54,9 +63,9 @@ $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 # the scripts run the programs: build them first (a rule like
 # `rc_ops.sh: $(RC_OPS)` would not: under .SECONDARY a missing prerequisite
 # of an up-to-date file is not remade)
-TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI)
+TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI) $(RC_MEMRULES)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh \
-	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh
+	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh

@@ -26,7 +26,8 @@ ctl() { ip netns exec "$1" "${@:3}" "$RXDP_BIN/rxdp-ctl" --json "$2"; }
 names='sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_rnr_err
 send_rnr_err rcvd_seq_err ack_deferred retry_exceeded_err
 retry_rnr_exceeded_err completer_retry_err send_err link_downed rdma_sends
-rdma_recvs sent_bytes rcvd_bytes'
+rdma_recvs sent_bytes rcvd_bytes payload_syscalls payload_syscall_bytes
+payload_direct_bytes'
 
 # A stream that lasts while the counters are read
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -D 6 -p 19300 >"$tmp/srv" 2>&1 &
@@ -65,6 +66,10 @@ for n in ("sent_pkts", "rcvd_pkts", "rdma_sends", "sent_bytes"):
     assert q[n] > 0, "QP %s: %d" % (n, q[n])
     assert after[n] >= q[n], n
 assert other["devices"][0]["counters"]["sent_pkts"] > 0
+# registered memory is shared with rxdpd: the payload costs no system call
+c = dev["counters"]
+assert c["payload_syscalls"] == 0 and c["payload_syscall_bytes"] == 0, c
+assert c["payload_direct_bytes"] >= c["sent_bytes"] > 0, c
 assert all(x["counters"] is None for x in other["qps"]), other["qps"]
 print("ok   %d counters per device and per QP; the QP sent %d packets "
       "(%d bytes), its device %d" % (len(names), q["sent_pkts"],

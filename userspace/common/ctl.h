@@ -111,6 +111,14 @@ enum rxdp_ctl_type {
 	RXDP_CTL_QUERY_COUNTERS,
 	/* The connection manager (common/ctl_cm.h): CM -> CM (+ an fd) */
 	RXDP_CTL_CM,
+	/*
+	 * OBJ (addr, length) + a memfd -> OBJ (handle): the client's memory
+	 * [addr, addr+length) is that memfd's first length bytes from now on
+	 * (its library re-backed registered memory with it); rxdpd maps it
+	 * too and moves payload there with a memcpy (engine/mem.c)
+	 */
+	RXDP_CTL_MEM_SHARE,
+	RXDP_CTL_MEM_UNSHARE, /* OBJ (handle) -> OBJ */
 	RXDP_CTL_TYPE_MAX,
 };
 

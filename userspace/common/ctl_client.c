@@ -408,7 +408,7 @@ int rxdp_ctl_ctx_open(struct rxdp_ctl *c, __u32 ifindex, int mem_fd,
  * the same attribute and perhaps an fd: *p becomes the reply's.
  */
 static int struct_call(struct rxdp_ctl *c, __u16 type, __u16 attr, void *p,
-		       size_t len, const struct rxdp_ah *ah, int *fd,
+		       size_t len, const struct rxdp_ah *ah, int in_fd, int *fd,
 		       const char *what)
 {
 	int fds[RXDP_CTL_MAX_FDS], nfds = 0, err, i;
@@ -421,7 +421,7 @@ static int struct_call(struct rxdp_ctl *c, __u16 type, __u16 attr, void *p,
 	if (ah)
 		mnl_attr_put((struct nlmsghdr *)c->req, RXDP_CTL_A_AH,
 			     sizeof(*ah), ah);
-	err = call_fds(c, &msg, NULL, 0, fds, &nfds, 1);
+	err = call_fds(c, &msg, &in_fd, in_fd >= 0 ? 1 : 0, fds, &nfds, 1);
 	if (err)
 		return err;
 	if (!msg.tb[attr]) {
@@ -440,8 +440,15 @@ static int struct_call(struct rxdp_ctl *c, __u16 type, __u16 attr, void *p,
 int rxdp_ctl_obj(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
 		 const struct rxdp_ah *ah, int *fd)
 {
-	return struct_call(c, type, RXDP_CTL_A_OBJ, o, sizeof(*o), ah, fd,
+	return struct_call(c, type, RXDP_CTL_A_OBJ, o, sizeof(*o), ah, -1, fd,
 			   "the object");
+}
+
+int rxdp_ctl_obj_fd(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
+		    int in_fd)
+{
+	return struct_call(c, type, RXDP_CTL_A_OBJ, o, sizeof(*o), NULL, in_fd,
+			   NULL, "the object");
 }
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,
@@ -588,6 +595,6 @@ int rxdp_ctl_get_event(struct rxdp_ctl *c, struct rxdp_ctl_event *ev)
 
 int rxdp_ctl_cm(struct rxdp_ctl *c, struct rxdp_ctl_cm *cm, int *fd)
 {
-	return struct_call(c, RXDP_CTL_CM, RXDP_CTL_A_CM, cm, sizeof(*cm), NULL,
+	return struct_call(c, RXDP_CTL_CM, RXDP_CTL_A_CM, cm, sizeof(*cm), NULL, -1,
 			   fd, "the CM reply");
 }

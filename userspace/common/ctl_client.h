@@ -235,6 +235,9 @@ struct rxdp_ctl_obj {
  */
 int rxdp_ctl_obj(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
 		 const struct rxdp_ah *ah, int *fd);
+/* The same with an fd sent along (MEM_SHARE's memfd); no fd comes back */
+int rxdp_ctl_obj_fd(struct rxdp_ctl *c, __u16 type, struct rxdp_ctl_obj *o,
+		    int in_fd);
 
 /* For tools: every QP the daemon knows, with state and owner */
 int rxdp_ctl_list_qps(struct rxdp_ctl *c, __u32 ifindex,

@@ -290,6 +290,8 @@ const char *rxdp_ctl_type_name(unsigned int type)
 		[RXDP_CTL_MW_DEALLOC] = "mw_dealloc",
 		[RXDP_CTL_QUERY_COUNTERS] = "query_counters",
 		[RXDP_CTL_CM] = "cm",
+		[RXDP_CTL_MEM_SHARE] = "mem_share",
+		[RXDP_CTL_MEM_UNSHARE] = "mem_unshare",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

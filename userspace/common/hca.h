@@ -27,6 +27,7 @@
 #include <infiniband/verbs.h>
 #include <linux/types.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -335,5 +336,45 @@ static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
 		return EINVAL;
 	return 0;
 }
+
+/* --- the owner's side (hca_post.c) -------------------------------------- */
+
+/* A work queue as its poster sees it: the header, its slots, their geometry */
+struct rxdp_hca_ring {
+	struct rxdp_hca_wq *wq;
+	void *slots;
+	__u32 size, stride;
+};
+
+/*
+ * What a poster brings: the handle of a UD WR's address handle (0: not
+ * one), and (or NULL) the gathering of a small send's bytes into dst,
+ * true if it did (RXDP_HCA_SEND_GATHERED)
+ */
+struct rxdp_hca_poster {
+	__u32 (*ah_handle)(struct ibv_ah *ah);
+	bool (*gather)(void *arg, const struct ibv_send_wr *wr, __u8 *dst);
+	void *arg;
+};
+
+/* One send WR into slot d (checked already; total: its SGEs' bytes) */
+void rxdp_hca_swqe_fill(struct rxdp_hca_swqe *d, enum ibv_qp_type type,
+			const struct ibv_send_wr *wr, __u64 total,
+			const struct rxdp_hca_poster *p);
+/*
+ * ibv_post_send / ibv_post_recv on a ring: each WR checked, written and
+ * published in turn; 0, or a positive errno with *bad at the first WR not
+ * posted (EINVAL, ENOMEM: full), as libibverbs
+ */
+int rxdp_hca_post_send(const struct rxdp_hca_ring *r,
+		       const struct rxdp_hca_qp_caps *c,
+		       const struct rxdp_hca_poster *p, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad);
+int rxdp_hca_post_recv(const struct rxdp_hca_ring *r, __u32 max_sge,
+		       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* Up to n CQEs of a CQ of size entries, small receives scattered: count */
+int rxdp_hca_poll(struct rxdp_hca_cq *sh, __u32 size, int n,
+		  struct ibv_wc *wc);
+void rxdp_hca_cq_scatter(const struct rxdp_hca_cqd *d);
 
 #endif /* RXDP_COMMON_HCA_H */

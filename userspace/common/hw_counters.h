@@ -25,6 +25,12 @@
  *   rdma_sends             requester: messages completed
  *   rdma_recvs             responder: receive WQEs completed successfully
  *   sent_bytes, rcvd_bytes RoCEv2 payload bytes, as sent_pkts/rcvd_pkts
+ *   payload_syscalls       device only (rxdp's own): system calls that
+ *                          moved payload to or from a client's memory
+ *                          (memory it did not share with rxdpd)
+ *   payload_syscall_bytes  device only: the bytes they moved
+ *   payload_direct_bytes   device only: payload bytes copied straight
+ *                          into or out of memory shared with rxdpd
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -47,6 +53,9 @@ enum rxdp_hwc {
 	RXDP_HWC_RDMA_RECVS,
 	RXDP_HWC_SENT_BYTES,
 	RXDP_HWC_RCVD_BYTES,
+	RXDP_HWC_PAYLOAD_SYSCALLS,
+	RXDP_HWC_PAYLOAD_SYSCALL_BYTES,
+	RXDP_HWC_PAYLOAD_DIRECT_BYTES,
 	RXDP_HWC_MAX,
 };
 
@@ -68,6 +77,9 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_RDMA_RECVS] = "rdma_recvs",
 	[RXDP_HWC_SENT_BYTES] = "sent_bytes",
 	[RXDP_HWC_RCVD_BYTES] = "rcvd_bytes",
+	[RXDP_HWC_PAYLOAD_SYSCALLS] = "payload_syscalls",
+	[RXDP_HWC_PAYLOAD_SYSCALL_BYTES] = "payload_syscall_bytes",
+	[RXDP_HWC_PAYLOAD_DIRECT_BYTES] = "payload_direct_bytes",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

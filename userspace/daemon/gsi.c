@@ -93,19 +93,30 @@ static void gsi_notify(void *arg)
 	}
 }
 
+/* QP1's queues are rings like a client's, posted to the same way */
 static void post_recv(struct gsi *g, __u32 i)
 {
-	__u32 prod =
-		atomic_load_explicit(&g->sh->rq.prod, memory_order_relaxed);
-	struct rxdp_hca_rwqe *w =
-		rxdp_hca_slot(g->rq, prod, g->rq_size, g->rq_stride);
+	struct rxdp_hca_ring r = { &g->sh->rq, g->rq, g->rq_size,
+				   g->rq_stride };
+	struct ibv_sge sge = { .addr = (uintptr_t)g->buf[i],
+			       .length = GSI_BUF,
+			       .lkey = rxdp_emr_lkey(g->mr) };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 },
+			   *bad;
 
-	w->wr_id = i;
-	w->num_sge = 1;
-	w->sge[0].addr = (uintptr_t)g->buf[i];
-	w->sge[0].length = GSI_BUF;
-	w->sge[0].lkey = rxdp_emr_lkey(g->mr);
-	atomic_store_explicit(&g->sh->rq.prod, prod + 1, memory_order_release);
+	/* never full: one per buffer, reposted when its MAD is read */
+	rxdp_hca_post_recv(&r, 1, &wr, &bad);
+}
+
+/* The AH handle a send WR carries (wr.ud.ah: its struct gsi_ah) */
+struct gsi_wr_ah {
+	struct ibv_ah ah;
+	__u32 handle;
+};
+
+static __u32 gsi_ah_handle(struct ibv_ah *ah)
+{
+	return ah ? ((struct gsi_wr_ah *)ah)->handle : 0;
 }
 
 static void ring(struct gsi *g)
@@ -273,8 +284,8 @@ struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
 	g->sh->rq.size = g->rq_size;
 	g->sh->rq.stride = g->rq_stride;
 
-	/* rxdpd's own memory: a PD whose memory ops are plain copies */
-	g->pd = rxdp_engine_alloc_pd(g->e, &rxdp_emem_self_ops, NULL);
+	/* rxdpd's own memory: a PD on this process's memory */
+	g->pd = rxdp_engine_alloc_pd(g->e, NULL);
 	if (g->pd)
 		g->mr = rxdp_engine_reg_mr_pd(g->pd, (uintptr_t)g->buf,
 					      (size_t)g->rq_size * GSI_BUF,
@@ -445,25 +456,28 @@ static int ah_get(struct gsi *g, struct rxdp_link *l, const struct gsi_peer *to,
 
 static int post_send(struct gsi *g, __u32 ah, __u32 qpn, const void *mad)
 {
-	__u32 prod =
-		atomic_load_explicit(&g->sh->sq.prod, memory_order_relaxed);
-	struct rxdp_hca_swqe *w;
+	static const struct rxdp_hca_poster poster = { .ah_handle =
+							       gsi_ah_handle };
+	struct rxdp_hca_ring r = { &g->sh->sq, g->sq, g->sq_size,
+				   g->sq_stride };
+	struct rxdp_hca_qp_caps caps = { .qp_type = IBV_QPT_UD,
+					 .max_send_sge = 1,
+					 .max_inline = CM_MAD_LEN };
+	struct gsi_wr_ah wah = { .handle = ah };
+	struct ibv_sge sge = { .addr = (uintptr_t)mad, .length = CM_MAD_LEN };
+	struct ibv_send_wr wr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE |
+						IBV_SEND_SIGNALED },
+			   *bad;
 
-	if (prod - atomic_load_explicit(&g->sh->sq.done,
-					memory_order_acquire) >=
-	    g->sq_size)
+	wr.wr_id = atomic_load_explicit(&g->sh->sq.prod, memory_order_relaxed);
+	wr.wr.ud.ah = &wah.ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = GSI_QKEY;
+	if (rxdp_hca_post_send(&r, &caps, &poster, &wr, &bad))
 		return -ENOBUFS;
-	w = rxdp_hca_slot(g->sq, prod, g->sq_size, g->sq_stride);
-	memset(w, 0, sizeof(*w));
-	w->wr_id = prod;
-	w->opcode = IBV_WR_SEND;
-	w->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-	w->num_sge = CM_MAD_LEN; /* inline: the length */
-	w->ah = ah;
-	w->remote_qpn = qpn;
-	w->remote_qkey = GSI_QKEY;
-	memcpy(w->sge, mad, CM_MAD_LEN);
-	atomic_store_explicit(&g->sh->sq.prod, prod + 1, memory_order_release);
 	ring(g);
 	g->st.tx++;
 	return 0;

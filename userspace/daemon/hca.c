@@ -37,6 +37,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/if_xdp.h>
@@ -85,6 +86,7 @@ enum hobj_kind {
 	HO_QP,
 	HO_AH,
 	HO_MW,
+	HO_MEM, /* a range of the client's memory shared with rxdpd */
 };
 
 struct hobj {
@@ -95,7 +97,7 @@ struct hobj {
 	int refs; /* PD: objects on it; CQ: QPs; channel: CQs; SRQ: QPs */
 	__u32 cq_flags; /* CQ: RXDP_CTL_CQ_F_* */
 	struct hobj *pd;
-	void *mem; /* the shared queues, mapped here */
+	void *mem; /* the shared queues (HO_MEM: the memory), mapped here */
 	size_t mem_len;
 	_Atomic __u32 comp_events; /* sent (CQ notifications) */
 	_Atomic __u32 async_events;
@@ -114,6 +116,7 @@ struct hobj {
 			struct hobj *scq, *rcq, *srq;
 		} qp;
 		struct rxdp_eah *eah;
+		__u64 mem_addr; /* HO_MEM: where the client has it */
 	};
 };
 
@@ -122,6 +125,7 @@ struct hca_ctx {
 	int ifindex;
 	struct hca_dev *hd;
 	int mem_fd; /* the client's /proc/PID/mem, opened by the client */
+	struct rxdp_emem *emem; /* its memory, for the engine */
 	int doorbell; /* its own (an eventfd in the engine's epoll set) */
 	int async_wfd;
 	struct hobj **objs; /* by handle - 1 */
@@ -139,13 +143,13 @@ struct hca_ctx {
 static const __u32 user_limit[] = {
 	[HO_PD] = 4096,	 [HO_MR] = 16384, [HO_CHANNEL] = 1024,
 	[HO_CQ] = 4096,	 [HO_SRQ] = 1024, [HO_QP] = RXDP_MAX_QP / 4,
-	[HO_AH] = 16384, [HO_MW] = 16384,
+	[HO_AH] = 16384, [HO_MW] = 16384, [HO_MEM] = 16384,
 };
 
 struct uid_use {
 	struct uid_use *next;
 	uid_t uid;
-	__u32 n[HO_MW + 1];
+	__u32 n[HO_MEM + 1];
 };
 
 static struct uid_use *uses;
@@ -169,7 +173,7 @@ static struct uid_use *use_of(uid_t uid)
 static const char *const kind_name[] = {
 	[HO_PD] = "PD", [HO_MR] = "MR",	  [HO_CHANNEL] = "channel",
 	[HO_CQ] = "CQ", [HO_SRQ] = "SRQ", [HO_QP] = "QP",
-	[HO_AH] = "AH", [HO_MW] = "MW",
+	[HO_AH] = "AH", [HO_MW] = "MW",	  [HO_MEM] = "shared memory range",
 };
 
 static int user_charge(uid_t uid, enum hobj_kind k, char *msg, size_t msglen)
@@ -287,10 +291,9 @@ static void on_cq_notify(void *arg)
 		atomic_fetch_add(&o->comp_events, 1);
 }
 
-static struct rxdp_eah *on_ah_lookup(void *arg, struct ibv_ah *ah)
+static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 {
 	struct hca_dev *hd = arg;
-	__u32 h = (__u32)(uintptr_t)ah;
 
 	return h && h <= HCA_MAX_AH ? atomic_load(&hd->ah_eah[h - 1]) : NULL;
 }
@@ -598,6 +601,14 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	}
 	/* rxdpd never blocks on a client that does not read its events */
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	x->emem = rxdp_engine_mem_create(hd->e, x->mem_fd);
+	if (!x->emem) {
+		close(p[0]);
+		close(p[1]);
+		close(x->mem_fd);
+		free(x);
+		return -ENOMEM;
+	}
 	x->c = c;
 	x->ifindex = l->ifindex;
 	x->hd = hd;
@@ -611,6 +622,7 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 			if (fds[i] >= 0)
 				close(fds[i]);
 		close(p[1]);
+		rxdp_engine_mem_destroy(x->emem);
 		close(x->mem_fd);
 		if (x->doorbell >= 0)
 			rxdp_engine_doorbell_close(hd->e, x->doorbell);
@@ -636,8 +648,9 @@ static void ah_destroy(struct hobj *o)
 void hca_ctx_release(struct rxdp_client *c)
 {
 	/* windows before the regions they may be bound to */
-	static const enum hobj_kind order[] = { HO_QP, HO_SRQ,	   HO_CQ, HO_MW,
-						HO_MR, HO_CHANNEL, HO_PD };
+	static const enum hobj_kind order[] = { HO_QP, HO_SRQ, HO_CQ,
+						HO_MW, HO_MR,  HO_MEM,
+						HO_CHANNEL, HO_PD };
 	struct hca_ctx *x = c->ctx;
 
 	if (!x)
@@ -670,6 +683,9 @@ void hca_ctx_release(struct rxdp_client *c)
 			case HO_MW:
 				rxdp_engine_dealloc_mw(o->emr);
 				break;
+			case HO_MEM:
+				rxdp_engine_mem_unmap(x->emem, o->mem_addr);
+				break;
 			case HO_CHANNEL:
 				close(o->wfd);
 				break;
@@ -686,6 +702,7 @@ void hca_ctx_release(struct rxdp_client *c)
 		pr_info("pid %d did not read %u event(s)\n", (int)c->pid,
 			x->dropped);
 	close(x->async_wfd);
+	rxdp_engine_mem_destroy(x->emem);
 	close(x->mem_fd);
 	rxdp_engine_doorbell_close(x->hd->e, x->doorbell);
 	free(x->objs);
@@ -726,36 +743,70 @@ void hca_port_event(int ifindex, __u32 type, __u32 port)
 }
 
 /*
- * Is [addr, addr+len) mapped in pid with read (and write) access? From
- * /proc/PID/maps: registering memory that is not there fails at once, as
- * pinning it would on an HCA (later unmapping gives access errors).
+ * MEM_SHARE: the client's library re-backed [addr, addr+length) of its
+ * memory with the memfd fd (userspace/verbs/regmem.c); mapped here, the
+ * engine moves payload there with a memcpy. What rxdpd maps must never
+ * fault it or make it wait on anything the client controls: a memfd
+ * (shmem: no file system that answers faults, no hugetlb pool that can
+ * run dry), opened read-write, sealed against shrinking (sealed here if
+ * the client did not), at least as long as the range. A client that lies
+ * about where it maps the memfd misleads only its own QPs: the range
+ * stands for its memory in its own PDs and nowhere else.
  */
-static bool range_mapped(pid_t pid, __u64 addr, __u64 len, bool write)
+static int mem_share(struct hca_ctx *x, struct rxdp_ctl_obj *o, int fd,
+		     char *msg, size_t msglen)
 {
-	char path[64], line[512];
-	__u64 at = addr, end = addr + len;
-	FILE *f;
+	long page = sysconf(_SC_PAGESIZE);
+	struct statfs sf;
+	struct stat st;
+	struct hobj *h;
+	void *map;
+	int seals, err;
 
-	if (!len)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (at < end && fgets(line, sizeof(line), f)) {
-		unsigned long long s, e;
-		char perm[5];
-
-		if (sscanf(line, "%llx-%llx %4s", &s, &e, perm) != 3)
-			continue;
-		if (e <= at || s > at)
-			continue;
-		if (perm[0] != 'r' || (write && perm[1] != 'w'))
-			break;
-		at = e;
+	if (fd < 0 || !o->length || (o->addr | o->length) & (page - 1) ||
+	    o->addr + o->length < o->addr) {
+		snprintf(msg, msglen,
+			 "a shared range needs its memfd and a page-aligned "
+			 "address and length");
+		return -EINVAL;
 	}
-	fclose(f);
-	return at >= end;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (fstatfs(fd, &sf) || sf.f_type != TMPFS_MAGIC || fstat(fd, &st) ||
+	    !S_ISREG(st.st_mode) || seals < 0 ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR ||
+	    (!(seals & F_SEAL_SHRINK) &&
+	     fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK)) ||
+	    fstat(fd, &st) || (__u64)st.st_size < o->length) {
+		snprintf(msg, msglen,
+			 "a shared range must be a read-write memfd, sealable "
+			 "against shrinking, of at least %llu bytes",
+			 (unsigned long long)o->length);
+		return -EINVAL;
+	}
+	h = obj_new(x, HO_MEM, o->cookie, msg, msglen, &err);
+	if (!h)
+		return err;
+	map = mmap(NULL, o->length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		snprintf(msg, msglen, "cannot map the shared range: %s",
+			 strerror(errno));
+		obj_free(h);
+		return err;
+	}
+	h->mem = map;
+	h->mem_len = o->length;
+	h->mem_addr = o->addr;
+	err = rxdp_engine_mem_map(x->emem, o->addr, o->length, map);
+	if (err) {
+		snprintf(msg, msglen, "[%#llx, +%llu) overlaps a shared range",
+			 (unsigned long long)o->addr,
+			 (unsigned long long)o->length);
+		obj_free(h);
+		return err;
+	}
+	o->handle = h->handle;
+	return 0;
 }
 
 static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
@@ -784,17 +835,6 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
 	if (!pd)
 		return -EINVAL;
-	if (!range_mapped(x->c->pid, o->addr, o->length,
-			  o->access & IBV_ACCESS_LOCAL_WRITE)) {
-		snprintf(msg, msglen,
-			 "[%#llx, +%llu) is not mapped %s in pid %d",
-			 (unsigned long long)o->addr,
-			 (unsigned long long)o->length,
-			 o->access & IBV_ACCESS_LOCAL_WRITE ? "writable"
-							    : "readable",
-			 (int)x->c->pid);
-		return -EFAULT;
-	}
 	if (type == RXDP_CTL_MR_REREG) {
 		/* the reply carries the keys: new ones if it moved, changed
 		 * PD or lost a right (rxdp_engine_rereg_mr) */
@@ -1034,12 +1074,12 @@ static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	wq = s->mem;
 	wq->size = a.max_wr;
 	wq->stride = o->rq_stride;
-	s->esrq = rxdp_engine_create_srq(x->hd->e, pd->epd, &a, s);
+	s->esrq = rxdp_engine_create_srq(x->hd->e, pd->epd, &a, wq,
+					 (char *)s->mem + o->rq_off, s);
 	if (!s->esrq) {
 		err = -errno;
 		goto err;
 	}
-	rxdp_engine_srq_share(s->esrq, wq, (char *)s->mem + o->rq_off);
 	s->pd = pd;
 	pd->refs++;
 	o->handle = s->handle;
@@ -1245,8 +1285,8 @@ __u32 hca_qp_state(const struct rxdp_qp *qp)
 }
 
 int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
-	    const struct rxdp_ah *ah, int *fd, long *deadline, char *msg,
-	    size_t msglen)
+	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
+	    char *msg, size_t msglen)
 {
 	struct hca_ctx *x = ctx_of(c, msg, msglen);
 	struct hobj *h;
@@ -1260,8 +1300,7 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 		h = obj_new(x, HO_PD, o->cookie, msg, msglen, &err);
 		if (!h)
 			return err;
-		h->epd = rxdp_engine_alloc_pd(x->hd->e, &rxdp_emem_procmem_ops,
-					      (void *)(intptr_t)x->mem_fd);
+		h->epd = rxdp_engine_alloc_pd(x->hd->e, x->emem);
 		if (!h->epd) {
 			obj_free(h);
 			return -ENOMEM;
@@ -1282,6 +1321,15 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 	case RXDP_CTL_MR_REREG:
 	case RXDP_CTL_MR_DEREG:
 		return do_mr(x, type, o, msg, msglen);
+	case RXDP_CTL_MEM_SHARE:
+		return mem_share(x, o, in_fd, msg, msglen);
+	case RXDP_CTL_MEM_UNSHARE:
+		h = obj_need(x, o->handle, HO_MEM, msg, msglen);
+		if (!h)
+			return -EINVAL;
+		rxdp_engine_mem_unmap(x->emem, h->mem_addr);
+		obj_free(h);
+		return 0;
 	case RXDP_CTL_CHANNEL_CREATE: {
 		int p[2];
 

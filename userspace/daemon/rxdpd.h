@@ -235,9 +235,10 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 		 int *fds, char *msg, size_t msglen);
 void hca_ctx_release(struct rxdp_client *c);
 /* -EINPROGRESS: AH_CREATE waits for a neighbour, call again */
+/* in_fd: the fd the request came with (MEM_SHARE's memfd), or -1 */
 int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
-	    const struct rxdp_ah *ah, int *fd, long *deadline, char *msg,
-	    size_t msglen);
+	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
+	    char *msg, size_t msglen);
 void hca_qp_modified(struct rxdp_qp *qp, const struct rxdp_qp_attr *a,
 		     __u32 mask);
 /* The QP's path changed in place (a neighbour's new MAC): tell the engine */

@@ -551,8 +551,8 @@ static int do_obj(struct req *r)
 		return err;
 	memcpy(&o, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_OBJ]), sizeof(o));
 	err = hca_obj(r->c, r->m->nlh->nlmsg_type, &o,
-		      ah ? mnl_attr_get_payload(ah) : NULL, &fd, r->deadline,
-		      r->msg, sizeof(r->msg));
+		      ah ? mnl_attr_get_payload(ah) : NULL, r->in_fd, &fd,
+		      r->deadline, r->msg, sizeof(r->msg));
 	if (err)
 		return err;
 	if (fd >= 0)
@@ -768,6 +768,8 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_MW_DEALLOC] = do_obj,
 	[RXDP_CTL_QUERY_COUNTERS] = do_query_counters,
 	[RXDP_CTL_CM] = do_cm,
+	[RXDP_CTL_MEM_SHARE] = do_obj,
+	[RXDP_CTL_MEM_UNSHARE] = do_obj,
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */
@@ -853,7 +855,7 @@ static int process(struct rxdp_client *c, const void *buf, ssize_t n, int in_fd,
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	if (nfds && type != RXDP_CTL_CTX_OPEN) {
+	if (nfds && type != RXDP_CTL_CTX_OPEN && type != RXDP_CTL_MEM_SHARE) {
 		snprintf(r.msg, sizeof(r.msg), "%s takes no file descriptors",
 			 rxdp_ctl_type_name(type));
 		err = -EINVAL;

@@ -171,8 +171,11 @@ void req_retire(struct rxdp_eqp *qp)
 		struct ibv_wc wc;
 		bool failed, signaled;
 
-		if (!w->started || !w->done)
+		/* and what it read has been written (mem.c) */
+		if (!w->started || !w->done || !eng_mem_written(qp, w->mem_seq))
 			break;
+		if (qp->stage_req.who == w)
+			eng_stage_release(&qp->stage_req);
 		signaled = rc_req_wc(qp, w, &wc);
 		failed = w->status != IBV_WC_SUCCESS;
 		if (!failed && w->npkts)
@@ -376,6 +379,7 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 			     uint32_t psn)
 {
+	struct eng_wtag tag = { .psn = ~0U };
 	struct swqe *w;
 	bool last = pi->flags & ROCE_OPF_LAST;
 
@@ -414,15 +418,12 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 		req_retire(qp);
 		return;
 	}
-	if (rc_sg_copy_to(qp->pd, w->sg, w->nsg, w->resp_off, pi->payload,
-			  pi->paylen)) {
-		/* the local buffer went away (unmapped): 10.8.3 local error */
-		w->status = IBV_WC_LOC_PROT_ERR;
-		w->done = true;
-		qp->rd_outstanding--;
-		req_retire(qp);
+	tag.wqe = (uint32_t)(w - qp->sq);
+	/* no room with the owner's memory thread: it comes again (a gap) */
+	if (rc_sg_copy_to(qp, w->sg, w->nsg, w->resp_off, pi->payload,
+			  pi->paylen, &tag))
 		return;
-	}
+	w->mem_seq = qp->mem_seq;
 	w->resp_off += pi->paylen;
 	w->resp_psn = psn_add(psn, 1);
 	qp->una = w->resp_psn;
@@ -438,6 +439,7 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 			      uint32_t psn)
 {
+	struct eng_wtag tag = { .psn = ~0U };
 	struct swqe *w;
 	uint64_t orig;
 
@@ -449,10 +451,17 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 	    (w->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 	     w->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD))
 		return;
-	/* the original value lands in the local buffer in host order */
+	/*
+	 * The original value lands in the local buffer in host order; with no
+	 * room at the owner's memory thread, the ACK is dropped and the timer
+	 * asks again (the responder answers from its replay cache)
+	 */
 	orig = atomicacketh_orig(pi->atomicacketh);
-	if (rc_sg_copy_to(qp->pd, w->sg, w->nsg, 0, (const uint8_t *)&orig, 8))
-		w->status = IBV_WC_LOC_PROT_ERR;
+	tag.wqe = (uint32_t)(w - qp->sq);
+	if (rc_sg_copy_to(qp, w->sg, w->nsg, 0, (const uint8_t *)&orig, 8,
+			  &tag))
+		return;
+	w->mem_seq = qp->mem_seq;
 	w->done = true;
 	w->resp_psn = psn_add(psn, 1);
 	qp->rd_outstanding--;

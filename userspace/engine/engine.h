@@ -8,25 +8,24 @@
  * rxdpd (userspace/daemon/hca.c) runs one engine per device for every
  * process on the host, on a "port" (the I/O: the device's AF_XDP sockets
  * from rxdp_xsk_port_open(), or an in-memory wire in tests). Each process's
- * objects hang off a protection domain whose memory ops reach that
- * process's memory (rxdp_emem_procmem_ops: its /proc/PID/mem); its queues
- * live in memory it shares with rxdpd (common/hca.h), which the engine
- * drains each pass. Tests drive an engine directly: the default PD reaches
- * this process's memory by memcpy, and rxdp_engine_post_send/post_recv/
- * poll_cq stand in for the application's side of the queues.
+ * objects hang off a protection domain on that process's memory
+ * (rxdp_engine_mem_create: the memory it shares with rxdpd, and its
+ * /proc/PID/mem for the rest); its queues are rings in memory it shares
+ * with rxdpd (common/hca.h), which the engine drains each pass. Tests drive
+ * an engine directly: the default PD reaches this process's memory by
+ * memcpy, and they post to and poll the same rings (rxdp_hca_post_send,
+ * rxdp_hca_poll; rxdp_engine_qp_rings() says where the rings are).
  *
- * Conventions: create calls return NULL and set errno; post calls return 0
- * or a positive errno and set *bad_wr at the first rejected WR, exactly as
- * libibverbs; poll returns the number of completions or a negative errno;
- * everything else returns 0 or -errno.
+ * Conventions: create calls return NULL and set errno; everything else
+ * returns 0 or -errno.
  *
  * Threads
  * -------
  * Every call is thread-safe. Transport work (RX, TX, timers) runs under one
- * engine lock that is only ever try-locked from the fast path: a thread that
- * posts or polls does the pending work itself if the lock is free, and
- * otherwise leaves it to the holder, which re-checks a "work pending" flag
- * before it returns (no lost wake-ups). With cfg.progress_thread set, one
+ * engine lock that is only ever try-locked from the fast path: a thread
+ * that wants progress (rxdp_engine_progress) does the pending work itself
+ * if the lock is free, and otherwise leaves it to the holder, which
+ * re-checks a "work pending" flag before it returns (no lost wake-ups). With cfg.progress_thread set, one
  * thread per engine also serves the passive side and the timers: it spins
  * briefly (adaptively) while there is traffic, then blocks on the port's
  * fds and eventfds (the doorbells of rxdp_engine_doorbell()), with the
@@ -51,27 +50,34 @@ struct rxdp_ecq;
 struct rxdp_eqp;
 struct rxdp_epd;
 
-/* --- memory: where an owner's buffers are ------------------------------- */
+/* --- memory: where an owner's buffers are (mem.c) ------------------------ */
 
 /*
- * How the engine reaches the memory of a PD's owner: addresses are the
- * owner's virtual addresses. 0, or -EFAULT when [addr, addr+len) is not
- * (all) mapped with the access asked for: a remote or local access error,
- * never a crash.
+ * An owner's memory: the process whose buffers a PD's MRs name, by its own
+ * virtual addresses. Every engine has one for this process (tests, rxdpd's
+ * own QP1: addresses are pointers), used by PDs made with NULL. An access
+ * to memory that is not there is an access error (local or remote), never
+ * a crash.
  */
-struct rxdp_emem_ops {
-	int (*read)(void *arg, void *dst, uint64_t addr, size_t len);
-	int (*write)(void *arg, uint64_t addr, const void *src, size_t len);
-};
-
-/* This process's memory, by memcpy (tests; the default PD) */
-extern const struct rxdp_emem_ops rxdp_emem_self_ops;
+struct rxdp_emem;
 /*
- * Another process's memory, through an fd of its /proc/PID/mem that it
- * opened itself and handed over (arg: the fd as (void *)(intptr_t)fd). It
- * reaches exactly the address space its owner had when it opened it.
+ * Another process's memory: fd is a /proc/PID/mem that the process opened
+ * itself and handed over (the caller keeps it open while the memory is
+ * used, and closes it); it reaches exactly the address space that process
+ * had when it opened it. Destroy after the PDs on it.
  */
-extern const struct rxdp_emem_ops rxdp_emem_procmem_ops;
+struct rxdp_emem *rxdp_engine_mem_create(struct rxdp_engine *e, int fd);
+void rxdp_engine_mem_destroy(struct rxdp_emem *m);
+/*
+ * A window: [addr, addr+len) of the owner is mapped here at local too (the
+ * same pages: a memfd both map). Payload there is a memcpy; elsewhere a
+ * system call on the fd. -EEXIST if it overlaps another window. The
+ * caller unmaps local only after rxdp_engine_mem_unmap() returned (the
+ * engine no longer touches it then).
+ */
+int rxdp_engine_mem_map(struct rxdp_emem *m, uint64_t addr, uint64_t len,
+			void *local);
+int rxdp_engine_mem_unmap(struct rxdp_emem *m, uint64_t addr); /* -ENOENT */
 
 /* --- the port: how the engine moves frames ---------------------------- */
 
@@ -135,11 +141,11 @@ struct rxdp_engine_config {
 	 */
 	uint32_t max_mtu;
 	/*
-	 * UD: the engine AH behind the verbs AH of a WR (wr.ud.ah; from a
-	 * shared SQ, the AH handle cast to a pointer), looked up at post
-	 * time. NULL (or returning NULL, or an AH of another PD): refused.
+	 * UD: the engine AH a send WQE names by its handle (common/hca.h),
+	 * looked up when the WQE is taken from the ring. NULL (or returning
+	 * NULL, or an AH of another PD): the WQE is refused.
 	 */
-	struct rxdp_eah *(*ah_lookup)(void *arg, struct ibv_ah *ah);
+	struct rxdp_eah *(*ah_lookup)(void *arg, uint32_t handle);
 	void *ah_arg;
 	/*
 	 * The device page's "sleeping" word (common/hca.h), or NULL: the
@@ -214,14 +220,13 @@ void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
 /* --- protection domains ---------------------------------------------- */
 
 /*
- * A PD of one owner: its MRs, QPs, SRQs and AHs reach its memory through
- * ops/arg. MRs and AHs are used only by QPs of the same PD (IBTA 10.6.3.2).
- * Every engine has a default PD on this process's memory, used when a call
- * takes no PD (or NULL).
+ * A PD of one owner: its MRs, QPs, SRQs and AHs reach the memory m (NULL:
+ * this process's). MRs and AHs are used only by QPs of the same PD (IBTA
+ * 10.6.3.2). Every engine has a default PD on this process's memory, used
+ * when a call takes no PD (or NULL).
  */
 struct rxdp_epd *rxdp_engine_alloc_pd(struct rxdp_engine *e,
-				      const struct rxdp_emem_ops *ops,
-				      void *arg);
+				      struct rxdp_emem *m);
 int rxdp_engine_dealloc_pd(struct rxdp_epd *pd); /* -EBUSY while used */
 
 /* --- memory regions ---------------------------------------------------- */
@@ -306,15 +311,15 @@ int rxdp_engine_resize_cq_shared(struct rxdp_ecq *cq, struct rxdp_hca_cq *sh,
  */
 void rxdp_engine_cq_timestamps(struct rxdp_ecq *cq);
 int rxdp_engine_destroy_cq(struct rxdp_ecq *cq); /* -EBUSY while QPs use it */
-/* Up to n completions into wc; count or -errno. Also drives progress. */
-int rxdp_engine_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);
 /*
- * Arm the CQ: the next completion added (a solicited one if
- * solicited_only; an error one always) calls notify(arg) once, from
- * whichever thread adds it, with the engine lock held: notify must only
- * queue the event (rxdp_cq_notify), not call back into the engine.
+ * Where the CQ's ring is (common/hca.h), for its poller: rxdp_hca_poll(),
+ * rxdp_engine_progress() (of the engine returned) between polls where no
+ * thread drives the engine. Arming: the ring's armed word.
  */
-int rxdp_engine_req_notify_cq(struct rxdp_ecq *cq, int solicited_only);
+struct rxdp_engine *rxdp_engine_cq_ring(struct rxdp_ecq *cq,
+				       struct rxdp_hca_cq **sh, uint32_t *size);
+/* true once a completion was lost (the CQ overflowed) */
+bool rxdp_engine_cq_overflow(struct rxdp_ecq *cq);
 void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
 			       void *arg);
 
@@ -325,9 +330,10 @@ struct rxdp_esrq;
 struct rxdp_eqp_init {
 	struct rxdp_epd *pd; /* NULL: the engine's default PD */
 	/*
-	 * Shared queues (NULL: posted with rxdp_engine_post_send/recv): the
-	 * header and rings of common/hca.h, sized by the caller for the caps
-	 * as granted (rxdp_engine_qp_caps()); the engine drains them.
+	 * The rings its owner posts to (common/hca.h), sized by the caller
+	 * for the caps as granted (rxdp_engine_qp_caps()); NULL: the engine
+	 * makes rings of its own (rxdp_engine_qp_rings() says where). The
+	 * engine drains them.
 	 */
 	struct rxdp_hca_qp *sh;
 	void *sh_sq, *sh_rq;
@@ -361,22 +367,28 @@ uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
 int rxdp_engine_destroy_qp(struct rxdp_eqp *qp);
 
 /*
- * libibverbs semantics: 0, or a positive errno with *bad at the first WR not
- * posted (EINVAL: bad opcode/flags/SGE count/state, ENOMEM: queue full).
- * Send WRs are refused before RTS; both kinds are accepted in ERR and
- * complete at once with IBV_WC_WR_FLUSH_ERR.
+ * Where its rings are, and what a poster must know (rxdp_hca_post_send/
+ * recv): the caller serialises posters of each ring, as ibv_post_send(3)
+ * requires, and has the engine make progress after posting where no
+ * thread does (rxdp_engine_progress).
  */
-int rxdp_engine_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
-			  struct ibv_send_wr **bad);
-int rxdp_engine_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
-			  struct ibv_recv_wr **bad);
+struct rxdp_eqp_rings {
+	struct rxdp_engine *e;
+	struct rxdp_hca_qp *sh;
+	struct rxdp_hca_ring sq, rq;
+	struct rxdp_hca_qp_caps caps;
+	uint32_t max_recv_sge;
+	bool srq; /* receives come from an SRQ: no RQ */
+};
+void rxdp_engine_qp_rings(struct rxdp_eqp *qp, struct rxdp_eqp_rings *r);
 
 /* --- address handles (UD) ---------------------------------------------- */
 
 /*
  * The headers towards one destination, as rxdp_ctl_resolve() gave them
- * (ibv_create_ah). A UD WR carries the verbs AH; cfg.ah_lookup maps it to
- * this. The path is copied into the WQE at post time. NULL + errno.
+ * (ibv_create_ah). A UD WQE names it by a handle; cfg.ah_lookup maps the
+ * handle to this. The path is copied into the record when the WQE is taken
+ * from the ring. NULL + errno.
  */
 struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
 				       struct rxdp_epd *pd,
@@ -387,25 +399,26 @@ int rxdp_engine_destroy_ah(struct rxdp_eah *ah);
 
 /*
  * An SRQ of attr->max_wr WQEs of attr->max_sge SGEs (attr updated to what
- * was granted); attr->srq_limit arms the limit event (0: not armed).
- * NULL + errno.
+ * was granted); attr->srq_limit arms the limit event (0: not armed). sh,
+ * ring: its ring (common/hca.h), sized as attr was granted; NULL: the
+ * engine's own (rxdp_engine_srq_ring()). NULL + errno.
  */
 struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
 					 struct rxdp_epd *pd,
-					 struct ibv_srq_attr *attr, void *user);
+					 struct ibv_srq_attr *attr,
+					 struct rxdp_hca_wq *sh, void *ring,
+					 void *user);
 /* The attributes an SRQ created with *attr would get; -EINVAL if refused */
 int rxdp_engine_srq_caps(struct ibv_srq_attr *attr);
-/* Drain posts from a shared ring (common/hca.h) sized as attr was granted */
-void rxdp_engine_srq_share(struct rxdp_esrq *srq, struct rxdp_hca_wq *sh,
-			   void *ring);
+/* Where its ring is, for the poster (rxdp_hca_post_recv); its engine */
+struct rxdp_engine *rxdp_engine_srq_ring(struct rxdp_esrq *srq,
+					 struct rxdp_hca_ring *r);
 /* IBV_SRQ_LIMIT re-arms; IBV_SRQ_MAX_WR (resizing) is -EOPNOTSUPP */
 int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
 			   int mask);
 int rxdp_engine_query_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr);
 int rxdp_engine_destroy_srq(struct rxdp_esrq *srq); /* -EBUSY while used */
-/* libibverbs semantics, as rxdp_engine_post_recv */
-int rxdp_engine_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
-			      struct ibv_recv_wr **bad);
+
 
 /* --- AF_XDP port (xsk.c) ---------------------------------------------- */
 

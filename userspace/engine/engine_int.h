@@ -33,11 +33,87 @@
 #define ENG_TLP_MIN_NS 50000ULL /* tail-loss probe timeout floor */
 #define ENG_CWND_MIN 32 /* the window after losses, in packets */
 
+/* A range of an owner's memory that this process maps too (mem.c) */
+struct eng_win {
+	uint64_t addr; /* the owner's */
+	uint64_t len;
+	uint8_t *local; /* the same bytes here */
+};
+
+struct eng_job;
+
+/*
+ * An owner's memory (mem.c). Windows and the fields the engine uses under
+ * its lock; the job lists under lock, shared with the owner's memory
+ * thread, which holds a reference while it runs.
+ */
+struct rxdp_emem {
+	struct rxdp_engine *e;
+	struct rxdp_emem *next; /* the engine's list (not mem0) */
+	int fd; /* its /proc/PID/mem; -1: this process (the engine's mem0) */
+	struct eng_win *win; /* sorted by addr, disjoint */
+	uint32_t nwin, cap;
+	uint32_t hint; /* the window found last */
+	/* the batched path (engine lock) */
+	struct eng_job *open; /* the write batch this pass fills */
+	uint64_t wseq; /* write batches made */
+	uint64_t wdone; /* write batches done (all before too) */
+	uint64_t bytes; /* in jobs and stages: ENG_MEM_BUDGET at most */
+	uint32_t drain_left; /* WQEs it may still post this pass (drain.c) */
+	bool thread_up;
+	/* the memory thread */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct eng_job *todo, *todo_tail; /* lock */
+	struct eng_job *done, *done_tail; /* lock */
+	bool stop; /* lock */
+	int refs; /* lock: the engine's, the thread's */
+	int io_fd, wake_fd; /* the thread's own: fd, the engine's evfd */
+	_Atomic int pending; /* done has jobs */
+};
+
+/*
+ * Bytes of an owner's memory staged for one packet source (the requester's
+ * WQE, the responder's read response) while they are in no window (mem.c)
+ */
+#define ENG_STAGE_MAX (256U << 10)
+enum eng_stage_state {
+	STAGE_EMPTY,
+	STAGE_PENDING,
+	STAGE_READY,
+	STAGE_FAILED,
+};
+
+struct eng_stage {
+	struct rxdp_emem *m; /* NULL: unused */
+	const void *who; /* what it serves, and its generation */
+	uint32_t gen;
+	enum eng_stage_state state;
+	uint64_t addr; /* the owner's */
+	uint32_t len;
+	uint8_t *buf;
+	struct eng_job *job; /* STAGE_PENDING */
+};
+
+/* An atomic the memory thread does for a request (mem.c) */
+struct eng_aslot {
+	struct eng_job *job; /* pending */
+	bool done;
+	int err;
+	uint32_t psn;
+	uint64_t addr;
+	uint64_t orig;
+};
+
+/* What a queued write belongs to, for an error found later */
+struct eng_wtag {
+	uint32_t psn; /* the responder's request, or ~0 */
+	uint32_t wqe; /* the completer's WQE (SQ index) */
+};
+
 struct rxdp_epd {
 	struct rxdp_engine *e;
-	const struct rxdp_emem_ops *ops;
-	void *arg;
-	struct pkt_mem mem; /* ops->read for pkt_build */
+	struct rxdp_emem *m; /* its owner's memory */
 	int refs; /* MRs, QPs, SRQs, AHs on it */
 };
 
@@ -80,7 +156,6 @@ struct rxdp_ecq {
 	struct rxdp_hca_cq *sh;
 	bool own;
 	uint32_t size; /* power of two */
-	pthread_mutex_t lock;
 	bool overflow;
 	bool ts; /* completion timestamps after the data slots (shared CQs) */
 	int refs; /* QPs using it */
@@ -123,6 +198,7 @@ struct swqe {
 	uint32_t resp_off; /* read: bytes received */
 	int nsg;
 	struct pkt_sg *sg; /* resolved local buffers (the owner's addresses) */
+	uint64_t mem_seq; /* the last write batch into its buffers (mem.c) */
 };
 
 struct rwqe {
@@ -135,20 +211,21 @@ struct rxdp_esrq {
 	struct rxdp_engine *e;
 	struct rxdp_esrq *next; /* engine's SRQ list */
 	struct rxdp_epd *pd;
-	struct rxdp_hca_wq *sh; /* shared posts, or NULL */
+	struct rxdp_hca_wq *sh; /* the owner's ring (common/hca.h) */
 	void *sh_ring;
+	uint32_t stride; /* of its slots */
+	void *own_ring; /* the engine's own, if none was given */
 	void *user;
-	pthread_mutex_t lock; /* posters */
-	struct rwqe *rq;
+	struct rwqe *rq; /* the records, filled from the ring (drain.c) */
 	struct ibv_sge *sge;
 	uint32_t size; /* power of two */
 	uint32_t max_wr; /* as granted: posting more is ENOMEM */
 	uint32_t max_sge;
-	_Atomic uint32_t prod;
-	_Atomic uint32_t cons; /* the engine, under its lock */
+	_Atomic uint32_t prod; /* records taken from the ring */
+	_Atomic uint32_t cons; /* records consumed by receives */
 	uint32_t limit; /* 0: the limit event is not armed */
 	int refs;
-	bool bad_seen; /* a bad shared WQE was reported */
+	bool broken; /* its owner broke the rules: drained no more */
 };
 
 enum rjob_type {
@@ -167,6 +244,7 @@ struct rjob {
 	uint32_t len;
 	uint64_t orig; /* atomic: the original value */
 	uint32_t msn;
+	uint64_t mem_seq; /* sent once the writes before it are done */
 };
 
 struct atomic_cache {
@@ -186,9 +264,12 @@ struct rxdp_eqp {
 	struct rxdp_engine *e;
 	struct rxdp_eqp *next; /* engine's QP list */
 	struct rxdp_epd *pd;
-	/* shared queues (common/hca.h), or NULL */
+	/* the owner's rings (common/hca.h): shared, or the engine's own */
 	struct rxdp_hca_qp *sh;
 	void *sh_sq, *sh_rq;
+	uint32_t sq_stride, rq_stride; /* the engine's copies */
+	void *own_rings;
+	bool broken; /* its owner broke the rules: drained no more */
 	uint32_t post_cpu; /* shared SQ: the CPU its owner last posted from */
 	uint64_t post_ns; /* ... when the engine last took a post from it */
 	uint32_t qpn;
@@ -214,11 +295,10 @@ struct rxdp_eqp {
 	struct rxdp_qp_psn *psn; /* the XDP program's view of this QP */
 	struct rxdp_qp_psn psn_local; /* when the engine has no psn table */
 
-	/* send queue: posters produce (sq_lock), the engine consumes */
-	pthread_mutex_t sq_lock;
+	/* send queue records, filled from the ring (drain.c) */
 	struct swqe *sq;
 	uint32_t sq_size;
-	_Atomic uint32_t sq_prod;
+	_Atomic uint32_t sq_prod; /* records taken from the ring */
 	_Atomic uint32_t sq_cons; /* oldest not yet completed */
 	struct ibv_sge *sq_sge;
 	uint8_t *sq_inl;
@@ -272,12 +352,11 @@ struct rxdp_eqp {
 	int cur_nsge;
 	struct ibv_sge cur_sge[ENG_MAX_SGE];
 
-	/* receive queue */
-	pthread_mutex_t rq_lock;
+	/* receive queue records, filled from the ring (drain.c) */
 	struct rwqe *rq;
 	uint32_t rq_size;
-	_Atomic uint32_t rq_prod;
-	_Atomic uint32_t rq_cons;
+	_Atomic uint32_t rq_prod; /* records taken from the ring */
+	_Atomic uint32_t rq_cons; /* records consumed by receives */
 	struct ibv_sge *rq_sge;
 
 	/* responder */
@@ -305,6 +384,26 @@ struct rxdp_eqp {
 	bool flushing;
 	uint32_t nmw; /* type 2 windows bound through this QP */
 	uint64_t hwc[RXDP_HWC_MAX]; /* counters (common/hw_counters.h) */
+
+	/* the batched path of its owner's memory (mem.c) */
+	uint64_t mem_seq; /* the last write batch it queued */
+	bool mem_wait; /* something waits for a write batch */
+	uint64_t ack_seq; /* the ACK/NAK pending waits for this batch */
+	struct eng_stage stage_req, stage_resp;
+	struct pkt_mem mem_req, mem_resp; /* their readers, for pkt_build */
+	struct eng_aslot aslot;
+	/* receive completions waiting for their bytes to be written */
+	struct eng_rcqe *rcqe;
+	uint32_t rcqe_head, rcqe_tail, rcqe_size; /* free-running, pow2 */
+};
+
+/* A receive completion that waits for its bytes (rc.c) */
+struct eng_rcqe {
+	struct ibv_wc wc;
+	bool solicited;
+	bool has_data;
+	struct rxdp_hca_cqd d;
+	uint64_t seq;
 };
 
 struct rxdp_engine {
@@ -314,6 +413,9 @@ struct rxdp_engine {
 	struct rxdp_eqp *qps; /* list */
 	struct rxdp_esrq *srqs; /* list */
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
+	struct rxdp_emem mem0; /* this process's memory */
+	struct rxdp_emem *mems; /* the other owners' */
+	struct rxdp_eqp *drain_next; /* where the next drain starts */
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
 	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
@@ -339,6 +441,26 @@ struct rxdp_engine {
 	cpu_set_t placed; /* where it runs now (eng_place) */
 	uint64_t place_ns; /* when placement was last looked at */
 };
+
+/* The access flags the engine knows; others are accepted and ignored */
+#define ENG_ACCESS_KNOWN                                     \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+	 IBV_ACCESS_MW_BIND)
+
+/* Bytes per SQ record of inline data: inline WRs or gathered small sends */
+static inline size_t eng_inl_stride(const struct rxdp_eqp *qp)
+{
+	uint32_t n = qp->cap.max_inline_data;
+
+	return (n > RXDP_HCA_GATHER_MAX ? n : RXDP_HCA_GATHER_MAX) + 1;
+}
+
+static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,
+						 struct rxdp_epd *pd)
+{
+	return pd ? pd : e->pd0;
+}
 
 uint64_t eng_now(void);
 /* Called with the lock held: one pass of everything. Returns work done. */
@@ -367,11 +489,22 @@ void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
 void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
 		     bool solicited, const struct rxdp_hca_cqd *d);
 void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
-/* The owner's memory of a PD; -EFAULT counted in the stats */
-int eng_mem_read(struct rxdp_epd *pd, void *dst, uint64_t addr, size_t len);
-int eng_mem_write(struct rxdp_epd *pd, uint64_t addr, const void *src,
-		  size_t len);
-/* Take what the owners posted to shared queues (engine.c) */
+/* The owners' memory (mem.c), engine lock held */
+int eng_mem_write(struct rxdp_eqp *qp, uint64_t addr, const void *src,
+		  size_t len, const struct eng_wtag *tag);
+int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
+		   uint64_t compare, uint64_t swap_add, uint64_t *orig);
+bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
+void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
+		   uint32_t gen);
+void eng_stage_release(struct eng_stage *s);
+int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
+		   uint64_t span);
+int eng_mem_poll(struct rxdp_engine *e);
+void eng_mem_submit(struct rxdp_engine *e);
+bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
+void eng_mem_qp_gone(struct rxdp_eqp *qp);
+/* Take what the owners posted (drain.c) */
 int eng_drain(struct rxdp_engine *e);
 /* Tell a shared QP's owner which slots are free and the QP's state */
 void eng_qp_publish(struct rxdp_eqp *qp);
@@ -389,8 +522,9 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 			const struct pkt_path *pp);
 int rc_qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d);
 /* Scatter into / slice of the owner's buffers; keys and bounds checked */
-int rc_sg_copy_to(struct rxdp_epd *pd, const struct pkt_sg *sg, int nsg,
-		  uint32_t off, const uint8_t *src, uint32_t len);
+int rc_sg_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		  uint32_t off, const uint8_t *src, uint32_t len,
+		  const struct eng_wtag *tag);
 int rc_sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
 		struct pkt_sg *out);
 int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
@@ -445,6 +579,12 @@ int rc_timers(struct rxdp_eqp *qp);
 int rc_flush(struct rxdp_eqp *qp);
 uint64_t rc_deadline(struct rxdp_eqp *qp);
 void rc_psn_sync(struct rxdp_eqp *qp);
+/* rc.c: the batched path of the owner's memory */
+void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
+		 const struct rxdp_hca_cqd *d);
+void rc_mem_resume(struct rxdp_eqp *qp);
+void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
+		   uint32_t wqe);
 void rc_psn_seed_epsn(struct rxdp_eqp *qp);
 
 #endif /* RXDP_ENGINE_INT_H */

@@ -174,6 +174,7 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	uint32_t len, l3len = pkt_l3_len(pp), l4len, icrc;
 	uint8_t *p = buf, *l3, *udp, *pay;
 	uint32_t copied = 0;
+	int err;
 
 	if (!flags)
 		return -EINVAL;
@@ -231,9 +232,10 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 		if (!d->mem)
 			memcpy(pay + copied,
 			       (const void *)(uintptr_t)d->sg[i].addr, n);
-		else if (d->mem->read(d->mem->arg, pay + copied, d->sg[i].addr,
-				      n))
-			return -EFAULT;
+		else if ((err = d->mem->read(d->mem->arg, pay + copied,
+					     d->sg[i].addr, n,
+					     d->sg[i].span)))
+			return err;
 		copied += n;
 	}
 	if (copied < d->paylen)

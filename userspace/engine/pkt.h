@@ -41,11 +41,17 @@ void pkt_path_init(struct pkt_path *pp, const struct rxdp_path *path);
 struct pkt_sg {
 	uint64_t addr;
 	uint32_t len;
+	uint32_t span; /* bytes of its buffer from addr on (>= len) */
 };
 
-/* Reads the owner's memory; NULL: pkt_sg addresses are this process's */
+/*
+ * Reads the owner's memory (span: how far its buffer goes on, for a reader
+ * that reads ahead): 0, -EAGAIN (not yet: the packet is built again
+ * later) or -EFAULT. NULL: pkt_sg addresses are this process's.
+ */
 struct pkt_mem {
-	int (*read)(void *arg, void *dst, uint64_t addr, size_t len);
+	int (*read)(void *arg, void *dst, uint64_t addr, size_t len,
+		    uint64_t span);
 	void *arg;
 };
 
@@ -90,7 +96,7 @@ uint32_t pkt_max_payload(const struct pkt_path *pp, uint32_t frame_len);
 /*
  * Build the whole frame into buf (cap bytes), ICRC included. Length, or
  * -ENOSPC if it does not fit, -EINVAL for an unknown opcode, -EFAULT if
- * the payload could not be read.
+ * the payload could not be read, -EAGAIN if not yet.
  */
 int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	      const struct pkt_desc *d);

@@ -17,6 +17,7 @@
  * picks up again at the next FIRST/ONLY packet.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -72,10 +73,10 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	n = pkt_build(buf, cap, pp, d);
 	if (n < 0) {
 		e->cfg.ops->tx_abort(e->cfg.port, buf);
+		if (n == -EAGAIN) /* its payload is being staged (mem.c) */
+			return n;
 		eng_hwc(qp, RXDP_HWC_SEND_ERR);
-		if (n == -EFAULT)
-			e->stats.mem_faults++;
-		else
+		if (n != -EFAULT)
 			pr_warn("engine: QP %u: cannot build opcode 0x%x: %d\n",
 				qp->qpn, d->opcode, n);
 		return n;
@@ -105,9 +106,13 @@ int rc_qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d)
 	return rc_qp_send_pkt_path(qp, d, &qp->path);
 }
 
-/* Copy len bytes into a scatter list (pd's memory) at byte offset off */
-int rc_sg_copy_to(struct rxdp_epd *pd, const struct pkt_sg *sg, int nsg,
-		  uint32_t off, const uint8_t *src, uint32_t len)
+/*
+ * Copy len bytes into a scatter list (the owner's memory) at byte offset
+ * off: 0, or -EAGAIN (nothing lost: drop the packet, it comes again)
+ */
+int rc_sg_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		  uint32_t off, const uint8_t *src, uint32_t len,
+		  const struct eng_wtag *tag)
 {
 	for (int i = 0; i < nsg && len; i++) {
 		uint32_t n;
@@ -119,8 +124,8 @@ int rc_sg_copy_to(struct rxdp_epd *pd, const struct pkt_sg *sg, int nsg,
 		n = sg[i].len - off;
 		if (n > len)
 			n = len;
-		if (eng_mem_write(pd, sg[i].addr + off, src, n))
-			return -EFAULT;
+		if (eng_mem_write(qp, sg[i].addr + off, src, n, tag))
+			return -EAGAIN;
 		src += n;
 		len -= n;
 		off = 0;
@@ -145,6 +150,7 @@ int rc_sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
 		if (k > len)
 			k = len;
 		out[n].addr = sg[i].addr + off;
+		out[n].span = sg[i].span - off;
 		out[n++].len = k;
 		len -= k;
 		off = 0;
@@ -176,6 +182,7 @@ int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
 		    sge[i].addr - mr->iova + sge[i].length > mr->len)
 			return -EACCES;
 		out[n].addr = mr->addr + (sge[i].addr - mr->iova);
+		out[n].span = sge[i].length;
 		out[n++].len = sge[i].length;
 		*total += sge[i].length;
 	}
@@ -316,19 +323,26 @@ void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
 /*
  * Scatter to CQE (common/hca.h): where the first len bytes of a message go
  * in the buffers sg names, into d, when the receive CQ is an owner's (it
- * scatters them when it polls) and they fit. false: the caller writes them
- * into the owner's memory itself.
+ * scatters them when it polls), they fit, and they are in memory rxdpd
+ * reaches only through a system call. false: the caller writes them into
+ * the owner's memory itself.
  */
 bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 		     uint32_t len, struct rxdp_hca_cqd *d)
 {
 	struct pkt_sg piece[ENG_MAX_SGE];
+	bool direct = true;
 	int n;
 
 	if (qp->rcq->own || !len || len > RXDP_HCA_SCATTER_MAX)
 		return false;
 	n = rc_sg_slice(sg, nsg, 0, len, piece);
 	if (n > RXDP_HCA_SCATTER_SGES)
+		return false;
+	/* memory rxdpd maps too costs no system call: written at once */
+	for (int i = 0; i < n && direct; i++)
+		direct = eng_mem_direct(qp->pd, piece[i].addr, piece[i].len);
+	if (direct)
 		return false;
 	memset(d, 0, offsetof(struct rxdp_hca_cqd, data));
 	for (int i = 0; i < n; i++) {
@@ -366,7 +380,112 @@ void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
 	if (status == IBV_WC_SUCCESS)
 		eng_hwc(qp, RXDP_HWC_RDMA_RECVS);
 	qp->cur_valid = false;
-	eng_cq_add_data(qp->rcq, &wc, pi && bth_se(pi->bth), d);
+	rc_recv_cqe(qp, &wc, pi && bth_se(pi->bth), d);
+}
+
+/* --- the batched path of the owner's memory (mem.c) ---------------------- */
+
+/*
+ * A receive completion goes on the CQ once the bytes it says arrived are
+ * written (a write to memory not shared with rxdpd is queued), and after
+ * every earlier one of the QP
+ */
+void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
+		 const struct rxdp_hca_cqd *d)
+{
+	struct eng_rcqe *r;
+
+	if (qp->rcqe_head == qp->rcqe_tail &&
+	    eng_mem_written(qp, qp->mem_seq)) {
+		eng_cq_add_data(qp->rcq, wc, solicited, d);
+		return;
+	}
+	if (qp->rcqe_head - qp->rcqe_tail == qp->rcqe_size) {
+		uint32_t size = qp->rcqe_size ? qp->rcqe_size * 2 : 16;
+		struct eng_rcqe *t = malloc(size * sizeof(*t));
+
+		if (!t) { /* cannot wait: lost, as on a CQ overflow */
+			qp->e->stats.cq_overflows++;
+			return;
+		}
+		for (uint32_t i = 0; i < qp->rcqe_size; i++)
+			t[i] = qp->rcqe[(qp->rcqe_tail + i) &
+					(qp->rcqe_size - 1)];
+		free(qp->rcqe);
+		qp->rcqe = t;
+		qp->rcqe_head -= qp->rcqe_tail;
+		qp->rcqe_tail = 0;
+		qp->rcqe_size = size;
+	}
+	r = &qp->rcqe[qp->rcqe_head++ & (qp->rcqe_size - 1)];
+	r->wc = *wc;
+	r->solicited = solicited;
+	r->has_data = d != NULL;
+	if (d)
+		r->d = *d;
+	r->seq = qp->mem_seq;
+	qp->mem_wait = true;
+}
+
+/* Write batches finished: what waited for them goes on */
+void rc_mem_resume(struct rxdp_eqp *qp)
+{
+	qp->mem_wait = false;
+	while (qp->rcqe_head != qp->rcqe_tail) {
+		struct eng_rcqe *r =
+			&qp->rcqe[qp->rcqe_tail & (qp->rcqe_size - 1)];
+
+		if (!eng_mem_written(qp, r->seq))
+			break;
+		eng_cq_add_data(qp->rcq, &r->wc, r->solicited,
+				r->has_data ? &r->d : NULL);
+		qp->rcqe_tail++;
+	}
+	req_retire(qp);
+	if (qp->ack_pending || qp->rjob_head != qp->rjob_tail)
+		qp->mem_wait = true; /* resp_tx looks again */
+}
+
+/*
+ * A queued write of qp failed (the memory went away): as a write that
+ * failed at once would have. psn: the responder's request (~0: none), wqe:
+ * else the completer's WQE.
+ */
+void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
+		   uint32_t wqe)
+{
+	int state = atomic_load(&qp->state);
+
+	if (psn == ~0U) {
+		struct swqe *w = &qp->sq[wqe & (qp->sq_size - 1)];
+
+		if (w->started && w->mem_seq == seq)
+			w->status = IBV_WC_LOC_PROT_ERR;
+		return;
+	}
+	/* the receive it was for, if it waits: in error */
+	for (uint32_t i = qp->rcqe_tail; i != qp->rcqe_head; i++) {
+		struct eng_rcqe *r = &qp->rcqe[i & (qp->rcqe_size - 1)];
+
+		if (r->seq >= seq && r->wc.status == IBV_WC_SUCCESS) {
+			r->wc.status = IBV_WC_LOC_PROT_ERR;
+			break;
+		}
+	}
+	if (qp->type != IBV_QPT_RC || state == IBV_QPS_ERR ||
+	    state == IBV_QPS_RESET)
+		return;
+	{
+		struct pkt_desc d = { 0 };
+
+		/* 9.9.3.1.3: the NAK the write would have drawn, then ERR */
+		d.opcode = ROCE_RC_ACK;
+		d.psn = psn;
+		d.syndrome = ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS_ERR;
+		d.msn = qp->msn;
+		rc_qp_send_pkt(qp, &d);
+		rc_qp_to_err(qp, true);
+	}
 }
 
 /* Flush everything posted to a QP in ERR (IBTA 10.3.1: WR_FLUSH_ERR). */
@@ -407,7 +526,7 @@ int rc_flush(struct rxdp_eqp *qp)
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->qpn;
 		rq_free(qp, &qp->rq_cons, cons + 1);
-		eng_cq_add(qp->rcq, &wc, false);
+		rc_recv_cqe(qp, &wc, false, NULL);
 	}
 	return n;
 }
@@ -455,6 +574,10 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	qp->rjob_head = qp->rjob_tail = 0;
 	memset(qp->acache, 0, sizeof(qp->acache));
 	qp->ack_pending = false;
+	/* what waited for the owner's memory thread is forgotten */
+	qp->rcqe_head = qp->rcqe_tail = 0;
+	qp->mem_wait = false;
+	eng_mem_qp_gone(qp);
 	rc_psn_sync(qp);
 	rc_psn_seed_epsn(qp);
 }

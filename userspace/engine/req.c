@@ -89,6 +89,7 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 
 	w->started = true;
 	w->done = false;
+	w->mem_seq = 0;
 	w->first_psn = qp->next_psn;
 	w->resp_psn = qp->next_psn;
 	w->resp_off = 0;
@@ -224,7 +225,10 @@ int req_tx(struct rxdp_eqp *qp)
 							     : qp->mtu;
 			d.nsg = rc_sg_slice(w->sg, w->nsg, off, d.paylen, sg);
 			d.sg = sg;
-			d.mem = w->inl ? NULL : &qp->pd->mem;
+			d.mem = w->inl ? NULL : &qp->mem_req;
+			if (!w->inl)
+				eng_stage_use(&qp->stage_req, qp->pd, w,
+					      w->first_psn);
 			d.va = w->raddr;
 			d.rkey = w->rkey;
 			d.dma_len = w->length;

@@ -35,6 +35,8 @@ static void resp_ack(struct rxdp_eqp *qp, uint8_t syndrome, uint32_t psn)
 	qp->ack_pending = true;
 	qp->ack_syndrome = syndrome;
 	qp->ack_psn = psn;
+	/* it acknowledges what was written: after the writes (mem.c) */
+	qp->ack_seq = qp->mem_seq;
 }
 
 /* Class C errors (9.9.3.1.3): NAK at once, then the QP goes to ERR. */
@@ -75,9 +77,14 @@ static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 	resp_ack(qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn);
 }
 
-/* Returns 0 (accepted), 1 (RNR: not accepted) or -1 (the QP failed) */
+/*
+ * Returns 0 (accepted), 1 (RNR: not accepted), 2 (dropped: the owner's
+ * memory thread has too much to write; it comes again) or -1 (the QP
+ * failed)
+ */
 static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 {
+	struct eng_wtag tag = { .psn = psn };
 	static __thread struct pkt_sg sg[ENG_MAX_SGE];
 	bool first = pi->flags & ROCE_OPF_FIRST,
 	     last = pi->flags & ROCE_OPF_LAST, scatter;
@@ -110,12 +117,9 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	scatter = first && last && rc_scatter_prep(qp, sg, nsg, pi->paylen, &d);
 	if (scatter)
 		memcpy(d.data, pi->payload, pi->paylen);
-	else if (rc_sg_copy_to(qp->pd, sg, nsg, qp->recv_off, pi->payload,
-			       pi->paylen)) {
-		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
-		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
-		return -1;
-	}
+	else if (rc_sg_copy_to(qp, sg, nsg, qp->recv_off, pi->payload,
+			       pi->paylen, &tag))
+		return 2;
 	qp->recv_off += pi->paylen;
 	/*
 	 * Send with Invalidate (IBTA 9.4.1.1.3, 10.6.7.2.5): the named type 2
@@ -141,6 +145,7 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 
 static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 {
+	struct eng_wtag tag = { .psn = psn };
 	bool first = pi->flags & ROCE_OPF_FIRST,
 	     last = pi->flags & ROCE_OPF_LAST;
 	bool imm = pi->flags & ROCE_OPF_IMMDT;
@@ -168,11 +173,9 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return -1;
 	}
 	if (pi->paylen) {
-		if (eng_mem_write(qp->pd, qp->wr_addr, pi->payload,
-				  pi->paylen)) {
-			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
-			return -1;
-		}
+		if (eng_mem_write(qp, qp->wr_addr, pi->payload, pi->paylen,
+				  &tag))
+			return 2;
 		qp->wr_addr += pi->paylen;
 		qp->wr_left -= pi->paylen;
 	}
@@ -246,7 +249,8 @@ static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
 			    .npkts = read_npkts(qp, len),
 			    .addr = addr,
 			    .len = len,
-			    .msn = qp->msn };
+			    .msn = qp->msn,
+			    .mem_seq = qp->mem_seq };
 	qp->rjob_head++;
 	return 0;
 }
@@ -256,8 +260,9 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	struct roce_atomiceth *a = pi->atomiceth;
 	uint64_t va = atomiceth_va(a), orig;
 	struct atomic_cache *c;
-	uint64_t addr, val;
 	struct rjob *j;
+	uint64_t addr;
+	int err;
 
 	j = resp_job_new(qp);
 	if (!j)
@@ -269,20 +274,20 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	}
 	/*
 	 * Atomic with respect to every other atomic of this device
-	 * (IBV_ATOMIC_HCA): they all run here, under the engine lock.
+	 * (IBV_ATOMIC_HCA): the CPU's own atomics on memory shared with rxdpd,
+	 * else done in order by the owner's memory thread (mem.c), the
+	 * request taken when its retransmission finds the result.
 	 */
 	if (!rc_rkey_check(qp, atomiceth_rkey(a), va, 8,
-			   IBV_ACCESS_REMOTE_ATOMIC, &addr) ||
-	    eng_mem_read(qp->pd, &orig, addr, 8)) {
+			   IBV_ACCESS_REMOTE_ATOMIC, &addr)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
-	if (pi->opcode == ROCE_RC_COMPARE_SWAP)
-		val = orig == atomiceth_compare(a) ? atomiceth_swap_add(a)
-						   : orig;
-	else
-		val = orig + atomiceth_swap_add(a);
-	if (val != orig && eng_mem_write(qp->pd, addr, &val, 8)) {
+	err = eng_mem_atomic(qp, psn, addr, pi->opcode == ROCE_RC_COMPARE_SWAP,
+			     atomiceth_compare(a), atomiceth_swap_add(a), &orig);
+	if (err == -EAGAIN)
+		return 1;
+	if (err) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
@@ -297,7 +302,8 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 			    .first_psn = psn,
 			    .npkts = 1,
 			    .orig = orig,
-			    .msn = qp->msn };
+			    .msn = qp->msn,
+			    .mem_seq = qp->mem_seq };
 	qp->rjob_head++;
 	return 0;
 }
@@ -360,10 +366,10 @@ static void resp_rx_uc(struct rxdp_eqp *qp, struct pkt_info *pi)
 		qp->rseq = RSEQ_DROP;
 		return;
 	}
-	if (f & ROCE_OPF_WRITE)
-		resp_write(qp, pi, psn);
-	else
-		resp_send(qp, pi, psn);
+	/* a packet the owner's memory thread had no room for: message lost */
+	if ((f & ROCE_OPF_WRITE ? resp_write(qp, pi, psn)
+				: resp_send(qp, pi, psn)) == 2)
+		qp->rseq = RSEQ_DROP;
 }
 
 /*
@@ -402,10 +408,11 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	if (scatter) {
 		memcpy(d.data, grh, ROCE_GRH_LEN);
 		memcpy(d.data + ROCE_GRH_LEN, pi->payload, pi->paylen);
-	} else if (rc_sg_copy_to(qp->pd, sg, nsg, 0, grh, ROCE_GRH_LEN) ||
-		   rc_sg_copy_to(qp->pd, sg, nsg, ROCE_GRH_LEN, pi->payload,
-				 pi->paylen)) {
-		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
+	} else if (rc_sg_copy_to(qp, sg, nsg, 0, grh, ROCE_GRH_LEN, NULL) ||
+		   rc_sg_copy_to(qp, sg, nsg, ROCE_GRH_LEN, pi->payload,
+				 pi->paylen, NULL)) {
+		/* the owner's memory thread is behind: dropped (UD) */
+		e->stats.rx_drop_ud++;
 		return;
 	}
 	memset(&wc, 0, sizeof(wc));
@@ -428,7 +435,7 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
 	qp->cur_valid = false;
-	eng_cq_add_data(qp->rcq, &wc, bth_se(pi->bth), scatter ? &d : NULL);
+	rc_recv_cqe(qp, &wc, bth_se(pi->bth), scatter ? &d : NULL);
 }
 
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
@@ -513,6 +520,9 @@ int resp_tx(struct rxdp_eqp *qp)
 		struct pkt_desc d = { 0 };
 		struct pkt_sg sg;
 
+		/* a response acknowledges the writes before it */
+		if (!eng_mem_written(qp, j->mem_seq))
+			return sent;
 		d.psn = psn_add(j->first_psn, j->sent);
 		d.msn = j->msn;
 		d.syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID;
@@ -532,9 +542,11 @@ int resp_tx(struct rxdp_eqp *qp)
 							  : qp->mtu;
 			sg.addr = j->addr + off;
 			sg.len = d.paylen;
+			sg.span = j->len - off;
 			d.sg = &sg;
 			d.nsg = 1;
-			d.mem = &qp->pd->mem;
+			d.mem = &qp->mem_resp;
+			eng_stage_use(&qp->stage_resp, qp->pd, j, j->first_psn);
 		}
 		err = rc_qp_send_pkt(qp, &d);
 		if (err == -EFAULT) {
@@ -547,8 +559,10 @@ int resp_tx(struct rxdp_eqp *qp)
 		sent++;
 		qp->resp_sent = true;
 		qp->resp_sent_psn = d.psn;
-		if (++j->sent == j->npkts)
+		if (++j->sent == j->npkts) {
 			qp->rjob_tail++;
+			eng_stage_release(&qp->stage_resp);
+		}
 	}
 	/*
 	 * A plain ACK for a PSN before a read/atomic response already sent
@@ -559,7 +573,8 @@ int resp_tx(struct rxdp_eqp *qp)
 	    (qp->ack_syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK &&
 	    psn_before(qp->ack_psn, qp->resp_sent_psn))
 		qp->ack_pending = false;
-	if (qp->rjob_tail == qp->rjob_head && qp->ack_pending) {
+	if (qp->rjob_tail == qp->rjob_head && qp->ack_pending &&
+	    eng_mem_written(qp, qp->ack_seq)) {
 		struct pkt_desc d = { 0 };
 
 		d.opcode = ROCE_RC_ACK;

@@ -32,23 +32,38 @@
 #include "verbs/provider.h"
 
 /*
- * One object request on the context's connection. 0 or a positive errno
- * (errno set too), with rxdpd's explanation logged at debug level.
+ * One object request on the context's connection (and an fd to send, or
+ * -1). 0 or a positive errno (errno set too), with rxdpd's explanation
+ * logged at debug level.
  */
-int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
-	     const struct rxdp_ah *ah, int *fd)
+static int ctl_call(struct ibv_context *ctx, uint16_t type,
+		    struct rxdp_ctl_obj *o, const struct rxdp_ah *ah, int in_fd,
+		    int *fd)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 	int ret;
 
 	rxdp_ctx_ctl_lock(c);
-	ret = rxdp_ctl_obj(c->ctl, type, o, ah, fd);
+	ret = in_fd >= 0 ? rxdp_ctl_obj_fd(c->ctl, type, o, in_fd)
+			 : rxdp_ctl_obj(c->ctl, type, o, ah, fd);
 	if (ret)
 		pr_debug("rxdp: %s: %s\n", rxdp_ctl_type_name(type),
 			 rxdp_ctl_strerror(c->ctl));
 	rxdp_ctx_ctl_unlock(c);
 	errno = -ret;
 	return -ret;
+}
+
+int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
+	     const struct rxdp_ah *ah, int *fd)
+{
+	return ctl_call(ctx, type, o, ah, -1, fd);
+}
+
+int obj_call_fd(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
+		int in_fd)
+{
+	return ctl_call(ctx, type, o, NULL, in_fd, NULL);
 }
 
 static int shm_map(struct shm *m, int fd, size_t len)
@@ -204,159 +219,55 @@ bool gather(struct rxdp_context *c, struct ibv_pd *pd,
 
 /* --- the static inline verbs dispatch through context->ops ------------------ */
 
-/* Bind MW and Local Invalidate: local operations, no SGEs */
-static bool send_wr_local(enum ibv_wr_opcode op)
+static __u32 ah_handle(struct ibv_ah *ah)
 {
-	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+	return ah ? ((struct rxdp_vah *)ah)->handle : 0;
 }
 
-void swqe_fill(struct rxdp_qp *w, struct rxdp_hca_swqe *d,
-	       const struct ibv_send_wr *wr, uint64_t total)
+/* A small send's bytes, if the library knows its MRs (arg: the QP) */
+static bool qp_gather(void *arg, const struct ibv_send_wr *wr, __u8 *dst)
 {
-	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+	struct rxdp_qp *w = arg;
 
-	memset(d, 0, sizeof(*d));
-	d->wr_id = wr->wr_id;
-	d->opcode = wr->opcode;
-	d->send_flags = wr->send_flags;
-	d->imm_data = wr->imm_data; /* or invalidate_rkey: a union */
-	if (wr->opcode == IBV_WR_BIND_MW) {
-		/* the overlay common/hca.h describes */
-		d->rkey = wr->bind_mw.rkey;
-		d->remote_qpn = wr->bind_mw.mw->rkey;
-		d->remote_qkey = b->mr ? b->mr->lkey : 0;
-		d->remote_addr = b->addr;
-		d->compare_add = b->length;
-		d->swap = b->mw_access_flags;
-		return;
-	}
-	if (wr->opcode == IBV_WR_LOCAL_INV)
-		return;
-	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		d->remote_addr = wr->wr.atomic.remote_addr;
-		d->rkey = wr->wr.atomic.rkey;
-		d->compare_add = wr->wr.atomic.compare_add;
-		d->swap = wr->wr.atomic.swap;
-	} else if (w->qp.qp_type == IBV_QPT_UD) {
-		d->ah = ((struct rxdp_vah *)wr->wr.ud.ah)->handle;
-		d->remote_qpn = wr->wr.ud.remote_qpn;
-		d->remote_qkey = wr->wr.ud.remote_qkey;
-	} else {
-		d->remote_addr = wr->wr.rdma.remote_addr;
-		d->rkey = wr->wr.rdma.rkey;
-	}
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint8_t *p = (uint8_t *)d->sge;
+	return gather(to_rxdp_ctx(w->qp.context), w->qp.pd, wr, dst);
+}
 
-		for (int i = 0; i < wr->num_sge; i++) {
-			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			p += wr->sg_list[i].length;
-		}
-		d->num_sge = (uint32_t)total;
-	} else {
-		memcpy(d->sge, wr->sg_list,
-		       (size_t)wr->num_sge * sizeof(*d->sge));
-		d->num_sge = (uint32_t)wr->num_sge;
-		if (total && total <= RXDP_HCA_GATHER_MAX &&
-		    rxdp_hca_gatherable(wr->opcode) &&
-		    gather(to_rxdp_ctx(w->qp.context), w->qp.pd, wr,
-			   (uint8_t *)(d->sge + wr->num_sge)))
-			d->send_flags |= RXDP_HCA_SEND_GATHERED;
-	}
+void qp_poster(struct rxdp_qp *w, struct rxdp_hca_poster *p)
+{
+	*p = (struct rxdp_hca_poster){ .ah_handle = ah_handle,
+				       .gather = qp_gather,
+				       .arg = w };
 }
 
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		     struct ibv_send_wr **bad_wr)
 {
 	struct rxdp_qp *w = to_qp(qp);
-	struct rxdp_hca_wq *sq = &w->sh->sq;
-	int err = 0;
+	struct rxdp_hca_ring r = { &w->sh->sq, w->sq, w->sq_size,
+				   w->sq_stride };
+	struct rxdp_hca_poster p;
+	int err;
 
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT ||
 	    qp->state == IBV_QPS_RTR) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	qp_poster(w, &p);
 	pthread_spin_lock(&w->sq_lock);
-	note_cpu(sq);
-	for (; wr; wr = wr->next) {
-		uint32_t prod =
-			atomic_load_explicit(&sq->prod, memory_order_relaxed);
-		uint32_t done =
-			atomic_load_explicit(&sq->done, memory_order_acquire);
-		uint32_t num_sge = (uint32_t)wr->num_sge;
-		uint64_t total = 0;
-
-		err = EINVAL;
-		if (wr->num_sge < 0)
-			break;
-		if (send_wr_local(wr->opcode))
-			num_sge = 0; /* no payload: SGEs are not looked at */
-		for (uint32_t i = 0; i < num_sge; i++)
-			total += wr->sg_list[i].length;
-		err = rxdp_hca_send_check(&w->hcaps, wr->opcode, wr->send_flags,
-					  num_sge, total,
-					  wr->wr.atomic.remote_addr,
-					  num_sge ? wr->sg_list[0].length : 0);
-		if (!err && qp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
-			err = EINVAL;
-		if (!err && wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
-			err = EINVAL;
-		if (!err && prod - done >= w->sq_size)
-			err = ENOMEM;
-		if (err)
-			break;
-		swqe_fill(w,
-			  rxdp_hca_slot(w->sq, prod, w->sq_size, w->sq_stride),
-			  wr, total);
-		atomic_store_explicit(&sq->prod, prod + 1,
-				      memory_order_release);
-		err = 0;
-	}
+	note_cpu(r.wq);
+	err = rxdp_hca_post_send(&r, &w->hcaps, &p, wr, bad_wr);
 	pthread_spin_unlock(&w->sq_lock);
-	if (err)
-		*bad_wr = wr;
 	doorbell(qp->context);
 	return err;
-}
-
-/* Receive WQEs into a ring (a QP's RQ or an SRQ) */
-static int post_recv_ring(struct rxdp_hca_wq *wq, void *ring, uint32_t size,
-			  uint32_t stride, uint32_t max_sge,
-			  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
-{
-	for (; wr; wr = wr->next) {
-		uint32_t prod =
-			atomic_load_explicit(&wq->prod, memory_order_relaxed);
-		uint32_t done =
-			atomic_load_explicit(&wq->done, memory_order_acquire);
-		struct rxdp_hca_rwqe *d;
-
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
-			*bad_wr = wr;
-			return EINVAL;
-		}
-		if (prod - done >= size) {
-			*bad_wr = wr;
-			return ENOMEM;
-		}
-		d = rxdp_hca_slot(ring, prod, size, stride);
-		d->wr_id = wr->wr_id;
-		d->num_sge = (uint32_t)wr->num_sge;
-		memcpy(d->sge, wr->sg_list,
-		       (size_t)wr->num_sge * sizeof(*d->sge));
-		atomic_store_explicit(&wq->prod, prod + 1,
-				      memory_order_release);
-	}
-	return 0;
 }
 
 static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad_wr)
 {
 	struct rxdp_qp *w = to_qp(qp);
+	struct rxdp_hca_ring r = { &w->sh->rq, w->rq, w->rq_size,
+				   w->rq_stride };
 	int err;
 
 	/* a QP on an SRQ has no receive queue of its own */
@@ -365,8 +276,7 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		return EINVAL;
 	}
 	pthread_spin_lock(&w->rq_lock);
-	err = post_recv_ring(&w->sh->rq, w->rq, w->rq_size, w->rq_stride,
-			     w->cap.max_recv_sge, wr, bad_wr);
+	err = rxdp_hca_post_recv(&r, w->cap.max_recv_sge, wr, bad_wr);
 	pthread_spin_unlock(&w->rq_lock);
 	/* a QP in ERR flushes them: that needs the data path awake */
 	if (atomic_load(&w->sh->state) == IBV_QPS_ERR)
@@ -378,56 +288,24 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr)
 {
 	struct rxdp_srq *s = to_srq(srq);
+	struct rxdp_hca_ring r = { s->wq, s->ring, s->size, s->stride };
 	int err;
 
 	pthread_spin_lock(&s->lock);
-	err = post_recv_ring(s->wq, s->ring, s->size, s->stride, s->max_sge, wr,
-			     bad_wr);
+	err = rxdp_hca_post_recv(&r, s->max_sge, wr, bad_wr);
 	pthread_spin_unlock(&s->lock);
 	return err;
-}
-
-/*
- * The bytes of a small receive rxdpd left in the CQE's data slot go where
- * the receive WQE's buffers are (common/hca.h): before the CQE is returned,
- * and before its slot is given back.
- */
-void cq_scatter(const struct rxdp_hca_cqd *d)
-{
-	uint32_t off = 0;
-
-	for (int i = 0; i < RXDP_HCA_SCATTER_SGES; i++) {
-		uint32_t n = d->len[i];
-
-		if (n > RXDP_HCA_SCATTER_MAX - off)
-			break;
-		memcpy((void *)(uintptr_t)d->addr[i], d->data + off, n);
-		off += n;
-	}
 }
 
 static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct rxdp_cq *w = to_cq(cq);
-	struct rxdp_hca_cq *sh = w->sh;
-	uint32_t cons, prod, m = w->size - 1;
-	int got = 0;
+	int got;
 
 	if (num_entries < 0)
 		return -EINVAL;
 	pthread_spin_lock(&w->lock);
-	cons = atomic_load_explicit(&sh->cons, memory_order_relaxed);
-	prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
-	for (; got < num_entries && cons != prod; got++, cons++) {
-		wc[got] = sh->ring[cons & m];
-		if (wc[got].vendor_err == RXDP_HCA_WC_SCATTER) {
-			if (wc[got].status == IBV_WC_SUCCESS)
-				cq_scatter(&w->data[cons & m]);
-			wc[got].vendor_err = 0;
-		}
-	}
-	if (got) /* an empty poll leaves the line rxdpd reads alone */
-		atomic_store_explicit(&sh->cons, cons, memory_order_release);
+	got = rxdp_hca_poll(w->sh, w->size, num_entries, wc);
 	pthread_spin_unlock(&w->lock);
 	return got ? got : -cq_idle(w);
 }
@@ -506,21 +384,28 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 /*
  * One function behind the three registrations. perftest registers with
  * ibv_reg_mr_iova2 and IBV_ACCESS_RELAXED_ORDERING, which rxdp accepts and
- * ignores. rxdpd checks that the range is mapped (with write access when
- * local write is asked for); nothing is pinned (the MR follows the
- * mapping, as on-demand paging does).
+ * ignores. The range must be mapped (with write access when local write is
+ * asked for), and its pages are shared with rxdpd where they can be
+ * (regmem.c); rxdpd reaches the rest through /proc/self/mem.
  */
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			     uint64_t iova, unsigned int access)
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_mr *m;
+	int err;
 
 	if (!pd)
 		return fail_ptr(EINVAL);
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return fail_ptr(ENOMEM);
+	err = regmem_get(to_rxdp_ctx(pd->context), (uintptr_t)addr, length,
+			 access & IBV_ACCESS_LOCAL_WRITE, &m->mem);
+	if (err) {
+		free(m);
+		return fail_ptr(err);
+	}
 	o.pd = pd->handle;
 	o.addr = (uintptr_t)addr;
 	o.length = length;
@@ -528,8 +413,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	o.access = access;
 	o.cookie = (uintptr_t)m;
 	if (obj_call(pd->context, RXDP_CTL_MR_REG, &o, NULL, NULL)) {
-		int err = errno;
-
+		err = errno;
+		regmem_put(to_rxdp_ctx(pd->context), m->mem);
 		free(m);
 		return fail_ptr(err);
 	}
@@ -583,6 +468,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 		mr_hash_add(to_rxdp_ctx(mr->context), m);
 		return ret;
 	}
+	regmem_put(to_rxdp_ctx(mr->context), m->mem);
 	rxdp_pd_put(mr->pd);
 	free(m);
 	return 0;
@@ -605,6 +491,7 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		 size_t length, int access)
 {
 	struct rxdp_mr *m = (struct rxdp_mr *)mr;
+	struct regmem_ref *nmem = NULL;
 	struct rxdp_ctl_obj o = { 0 };
 	struct ibv_pd *npd;
 
@@ -615,6 +502,17 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	     (!pd || pd->context != mr->context)))
 		return rereg_fail(EINVAL, IBV_REREG_MR_ERR_INPUT);
 	npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		unsigned int acc = flags & IBV_REREG_MR_CHANGE_ACCESS
+					   ? (unsigned int)access
+					   : m->access;
+		int err = regmem_get(to_rxdp_ctx(mr->context), (uintptr_t)addr,
+				     length, acc & IBV_ACCESS_LOCAL_WRITE,
+				     &nmem);
+
+		if (err)
+			return rereg_fail(err, IBV_REREG_MR_ERR_INPUT);
+	}
 	o.handle = m->handle;
 	o.pd = npd->handle;
 	o.addr = (uintptr_t)(flags & IBV_REREG_MR_CHANGE_TRANSLATION
@@ -626,8 +524,16 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 							 : m->iova;
 	o.access = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access
 						      : m->access;
-	if (obj_call(mr->context, RXDP_CTL_MR_REREG, &o, NULL, NULL))
-		return rereg_fail(errno, IBV_REREG_MR_ERR_CMD);
+	if (obj_call(mr->context, RXDP_CTL_MR_REREG, &o, NULL, NULL)) {
+		int err = errno;
+
+		regmem_put(to_rxdp_ctx(mr->context), nmem);
+		return rereg_fail(err, IBV_REREG_MR_ERR_CMD);
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		regmem_put(to_rxdp_ctx(mr->context), m->mem);
+		m->mem = nmem;
+	}
 	/* out of the lkey table while it changes: posts do not gather then */
 	mr_hash_del(to_rxdp_ctx(mr->context), m);
 	m->iova = o.iova;

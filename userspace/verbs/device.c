@@ -318,6 +318,7 @@ int ibv_close_device(struct ibv_context *ctx)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 
+	regmem_ctx_gone(c);
 	rxdp_ctl_close(c->ctl);
 	close(ctx->async_fd);
 	rxdp_events_ctx_closed(ctx);

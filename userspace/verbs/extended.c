@@ -40,7 +40,7 @@ static int cq_current(struct rxdp_cq *w, uint32_t prod)
 	/* the bytes of a small receive go to its buffers first (dataplane.c) */
 	if (w->wc->vendor_err == RXDP_HCA_WC_SCATTER &&
 	    w->wc->status == IBV_WC_SUCCESS)
-		cq_scatter(&w->data[w->cur & (w->size - 1)]);
+		rxdp_hca_cq_scatter(&w->data[w->cur & (w->size - 1)]);
 	w->cq_ex.status = w->wc->status;
 	w->cq_ex.wr_id = w->wc->wr_id;
 	return 0;
@@ -447,7 +447,12 @@ static void wr_bind_mw(struct ibv_qp_ex *qx, struct ibv_mw *mw, uint32_t rkey,
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = rkey;
 	wr.bind_mw.bind_info = *info;
-	swqe_fill(to_qp_ex(qx), d, &wr, 0);
+	{
+		struct rxdp_hca_poster p;
+
+		qp_poster(to_qp_ex(qx), &p);
+		rxdp_hca_swqe_fill(d, to_qp_ex(qx)->qp.qp_type, &wr, 0, &p);
+	}
 }
 
 static void wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah,

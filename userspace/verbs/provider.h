@@ -16,9 +16,12 @@
 #include "common/hca.h"
 #include "verbs/verbs_priv.h"
 
+struct regmem_ref;
+
 struct rxdp_mr {
 	struct ibv_mr mr;
 	uint32_t handle;
+	struct regmem_ref *mem; /* the shared extents it is over (regmem.c) */
 	uint64_t iova; /* as registered, for ibv_rereg_mr */
 	unsigned int access;
 	struct rxdp_mr *hnext; /* the context's mr_hash chain */
@@ -113,6 +116,9 @@ static inline void *fail_ptr(int err)
 /* dataplane.c */
 int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
 	     const struct rxdp_ah *ah, int *fd);
+/* The same with an fd sent along (MEM_SHARE) */
+int obj_call_fd(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
+		int in_fd);
 void doorbell(struct ibv_context *ctx);
 /* An empty CQ: 0, EOVERFLOW (completions were lost) or EIO (rxdpd died) */
 int cq_idle(struct rxdp_cq *w);
@@ -122,8 +128,6 @@ int cq_idle(struct rxdp_cq *w);
  */
 bool gather(struct rxdp_context *c, struct ibv_pd *pd,
 	    const struct ibv_send_wr *wr, uint8_t *dst);
-/* A small receive's bytes from its CQE's data slot to its buffers */
-void cq_scatter(const struct rxdp_hca_cqd *d);
 /*
  * The objects with queues, made for the classic verbs and the extended
  * ones alike: NULL + errno. cq_create's flags are RXDP_CTL_CQ_F_*; a QP
@@ -136,12 +140,21 @@ struct rxdp_qp *qp_create(struct ibv_pd *pd,
 			  struct ibv_qp_init_attr *init_attr);
 struct rxdp_srq *srq_create(struct ibv_pd *pd,
 			    struct ibv_srq_init_attr *srq_init_attr);
+/* What posting to w's send queue brings (common/hca.h) */
+void qp_poster(struct rxdp_qp *w, struct rxdp_hca_poster *p);
+
 /*
- * One send WR into its ring slot d (rxdp_hca_send_check() passed: total is
- * the sum of its SGE lengths): fields, then SGEs or the inline bytes
+ * regmem.c: registered memory shared with rxdpd. The extents over
+ * [addr, addr+len), made where they can be, shared with ctx's rxdpd, into
+ * *ref (NULL: none). 0, or EFAULT if the range is not all mapped readable
+ * (and writable if write), as pinning it would fail.
  */
-void swqe_fill(struct rxdp_qp *w, struct rxdp_hca_swqe *d,
-	       const struct ibv_send_wr *wr, uint64_t total);
+int regmem_get(struct rxdp_context *ctx, uintptr_t addr, size_t len,
+	       bool write, struct regmem_ref **ref);
+/* After the MR is deregistered: its extents, given back when unused */
+void regmem_put(struct rxdp_context *ctx, struct regmem_ref *ref);
+/* ibv_close_device: rxdpd drops the context's shares itself */
+void regmem_ctx_gone(struct rxdp_context *ctx);
 
 /* mw.c: ibv_alloc_mw, ibv_bind_mw, ibv_dealloc_mw (context ops) */
 struct ibv_mw *rxdp_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

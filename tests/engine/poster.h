@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The application's side of an engine's queues in tests: posting to and
+ * polling the same rings (common/hca.h) the verbs library uses, through
+ * the same code (common/hca_post.c), with libibverbs' conventions. Where no
+ * progress thread runs, posting and an empty poll drive the engine.
+ */
+#ifndef RXDP_TESTS_POSTER_H
+#define RXDP_TESTS_POSTER_H
+
+#include "engine/engine.h"
+
+/* An address handle as a test's UD WRs name it (wr.ud.ah) */
+struct tp_ah {
+	struct ibv_ah ibv;
+	struct rxdp_eah *eah;
+	uint32_t handle;
+};
+
+/* Give ah a handle for eah; tp_ah_lookup is the engines' cfg.ah_lookup */
+void tp_ah_init(struct tp_ah *ah, struct rxdp_eah *eah);
+void tp_ah_fini(struct tp_ah *ah);
+struct rxdp_eah *tp_ah_lookup(void *arg, uint32_t handle);
+
+int tp_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad);
+int tp_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad);
+int tp_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad);
+/* Up to n completions (count), -EOVERFLOW once completions were lost */
+int tp_poll_cq(struct rxdp_ecq *cq, int n, struct ibv_wc *wc);
+/* ibv_req_notify_cq */
+void tp_arm_cq(struct rxdp_ecq *cq, int solicited_only);
+
+#endif /* RXDP_TESTS_POSTER_H */

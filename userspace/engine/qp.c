@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Queue pairs and shared receive queues as objects: creation (with the
+ * rings their owner posts to, common/hca.h, shared or the engine's own),
+ * the transitions the daemon has validated, destruction. What is posted
+ * reaches the transport through drain.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+/* --- queue pairs --------------------------------------------------------- */
+
+static void qp_free(struct rxdp_eqp *qp)
+{
+	free(qp->own_rings);
+	free(qp->rcqe);
+	free(qp->sq);
+	free(qp->sq_sge);
+	free(qp->sq_inl);
+	free(qp->sq_sg);
+	free(qp->rq);
+	free(qp->rq_sge);
+	free(qp);
+}
+
+/*
+ * Rings of the engine's own for a QP made without shared ones (tests): the
+ * same layout, posted to the same way (rxdp_engine_qp_rings)
+ */
+static int qp_rings_own(struct rxdp_eqp *qp, const struct ibv_qp_cap *c)
+{
+	struct rxdp_hca_qp_layout lay;
+
+	rxdp_hca_qp_layout(c->max_send_wr, qp->sq_stride, c->max_recv_wr,
+			   qp->rq_stride, &lay);
+	qp->own_rings = aligned_alloc(RXDP_HCA_LINE,
+				      rxdp_hca_align((__u32)lay.bytes));
+	if (!qp->own_rings)
+		return -ENOMEM;
+	memset(qp->own_rings, 0, lay.bytes);
+	qp->sh = qp->own_rings;
+	qp->sh_sq = (char *)qp->own_rings + lay.sq_off;
+	qp->sh_rq = (char *)qp->own_rings + lay.rq_off;
+	qp->sh->sq.size = c->max_send_wr;
+	qp->sh->sq.stride = qp->sq_stride;
+	qp->sh->rq.size = c->max_recv_wr;
+	qp->sh->rq.stride = qp->rq_stride;
+	return 0;
+}
+
+void rxdp_engine_qp_rings(struct rxdp_eqp *qp, struct rxdp_eqp_rings *r)
+{
+	r->e = qp->e;
+	r->sh = qp->sh;
+	r->sq = (struct rxdp_hca_ring){ &qp->sh->sq, qp->sh_sq, qp->sq_size,
+					qp->sq_stride };
+	r->rq = (struct rxdp_hca_ring){ &qp->sh->rq, qp->sh_rq, qp->rq_size,
+					qp->rq_stride };
+	r->caps = (struct rxdp_hca_qp_caps){
+		.qp_type = qp->type,
+		.max_send_sge = qp->cap.max_send_sge,
+		.max_inline = qp->cap.max_inline_data,
+	};
+	r->max_recv_sge = qp->cap.max_recv_sge;
+	r->srq = qp->srq != NULL;
+}
+
+int rxdp_engine_qp_caps(struct ibv_qp_cap *c)
+{
+	if (c->max_send_wr > ENG_MAX_WR || c->max_recv_wr > ENG_MAX_WR ||
+	    c->max_send_sge > ENG_MAX_SGE || c->max_recv_sge > ENG_MAX_SGE ||
+	    c->max_inline_data > ENG_MAX_INLINE)
+		return -EINVAL;
+	c->max_send_wr = rxdp_hca_pow2(c->max_send_wr ? c->max_send_wr : 1);
+	c->max_recv_wr = rxdp_hca_pow2(c->max_recv_wr ? c->max_recv_wr : 1);
+	if (!c->max_send_sge)
+		c->max_send_sge = 1;
+	if (!c->max_recv_sge)
+		c->max_recv_sge = 1;
+	return 0;
+}
+
+struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
+				       struct rxdp_eqp_init *init)
+{
+	struct ibv_qp_cap *c = &init->cap;
+	struct rxdp_epd *pd = eng_pd_or_default(e, init->pd);
+	struct rxdp_eqp *qp;
+	uint32_t ssge, rsge;
+
+	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
+	    init->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!init->send_cq || !init->recv_cq || !init->qpn ||
+	    init->qpn > ROCE_QPN_MASK || rxdp_engine_qp_caps(c) ||
+	    (init->sh && (!init->sh_sq || !init->sh_rq)) ||
+	    (init->srq && init->srq->pd != pd)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	qp->e = e;
+	qp->pd = pd;
+	qp->sq_stride = rxdp_hca_swqe_stride(c->max_send_sge,
+					     c->max_inline_data);
+	qp->rq_stride = rxdp_hca_rwqe_stride(c->max_recv_sge);
+	if (init->sh) {
+		qp->sh = init->sh;
+		qp->sh_sq = init->sh_sq;
+		qp->sh_rq = init->sh_rq;
+	} else if (qp_rings_own(qp, c)) {
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->qpn = init->qpn;
+	qp->type = init->qp_type;
+	qp->scq = init->send_cq;
+	qp->rcq = init->recv_cq;
+	qp->srq = init->srq;
+	qp->user = init->user;
+	qp->sq_sig_all = !!init->sq_sig_all;
+	qp->sq_size = c->max_send_wr;
+	qp->rq_size = c->max_recv_wr;
+	ssge = c->max_send_sge;
+	rsge = c->max_recv_sge;
+	qp->cap = *c;
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->sq_sge = calloc((size_t)qp->sq_size * ssge, sizeof(*qp->sq_sge));
+	qp->sq_sg = calloc((size_t)qp->sq_size * ssge, sizeof(*qp->sq_sg));
+	qp->sq_inl = malloc((size_t)qp->sq_size * eng_inl_stride(qp));
+	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	qp->rq_sge = calloc((size_t)qp->rq_size * rsge, sizeof(*qp->rq_sge));
+	if (!qp->sq || !qp->sq_sge || !qp->sq_sg || !qp->sq_inl || !qp->rq ||
+	    !qp->rq_sge) {
+		qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < qp->sq_size; i++) {
+		qp->sq[i].sge = qp->sq_sge + (size_t)i * ssge;
+		qp->sq[i].sg = qp->sq_sg + (size_t)i * ssge;
+	}
+	for (uint32_t i = 0; i < qp->rq_size; i++)
+		qp->rq[i].sge = qp->rq_sge + (size_t)i * rsge;
+	qp->mem_req = (struct pkt_mem){ eng_stage_read, &qp->stage_req };
+	qp->mem_resp = (struct pkt_mem){ eng_stage_read, &qp->stage_resp };
+	qp->pkey = ROCE_DEFAULT_PKEY;
+	qp->mtu = 1024;
+	qp->timeout = 14;
+	qp->retry_cnt = 7;
+	qp->rnr_retry = 7;
+	qp->max_rd_atomic = 1;
+	qp->max_dest_rd_atomic = 1;
+	atomic_store(&qp->state, IBV_QPS_RESET);
+
+	eng_lock(e);
+	if (e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK]) {
+		eng_unlock(e);
+		qp_free(qp);
+		errno = EEXIST;
+		return NULL;
+	}
+	qp->psn = e->cfg.psn_table
+			  ? &e->cfg.psn_table[qp->qpn & RXDP_QP_INDEX_MASK]
+			  : &qp->psn_local;
+	rc_qp_reset(qp);
+	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = qp;
+	qp->next = e->qps;
+	e->qps = qp;
+	qp->scq->refs++;
+	qp->rcq->refs++;
+	if (qp->srq)
+		qp->srq->refs++;
+	pd->refs++;
+	eng_unlock(e);
+	return qp;
+}
+
+int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
+{
+	struct rxdp_engine *e = qp->e;
+	struct rxdp_eqp **pp;
+
+	eng_lock(e);
+	for (pp = &e->qps; *pp; pp = &(*pp)->next) {
+		if (*pp == qp) {
+			*pp = qp->next;
+			break;
+		}
+	}
+	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
+	if (e->drain_next == qp)
+		e->drain_next = qp->next;
+	mw_qp_gone(qp);
+	eng_mem_qp_gone(qp);
+	qp->scq->refs--;
+	qp->rcq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
+	qp->pd->refs--;
+	eng_unlock(e);
+	qp_free(qp);
+	return 0;
+}
+
+enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp)
+{
+	return atomic_load(&qp->state);
+}
+
+uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp)
+{
+	return qp->qpn;
+}
+
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128U << m : 1024;
+}
+
+/* A shared QP's queues start over on RESET (the owner resets its prod) */
+static void qp_share_reset(struct rxdp_eqp *qp)
+{
+	qp->broken = false;
+	atomic_store(&qp->sh->sq.cons, 0);
+	atomic_store(&qp->sh->sq.done, 0);
+	atomic_store(&qp->sh->rq.cons, 0);
+	atomic_store(&qp->sh->rq.done, 0);
+	atomic_store(&qp->sh->sq.prod, 0);
+	atomic_store(&qp->sh->rq.prod, 0);
+}
+
+int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct ibv_qp_attr *attr,
+			  int mask, const struct rxdp_path *path)
+{
+	struct rxdp_engine *e = qp->e;
+	int state = atomic_load(&qp->state);
+	int ns = (mask & IBV_QP_STATE) ? (int)attr->qp_state : state;
+
+	/* connected QPs learn their peer's address on RTR (UD: per WR) */
+	if (ns == IBV_QPS_RTR && state != IBV_QPS_RTR && !path &&
+	    qp->type != IBV_QPT_UD)
+		return -EINVAL;
+	eng_lock(e);
+	if (ns == IBV_QPS_RESET) {
+		eng_qp_set_state(qp, IBV_QPS_RESET);
+		rc_qp_reset(qp);
+		qp_share_reset(qp);
+		eng_qp_publish(qp);
+		eng_unlock(e);
+		return 0;
+	}
+	if (path)
+		pkt_path_init(&qp->path, path);
+	if (mask & IBV_QP_PATH_MTU) {
+		qp->mtu = mtu_bytes(attr->path_mtu);
+		if (qp->mtu > e->max_mtu)
+			qp->mtu = e->max_mtu;
+	}
+	if (mask & IBV_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IBV_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num & ROCE_QPN_MASK;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags & ENG_ACCESS_KNOWN;
+	if (mask & IBV_QP_TIMEOUT)
+		qp->timeout = attr->timeout > 31 ? 31 : attr->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt & 7;
+	if (mask & IBV_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry & 7;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer & 0x1f;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) {
+		qp->max_rd_atomic = attr->max_rd_atomic;
+		if (qp->max_rd_atomic > ENG_MAX_RD_ATOMIC)
+			qp->max_rd_atomic = ENG_MAX_RD_ATOMIC;
+	}
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		if (qp->max_dest_rd_atomic > ENG_MAX_RD_ATOMIC)
+			qp->max_dest_rd_atomic = ENG_MAX_RD_ATOMIC;
+	}
+	if (mask & IBV_QP_RQ_PSN) {
+		qp->epsn = attr->rq_psn & ROCE_PSN_MASK;
+		qp->nak_sent = false;
+		rc_psn_seed_epsn(qp);
+	}
+	if (mask & IBV_QP_SQ_PSN) {
+		uint32_t psn = attr->sq_psn & ROCE_PSN_MASK;
+
+		qp->send_psn = qp->next_psn = qp->una = qp->tx_hw =
+			qp->flushed_psn = psn;
+	}
+	qp->retry_left = qp->retry_cnt;
+	qp->rnr_left = qp->rnr_retry;
+	if (ns == IBV_QPS_ERR && state != IBV_QPS_ERR)
+		rc_qp_to_err(qp, false);
+	else
+		eng_qp_set_state(qp, ns);
+	rc_psn_sync(qp);
+	eng_qp_publish(qp);
+	eng_unlock(e);
+	return 0;
+}
+
+/* --- shared receive queues ------------------------------------------------- */
+
+int rxdp_engine_srq_caps(struct ibv_srq_attr *attr)
+{
+	if (!attr->max_wr || attr->max_wr > ENG_MAX_WR ||
+	    attr->max_sge > ENG_MAX_SGE || attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	attr->max_wr = rxdp_hca_pow2(attr->max_wr);
+	if (!attr->max_sge)
+		attr->max_sge = 1;
+	return 0;
+}
+
+struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
+					 struct rxdp_epd *pd,
+					 struct ibv_srq_attr *attr,
+					 struct rxdp_hca_wq *sh, void *ring,
+					 void *user)
+{
+	struct rxdp_esrq *srq;
+
+	if (rxdp_engine_srq_caps(attr) || (sh && !ring)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	srq->stride = rxdp_hca_rwqe_stride(attr->max_sge);
+	if (!sh) { /* rings of its own, posted to the same way (tests) */
+		size_t off = sizeof(*sh);
+
+		srq->own_ring = calloc(1, off + (size_t)attr->max_wr *
+						       srq->stride);
+		if (!srq->own_ring) {
+			free(srq);
+			errno = ENOMEM;
+			return NULL;
+		}
+		sh = srq->own_ring;
+		ring = (char *)srq->own_ring + off;
+		sh->size = attr->max_wr;
+		sh->stride = srq->stride;
+	}
+	srq->sh = sh;
+	srq->sh_ring = ring;
+	srq->size = attr->max_wr;
+	srq->rq = calloc(srq->size, sizeof(*srq->rq));
+	srq->sge = calloc((size_t)srq->size * attr->max_sge, sizeof(*srq->sge));
+	if (!srq->rq || !srq->sge) {
+		free(srq->rq);
+		free(srq->sge);
+		free(srq->own_ring);
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < srq->size; i++)
+		srq->rq[i].sge = srq->sge + (size_t)i * attr->max_sge;
+	srq->e = e;
+	srq->pd = eng_pd_or_default(e, pd);
+	srq->user = user;
+	srq->max_wr = srq->size;
+	srq->max_sge = attr->max_sge;
+	srq->limit = attr->srq_limit;
+	eng_lock(e);
+	srq->next = e->srqs;
+	e->srqs = srq;
+	srq->pd->refs++;
+	eng_unlock(e);
+	return srq;
+}
+
+struct rxdp_engine *rxdp_engine_srq_ring(struct rxdp_esrq *srq,
+					 struct rxdp_hca_ring *r)
+{
+	*r = (struct rxdp_hca_ring){ srq->sh, srq->sh_ring, srq->size,
+				     srq->stride };
+	return srq->e;
+}
+
+int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
+			   int mask)
+{
+	if (mask & IBV_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & IBV_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->max_wr)
+			return -EINVAL;
+		eng_lock(srq->e);
+		srq->limit = attr->srq_limit;
+		eng_unlock(srq->e);
+	}
+	return 0;
+}
+
+int rxdp_engine_query_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr)
+{
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = srq->limit;
+	return 0;
+}
+
+int rxdp_engine_destroy_srq(struct rxdp_esrq *srq)
+{
+	struct rxdp_engine *e = srq->e;
+	struct rxdp_esrq **pp;
+
+	eng_lock(e);
+	if (srq->refs) {
+		eng_unlock(e);
+		return -EBUSY;
+	}
+	for (pp = &e->srqs; *pp; pp = &(*pp)->next) {
+		if (*pp == srq) {
+			*pp = srq->next;
+			break;
+		}
+	}
+	srq->pd->refs--;
+	eng_unlock(e);
+	free(srq->rq);
+	free(srq->sge);
+	free(srq->own_ring);
+	free(srq);
+	return 0;
+}
