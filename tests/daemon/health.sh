@@ -8,7 +8,7 @@
 #  - the XDP program taken off behind the loader's back (ip link set dev X
 #    xdp off): the port goes DOWN with IBV_EVENT_PORT_ERR (ibv_asyncwatch),
 #    rxdp-ctl names it; attached again: ACTIVE
-#  - rxdpd without a right it needs (CAP_NET_RAW, CAP_SYS_PTRACE): said, and
+#  - rxdpd without a right it needs (CAP_NET_RAW, CAP_MKNOD): said, and
 #    no AF_XDP socket means no data path: port DOWN
 # Root only.
 set -u
@@ -100,14 +100,14 @@ wait $pid
 
 # --- rights missing ----------------------------------------------------------------
 # only the bounding set: uid 0 keeps the rest
-ip netns exec "$NS_A" capsh --drop=cap_net_raw,cap_sys_ptrace -- -c "exec $RXDPD" 2>"$tmp/d2.log" &
+ip netns exec "$NS_A" capsh --drop=cap_net_raw,cap_mknod -- -c "exec $RXDPD" 2>"$tmp/d2.log" &
 pid=$!
 on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
 wait_until 10 grep -q ready "$tmp/d2.log" || fail "rxdpd (no CAP_NET_RAW) did not start: $(cat "$tmp/d2.log")"
 sleep 2
 out=$(nsa "$CTL" devices)
 for want in "lacks CAP_NET_RAW: cannot open AF_XDP sockets, so no device carries traffic" \
-	"lacks CAP_SYS_PTRACE: cannot read other users' /proc/PID/maps, so only root's programs can register memory"; do
+	"lacks CAP_MKNOD: no /dev/infiniband node per device, programs that look for one (UCX) find no device"; do
 	grep -qxF "  $want" <<<"$out" || bad "rxdp-ctl does not say '$want': $out"
 	[ "$(count "$tmp/d2.log" "$want")" = 1 ] ||
 		bad "'$want' said $(count "$tmp/d2.log" "$want") times: $(cat "$tmp/d2.log")"

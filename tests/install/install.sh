@@ -160,13 +160,16 @@ grep -q PROBLEMS <<<"$st" && bad "rxdpd lacks something under the unit's capabil
 where=$(verbs "$NS_A" ldd "$(command -v ibv_rc_pingpong)" | awk '$1 == "libibverbs.so.1" {print $3}')
 [ "$where" = "$P/usr/lib/rxdp/libibverbs.so.1" ] || bad "ibv_rc_pingpong takes libibverbs.so.1 from $where"
 gid=$(rxdp_ipv4_gid "$NS_A" "rxdp_$IF_A")
-verbs "$NS_A" ibv_rc_pingpong -d "rxdp_$IF_A" -g "$gid" -c -n 100 -s 4096 >"$tmp/srv" 2>&1 &
+# the server as a user (nobody): its memory reaches the bounded rxdpd too
+chmod 755 "$tmp"
+verbs "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	ibv_rc_pingpong -d "rxdp_$IF_A" -g "$gid" -c -n 100 -s 4096 >"$tmp/srv" 2>&1 &
 srv=$!
 wait_until 5 ip netns exec "$NS_A" ss -ltn | grep -q ':18515 '
 verbs "$NS_B" ibv_rc_pingpong -d "rxdp_$IF_B" -g "$gid" -c -n 100 -s 4096 "$ADDR_A" >"$tmp/cli" 2>&1 ||
 	bad "pingpong client: $(cat "$tmp/cli")"
 wait $srv || bad "pingpong server: $(cat "$tmp/srv")"
-grep -q "100 iters" "$tmp/cli" && echo "ok: ibv_rc_pingpong -c through the installed files: $(grep iters "$tmp/cli")"
+grep -q "100 iters" "$tmp/cli" && echo "ok: ibv_rc_pingpong -c through the installed files (server: nobody): $(grep iters "$tmp/cli")"
 eval "kill \$pid_$NS_A; wait \$pid_$NS_A"
 wait_until 5 grep -q "STOPPING=1" "$tmp/notify.log" || bad "no STOPPING=1: $(cat "$tmp/notify.log")"
 # shellcheck source=/dev/null

@@ -90,10 +90,6 @@ static void caps_check(void)
 		add(&caps_h, "lacks CAP_NET_ADMIN: cannot ask the kernel to "
 			     "resolve a neighbour, connections wait for its "
 			     "ARP or ND traffic");
-	if (!rxdp_cap_effective(CAP_SYS_PTRACE))
-		add(&caps_h, "lacks CAP_SYS_PTRACE: cannot read other users' "
-			     "/proc/PID/maps, so only root's programs can "
-			     "register memory");
 	if (!rxdp_cap_effective(CAP_MKNOD))
 		add(&caps_h, "lacks CAP_MKNOD: no /dev/infiniband node per "
 			     "device, programs that look for one (UCX) find "
