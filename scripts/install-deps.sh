@@ -25,7 +25,7 @@ pkgs=(
 	libbpf-dev libxdp-dev xdp-tools bpftool linux-libc-dev
 	libmnl-dev libcmocka-dev libisal-dev libibverbs-dev
 	perftest ibverbs-utils python3-pyverbs librdmacm-dev rdmacm-utils
-	iproute2 tcpdump tshark python3 python3-scapy strace
+	iproute2 tcpdump tshark python3 python3-scapy python3-fusepy strace
 	iperf3 sockperf python3-matplotlib ethtool
 	ucx-utils libucx-dev openmpi-bin libopenmpi-dev
 	qemu-system-x86 debootstrap e2fsprogs

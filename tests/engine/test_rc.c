@@ -2422,6 +2422,55 @@ static void test_post_errors(void **state)
 	pair_free(p);
 }
 
+/*
+ * What an owner writes in its rings is not believed (drain.c): a send WQE
+ * that breaks the rules completes with IBV_WC_LOC_QP_OP_ERR in its turn;
+ * a producer index that leaps past what the ring holds is a fatal error of
+ * that QP at once (IBV_EVENT_QP_FATAL, ERR), with no more than a pass of
+ * work for it; the other QP of the same engine goes on.
+ */
+static void test_hostile_rings(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_eqp_rings r;
+	struct rxdp_hca_swqe *d;
+	struct rxdp_engine_stats st;
+	struct ibv_wc wc[2];
+	uint32_t prod;
+
+	/* a WQE with an opcode no transport has, written into the ring */
+	rxdp_engine_qp_rings(a->qp, &r);
+	prod = atomic_load(&r.sq.wq->prod);
+	d = rxdp_hca_slot(r.sq.slots, prod, r.sq.size, r.sq.stride);
+	memset(d, 0, sizeof(*d));
+	d->wr_id = 77;
+	d->opcode = 99;
+	d->send_flags = IBV_SEND_SIGNALED;
+	atomic_store(&r.sq.wq->prod, prod + 1);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].wr_id, 77);
+	assert_int_equal(wc[0].status, IBV_WC_LOC_QP_OP_ERR);
+	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
+
+	/* b's producer index leaps by 2^31 - 1: fatal, not two minutes */
+	rxdp_engine_qp_rings(b->qp, &r);
+	assert_int_equal(events[1][IBV_EVENT_QP_FATAL], 0);
+	atomic_fetch_add(&r.sq.wq->prod, 0x7fffffffU);
+	for (int i = 0; i < 4; i++)
+		drive(p);
+	assert_int_equal(events[1][IBV_EVENT_QP_FATAL], 1);
+	assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_ERR);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_true(st.bad_wqes >= 1);
+	/* it stays so: no more work is taken from that ring */
+	for (int i = 0; i < 4; i++)
+		drive(p);
+	assert_int_equal(events[1][IBV_EVENT_QP_FATAL], 1);
+	assert_int_equal(tp_poll_cq(b->scq, 2, wc), 0);
+	pair_free(p);
+}
+
 /* Too many completions for the CQ: an overflow error, not a crash */
 static void test_cq_overflow(void **state)
 {
@@ -2761,6 +2810,7 @@ int main(void)
 		cmocka_unit_test(test_local_protection),
 		cmocka_unit_test(test_post_errors),
 		cmocka_unit_test(test_cq_overflow),
+		cmocka_unit_test(test_hostile_rings),
 		cmocka_unit_test(test_fuzz_peer_input),
 		cmocka_unit_test(test_forged_source),
 	};

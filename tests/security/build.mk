@@ -5,14 +5,25 @@
 #                  the victim's epsn stays, a real transfer lands beside them
 #  keys.sh         the first R_Key of three fresh processes differs; any
 #                  wrong key byte is a remote access error
+#  isolation.sh    hostile local users (hog) against the HCA all share: a
+#                  victim's pingpongs between the hosts finish while they
+#                  stall their own memory, leap their rings' indexes, take
+#                  memory and connection slots until refused
 # sec_peer: their verbs program (system <infiniband/verbs.h>, build/lib's
 # libibverbs at run time); forge.py: the attacker (scapy.contrib.roce).
 SEC_PEER := $(BUILD)/tests/security/sec_peer
+SEC_HOG := $(BUILD)/tests/security/hog
 
 $(SEC_PEER): $(OBJ)/tests/security/sec_peer.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
 
-TEST_BINS += $(SEC_PEER)
-TESTS += tests/security/hostile_net.sh tests/security/keys.sh
+$(SEC_HOG): $(OBJ)/tests/security/hog.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
+
+TEST_BINS += $(SEC_PEER) $(SEC_HOG)
+TESTS += tests/security/hostile_net.sh tests/security/keys.sh \
+	 tests/security/isolation.sh

@@ -58,10 +58,19 @@ void rxdp_opts_help(const struct rxdp_cmdline *cl, FILE *f)
 	const char *u, *nl;
 	const struct rxdp_opt *o;
 
+	/* a line per form; one that starts with a space continues the last */
 	for (u = cl->usage, nl = NULL; u; u = nl ? nl + 1 : NULL) {
+		int n;
+
 		nl = strchr(u, '\n');
-		fprintf(f, "%s %s %.*s\n", u == cl->usage ? "Usage:" : "      ",
-			cl->prog, nl ? (int)(nl - u) : (int)strlen(u), u);
+		n = nl ? (int)(nl - u) : (int)strlen(u);
+		if (u[0] == ' ')
+			fprintf(f, "       %*s%.*s\n", (int)strlen(cl->prog),
+				"", n, u);
+		else
+			fprintf(f, "%s %s %.*s\n",
+				u == cl->usage ? "Usage:" : "      ", cl->prog,
+				n, u);
 	}
 	if (cl->doc)
 		fprintf(f, "\n%s", cl->doc);

@@ -72,6 +72,8 @@
 #define CM_MAX_CHANNELS 256 /* per client connection */
 #define CM_USER_IDS 16384 /* per user but root, all connections */
 #define CM_USER_CHANNELS 1024 /* (each holds a socket in rxdpd) */
+#define CM_ALL_IDS 65536 /* all users, a share kept (rxdpd_slot_ok) */
+#define CM_ALL_CHANNELS 4096
 #define CM_MAX_HALF_OPEN 4096 /* incoming requests not yet answered */
 #define CM_MAX_BACKLOG 1024
 #define CM_CHAN_QUEUE 4096 /* events waiting for a full channel socket */
@@ -553,15 +555,30 @@ static __u32 comm_id_new(void)
 	return v;
 }
 
-/* A user's ids or channels on all its connections (root: not counted) */
-static unsigned int user_count(uid_t uid, bool channels)
+/*
+ * May cl's user make one more id (or channel)? Per connection, per user and
+ * in all, with a share kept for root and for users who hold none
+ */
+static bool cm_slot_ok(const struct cm_client *cl, bool channels)
 {
-	unsigned int n = 0;
+	unsigned int mine = 0, all = 0;
 
-	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
-		if (c->cm && c->uid == uid)
-			n += channels ? c->cm->nchans : c->cm->nids;
-	return n;
+	if (channels ? cl->nchans >= CM_MAX_CHANNELS : cl->nids >= CM_MAX_IDS)
+		return false;
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
+		unsigned int n;
+
+		if (!c->cm)
+			continue;
+		n = channels ? c->cm->nchans : c->cm->nids;
+		all += n;
+		if (c->uid == cl->c->uid)
+			mine += n;
+	}
+	return channels ? rxdpd_slot_ok(cl->c->uid, mine, all,
+					CM_ALL_CHANNELS, CM_USER_CHANNELS)
+			: rxdpd_slot_ok(cl->c->uid, mine, all, CM_ALL_IDS,
+					CM_USER_IDS);
 }
 
 static struct cm_id *id_new(struct cm_client *cl, struct cm_chan *ch, __u16 ps,
@@ -569,8 +586,7 @@ static struct cm_id *id_new(struct cm_client *cl, struct cm_chan *ch, __u16 ps,
 {
 	struct cm_id *id;
 
-	if (cl->nids >= CM_MAX_IDS ||
-	    (cl->c->uid && user_count(cl->c->uid, false) >= CM_USER_IDS)) {
+	if (!cm_slot_ok(cl, false)) {
 		errno = EMFILE;
 		return NULL;
 	}
@@ -1516,8 +1532,7 @@ static int chan_create(struct cm_client *cl, struct rxdp_ctl_cm *cm, int *fd)
 	struct cm_chan *ch;
 	int sv[2], sz = 1 << 20;
 
-	if (cl->nchans >= CM_MAX_CHANNELS ||
-	    (cl->c->uid && user_count(cl->c->uid, true) >= CM_USER_CHANNELS))
+	if (!cm_slot_ok(cl, true))
 		return -EMFILE;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;

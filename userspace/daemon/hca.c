@@ -37,7 +37,10 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/if_xdp.h>
@@ -99,6 +102,8 @@ struct hobj {
 	struct hobj *pd;
 	void *mem; /* the shared queues (HO_MEM: the memory), mapped here */
 	size_t mem_len;
+	__u64 charged; /* bytes of rxdpd's memory its user is charged */
+	__u64 locked; /* MR: bytes counted against RLIMIT_MEMLOCK */
 	_Atomic __u32 comp_events; /* sent (CQ notifications) */
 	_Atomic __u32 async_events;
 	union {
@@ -131,6 +136,7 @@ struct hca_ctx {
 	struct hobj **objs; /* by handle - 1 */
 	__u32 nobjs;
 	__u32 dropped; /* events lost: the client does not read them */
+	__u64 locked; /* bytes of its MRs (RLIMIT_MEMLOCK) */
 };
 
 /* --- per-user limits --------------------------------------------------- */
@@ -150,6 +156,7 @@ struct uid_use {
 	struct uid_use *next;
 	uid_t uid;
 	__u32 n[HO_MEM + 1];
+	__u64 bytes; /* of rxdpd's memory (--user-mem) */
 };
 
 static struct uid_use *uses;
@@ -198,6 +205,46 @@ static void user_uncharge(uid_t uid, enum hobj_kind k)
 
 	if (u && u->n[k])
 		u->n[k]--;
+}
+
+/*
+ * Memory rxdpd allocates for a user's objects (the engine's records of a
+ * queue, the rings it shares), counted in bytes against --user-mem: one
+ * user cannot grow rxdpd, which every user needs, until the OOM killer
+ * takes it. Root is not limited. The bytes go with the object.
+ */
+static int mem_charge(struct hca_ctx *x, struct hobj *o, __u64 bytes,
+		      char *msg, size_t msglen)
+{
+	uid_t uid = x->c->uid;
+	struct uid_use *u = use_of(uid);
+
+	if (!u)
+		return -ENOMEM;
+	if (uid && u->bytes + bytes > rxdpd.user_mem) {
+		snprintf(msg, msglen,
+			 "user %u holds %llu bytes of rxdpd's memory; %llu "
+			 "more would pass its %llu (rxdpd --user-mem)",
+			 (unsigned int)uid, (unsigned long long)u->bytes,
+			 (unsigned long long)bytes,
+			 (unsigned long long)rxdpd.user_mem);
+		return -ENOMEM;
+	}
+	u->bytes += bytes;
+	o->charged += bytes;
+	return 0;
+}
+
+/* bytes of what o was charged go back (all of it: o->charged) */
+static void mem_uncharge(struct hca_ctx *x, struct hobj *o, __u64 bytes)
+{
+	struct uid_use *u = use_of(x->c->uid);
+
+	if (bytes > o->charged)
+		bytes = o->charged;
+	if (u)
+		u->bytes -= bytes < u->bytes ? bytes : u->bytes;
+	o->charged -= bytes;
 }
 
 /* QPs are counted where they are made (qp.c), with or without a context */
@@ -535,6 +582,8 @@ static void obj_free(struct hobj *o)
 	if (o->pd)
 		o->pd->refs--;
 	uncharge(x, o->kind);
+	mem_uncharge(x, o, o->charged);
+	x->locked -= o->locked;
 	free(o);
 }
 
@@ -809,9 +858,66 @@ static int mem_share(struct hca_ctx *x, struct rxdp_ctl_obj *o, int fd,
 	return 0;
 }
 
+/*
+ * What a client may have registered, as the kernel's RDMA core counts
+ * pinned memory: its RLIMIT_MEMLOCK, unless it has CAP_IPC_LOCK (then
+ * UINT64_MAX). Read from the process (SO_PEERCRED's pid), never from what
+ * it says; 8 MiB, the kernel's default, if that cannot be read.
+ */
+static __u64 memlock_limit(pid_t pid)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3,
+					      pid };
+	struct __user_cap_data_struct d[2];
+	struct rlimit rl;
+
+	if (!syscall(SYS_capget, &h, d) &&
+	    (d[CAP_IPC_LOCK / 32].effective & (1U << (CAP_IPC_LOCK % 32))))
+		return UINT64_MAX;
+	if (prlimit(pid, RLIMIT_MEMLOCK, NULL, &rl))
+		return 8ULL << 20;
+	return rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur;
+}
+
+/* The bytes of the pages [addr, addr+len) touches */
+static __u64 mr_pages_bytes(__u64 addr, __u64 len)
+{
+	__u64 page = (__u64)sysconf(_SC_PAGESIZE);
+
+	if (!len)
+		return 0;
+	return ((addr + len + page - 1) & ~(page - 1)) - (addr & ~(page - 1));
+}
+
+/*
+ * MR bytes against the client's RLIMIT_MEMLOCK (ibv_reg_mr fails with
+ * ENOMEM past it, as on an HCA); mr: the region being registered again
+ * (its bytes counted already), or NULL
+ */
+static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
+			  char *msg, size_t msglen)
+{
+	__u64 had = mr ? mr->locked : 0, limit;
+
+	if (bytes <= had)
+		return 0;
+	limit = memlock_limit(x->c->pid);
+	if (limit != UINT64_MAX && x->locked - had + bytes > limit) {
+		snprintf(msg, msglen,
+			 "pid %d would have %llu bytes registered, over its "
+			 "RLIMIT_MEMLOCK of %llu (ulimit -l)",
+			 (int)x->c->pid,
+			 (unsigned long long)(x->locked - had + bytes),
+			 (unsigned long long)limit);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		 char *msg, size_t msglen)
 {
+	__u64 bytes = mr_pages_bytes(o->addr, o->length);
 	struct hobj *m = NULL, *pd;
 	struct rxdp_emr *emr;
 	int err;
@@ -835,6 +941,9 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
 	if (!pd)
 		return -EINVAL;
+	err = memlock_charge(x, m, bytes, msg, msglen);
+	if (err)
+		return err;
 	if (type == RXDP_CTL_MR_REREG) {
 		/* the reply carries the keys: new ones if it moved, changed
 		 * PD or lost a right (rxdp_engine_rereg_mr) */
@@ -862,6 +971,8 @@ static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	m->emr = emr;
 	m->pd = pd;
 	pd->refs++;
+	x->locked += bytes - m->locked;
+	m->locked = bytes;
 	o->handle = m->handle;
 	o->lkey = rxdp_emr_lkey(emr);
 	o->rkey = rxdp_emr_rkey(emr);
@@ -957,9 +1068,15 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 			return -EINVAL;
 		size = rxdp_hca_pow2(o->cqe);
 		len = cq_bytes(q->cq_flags, size);
+		/* charged for both rings while they change over */
+		err = mem_charge(x, q, len, msg, msglen);
+		if (err)
+			return err;
 		*fd = shm_create("rxdp-cq", len, &mem);
-		if (*fd < 0)
+		if (*fd < 0) {
+			mem_uncharge(x, q, len);
 			return *fd;
+		}
 		err = rxdp_engine_resize_cq_shared(q->cq.ecq, mem, size);
 		if (err) {
 			snprintf(msg, msglen,
@@ -968,8 +1085,10 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 			munmap(mem, len);
 			close(*fd);
 			*fd = -1;
+			mem_uncharge(x, q, len);
 			return err;
 		}
+		mem_uncharge(x, q, q->mem_len);
 		munmap(q->mem, q->mem_len);
 		q->mem = mem;
 		q->mem_len = len;
@@ -991,6 +1110,9 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 	q->cq_flags = o->cq_flags;
 	size = rxdp_hca_pow2(o->cqe);
 	q->mem_len = cq_bytes(q->cq_flags, size);
+	err = mem_charge(x, q, q->mem_len, msg, msglen);
+	if (err)
+		goto err;
 	*fd = shm_create("rxdp-cq", q->mem_len, &q->mem);
 	if (*fd < 0) {
 		err = *fd;
@@ -1066,6 +1188,10 @@ static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	o->rq_stride = rxdp_hca_rwqe_stride(a.max_sge);
 	o->rq_off = sizeof(struct rxdp_hca_wq);
 	s->mem_len = o->rq_off + (size_t)a.max_wr * o->rq_stride;
+	err = mem_charge(x, s, s->mem_len + rxdp_engine_srq_bytes(&a), msg,
+			 msglen);
+	if (err)
+		goto err;
 	*fd = shm_create("rxdp-srq", s->mem_len, &s->mem);
 	if (*fd < 0) {
 		err = *fd;
@@ -1166,6 +1292,10 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 	rxdp_hca_qp_layout(cap.max_send_wr, o->sq_stride, cap.max_recv_wr,
 			   o->rq_stride, &lay);
 	q->mem_len = lay.bytes;
+	err = mem_charge(x, q, q->mem_len + rxdp_engine_qp_bytes(&cap), msg,
+			 msglen);
+	if (err)
+		goto err;
 	*fd = shm_create("rxdp-qp", q->mem_len, &q->mem);
 	if (*fd < 0) {
 		err = *fd;

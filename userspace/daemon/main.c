@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -91,6 +92,70 @@ static int parse_cpus(const char *s, cpu_set_t *set)
 	return CPU_COUNT(set) ? 0 : -1;
 }
 
+/* "512M" -> bytes; -1 on anything else */
+static int parse_bytes(const char *s, __u64 *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = 0;
+
+	if (end == s || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	case '\0':
+		break;
+	default:
+		return -1;
+	}
+	if (shift && end[1])
+		return -1;
+	if (!v || v > (~0ULL >> shift))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+/*
+ * What one user may make rxdpd hold by default: an eighth of the host's
+ * memory, 1 GiB at most, so that no user alone drives the daemon every
+ * client needs into the OOM killer
+ */
+static __u64 default_user_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	__u64 m = pages > 0 && psz > 0 ? (__u64)pages * (__u64)psz / 8 : 0;
+
+	return m && m < (1ULL << 30) ? m : 1ULL << 30;
+}
+
+/*
+ * Every connection, context and CM channel holds an fd here: as many as
+ * the hard limit allows (the soft one is often 1024)
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			pr_debug("cannot raise RLIMIT_NOFILE: %s\n",
+				 strerror(errno));
+	}
+}
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -107,6 +172,10 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	{ "fifo", 'f', "PRIO",
 	  "SCHED_FIFO priority of the data-path threads, 1..99;\n"
 	  "0: a short EEVDF slice (default " STR(RXDPD_FIFO_DEFAULT) ")" },
+	{ "user-mem", 'm', "BYTES",
+	  "the most of rxdpd's memory each user but root may\n"
+	  "hold in queues (K, M, G suffixes; default an eighth\n"
+	  "of the host's memory, 1G at most)" },
 	{ "verbose", 'v', NULL, "debug logging" },
 	{},
 };
@@ -145,6 +214,12 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 			return -1;
 		}
 		return 0;
+	case 'm':
+		if (parse_bytes(arg, &rxdpd.user_mem)) {
+			pr_err("--user-mem %s: a size like 512M or 2G\n", arg);
+			return -1;
+		}
+		return 0;
 	case 'v':
 		rxdp_log_set_level(RXDP_LOG_DEBUG);
 		return 0;
@@ -154,8 +229,8 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
-	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO] "
-		 "[--verbose]",
+	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
+		 " [--user-mem BYTES] [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "
@@ -182,6 +257,7 @@ int main(int argc, char **argv)
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
+	rxdpd.user_mem = default_user_mem();
 	first = rxdp_opts_parse(&rxdpd_cmdline, argc, argv, &path);
 	if (first < 0)
 		return 2;
@@ -190,6 +266,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rxdp_log_libbpf_init();
+	raise_nofile();
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

@@ -159,10 +159,29 @@ struct rxdpd {
 	gid_t group; /* --group: who may use the devices, with root */
 	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
+	__u64 user_mem; /* --user-mem: rxdpd's memory a user may hold */
 	bool resync_needed;
 };
 
 extern struct rxdpd rxdpd;
+
+/*
+ * Slots no group of users can take from the rest (connections, CM channels
+ * and ids): may a user holding mine of them take one more, with all held
+ * in all? Root until max; a user holding none until max - max / 16 (a
+ * share kept for root); any other until max - max / 8 (a share kept for
+ * users who hold none) and per_user.
+ */
+static inline bool rxdpd_slot_ok(uid_t uid, unsigned int mine,
+				 unsigned int all, unsigned int max,
+				 unsigned int per_user)
+{
+	if (!uid)
+		return all < max;
+	if (!mine)
+		return all < max - max / 16;
+	return all < max - max / 8 && mine < per_user;
+}
 
 /*
  * Data-path threads run SCHED_FIFO by default, as a softirq would: a packet

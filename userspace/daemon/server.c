@@ -139,18 +139,18 @@ void server_accept(void)
 	fd = accept4(rxdpd.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (nclients >= MAX_CLIENTS) {
-		pr_warn("too many clients (%d), refusing one\n", nclients);
-		close(fd);
-		return;
-	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
 		close(fd);
 		return;
 	}
-	if (cred.uid && user_clients(cred.uid) >= MAX_CLIENTS_PER_USER) {
-		pr_warn("user %u has %d connections, refusing one more\n",
-			(unsigned int)cred.uid, MAX_CLIENTS_PER_USER);
+	/* a share of the slots kept for root and for users who hold none */
+	if (!rxdpd_slot_ok(cred.uid, (unsigned int)user_clients(cred.uid),
+			   (unsigned int)nclients, MAX_CLIENTS,
+			   MAX_CLIENTS_PER_USER)) {
+		pr_debug("user %u: no connection slot (%d in all, %d of its "
+			 "own), refusing one\n",
+			 (unsigned int)cred.uid, nclients,
+			 user_clients(cred.uid));
 		close(fd);
 		return;
 	}

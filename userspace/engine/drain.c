@@ -151,8 +151,11 @@ static void qp_broken(struct rxdp_eqp *qp, const char *what)
 	qp->e->stats.bad_wqes++;
 	pr_debug("engine: QP %u: %s index beyond its ring: QP to ERR\n",
 		 qp->qpn, what);
+	/* the owner hears of it even if the QP was in ERR already */
 	if (atomic_load(&qp->state) != IBV_QPS_ERR)
 		rc_qp_to_err(qp, true);
+	else
+		eng_event(qp->e, IBV_EVENT_QP_FATAL, qp->user);
 }
 
 static int drain_sq(struct rxdp_eqp *qp, uint32_t *budget)

@@ -19,7 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
+#include <linux/futex.h>
 
 #include "common/log.h"
 #include "engine/engine_int.h"
@@ -46,11 +46,15 @@ static void eng_run_locked(struct rxdp_engine *e)
 	uint64_t until;
 	int n, passes = 0;
 
-	/* bounded, so a caller's post or poll returns under a flood */
+	/*
+	 * bounded, so a caller's post or poll returns under a flood, and the
+	 * control thread waits a pass at most (eng_lock)
+	 */
 	do {
 		atomic_store(&e->work, 0);
 		n = eng_pass(e);
-	} while ((n > 0 || atomic_load(&e->work)) && ++passes < 32);
+	} while ((n > 0 || atomic_load(&e->work)) && ++passes < 32 &&
+		 !atomic_load(&e->ctl_waiting));
 	/* a timer this thread armed may be earlier than the sleeper's */
 	until = atomic_load(&e->sleep_until);
 	if (until && eng_next_deadline(e) < until) {
@@ -62,9 +66,32 @@ static void eng_run_locked(struct rxdp_engine *e)
 	}
 }
 
+/*
+ * The control thread (object management) never waits more than a pass for
+ * the lock: it says it waits (ctl_waiting), the data path ends its run of
+ * passes there and leaves the lock alone until the control thread has it.
+ * Without that, the SCHED_FIFO data-path thread, which releases the lock
+ * between passes and takes it again at once, would keep the control thread
+ * (and every client waiting for it) out for as long as traffic lasts.
+ */
 void eng_lock(struct rxdp_engine *e)
 {
+	atomic_fetch_add(&e->ctl_waiting, 1);
 	pthread_mutex_lock(&e->lock);
+	if (atomic_fetch_sub(&e->ctl_waiting, 1) == 1)
+		syscall(SYS_futex, &e->ctl_waiting, FUTEX_WAKE_PRIVATE,
+			INT32_MAX, NULL, NULL, 0);
+}
+
+/* Until no control thread waits for the lock (1 ms at most) */
+static void eng_let_control_in(struct rxdp_engine *e)
+{
+	struct timespec ts = { 0, 1000000 };
+	int v = atomic_load(&e->ctl_waiting);
+
+	if (v)
+		syscall(SYS_futex, &e->ctl_waiting, FUTEX_WAIT_PRIVATE, v, &ts,
+			NULL, 0);
 }
 
 static void eng_unlock_run(struct rxdp_engine *e)
@@ -72,7 +99,8 @@ static void eng_unlock_run(struct rxdp_engine *e)
 	for (;;) {
 		eng_run_locked(e);
 		pthread_mutex_unlock(&e->lock);
-		if (!atomic_load(&e->work) || pthread_mutex_trylock(&e->lock))
+		if (!atomic_load(&e->work) || atomic_load(&e->ctl_waiting) ||
+		    pthread_mutex_trylock(&e->lock))
 			return;
 	}
 }
@@ -101,7 +129,8 @@ void eng_unlock(struct rxdp_engine *e)
 void rxdp_engine_progress(struct rxdp_engine *e)
 {
 	atomic_store(&e->work, 1);
-	if (pthread_mutex_trylock(&e->lock))
+	/* the control thread goes first; its eng_unlock() sees e->work */
+	if (atomic_load(&e->ctl_waiting) || pthread_mutex_trylock(&e->lock))
 		return; /* the holder sees e->work */
 	eng_unlock_run(e);
 }
@@ -119,6 +148,39 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 	if (e->tx_blocked && e->now + 50000 < d)
 		d = e->now + 50000;
 	return d;
+}
+
+/*
+ * Every QP's flush, timers and TX, round robin (each pass starts one QP
+ * further), within budgets: ENG_TX_BUDGET packets a QP, ENG_TX_OWNER an
+ * owner, so no owner's QPs take a pass (or the TX buffers) from the rest
+ */
+static int eng_qp_pass(struct rxdp_eqp *qp)
+{
+	struct rxdp_emem *m = qp->pd->m;
+	int work = rc_flush(qp) + rc_timers(qp), sent;
+
+	sent = rc_tx(qp, m->tx_left < ENG_TX_BUDGET ? (int)m->tx_left
+						     : ENG_TX_BUDGET);
+	m->tx_left -= (uint32_t)sent;
+	eng_qp_publish(qp);
+	return work + sent;
+}
+
+static int eng_qps_pass(struct rxdp_engine *e)
+{
+	struct rxdp_eqp *start = e->tx_next ? e->tx_next : e->qps;
+	int work = 0;
+
+	e->mem0.tx_left = ENG_TX_OWNER;
+	for (struct rxdp_emem *m = e->mems; m; m = m->next)
+		m->tx_left = ENG_TX_OWNER;
+	for (struct rxdp_eqp *qp = start; qp; qp = qp->next)
+		work += eng_qp_pass(qp);
+	for (struct rxdp_eqp *qp = e->qps; qp && qp != start; qp = qp->next)
+		work += eng_qp_pass(qp);
+	e->tx_next = start ? start->next : NULL;
+	return work;
 }
 
 int eng_pass(struct rxdp_engine *e)
@@ -146,12 +208,7 @@ int eng_pass(struct rxdp_engine *e)
 	if (n)
 		e->cfg.ops->rx_release(e->cfg.port, f, n);
 	work += n;
-	for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
-		work += rc_flush(qp);
-		work += rc_timers(qp);
-		work += rc_tx(qp);
-		eng_qp_publish(qp);
-	}
+	work += eng_qps_pass(e);
 	for (struct rxdp_esrq *srq = e->srqs; srq; srq = srq->next)
 		if (srq->sh)
 			atomic_store_explicit(&srq->sh->done,
@@ -377,6 +434,7 @@ static void *eng_thread(void *arg)
 		for (;;) {
 			uint64_t a;
 
+			eng_let_control_in(e);
 			rxdp_engine_progress(e);
 			now = eng_now();
 			a = eng_activity(e);
@@ -394,6 +452,7 @@ static void *eng_thread(void *arg)
 			e->spin_backoff--;
 		if (atomic_load(&e->stop))
 			break;
+		eng_let_control_in(e);
 		pthread_mutex_lock(&e->lock);
 		e->now = now;
 		deadline = eng_next_deadline(e);
@@ -529,7 +588,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s)
 {
-	pthread_mutex_lock(&e->lock);
+	eng_lock(e);
 	*s = e->stats;
 	pthread_mutex_unlock(&e->lock);
 }
@@ -537,7 +596,7 @@ void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s)
 void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
 			     __u64 *out)
 {
-	pthread_mutex_lock(&e->lock);
+	eng_lock(e);
 	memcpy(out, qp ? qp->hwc : e->hwc, sizeof(e->hwc));
 	pthread_mutex_unlock(&e->lock);
 }

@@ -352,6 +352,12 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 /* The caps a QP created with *cap would get (sizes are powers of two) */
 int rxdp_engine_qp_caps(struct ibv_qp_cap *cap);
 /*
+ * The engine's own memory for a QP or SRQ of these caps as granted: what
+ * rxdpd charges its owner for (its rings aside)
+ */
+size_t rxdp_engine_qp_bytes(const struct ibv_qp_cap *cap);
+size_t rxdp_engine_srq_bytes(const struct ibv_srq_attr *attr);
+/*
  * Apply a transition the daemon has already validated. attr/mask as
  * ibv_modify_qp (the engine uses STATE, PATH_MTU, DEST_QPN, RQ_PSN, SQ_PSN,
  * QKEY, ACCESS_FLAGS, TIMEOUT, RETRY_CNT, RNR_RETRY, MIN_RNR_TIMER,

@@ -26,6 +26,8 @@
 #define ENG_RX_BATCH 64
 #define ENG_TX_BATCH 32 /* packets per TX flush at most deferred */
 #define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
+#define ENG_TX_OWNER 256 /* packets one owner's QPs send per pass */
+#define ENG_FLUSH_BUDGET 64 /* WQEs of a queue flushed per pass */
 /* requester loss recovery (comp.c) */
 #define ENG_RTO_MIN_NS 500000ULL /* retransmission timeout floor */
 #define ENG_RTO_INIT_NS 2000000ULL /* before the first RTT sample */
@@ -60,6 +62,7 @@ struct rxdp_emem {
 	uint64_t wdone; /* write batches done (all before too) */
 	uint64_t bytes; /* in jobs and stages: ENG_MEM_BUDGET at most */
 	uint32_t drain_left; /* WQEs it may still post this pass (drain.c) */
+	uint32_t tx_left; /* packets its QPs may still send this pass */
 	bool thread_up;
 	/* the memory thread */
 	pthread_mutex_t lock;
@@ -416,6 +419,9 @@ struct rxdp_engine {
 	struct rxdp_emem mem0; /* this process's memory */
 	struct rxdp_emem *mems; /* the other owners' */
 	struct rxdp_eqp *drain_next; /* where the next drain starts */
+	struct rxdp_eqp *tx_next; /* where the next pass's TX starts */
+	/* the control thread waits for the lock: the data path lets it in */
+	_Atomic int ctl_waiting;
 	struct rxdp_eqp **qp_tab; /* by qpn & RXDP_QP_INDEX_MASK */
 	struct eng_keytab keys; /* MRs (and MWs) by key */
 	uint32_t max_mtu;
@@ -551,10 +557,10 @@ void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);
 void req_retire(struct rxdp_eqp *qp);
 void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
 /* req.c */
-int req_tx(struct rxdp_eqp *qp);
+int req_tx(struct rxdp_eqp *qp, int budget);
 /* resp.c */
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
-int resp_tx(struct rxdp_eqp *qp);
+int resp_tx(struct rxdp_eqp *qp, int budget);
 /* mw.c: memory windows (IBTA 10.6.7) */
 enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
 /* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
@@ -574,7 +580,7 @@ void mw_qp_gone(struct rxdp_eqp *qp);
 void rc_qp_reset(struct rxdp_eqp *qp);
 void rc_qp_to_err(struct rxdp_eqp *qp, bool event);
 void rc_rx(struct rxdp_engine *e, struct pkt_info *pi);
-int rc_tx(struct rxdp_eqp *qp); /* packets sent */
+int rc_tx(struct rxdp_eqp *qp, int budget); /* packets sent */
 int rc_timers(struct rxdp_eqp *qp);
 int rc_flush(struct rxdp_eqp *qp);
 uint64_t rc_deadline(struct rxdp_eqp *qp);

@@ -83,6 +83,30 @@ int rxdp_engine_qp_caps(struct ibv_qp_cap *c)
 	return 0;
 }
 
+size_t rxdp_engine_qp_bytes(const struct ibv_qp_cap *c)
+{
+	size_t inl = (c->max_inline_data > RXDP_HCA_GATHER_MAX
+			      ? c->max_inline_data
+			      : RXDP_HCA_GATHER_MAX) +
+		     1;
+
+	return sizeof(struct rxdp_eqp) +
+	       (size_t)c->max_send_wr *
+		       (sizeof(struct swqe) + inl +
+			c->max_send_sge * (sizeof(struct ibv_sge) +
+					   sizeof(struct pkt_sg))) +
+	       (size_t)c->max_recv_wr *
+		       (sizeof(struct rwqe) +
+			c->max_recv_sge * sizeof(struct ibv_sge));
+}
+
+size_t rxdp_engine_srq_bytes(const struct ibv_srq_attr *a)
+{
+	return sizeof(struct rxdp_esrq) +
+	       (size_t)a->max_wr *
+		       (sizeof(struct rwqe) + a->max_sge * sizeof(struct ibv_sge));
+}
+
 struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 				       struct rxdp_eqp_init *init)
 {
@@ -197,8 +221,11 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 		}
 	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
+	/* where the next pass would have started */
 	if (e->drain_next == qp)
 		e->drain_next = qp->next;
+	if (e->tx_next == qp)
+		e->tx_next = qp->next;
 	mw_qp_gone(qp);
 	eng_mem_qp_gone(qp);
 	qp->scq->refs--;

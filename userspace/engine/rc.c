@@ -488,7 +488,10 @@ void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
 	}
 }
 
-/* Flush everything posted to a QP in ERR (IBTA 10.3.1: WR_FLUSH_ERR). */
+/*
+ * Flush what is posted to a QP in ERR (IBTA 10.3.1: WR_FLUSH_ERR), a bounded
+ * number per pass (the rest in the next ones: a pass returns work done)
+ */
 int rc_flush(struct rxdp_eqp *qp)
 {
 	uint32_t prod, cons;
@@ -499,7 +502,7 @@ int rc_flush(struct rxdp_eqp *qp)
 		return 0;
 	prod = atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
 	cons = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
-	for (; cons != prod; cons++, n++) {
+	for (; cons != prod && n < ENG_FLUSH_BUDGET; cons++, n++) {
 		struct swqe *w = &qp->sq[cons & (qp->sq_size - 1)];
 
 		memset(&wc, 0, sizeof(wc));
@@ -519,7 +522,7 @@ int rc_flush(struct rxdp_eqp *qp)
 		return n; /* the SRQ's WQEs belong to every QP on it */
 	prod = atomic_load_explicit(&qp->rq_prod, memory_order_acquire);
 	cons = atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
-	for (; cons != prod; cons++, n++) {
+	for (; cons != prod && n < 2 * ENG_FLUSH_BUDGET; cons++, n++) {
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = qp->rq[cons & (qp->rq_size - 1)].wr_id;
 		wc.status = IBV_WC_WR_FLUSH_ERR;
@@ -657,15 +660,16 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 	}
 }
 
-int rc_tx(struct rxdp_eqp *qp)
+/* Up to budget packets of the QP: responses first, then requests */
+int rc_tx(struct rxdp_eqp *qp, int budget)
 {
 	int state = atomic_load(&qp->state);
 	int sent = 0;
 
 	if (state == IBV_QPS_RTR || state == IBV_QPS_RTS ||
 	    state == IBV_QPS_SQD)
-		sent += resp_tx(qp);
-	if (state == IBV_QPS_RTS)
-		sent += req_tx(qp);
+		sent += resp_tx(qp, budget);
+	if (state == IBV_QPS_RTS && sent < budget)
+		sent += req_tx(qp, budget - sent);
 	return sent;
 }

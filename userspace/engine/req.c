@@ -138,7 +138,7 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 	return true;
 }
 
-int req_tx(struct rxdp_eqp *qp)
+int req_tx(struct rxdp_eqp *qp, int budget)
 {
 	uint32_t prod =
 		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
@@ -153,14 +153,21 @@ int req_tx(struct rxdp_eqp *qp)
 
 	if (qp->rnr_at)
 		return 0;
-	while (sent < ENG_TX_BUDGET && qp->sq_cur != prod) {
+	while (sent < budget && qp->sq_cur != prod) {
 		struct swqe *w = &qp->sq[qp->sq_cur & (qp->sq_size - 1)];
 		struct pkt_desc d = { 0 };
 		uint32_t idx, off;
 		bool first, last, retx;
 
-		if (w->started && w->status != IBV_WC_SUCCESS)
-			break; /* waits for req_retire() */
+		if (w->started && w->status != IBV_WC_SUCCESS) {
+			/*
+			 * A WQE that failed before it went out (a bad one from
+			 * the ring): it completes in error once those before
+			 * it have
+			 */
+			req_retire(qp);
+			break;
+		}
 		if (!w->started) {
 			/* 10.8.3.3: a fenced WR waits for earlier reads/atomics */
 			if ((w->send_flags & IBV_SEND_FENCE) &&

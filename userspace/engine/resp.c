@@ -511,11 +511,11 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
 }
 
-int resp_tx(struct rxdp_eqp *qp)
+int resp_tx(struct rxdp_eqp *qp, int budget)
 {
 	int sent = 0, err;
 
-	while (sent < ENG_TX_BUDGET && qp->rjob_tail != qp->rjob_head) {
+	while (sent < budget && qp->rjob_tail != qp->rjob_head) {
 		struct rjob *j = &qp->rjobs[qp->rjob_tail % ENG_RJOBS];
 		struct pkt_desc d = { 0 };
 		struct pkt_sg sg;

@@ -25,7 +25,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/hca.h"
@@ -388,6 +391,24 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
  * asked for), and its pages are shared with rxdpd where they can be
  * (regmem.c); rxdpd reaches the rest through /proc/self/mem.
  */
+/*
+ * A region larger than RLIMIT_MEMLOCK is refused before its pages move
+ * (rxdpd counts every region of the context against it, as the kernel
+ * counts pinned pages; CAP_IPC_LOCK lifts it)
+ */
+static bool over_memlock(size_t length)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	struct rlimit rl;
+
+	if (!syscall(SYS_capget, &h, d) &&
+	    (d[CAP_IPC_LOCK / 32].effective & (1U << (CAP_IPC_LOCK % 32))))
+		return false;
+	return !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	       length > rl.rlim_cur;
+}
+
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			     uint64_t iova, unsigned int access)
 {
@@ -397,6 +418,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 
 	if (!pd)
 		return fail_ptr(EINVAL);
+	if (over_memlock(length))
+		return fail_ptr(ENOMEM);
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return fail_ptr(ENOMEM);

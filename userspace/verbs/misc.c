@@ -207,8 +207,9 @@ enum ibv_rate mbps_to_ibv_rate(int mbps)
 /* --- fork ------------------------------------------------------------------ */
 
 /*
- * rxdp pins nothing for a device to DMA into: registered memory is ordinary
- * process memory the engine reads and writes, so fork() needs no care.
+ * Registered memory is shared with rxdpd (regmem.c), and a forked child
+ * gets its own copy of it, as a kernel that copies pinned pages at fork()
+ * gives it: fork() needs no care, with or without ibv_fork_init().
  */
 int ibv_fork_init(void)
 {
