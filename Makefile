@@ -65,7 +65,7 @@ all: $(BUILD_DEPS) $(BINS) $(LIBS)
 $(OBJ)/%.o: %.c | $(BUILD_DEPS)
 	$(msg) CC $<
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(GEN)/%.bpf.o: bpf/%.bpf.c vmlinux.h
 	$(msg) CLANG $<

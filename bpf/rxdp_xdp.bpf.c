@@ -163,16 +163,13 @@ static __always_inline __u32 rc_psn_check(struct rxdp_qp_psn *ps, __u32 opf,
 }
 
 /*
- * xdp.frags: a frame larger than a page (a 4096-byte path MTU on a jumbo
- * interface) arrives in fragments; the headers are in the first one, which
- * is all the program reads, and the lengths it checks are the whole frame's.
+ * The classifier, for a frame of frame_len bytes whose headers are in
+ * [ctx->data, ctx->data_end): all of it, or its first fragment.
  */
-SEC("xdp.frags")
-int rxdp_xdp(struct xdp_md *ctx)
+static __always_inline int rxdp_classify(struct xdp_md *ctx, __u32 frame_len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 frame_len = bpf_xdp_get_buff_len(ctx);
 	struct parsed p = {};
 	struct roce_bth *bth;
 	struct rxdp_qp_ctx *qc;
@@ -266,6 +263,31 @@ int rxdp_xdp(struct xdp_md *ctx)
 	if (bpf_redirect_map(&xsks, idx, XDP_DROP) != XDP_REDIRECT)
 		return qp_verdict(qpn, RXDP_V_DROP_NO_XSK, XDP_DROP, 0);
 	return qp_verdict(qpn, RXDP_V_REDIRECT, XDP_REDIRECT, frame_len);
+}
+
+/*
+ * xdp.frags: a frame larger than a page (a 4096-byte path MTU on a jumbo
+ * interface) arrives in fragments; the headers are in the first one, which
+ * is all the program reads, and the lengths it checks are the whole frame's.
+ * Multi-buffer XDP and bpf_xdp_get_buff_len() came with Linux 5.18.
+ */
+SEC("xdp.frags")
+int rxdp_xdp(struct xdp_md *ctx)
+{
+	return rxdp_classify(ctx, bpf_xdp_get_buff_len(ctx));
+}
+
+/*
+ * The same classifier for kernels without multi-buffer XDP (before 5.18:
+ * Ubuntu 22.04's 5.15, RHEL 9's 5.14): every frame is one buffer, so its
+ * length is data_end - data. rxdp-loader loads this one where the kernel
+ * lacks bpf_xdp_get_buff_len(); rxdpd's ports then offer 2048 bytes at most
+ * (no frame there is larger than a page).
+ */
+SEC("xdp")
+int rxdp_xdp_linear(struct xdp_md *ctx)
+{
+	return rxdp_classify(ctx, (__u32)(ctx->data_end - ctx->data));
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

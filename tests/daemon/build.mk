@@ -42,5 +42,5 @@ DAEMON_TESTS := $(DTEST)/test_qp_sm $(DTEST)/test_nl_parse $(DTEST)/test_ctl_pro
 
 # the integration test drives rxdpd with this client
 BINS += $(DTEST)/ctl_client_test
-TESTS += $(DAEMON_TESTS) tests/daemon/integration.sh
+TESTS += $(DAEMON_TESTS) tests/daemon/integration.sh tests/daemon/health.sh
 ASAN_TESTS += $(DAEMON_TESTS)

@@ -202,10 +202,48 @@ expect_error "bad mode" nsa "$LOADER" attach "$BR" --mode turbo
 expect_error "mode without value" nsa "$LOADER" attach "$BR" --mode
 expect_error "unknown option" nsa "$LOADER" attach "$BR" --frob
 expect_error "--mode with detach" nsa "$LOADER" detach "$IF" --mode skb
+expect_error "--variant with status" nsa "$LOADER" status "$IF" --variant linear
+expect_error "bad variant" nsa "$LOADER" attach "$BR" --variant turbo
 expect_error "not root (attach)" nsa setpriv --reuid=65534 --regid=65534 \
 	--clear-groups "$LOADER" attach "$BR"
 expect_error "not root (detach)" nsa setpriv --reuid=65534 --regid=65534 \
 	--clear-groups "$LOADER" detach "$IF"
+# uid 0 without capabilities (a container's root): the loader cannot see
+# which program is attached, and must neither take the live attachment for a
+# stale one (removing its pins, which took rxdpd's device away) nor say
+# anything but that it lacks a right
+nocaps() { nsa setpriv --inh-caps=-all --bounding-set=-all "$@"; }
+expect_error "no capabilities (attach)" nocaps "$LOADER" attach "$IF"
+expect_error "no capabilities (detach)" nocaps "$LOADER" detach "$IF"
+expect_error "no capabilities (status)" nocaps "$LOADER" status "$IF"
+err=$(nocaps "$LOADER" attach "$IF" 2>&1)
+grep -q 'CAP_SYS_ADMIN' <<<"$err" || fail "no capabilities: the error names no capability: $err"
+
+step "a program the verifier refuses: its log is shown, without -v"
+REFUSED=$root/build/tests/e2e/refused.bpf.o
+[ -e "$REFUSED" ] || fail "$REFUSED not built (make test)"
+snap0=$(snapshot)
+out=$(RXDP_XDP_OBJECT=$REFUSED nsa "$LOADER" attach "$BR" --mode skb 2>&1)
+rc=$?
+[ $rc = 1 ] || fail "refused program: exit $rc: $out"
+head -1 <<<"$out" | grep -q "^rxdp-loader: $BR: the kernel's verifier refused the XDP program rxdp_xdp (.*); its log:$" ||
+	fail "refused program, first line: $out"
+grep -q "invalid access to packet" <<<"$out" ||
+	fail "refused program: no verifier log: $out"
+[ "$snap0" = "$(snapshot)" ] || fail "a refused program changed something"
+echo "ok: the verifier's log of a refused program: $(wc -l <<<"$out") lines"
+
+step "the variant without multi-buffer (kernels before 5.18)"
+out=$(nsa "$LOADER" attach "$BR" --mode skb --variant linear) ||
+	fail "attach --variant linear: $out"
+grep -q "^$BR: attached (skb mode, rxdp_xdp_linear)" <<<"$out" ||
+	fail "attach --variant linear says: $out"
+nsa "$LOADER" status "$BR" | grep -qx "program: rxdp_xdp_linear (one buffer a frame)" ||
+	fail "status of the linear variant: $(nsa "$LOADER" status "$BR")"
+expect_error "already attached (linear)" nsa "$LOADER" attach "$BR" --mode skb
+nsa "$LOADER" detach "$BR" >/dev/null || fail "detach the linear variant"
+nsa "$LOADER" status "$IF" | grep -qx "program: rxdp_xdp (multi-buffer)" ||
+	fail "status of the default variant: $(nsa "$LOADER" status "$IF")"
 
 step "skb mode where native is refused"
 out=$(nsa "$LOADER" attach "$BR" --mode skb) || fail "skb attach on $BR: $out"

@@ -29,6 +29,8 @@ $(FUZZ_OBJ)/%.o: %.c | $(BUILD_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
 
+$(FUZZ_OBJ)/userspace/common/opts.o: $(GEN)/rxdp_version.h
+
 $(FUZZ_ENGINE): $(FUZZ_OBJ)/tests/fuzz/fuzz_engine_rx.o \
 		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
 		$(FUZZ_OBJ)/tests/engine/poster.o $(FUZZ_LIB_OBJS)

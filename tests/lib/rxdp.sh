@@ -3,7 +3,8 @@
 #
 #   rxdp_host NS IFNAME LOG   attach rxdp-loader to IFNAME in NS and start an
 #                             rxdpd there (stderr to LOG; options from
-#                             $RXDPD_ARGS); undone at exit
+#                             $RXDPD_ARGS, the loader's attach options from
+#                             $RXDP_LOADER_ARGS); undone at exit
 #   rxdp_hosts DIR            rxdp_host on both ends of netns_pair's veth
 #                             (logs in DIR), ports ACTIVE; sets devA devB
 #                             and gidA gidB (their IPv4 GID indexes), gid=gidA
@@ -23,7 +24,9 @@ rxdp_host() {
 	[ -x "$RXDP_BIN/rxdpd" ] && [ -x "$RXDP_BIN/rxdp-loader" ] ||
 		fail "rxdpd/rxdp-loader not built (make)"
 	on_exit "ip netns exec $ns $RXDP_BIN/rxdp-loader detach $ifn"
-	ip netns exec "$ns" "$RXDP_BIN/rxdp-loader" attach "$ifn" >/dev/null ||
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" "$RXDP_BIN/rxdp-loader" attach "$ifn" \
+		${RXDP_LOADER_ARGS:-} >/dev/null ||
 		fail "rxdp-loader attach $ifn in $ns"
 	# called directly (not through a function) so $! is the daemon
 	# shellcheck disable=SC2086

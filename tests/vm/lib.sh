@@ -22,6 +22,10 @@
 # of the guests' network reaches ours: the taps and the bridge live in
 # VM_NS, which has no address and no route.
 #
+# VM_IMAGE names a derived image (tests/vm/variant.sh: systemd, bullseye)
+# for the guests vm_start boots next; its `init` file says what the kernel
+# starts (the base image's: /sbin/rxdp-init).
+#
 # QEMU uses KVM where the CPU offers vmx/svm and /dev/kvm opens, TCG
 # otherwise (about 100 times slower: tests keep message counts small).
 # After vm_net: VM_NS, VM_BR (the bridge, to capture on), VM_DIR (consoles
@@ -64,7 +68,8 @@ _vm_kvm || VM_QP_TIMEOUT=18
 
 # _vm_launch NAME ADDR IMG: start guest NAME's QEMU in VM_NS
 _vm_launch() {
-	local name=$1 addr=$2 img=$3 tap dir pid
+	local name=$1 addr=$2 img=$3 tap dir pid init=/sbin/rxdp-init
+	[ -f "$img/init" ] && init=$(cat "$img/init")
 	tap=rxt${name,,}$RXDP_TEST_ID
 	dir=$VM_DIR/$name
 	mkdir -p "$dir/job"
@@ -77,7 +82,7 @@ _vm_launch() {
 		-nodefaults -display none -no-reboot \
 		-serial "file:$dir/console.log" \
 		-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
-		-append "console=ttyS0 root=/dev/vda rw init=/sbin/rxdp-init panic=-1 loglevel=4 net.ifnames=0 rxdp.addr=$addr/24" \
+		-append "console=ttyS0 root=/dev/vda rw init=$init panic=-1 loglevel=4 net.ifnames=0 rxdp.addr=$addr/24" \
 		-drive "file=$img/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
 		-virtfs "local,path=$_vm_root,mount_tag=rxdp,security_model=none,readonly=on" \
 		-virtfs "local,path=$dir/job,mount_tag=job,security_model=none" \
@@ -93,7 +98,16 @@ _vm_launch() {
 # vm_start NAME ADDR [NAME ADDR]...: boot the guests side by side
 vm_start() {
 	local img name dir pid n=0 args=("$@") i
-	img=$("$_vm_root/tests/vm/image.sh") || fail "no guest image (tests/vm/image.sh)"
+	if [ -n "${VM_IMAGE:-}" ]; then
+		img=$("$_vm_root/tests/vm/variant.sh" "$VM_IMAGE")
+		case $? in
+		0) ;;
+		77) skip "no $VM_IMAGE guest image (tests/vm/variant.sh needs root)" ;;
+		*) fail "no $VM_IMAGE guest image (tests/vm/variant.sh)" ;;
+		esac
+	else
+		img=$("$_vm_root/tests/vm/image.sh") || fail "no guest image (tests/vm/image.sh)"
+	fi
 	for ((i = 0; i < ${#args[@]}; i += 2)); do
 		_vm_launch "${args[i]}" "${args[i + 1]}" "$img"
 	done

@@ -2,10 +2,13 @@
 /*
  * rxdp-ctl: what rxdpd knows, for people and (--json) for monitoring.
  *
- *   rxdp-ctl [--socket PATH] [--json] [devices|gids|qps|cm|stats|counters|all]
+ *   rxdp-ctl [--socket PATH] [--json]
+ *            [devices|gids|qps|cm|stats|counters|all|metrics]
  *
  * cm is the connection manager's ids (listeners and connections), under
  * the same rule as QPs: a user's own, or all for root.
+ *
+ * metrics are all the counters, in Prometheus' text format.
  *
  * counters are the transport's, named as Soft-RoCE's hw_counters
  * (common/hw_counters.h): per device, and per QP (a QP's only for its user
@@ -13,7 +16,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 #include "common/ctl_client.h"
 #include "common/ctl_cm.h"
 #include "common/hw_counters.h"
+#include "common/opts.h"
 #include "rxdp/maps.h"
 
 #define MAX_DEVS 64
@@ -40,6 +43,9 @@ enum {
 	W_COUNTERS = 1 << 4,
 	W_CM = 1 << 5,
 	W_ALL = (1 << 6) - 1,
+	/* not in all: another format */
+	W_METRICS = 1 << 6,
+	W_METRICS_FETCH = W_DEVICES | W_QPS | W_STATS | W_COUNTERS,
 };
 
 /* Everything fetched, then printed as text or JSON */
@@ -57,6 +63,8 @@ struct snapshot {
 	int nqps;
 	struct cm_entry *cm;
 	int ncm;
+	/* what keeps rxdpd from serving (a line each), as it says it */
+	char problems[512];
 };
 
 /* One id of the connection manager, as RXDP_CM_NEXT tells of it */
@@ -193,6 +201,7 @@ static int fetch(struct rxdp_ctl *c, struct snapshot *s, unsigned int what)
 	s->ndevs = rxdp_ctl_list_devices(c, s->devs, MAX_DEVS);
 	if (s->ndevs < 0)
 		return fail(c, "devices", s->ndevs);
+	snprintf(s->problems, sizeof(s->problems), "%s", rxdp_ctl_strerror(c));
 	for (int i = 0; i < s->ndevs; i++) {
 		__u32 ifindex = s->devs[i].ifindex;
 
@@ -240,6 +249,19 @@ static int fetch(struct rxdp_ctl *c, struct snapshot *s, unsigned int what)
 }
 
 /* --- text ------------------------------------------------------------- */
+
+/* rxdpd's problems first, whatever was asked: no silent broken state */
+static void text_problems(const struct snapshot *s)
+{
+	const char *p = s->problems, *nl;
+
+	if (!p[0])
+		return;
+	printf("PROBLEMS (rxdpd)\n");
+	for (; (nl = strchr(p, '\n')); p = nl + 1)
+		printf("  %.*s\n", (int)(nl - p), p);
+	printf("  %s\n", p);
+}
 
 static void text_devices(const struct snapshot *s)
 {
@@ -472,6 +494,182 @@ static void json_qp(const struct snapshot *s, int i, unsigned int what)
 	putchar('}');
 }
 
+/* --- Prometheus ------------------------------------------------------- */
+
+/*
+ * The Prometheus text exposition format (0.0.4): a family's HELP and TYPE
+ * once, then its samples; counters end in _total; label values escaped.
+ * Per device: labels device and ifname; per QP: device, qpn (hex, as
+ * rxdp-ctl shows it) and type. The transport's counters keep Soft-RoCE's
+ * hw_counters names (rxdp_sent_pkts_total, rxdp_qp_sent_pkts_total).
+ */
+static void prom_family(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void prom_value(const char *v)
+{
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			printf("\\%c", *v);
+		else if (*v == '\n')
+			printf("\\n");
+		else
+			putchar(*v);
+	}
+	putchar('"');
+}
+
+static void prom_dev_labels(const struct rxdp_dev_info *d)
+{
+	printf("{device=");
+	prom_value(d->name);
+	printf(",ifname=");
+	prom_value(d->ifname);
+}
+
+static void prom_qp_labels(const struct snapshot *s, int i)
+{
+	printf("{device=");
+	prom_value(dev_of(s, s->qs[i].ifindex));
+	printf(",qpn=\"%#x\",type=\"%s\"", s->qi[i].qpn,
+	       qp_type(s->qi[i].qp_type));
+}
+
+static void metrics_problems(const struct snapshot *s)
+{
+	char line[512];
+	const char *p = s->problems, *nl;
+	int n = p[0] ? 1 : 0;
+
+	for (const char *q = p; (q = strchr(q, '\n')); q++)
+		n++;
+	prom_family("rxdp_problems", "gauge",
+		    "What keeps rxdpd from serving: one per problem "
+		    "(rxdp-ctl's PROBLEMS)");
+	printf("rxdp_problems %d\n", n);
+	prom_family("rxdp_problem_info", "gauge",
+		    "Each problem rxdpd reports, as a label (value 1)");
+	while (p[0]) {
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s",
+			 nl ? (int)(nl - p) : (int)strlen(p), p);
+		printf("rxdp_problem_info{problem=");
+		prom_value(line);
+		printf("} 1\n");
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+static void metrics_all(const struct snapshot *s)
+{
+	char name[96], help[160];
+
+	prom_family("rxdp_info", "gauge",
+		    "rxdp's version, as rxdp-ctl reports it (value 1)");
+	printf("rxdp_info{version=");
+	prom_value(rxdp_version());
+	printf("} 1\n");
+	metrics_problems(s);
+
+	prom_family("rxdp_devices", "gauge", "The verbs devices rxdpd serves");
+	printf("rxdp_devices %d\n", s->ndevs);
+	prom_family("rxdp_port_active", "gauge",
+		    "1 while the device's port is ACTIVE, 0 while it is DOWN");
+	for (int i = 0; i < s->ndevs; i++) {
+		printf("rxdp_port_active");
+		prom_dev_labels(&s->devs[i]);
+		printf("} %d\n", s->devs[i].port_state == IBV_PORT_ACTIVE);
+	}
+	prom_family("rxdp_port_active_mtu_bytes", "gauge",
+		    "The port's active path MTU");
+	for (int i = 0; i < s->ndevs; i++) {
+		printf("rxdp_port_active_mtu_bytes");
+		prom_dev_labels(&s->devs[i]);
+		printf("} %u\n", 128U << s->devs[i].active_mtu);
+	}
+
+	prom_family("rxdp_xdp_packets_total", "counter",
+		    "Packets the XDP program gave each verdict (pass_not_roce, "
+		    "redirect, drop_*)");
+	for (int i = 0; i < s->ndevs; i++)
+		for (int k = 0; k < s->nverdicts[i]; k++) {
+			printf("rxdp_xdp_packets_total");
+			prom_dev_labels(&s->devs[i]);
+			printf(",verdict=\"%s\"} %llu\n", rxdp_verdict_names[k],
+			       (unsigned long long)s->verdicts[i][k]);
+		}
+
+	for (int k = 0; k < RXDP_HWC_MAX; k++) {
+		snprintf(name, sizeof(name), "rxdp_%s_total",
+			 rxdp_hwc_names[k]);
+		snprintf(help, sizeof(help),
+			 "The transport's %s of the device (Soft-RoCE's "
+			 "hw_counters name)",
+			 rxdp_hwc_names[k]);
+		prom_family(name, "counter", help);
+		for (int i = 0; i < s->ndevs; i++) {
+			printf("%s", name);
+			prom_dev_labels(&s->devs[i]);
+			printf("} %llu\n", (unsigned long long)s->hwc[i][k]);
+		}
+	}
+
+	prom_family("rxdp_qp_info", "gauge",
+		    "Each QP the caller may see (its uid's; root: all), its "
+		    "state and owner as labels (value 1)");
+	for (int i = 0; i < s->nqps; i++) {
+		printf("rxdp_qp_info");
+		prom_qp_labels(s, i);
+		printf(",state=\"%s\",pid=\"%u\"} 1\n",
+		       qp_state(s->qi[i].attr.qp_state), s->qi[i].owner_pid);
+	}
+	{
+		static const char *const xdp[][2] = {
+			{ "rxdp_qp_xdp_rx_packets_total",
+			  "Packets the XDP program passed to the QP" },
+			{ "rxdp_qp_xdp_rx_bytes_total",
+			  "Bytes the XDP program passed to the QP" },
+			{ "rxdp_qp_xdp_rx_drops_total",
+			  "Packets for the QP the XDP program dropped" },
+		};
+
+		for (int k = 0; k < 3; k++) {
+			prom_family(xdp[k][0], "counter", xdp[k][1]);
+			for (int i = 0; i < s->nqps; i++) {
+				const struct rxdp_ctl_qp_stats *st = &s->qs[i];
+				__u64 v = k == 0   ? st->rx_packets
+					  : k == 1 ? st->rx_bytes
+						   : st->rx_drops;
+
+				printf("%s", xdp[k][0]);
+				prom_qp_labels(s, i);
+				printf("} %llu\n", (unsigned long long)v);
+			}
+		}
+	}
+	for (int k = 0; k < RXDP_HWC_MAX; k++) {
+		snprintf(name, sizeof(name), "rxdp_qp_%s_total",
+			 rxdp_hwc_names[k]);
+		snprintf(help, sizeof(help),
+			 "The transport's %s of the QP (Soft-RoCE's "
+			 "hw_counters name)",
+			 rxdp_hwc_names[k]);
+		prom_family(name, "counter", help);
+		for (int i = 0; i < s->nqps; i++) {
+			if (!s->qhwc_ok[i])
+				continue;
+			printf("%s", name);
+			prom_qp_labels(s, i);
+			printf("} %llu\n", (unsigned long long)s->qhwc[i][k]);
+		}
+	}
+}
+
 /* --- the connection manager's ids -------------------------------------- */
 
 static void text_cm(const struct snapshot *s)
@@ -518,6 +716,26 @@ static void json_cm(const struct snapshot *s)
 	putchar(']');
 }
 
+static void json_problems(const struct snapshot *s)
+{
+	char line[512];
+	const char *p = s->problems, *nl;
+	int n = 0;
+
+	printf(",\"problems\":[");
+	while (p[0]) {
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s",
+			 nl ? (int)(nl - p) : (int)strlen(p), p);
+		printf(n++ ? "," : "");
+		json_str(line);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	putchar(']');
+}
+
 static void json_all(const struct snapshot *s, unsigned int what)
 {
 	printf("{\"devices\":[");
@@ -536,16 +754,67 @@ static void json_all(const struct snapshot *s, unsigned int what)
 	}
 	if (what & W_CM)
 		json_cm(s);
+	json_problems(s);
 	printf("}\n");
 }
 
 /* --- main ------------------------------------------------------------- */
 
-static void usage(FILE *f)
+static const struct rxdp_opt ctl_opts[] = {
+	{ "socket", 's', "PATH",
+	  "rxdpd's control socket (default: $RXDP_SOCKET, else\n"
+	  "the abstract @" RXDP_CTL_ABSTRACT_NAME ")" },
+	{ "json", 'j', NULL, "one JSON object, for monitoring" },
+	{},
+};
+
+struct ctl_cfg {
+	const char *path;
+	bool json;
+};
+
+static int ctl_set(int key, const char *arg, void *ctx)
 {
-	fprintf(f, "usage: rxdp-ctl [--socket PATH] [--json] "
-		   "[devices|gids|qps|cm|stats|counters|all]\n");
+	struct ctl_cfg *cfg = ctx;
+
+	switch (key) {
+	case 's':
+		cfg->path = arg;
+		return 0;
+	case 'j':
+		cfg->json = true;
+		return 0;
+	}
+	return -1;
 }
+
+static const struct rxdp_cmdline ctl_cmdline = {
+	.prog = "rxdp-ctl",
+	.usage = "[--socket PATH] [--json] [WHAT]",
+	.doc = "Show what rxdpd, the daemon of this network namespace, "
+	       "knows. WHAT is one of:\n"
+	       "  devices   the verbs devices (rxdp_IFNAME), their port "
+	       "state, MTU, GUID\n"
+	       "  gids      each device's GID table\n"
+	       "  qps       the QPs: owner pid, state, PSNs, receive "
+	       "counters\n"
+	       "  cm        the connection manager's ids\n"
+	       "  stats     the XDP program's verdicts per device\n"
+	       "  counters  the transport's counters per device and per QP "
+	       "(Soft-RoCE's\n"
+	       "            hw_counters names)\n"
+	       "  all       all of the above (the default)\n"
+	       "  metrics   every counter, the ports and the problems in "
+	       "Prometheus' text\n"
+	       "            format (for node_exporter's textfile collector)\n"
+	       "A user sees the QPs and CM ids of its own uid; root sees "
+	       "all.\n",
+	.opts = ctl_opts,
+	.footer = "Exit status: 0 done, 1 failed (rxdpd not reached, or a "
+		  "request refused), 2 bad\n"
+		  "usage. See rxdp-ctl(1).\n",
+	.set = ctl_set,
+};
 
 static unsigned int parse_what(const char *w)
 {
@@ -556,7 +825,7 @@ static unsigned int parse_what(const char *w)
 		{ "devices", W_DEVICES },   { "gids", W_GIDS },
 		{ "qps", W_QPS },	    { "stats", W_STATS },
 		{ "counters", W_COUNTERS }, { "cm", W_CM },
-		{ "all", W_ALL },
+		{ "all", W_ALL },	    { "metrics", W_METRICS },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -567,41 +836,37 @@ static unsigned int parse_what(const char *w)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	static struct snapshot s;
-	const char *path = NULL;
+	struct ctl_cfg cfg = { 0 };
 	unsigned int what = W_ALL;
 	struct rxdp_ctl *c;
-	int opt, ret, json = 0;
+	int first, ret;
 
-	while ((opt = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			path = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
+	first = rxdp_opts_parse(&ctl_cmdline, argc, argv, &cfg);
+	if (first < 0)
+		return 2;
+	if (first < argc) {
+		what = parse_what(argv[first]);
+		if (!what) {
+			fprintf(stderr,
+				"rxdp-ctl: unknown '%s' (devices, gids, qps, "
+				"cm, stats, counters or all; see --help)\n",
+				argv[first]);
 			return 2;
 		}
+		first++;
 	}
-	if (optind < argc)
-		what = parse_what(argv[optind++]);
-	if (optind != argc || !what) {
-		usage(stderr);
+	if (first != argc) {
+		fprintf(stderr, "rxdp-ctl: one WHAT at most (see --help)\n");
 		return 2;
 	}
-	c = rxdp_ctl_connect(path);
+	if (what == W_METRICS && cfg.json) {
+		fprintf(stderr,
+			"rxdp-ctl: metrics are Prometheus' text format, "
+			"not JSON\n");
+		return 2;
+	}
+	c = rxdp_ctl_connect(cfg.path);
 	if (!c) {
 		fprintf(stderr,
 			"rxdp-ctl: cannot reach rxdpd (%s): is it running in "
@@ -609,14 +874,19 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	ret = fetch(c, &s, what);
+	ret = fetch(c, &s, what == W_METRICS ? W_METRICS_FETCH : what);
 	rxdp_ctl_close(c);
 	if (ret)
 		return 1;
-	if (json) {
+	if (what == W_METRICS) {
+		metrics_all(&s);
+		return 0;
+	}
+	if (cfg.json) {
 		json_all(&s, what);
 		return 0;
 	}
+	text_problems(&s);
 	if (what & W_DEVICES)
 		text_devices(&s);
 	if (what & W_GIDS)

@@ -12,7 +12,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdbool.h>
@@ -20,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -28,46 +30,117 @@
 
 #include "common/pins.h"
 #include "common/bpffs.h"
+#include "common/caps.h"
 #include "common/log.h"
+#include "common/opts.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
+#include "features.h"
 #include "rxdp_xdp.skel.h"
 
-#define PROG_NAME "rxdp_xdp" /* the program's function name in bpf/ */
+/* The program's two variants, by function name in bpf/rxdp_xdp.bpf.c */
+#define PROG_FRAGS "rxdp_xdp" /* multi-buffer (xdp.frags), Linux 5.18 */
+#define PROG_LINEAR "rxdp_xdp_linear" /* one buffer a frame */
+
+static bool is_rxdp_prog(const char *name)
+{
+	return !strcmp(name, PROG_FRAGS) || !strcmp(name, PROG_LINEAR);
+}
 
 enum {
 	EXIT_USAGE = 2
 };
 
 /* The single line a failed command prints, then a non-zero exit */
-#define fail(fmt, ...)                                                    \
-	do {                                                              \
-		fprintf(stderr, "rxdp-loader: " fmt "\n", ##__VA_ARGS__); \
-	} while (0)
+#define fail(fmt, ...) pr_err(fmt "\n", ##__VA_ARGS__)
 
-static void usage(FILE *f)
+static const struct rxdp_opt loader_opts[] = {
+	{ "mode", 'm', "MODE",
+	  "attach mode, native or skb (default: native if the\n"
+	  "driver has it, else skb)" },
+	{ "variant", 'p', "VARIANT",
+	  "the program to attach: frags (multi-buffer XDP,\n"
+	  "Linux 5.18) or linear (no frame larger than a page);\n"
+	  "default: frags where the kernel has it" },
+	{ "verbose", 'v', NULL, "say more (twice: libbpf and libxdp too)" },
+	{},
+};
+
+enum variant {
+	VARIANT_AUTO,
+	VARIANT_FRAGS,
+	VARIANT_LINEAR,
+};
+
+struct loader_cfg {
+	enum xdp_attach_mode mode;
+	const char *attach_only; /* an option only attach takes, if given */
+	enum variant variant;
+	int verbose;
+};
+
+static int loader_set(int key, const char *arg, void *ctx)
 {
-	fprintf(f,
-		"Usage: rxdp-loader [-v] attach IFNAME [--mode native|skb]\n"
-		"       rxdp-loader [-v] detach IFNAME\n"
-		"       rxdp-loader [-v] status [IFNAME]\n"
-		"\n"
-		"  attach   attach rxdp's XDP program (through libxdp) and pin "
-		"its maps\n"
-		"           under %s/net<netns inode>/IFNAME/\n"
-		"  detach   detach it and remove the pins\n"
-		"  status   attach mode, pin path, verdict counters and QPs of "
-		"IFNAME,\n"
-		"           or of every interface of this network namespace\n"
-		"\n"
-		"  -m, --mode native|skb  attach mode (default: native if the "
-		"driver\n"
-		"                         has it, else skb)\n"
-		"  -v, --verbose          say more (twice: libbpf and libxdp "
-		"too)\n"
-		"  -h, --help             this text\n",
-		RXDP_BPFFS_ROOT);
+	struct loader_cfg *cfg = ctx;
+
+	switch (key) {
+	case 'm':
+		if (!strcmp(arg, "native")) {
+			cfg->mode = XDP_MODE_NATIVE;
+		} else if (!strcmp(arg, "skb")) {
+			cfg->mode = XDP_MODE_SKB;
+		} else {
+			fail("unknown mode '%s' (native or skb)", arg);
+			return -1;
+		}
+		cfg->attach_only = "--mode";
+		return 0;
+	case 'p':
+		if (!strcmp(arg, "frags")) {
+			cfg->variant = VARIANT_FRAGS;
+		} else if (!strcmp(arg, "linear")) {
+			cfg->variant = VARIANT_LINEAR;
+		} else {
+			fail("unknown variant '%s' (frags or linear)", arg);
+			return -1;
+		}
+		cfg->attach_only = "--variant";
+		return 0;
+	case 'v':
+		cfg->verbose++;
+		return 0;
+	}
+	return -1;
 }
+
+static const struct rxdp_cmdline loader_cmdline = {
+	.prog = "rxdp-loader",
+	.usage = "[-v] attach IFNAME [--mode native|skb] [--variant "
+		 "frags|linear]\n"
+		 "[-v] detach IFNAME\n"
+		 "[-v] status [IFNAME]",
+	.doc = "Attach rxdp's XDP program to a network interface, so that "
+	       "rxdpd serves it\n"
+	       "as the verbs device rxdp_IFNAME; detach it; show what it "
+	       "counted.\n"
+	       "\n"
+	       "Commands:\n"
+	       "  attach   attach the XDP program (through libxdp, beside "
+	       "other XDP\n"
+	       "           programs where the kernel allows) and pin its maps "
+	       "under\n"
+	       "           " RXDP_BPFFS_ROOT "/net<netns inode>/IFNAME/\n"
+	       "  detach   detach it and remove the pins\n"
+	       "  status   attach mode, pin path, verdict counters and QPs of "
+	       "IFNAME,\n"
+	       "           or of every interface of this network namespace\n",
+	.opts = loader_opts,
+	.footer = "Needs CAP_SYS_ADMIN (and CAP_NET_ADMIN to attach or "
+		  "detach). Exit status: 0\n"
+		  "done, 1 failed (one line on stderr says why), 2 bad usage. "
+		  "See rxdp-loader(8).\n",
+	.set = loader_set,
+};
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt,
 			va_list ap)
@@ -76,6 +149,67 @@ static int libxdp_print(enum libxdp_print_level level, const char *fmt,
 	rxdp_log_vprint(level == LIBXDP_WARN ? RXDP_LOG_INFO : RXDP_LOG_DEBUG,
 			fmt, ap);
 	return 0;
+}
+
+/*
+ * libbpf's messages, as rxdp_log_libbpf_init() routes them (one level
+ * quieter than ours), and while `capture` is set its warnings kept too: a
+ * program the verifier refuses is one of them, with the verifier's log, and
+ * an operator must see that log without -v.
+ */
+static struct {
+	bool on;
+	char *buf;
+	size_t len;
+} capture;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	va_list aq;
+
+	if (capture.on && level == LIBBPF_WARN) {
+		char *msg = NULL, *nbuf;
+		int n;
+
+		va_copy(aq, ap);
+		n = vasprintf(&msg, fmt, aq);
+		va_end(aq);
+		if (n > 0) {
+			nbuf = realloc(capture.buf, capture.len + n + 1);
+			if (nbuf) {
+				memcpy(nbuf + capture.len, msg, n + 1);
+				capture.buf = nbuf;
+				capture.len += n;
+			}
+		}
+		free(msg);
+	}
+	rxdp_log_vprint(level == LIBBPF_WARN ? RXDP_LOG_INFO : RXDP_LOG_DEBUG,
+			fmt, ap);
+	return 0;
+}
+
+/*
+ * The verifier's log of program `name` among the captured warnings (libbpf
+ * prints it between these markers when the kernel refuses a program), or
+ * NULL. Cut out in place.
+ */
+static const char *captured_verifier_log(const char *name)
+{
+	char begin[64], *b = NULL, *e, *p;
+
+	snprintf(begin, sizeof(begin), "prog '%s': -- BEGIN PROG LOAD LOG --\n",
+		 name);
+	for (p = capture.buf; p && (p = strstr(p, begin)); p += strlen(begin))
+		b = p; /* the last load of it */
+	if (!b)
+		return NULL;
+	b += strlen(begin);
+	e = strstr(b, "-- END PROG LOAD LOG --");
+	if (e)
+		*e = '\0';
+	return b;
 }
 
 static const char *mode_name(enum xdp_attach_mode mode)
@@ -150,12 +284,12 @@ static int rxdp_find(int ifindex, enum xdp_attach_mode *mode,
 		return err == -ENOENT || !mp ? 0 : (int)err;
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);
-		if (p && strcmp(xdp_program__name(p), PROG_NAME))
+		if (p && !is_rxdp_prog(xdp_program__name(p)))
 			p = NULL;
 	} else {
 		for (p = xdp_multiprog__next_prog(NULL, mp); p;
 		     p = xdp_multiprog__next_prog(p, mp))
-			if (!strcmp(xdp_program__name(p), PROG_NAME))
+			if (is_rxdp_prog(xdp_program__name(p)))
 				break;
 	}
 	if (!p) {
@@ -284,13 +418,130 @@ static int detach_rxdp(int ifindex)
 	return ret;
 }
 
+/*
+ * The program to attach: the variant asked for, or the best this kernel
+ * runs. 0, or 1 after saying why none can run here.
+ */
+static int choose_variant(const char *ifname, enum variant want,
+			  const char **name, const char **why)
+{
+	struct rxdp_kernel_features kf;
+	struct utsname u;
+	int ret;
+
+	ret = rxdp_kernel_probe(&kf);
+	if (ret) {
+		fail("%s: cannot probe the kernel's BPF features: %s", ifname,
+		     strerror(-ret));
+		return 1;
+	}
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	if (!kf.atomics) {
+		fail("%s: this kernel (Linux %s) lacks the BPF atomic "
+		     "operations rxdp's XDP program needs "
+		     "(compare-and-exchange, "
+		     "fetch-and-or: Linux 5.12); rxdp runs on Linux %s or "
+		     "later",
+		     ifname, u.release, RXDP_KERNEL_MIN);
+		return 1;
+	}
+	*why = "";
+	switch (want) {
+	case VARIANT_FRAGS:
+		if (!kf.frags) {
+			fail("%s: this kernel (Linux %s) lacks multi-buffer "
+			     "XDP "
+			     "(bpf_xdp_get_buff_len: Linux 5.18): --variant "
+			     "frags cannot load here, linear can",
+			     ifname, u.release);
+			return 1;
+		}
+		*name = PROG_FRAGS;
+		break;
+	case VARIANT_LINEAR:
+		*name = PROG_LINEAR;
+		break;
+	default:
+		*name = kf.frags ? PROG_FRAGS : PROG_LINEAR;
+		if (!kf.frags)
+			*why = ": this kernel lacks multi-buffer XDP (Linux "
+			       "5.18), frames of a page at most";
+	}
+	return 0;
+}
+
+/*
+ * The object holding the program and its maps: the one built into this
+ * binary, or (for development and tests) the one $RXDP_XDP_OBJECT names.
+ */
+static struct bpf_object *open_object(struct rxdp_xdp_bpf **skel)
+{
+	const char *file = getenv("RXDP_XDP_OBJECT");
+	struct bpf_object *obj = NULL;
+
+	*skel = NULL;
+	if (file && *file) {
+		obj = bpf_object__open_file(file, NULL);
+		if (libbpf_get_error(obj)) {
+			fail("cannot open the XDP object %s "
+			     "($RXDP_XDP_OBJECT): "
+			     "%s",
+			     file, strerror(errno));
+			return NULL;
+		}
+		return obj;
+	}
+	*skel = rxdp_xdp_bpf__open();
+	if (!*skel) {
+		fail("cannot open the embedded XDP program: %s",
+		     strerror(errno));
+		return NULL;
+	}
+	return (*skel)->obj;
+}
+
+/* Why attaching failed, in one line; the verifier's log after it if the
+ * kernel refused the program */
+static void attach_failed(const char *ifname, int ifindex,
+			  enum xdp_attach_mode mode, const char *prog_name,
+			  int ret)
+{
+	const char *vlog = captured_verifier_log(prog_name);
+
+	if (vlog) {
+		fail("%s: the kernel's verifier refused the XDP program %s "
+		     "(%s); its log:",
+		     ifname, prog_name, strerror(-ret));
+		pr_err("%s", vlog);
+	} else if (ret == -EOPNOTSUPP && mode == XDP_MODE_NATIVE) {
+		fail("%s: the driver does not support native XDP (try --mode "
+		     "skb)",
+		     ifname);
+	} else if (ret == -EOPNOTSUPP || ret == -EINVAL) {
+		fail("%s: XDP %s mode is not available here: %s", ifname,
+		     mode == XDP_MODE_UNSPEC ? "attach" : mode_name(mode),
+		     strerror(-ret));
+	} else if (ret == -EEXIST || ret == -EBUSY) {
+		fail("%s: XDP program '%s' is attached and cannot run beside "
+		     "rxdp here (%s)",
+		     ifname, other_prog_name(ifindex), strerror(-ret));
+	} else {
+		fail("%s: cannot attach the XDP program: %s", ifname,
+		     strerror(-ret));
+	}
+}
+
 static int cmd_attach(const char *ifname, int ifindex,
-		      enum xdp_attach_mode mode)
+		      enum xdp_attach_mode mode, enum variant variant)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts);
 	struct xdp_program *prog = NULL;
 	char dir[PATH_MAX], xdpdir[PATH_MAX];
-	struct rxdp_xdp_bpf *skel;
+	struct rxdp_xdp_bpf *skel = NULL;
+	const char *prog_name, *why;
+	struct bpf_program *other;
+	struct bpf_object *obj = NULL;
 	enum xdp_attach_mode cur;
 	bool fresh = false;
 	int ret;
@@ -319,6 +570,17 @@ static int cmd_attach(const char *ifname, int ifindex,
 		     mode_name(cur));
 		return 1;
 	}
+	if (ret < 0) {
+		/* not knowing is not "not attached": the pins below may be a
+		 * live attachment's, which rxdpd serves */
+		fail("%s: cannot tell whether rxdp is attached: %s", ifname,
+		     strerror(-ret));
+		return 1;
+	}
+	if (choose_variant(ifname, variant, &prog_name, &why)) {
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
 	if (dir_exists(dir)) {
 		/* pins of an attachment that is gone (e.g. a dead netns whose
 		 * inode came back): they would shadow the new maps */
@@ -326,43 +588,34 @@ static int cmd_attach(const char *ifname, int ifindex,
 		remove_pins(dir);
 	}
 
-	skel = rxdp_xdp_bpf__open();
-	if (!skel) {
-		fail("cannot open the embedded XDP program: %s",
-		     strerror(errno));
-		return 1;
+	obj = open_object(&skel);
+	if (!obj) {
+		ret = -ENOENT;
+		goto out;
 	}
-	opts.obj = skel->obj;
-	opts.prog_name = PROG_NAME;
+	/* the other variant stays out of the kernel (it may not load there) */
+	other = bpf_object__find_program_by_name(
+		obj, strcmp(prog_name, PROG_FRAGS) ? PROG_FRAGS : PROG_LINEAR);
+	if (other)
+		bpf_program__set_autoload(other, false);
+	opts.obj = obj;
+	opts.prog_name = prog_name;
 	prog = xdp_program__create(&opts);
 	ret = (int)libxdp_get_error(prog);
 	if (ret) {
-		fail("cannot prepare the XDP program: %s", strerror(-ret));
+		fail("cannot prepare the XDP program %s: %s", prog_name,
+		     strerror(-ret));
 		prog = NULL;
 		goto out;
 	}
+	capture.on = true;
 	ret = xdp_program__attach(prog, ifindex, mode, 0);
+	capture.on = false;
 	if (ret) {
-		if (ret == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
-			fail("%s: the driver does not support native XDP (try "
-			     "--mode skb)",
-			     ifname);
-		else if (ret == -EOPNOTSUPP || ret == -EINVAL)
-			fail("%s: XDP %s mode is not available here: %s",
-			     ifname,
-			     mode == XDP_MODE_UNSPEC ? "attach"
-						     : mode_name(mode),
-			     strerror(-ret));
-		else if (ret == -EEXIST || ret == -EBUSY)
-			fail("%s: XDP program '%s' is attached and cannot run "
-			     "beside rxdp here (%s)",
-			     ifname, other_prog_name(ifindex), strerror(-ret));
-		else
-			fail("%s: cannot attach the XDP program: %s", ifname,
-			     strerror(-ret));
+		attach_failed(ifname, ifindex, mode, prog_name, ret);
 		goto out;
 	}
-	ret = pin_maps(skel->obj, dir);
+	ret = pin_maps(obj, dir);
 	if (ret) {
 		fail("%s: cannot pin the maps in %s: %s", ifname, dir,
 		     strerror(-ret));
@@ -373,13 +626,19 @@ static int cmd_attach(const char *ifname, int ifindex,
 	}
 	if (rxdp_find(ifindex, &cur, NULL, NULL) <= 0)
 		cur = mode;
-	printf("%s: attached (%s mode), maps pinned in %s\n", ifname,
-	       mode_name(cur), dir);
+	printf("%s: attached (%s mode, %s%s), maps pinned in %s\n", ifname,
+	       mode_name(cur), prog_name, why, dir);
 out:
 	if (ret && fresh)
 		prune_empty_dirs(); /* what this run made and did not use */
 	xdp_program__close(prog);
-	rxdp_xdp_bpf__destroy(skel);
+	if (skel)
+		rxdp_xdp_bpf__destroy(skel);
+	else if (obj)
+		bpf_object__close(obj);
+	free(capture.buf);
+	capture.buf = NULL;
+	capture.len = 0;
 	return ret ? 1 : 0;
 }
 
@@ -410,9 +669,8 @@ static int cmd_detach(const char *ifname, int ifindex)
 	if (!found) {
 		if (dir_exists(dir)) {
 			remove_pins(dir);
-			fprintf(stderr,
-				"rxdp-loader: %s: rxdp was not attached; "
-				"removed stale pins in %s\n",
+			pr_warn("%s: rxdp was not attached; removed stale "
+				"pins in %s\n",
 				ifname, dir);
 			return 0;
 		}
@@ -539,7 +797,7 @@ static int status_one(const char *ifname, int ifindex, int ncpu)
 	struct xdp_multiprog *mp = NULL;
 	struct xdp_program *prog = NULL;
 	enum xdp_attach_mode mode;
-	char dir[PATH_MAX], how[128];
+	char dir[PATH_MAX], how[128], prog_name[64];
 	bool pins;
 	int found, ret;
 
@@ -550,6 +808,11 @@ static int status_one(const char *ifname, int ifindex, int ncpu)
 	if (found < 0)
 		return found;
 	if (found) {
+		snprintf(prog_name, sizeof(prog_name), "%s%s",
+			 xdp_program__name(prog),
+			 strcmp(xdp_program__name(prog), PROG_FRAGS)
+				 ? " (one buffer a frame)"
+				 : " (multi-buffer)");
 		if (xdp_multiprog__is_legacy(mp))
 			snprintf(how, sizeof(how),
 				 "the only XDP program (no libxdp dispatcher)");
@@ -565,8 +828,8 @@ static int status_one(const char *ifname, int ifindex, int ncpu)
 	if (!found && !pins)
 		return 0;
 	if (found)
-		printf("%s: attached, mode %s\nxdp: %s\n", ifname,
-		       mode_name(mode), how);
+		printf("%s: attached, mode %s\nxdp: %s\nprogram: %s\n", ifname,
+		       mode_name(mode), how, prog_name);
 	else
 		printf("%s: not attached (stale pins; `rxdp-loader detach %s` "
 		       "removes them)\n",
@@ -635,56 +898,24 @@ static int cmd_status(const char *ifname, int ifindex)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	static const int need_caps[] = { CAP_SYS_ADMIN, CAP_NET_ADMIN };
+	struct loader_cfg cfg = { .mode = XDP_MODE_UNSPEC };
 	const char *cmd, *ifname = NULL;
-	int opt, verbose = 0, ifindex = 0, nargs;
-	bool mode_set = false;
+	int first, ifindex = 0, nargs, missing;
+	char caps[64];
 
 	rxdp_log_set_prefix("rxdp-loader");
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":m:vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			if (!strcmp(optarg, "native")) {
-				mode = XDP_MODE_NATIVE;
-			} else if (!strcmp(optarg, "skb")) {
-				mode = XDP_MODE_SKB;
-			} else {
-				fail("unknown mode '%s' (native or skb)",
-				     optarg);
-				return EXIT_USAGE;
-			}
-			mode_set = true;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			fail("%s needs a value (see --help)", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			fail("unknown option '%s' (see --help)",
-			     argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	nargs = argc - optind;
+	first = rxdp_opts_parse(&loader_cmdline, argc, argv, &cfg);
+	if (first < 0)
+		return EXIT_USAGE;
+	nargs = argc - first;
 	if (nargs < 1) {
 		fail("no command given (attach, detach or status; see --help)");
 		return EXIT_USAGE;
 	}
-	cmd = argv[optind];
+	cmd = argv[first];
 	if (nargs > 1)
-		ifname = argv[optind + 1];
+		ifname = argv[first + 1];
 
 	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")) {
 		if (nargs != 2) {
@@ -701,19 +932,28 @@ int main(int argc, char **argv)
 		fail("unknown command '%s' (attach, detach or status)", cmd);
 		return EXIT_USAGE;
 	}
-	if (mode_set && strcmp(cmd, "attach")) {
-		fail("--mode only goes with attach");
+	if (cfg.attach_only && strcmp(cmd, "attach")) {
+		fail("%s only goes with attach", cfg.attach_only);
 		return EXIT_USAGE;
 	}
 
-	rxdp_log_set_level(verbose >= 2 ? RXDP_LOG_DEBUG
-			   : verbose	? RXDP_LOG_INFO
-					: RXDP_LOG_WARN);
-	rxdp_log_libbpf_init();
+	rxdp_log_set_level(cfg.verbose >= 2 ? RXDP_LOG_DEBUG
+			   : cfg.verbose    ? RXDP_LOG_INFO
+					    : RXDP_LOG_WARN);
+	libbpf_set_print(libbpf_print);
 	libxdp_set_print(libxdp_print);
 
-	if (geteuid() != 0) {
-		fail("%s needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN)", cmd);
+	/* Every command asks the kernel which program holds an interface,
+	 * and only CAP_SYS_ADMIN may turn a program id into a program;
+	 * attaching and detaching need CAP_NET_ADMIN too. uid 0 alone (a
+	 * container's root) is not enough. */
+	missing = rxdp_caps_missing(need_caps, strcmp(cmd, "status") ? 2 : 1,
+				    caps, sizeof(caps));
+	if (missing) {
+		fail("%s needs root's %s (this process lacks %s)", cmd,
+		     strcmp(cmd, "status") ? "CAP_SYS_ADMIN and CAP_NET_ADMIN"
+					   : "CAP_SYS_ADMIN",
+		     caps);
 		return 1;
 	}
 	if (ifname) {
@@ -732,7 +972,7 @@ int main(int argc, char **argv)
 	}
 
 	if (!strcmp(cmd, "attach"))
-		return cmd_attach(ifname, ifindex, mode);
+		return cmd_attach(ifname, ifindex, cfg.mode, cfg.variant);
 	if (!strcmp(cmd, "detach"))
 		return cmd_detach(ifname, ifindex);
 	return cmd_status(ifname, ifindex);

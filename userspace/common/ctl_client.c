@@ -22,7 +22,7 @@
 struct rxdp_ctl {
 	int fd;
 	__u32 seq;
-	char err[256];
+	char err[512]; /* a reply's RXDP_CTL_A_MSG, or our own */
 	/* events that arrived while a call waited for its reply */
 	struct rxdp_ctl_event evq[RXDP_CTL_EVENT_QUEUE];
 	unsigned int evq_head, evq_len, evq_dropped;

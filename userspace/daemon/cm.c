@@ -2340,10 +2340,13 @@ void cm_dev_up(struct rxdp_link *l)
 	if (d->gsi || now_ms() < d->retry_at)
 		return;
 	d->gsi = gsi_open(l, msg, sizeof(msg));
+	/* QP1 runs on the device's data path: without it the port is DOWN,
+	 * and health.c says why (once in the log, and in rxdp-ctl) */
+	dev_datapath_err(l, d->gsi ? NULL : msg);
 	if (!d->gsi) {
 		d->retry_at = now_ms() + 5000;
-		pr_warn("rxdp_%s: no QP1, so no connection manager yet: %s\n",
-			l->ifname, msg);
+		pr_debug("rxdp_%s: no QP1, so no connection manager yet: %s\n",
+			 l->ifname, msg);
 		return;
 	}
 	pr_info("rxdp_%s: QP1 up: the connection manager answers\n", l->ifname);

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include <infiniband/verbs.h>
 
 #include "common/pins.h"
@@ -173,6 +175,50 @@ void dev_release(struct rxdp_link *l)
 		l->ifname);
 }
 
+bool dev_port_active(const struct rxdp_link *l)
+{
+	return (l->flags & IFF_UP) && (l->flags & IFF_RUNNING) && l->dev &&
+	       !l->dev->xdp_missing && !l->dev->dp_err[0];
+}
+
+void dev_datapath_err(struct rxdp_link *l, const char *why)
+{
+	if (!l->dev)
+		return;
+	snprintf(l->dev->dp_err, sizeof(l->dev->dp_err), "%s", why ? why : "");
+	dev_port_update(l);
+}
+
+void dev_port_update(struct rxdp_link *l)
+{
+	bool active = dev_port_active(l);
+
+	if (!l->dev || active == l->dev->port_active)
+		return;
+	l->dev->port_active = active;
+	if (!active)
+		l->dev->link_downed++;
+	pr_info("rxdp_%s: port %s\n", l->ifname, active ? "ACTIVE" : "DOWN");
+	clients_notify(l->ifindex,
+		       active ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
+}
+
+/*
+ * Is an XDP program still attached to the device's link? Whoever takes it
+ * off (ip link set dev X xdp off) leaves the pins, and nothing arrives
+ * any more: the port must say so. Asked over rtnetlink (no privilege), on
+ * link events and every second, as drivers do not always announce it.
+ * Which program it is would take CAP_SYS_ADMIN to tell: any program counts.
+ */
+static void dev_xdp_check(struct rxdp_link *l)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query(l->ifindex, 0, &q))
+		return; /* no answer is no news */
+	l->dev->xdp_missing = q.attach_mode == XDP_ATTACHED_NONE;
+}
+
 void dev_check(struct rxdp_link *l)
 {
 	char dir[512], path[600];
@@ -185,12 +231,16 @@ void dev_check(struct rxdp_link *l)
 		return;
 	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_PIN(qp_ctx));
 	if (stat(path, &st)) {
+		l->maps_err = 0;
 		if (l->dev)
 			dev_release(l);
 		return;
 	}
-	if (l->dev && l->dev->maps.ino == st.st_ino)
+	if (l->dev && l->dev->maps.ino == st.st_ino) {
+		dev_xdp_check(l);
+		dev_port_update(l);
 		return;
+	}
 	if (l->dev)
 		dev_release(l); /* re-attached: new maps */
 	l->dev = calloc(1, sizeof(*l->dev));
@@ -198,25 +248,31 @@ void dev_check(struct rxdp_link *l)
 		return;
 	ret = maps_open(dir, &l->dev->maps);
 	if (ret) {
-		/* the loader may be half-way through pinning: try next tick */
+		/* the loader may be half-way through pinning: try next tick;
+		 * health.c says so if it lasts */
 		pr_debug("%s: pin directory not usable yet: %s\n", l->ifname,
 			 strerror(-ret));
+		if (l->maps_err != ret)
+			l->maps_err_since = now_ms();
+		l->maps_err = ret;
 		free(l->dev);
 		l->dev = NULL;
 		return;
 	}
+	l->maps_err = 0;
 	l->dev->qp_next = RXDP_QPN_MIN;
 	l->dev->emaps = (struct rxdp_engine_maps){
 		.qp_ctx = l->dev->maps.qp_ctx,
 		.qp_stats = l->dev->maps.qp_stats,
 		.ncpus = rxdpd.ncpus,
 	};
+	dev_xdp_check(l);
+	l->dev->port_active = dev_port_active(l);
 	link_query_ethtool(l);
 	devnode_create(l);
 	pr_info("device rxdp_%s (ifindex %d, %u RX queues, MTU %u, port %s)\n",
 		l->ifname, l->ifindex, l->num_rx_queues, l->mtu,
-		(l->flags & IFF_UP) && (l->flags & IFF_RUNNING) ? "ACTIVE"
-								: "DOWN");
+		l->dev->port_active ? "ACTIVE" : "DOWN");
 	qp_clean_all(l);
 	/* QP1 answers from now on, as a device's GSI does */
 	cm_dev_up(l);
@@ -250,9 +306,7 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	guid[6] = l->mac[4];
 	guid[7] = l->mac[5];
 	memcpy(&out->node_guid, guid, 8);
-	out->port_state = (l->flags & IFF_UP) && (l->flags & IFF_RUNNING)
-				  ? IBV_PORT_ACTIVE
-				  : IBV_PORT_DOWN;
+	out->port_state = dev_port_active(l) ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	out->active_mtu = rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
 	out->max_mtu = rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
 	out->if_mtu = l->mtu;

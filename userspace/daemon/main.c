@@ -13,7 +13,6 @@
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <errno.h>
-#include <getopt.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +28,8 @@
 
 #include "common/bpffs.h"
 #include "common/log.h"
+#include "common/opts.h"
+#include "common/sdnotify.h"
 #include "daemon/rxdpd.h"
 
 struct rxdpd rxdpd;
@@ -61,31 +62,6 @@ int ep_mod(int fd, struct ep_tag *tag, __u32 events)
 void ep_del(int fd)
 {
 	epoll_ctl(rxdpd.epfd, EPOLL_CTL_DEL, fd, NULL);
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: rxdpd [--socket PATH] [--group NAME] [--cpus LIST] "
-		"[--fifo PRIO] [--user-mem BYTES] [--verbose]\n"
-		"  --socket PATH  control socket (default: abstract @%s;\n"
-		"                 \"@name\" for another abstract name)\n"
-		"  --group NAME   only root and this group's members may use "
-		"the devices\n"
-		"                 (default: everyone, as /dev/infiniband is "
-		"0666)\n"
-		"  --cpus LIST    run the data-path threads on these CPUs "
-		"(e.g. 0,2-3)\n"
-		"  --fifo PRIO    SCHED_FIFO priority of the data-path "
-		"threads, 1..99;\n"
-		"                 0: a short EEVDF slice (default %d)\n"
-		"  --user-mem BYTES  the most of rxdpd's memory each user but "
-		"root may\n"
-		"                 hold in queues (K, M, G suffixes; default "
-		"an eighth of\n"
-		"                 the host's memory, 1G at most)\n"
-		"  --verbose      debug logging\n",
-		RXDP_CTL_ABSTRACT_NAME, RXDPD_FIFO_DEFAULT);
 }
 
 /* "0,2-3" -> a CPU set; -1 on anything else */
@@ -180,18 +156,95 @@ static void raise_nofile(void)
 	}
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const struct rxdp_opt rxdpd_opts[] = {
+	{ "socket", 's', "PATH",
+	  "control socket (default: the abstract @" RXDP_CTL_ABSTRACT_NAME
+	  ";\n\"@name\" for another abstract name)" },
+	{ "group", 'g', "NAME",
+	  "only root and this group's members may use the\n"
+	  "devices (default: everyone, as /dev/infiniband is\n"
+	  "0666)" },
+	{ "cpus", 'c', "LIST",
+	  "run the data-path threads on these CPUs (e.g. 0,2-3)" },
+	{ "fifo", 'f', "PRIO",
+	  "SCHED_FIFO priority of the data-path threads, 1..99;\n"
+	  "0: a short EEVDF slice (default " STR(RXDPD_FIFO_DEFAULT) ")" },
+	{ "user-mem", 'm', "BYTES",
+	  "the most of rxdpd's memory each user but root may\n"
+	  "hold in queues (K, M, G suffixes; default an eighth\n"
+	  "of the host's memory, 1G at most)" },
+	{ "verbose", 'v', NULL, "debug logging" },
+	{},
+};
+
+static int rxdpd_set(int key, const char *arg, void *ctx)
+{
+	const char **path = ctx;
+	struct group *g;
+	char *end;
+
+	switch (key) {
+	case 's':
+		*path = arg;
+		return 0;
+	case 'g':
+		g = getgrnam(arg);
+		if (!g) {
+			pr_err("no group %s\n", arg);
+			return -1;
+		}
+		rxdpd.group = g->gr_gid;
+		rxdpd.group_set = true;
+		return 0;
+	case 'c':
+		if (parse_cpus(arg, &rxdpd.cpus)) {
+			pr_err("--cpus %s: not a CPU list like 0,2-3\n", arg);
+			return -1;
+		}
+		rxdpd.ncpus_set = true;
+		return 0;
+	case 'f':
+		rxdpd.fifo_prio = (int)strtol(arg, &end, 10);
+		if (*end || end == arg || rxdpd.fifo_prio < 0 ||
+		    rxdpd.fifo_prio > 99) {
+			pr_err("--fifo %s: a priority 0..99\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'm':
+		if (parse_bytes(arg, &rxdpd.user_mem)) {
+			pr_err("--user-mem %s: a size like 512M or 2G\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'v':
+		rxdp_log_set_level(RXDP_LOG_DEBUG);
+		return 0;
+	}
+	return -1;
+}
+
+static const struct rxdp_cmdline rxdpd_cmdline = {
+	.prog = "rxdpd",
+	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
+		 " [--user-mem BYTES] [--verbose]",
+	.doc = "rxdp's daemon, one per network namespace: it serves every "
+	       "interface that has\n"
+	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "
+	       "rxdp_IFNAME, and\n"
+	       "runs the transport for every verbs program of the host. It "
+	       "stays in the\n"
+	       "foreground and logs to stderr.\n",
+	.opts = rxdpd_opts,
+	.footer = "See rxdpd(8).\n",
+	.set = rxdpd_set,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "fifo", required_argument, NULL, 'f' },
-		{ "user-mem", required_argument, NULL, 'm' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	static struct ep_tag nl_tag = { EP_NETLINK, NULL };
 	static struct ep_tag timer_tag = { EP_TIMER, NULL };
 	/* 250 ms: parked neighbour resolutions time out on a tick */
@@ -199,72 +252,17 @@ int main(int argc, char **argv)
 	unsigned long ticks_seen = 0;
 	const char *path = NULL;
 	struct sigaction sa;
-	int opt, ret;
+	int first, ret, bpffs_ret;
 
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
 	rxdpd.user_mem = default_user_mem();
-	while ((opt = getopt_long(argc, argv, "s:g:c:f:m:vh", opts, NULL)) !=
-	       -1) {
-		char *end;
-		struct group *g;
-
-		switch (opt) {
-		case 's':
-			path = optarg;
-			break;
-		case 'g':
-			g = getgrnam(optarg);
-			if (!g) {
-				fprintf(stderr, "rxdpd: no group %s\n", optarg);
-				return 2;
-			}
-			rxdpd.group = g->gr_gid;
-			rxdpd.group_set = true;
-			break;
-		case 'c':
-			if (parse_cpus(optarg, &rxdpd.cpus)) {
-				fprintf(stderr,
-					"rxdpd: --cpus %s: not a CPU list like "
-					"0,2-3\n",
-					optarg);
-				return 2;
-			}
-			rxdpd.ncpus_set = true;
-			break;
-		case 'f':
-			rxdpd.fifo_prio = (int)strtol(optarg, &end, 10);
-			if (*end || end == optarg || rxdpd.fifo_prio < 0 ||
-			    rxdpd.fifo_prio > 99) {
-				fprintf(stderr,
-					"rxdpd: --fifo %s: a priority 0..99\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-			if (parse_bytes(optarg, &rxdpd.user_mem)) {
-				fprintf(stderr,
-					"rxdpd: --user-mem %s: a size like "
-					"512M or 2G\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'v':
-			rxdp_log_set_level(RXDP_LOG_DEBUG);
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
+	first = rxdp_opts_parse(&rxdpd_cmdline, argc, argv, &path);
+	if (first < 0)
+		return 2;
+	if (first != argc) {
+		pr_err("unexpected argument '%s' (see --help)\n", argv[first]);
 		return 2;
 	}
 	rxdp_log_libbpf_init();
@@ -278,7 +276,7 @@ int main(int argc, char **argv)
 
 	rxdpd.ncpus = libbpf_num_possible_cpus();
 	if (rxdpd.ncpus <= 0) {
-		pr_warn("cannot count possible CPUs\n");
+		pr_err("cannot count possible CPUs\n");
 		return 1;
 	}
 	{
@@ -290,54 +288,54 @@ int main(int argc, char **argv)
 	rxdpd.listen_fd = rxdpd.nl_fd = rxdpd.timer_fd = -1;
 	rxdpd.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (rxdpd.epfd < 0) {
-		pr_warn("epoll: %s\n", strerror(errno));
+		pr_err("epoll: %s\n", strerror(errno));
 		return 1;
 	}
 
 	/* The socket first: it is the lock against a second daemon */
 	ret = server_open(path);
 	if (ret == -EADDRINUSE) {
-		pr_warn("another rxdpd already runs in this network namespace "
-			"(socket %s%s in use)\n",
-			path ? "" : "@", path ? path : RXDP_CTL_ABSTRACT_NAME);
+		pr_err("another rxdpd already runs in this network namespace "
+		       "(socket %s%s in use)\n",
+		       path ? "" : "@", path ? path : RXDP_CTL_ABSTRACT_NAME);
 		return 1;
 	}
 	if (ret) {
-		pr_warn("cannot open the control socket: %s\n", strerror(-ret));
+		pr_err("cannot open the control socket: %s\n", strerror(-ret));
 		return 1;
 	}
 	/* Reach the bpffs the loader pins in (it may join our parent's
 	 * mount namespace; /sys is not used after this) */
-	ret = rxdp_bpffs_ensure();
-	if (ret)
-		pr_warn("bpffs %s not usable (%s): no devices until it is\n",
-			RXDP_BPFFS_ROOT, strerror(-ret));
+	bpffs_ret = rxdp_bpffs_ensure();
 
 	ret = cm_init();
 	if (ret) {
-		pr_warn("connection manager: %s\n", strerror(-ret));
+		pr_err("connection manager: %s\n", strerror(-ret));
 		return 1;
 	}
 	devnode_clean();
 	ret = rtnl_open();
 	if (ret) {
-		pr_warn("rtnetlink: %s\n", strerror(-ret));
+		pr_err("rtnetlink: %s\n", strerror(-ret));
 		return 1;
 	}
 	ret = rtnl_resync();
 	if (ret)
 		return 1;
 	ep_add(rxdpd.nl_fd, &nl_tag);
+	health_init(bpffs_ret);
+	health_update();
 
 	rxdpd.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (rxdpd.timer_fd < 0 ||
 	    timerfd_settime(rxdpd.timer_fd, 0, &its, NULL) ||
 	    ep_add(rxdpd.timer_fd, &timer_tag)) {
-		pr_warn("timer: %s\n", strerror(errno));
+		pr_err("timer: %s\n", strerror(errno));
 		return 1;
 	}
 	pr_info("ready on %s%s\n", path ? "" : "@",
 		path ? path : RXDP_CTL_ABSTRACT_NAME);
+	rxdp_sd_notify("READY=1");
 
 	while (!stop) {
 		struct epoll_event evs[32];
@@ -359,6 +357,7 @@ int main(int argc, char **argv)
 				break;
 			case EP_NETLINK:
 				rtnl_event();
+				health_update();
 				clients_retry();
 				cm_retry();
 				break;
@@ -369,8 +368,10 @@ int main(int argc, char **argv)
 					 sizeof(ticks)) < 0)
 					break;
 				/* a second for pin directories */
-				if (++ticks_seen % 4 == 0)
+				if (++ticks_seen % 4 == 0) {
 					dev_check_all();
+					health_update();
+				}
 				clients_retry();
 				cm_retry();
 				clients_idle(now_ms());
@@ -386,6 +387,7 @@ int main(int argc, char **argv)
 		}
 		clients_reap();
 	}
+	rxdp_sd_notify("STOPPING=1");
 	server_close();
 	/* the data path ends with the daemon: every client's objects go */
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)

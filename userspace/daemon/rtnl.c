@@ -42,12 +42,6 @@ static struct mnl_socket *nl;
 	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | \
 	 NUD_DELAY)
 
-/* The port is ACTIVE when the link is up and running (has carrier) */
-static bool port_active(unsigned int flags)
-{
-	return (flags & IFF_UP) && (flags & IFF_RUNNING);
-}
-
 struct rxdp_link *link_by_index(int ifindex)
 {
 	struct rxdp_link *l;
@@ -203,25 +197,13 @@ static void handle_link(const struct nlmsghdr *nlh)
 	}
 	if (l->flags != m.flags || l->mtu != m.mtu)
 		pr_debug("%s: flags %#x mtu %u\n", l->ifname, m.flags, m.mtu);
-	{
-		bool was_dev = l->dev != NULL;
-		bool was_up = port_active(l->flags);
-
-		l->flags = m.flags;
-		if (m.mtu)
-			l->mtu = m.mtu;
-		if (m.num_rx_queues)
-			l->num_rx_queues = m.num_rx_queues;
-		dev_check(l);
-		if (was_dev && l->dev && was_up && !port_active(l->flags))
-			l->dev->link_downed++;
-		if (was_dev && l->dev && was_up != port_active(l->flags))
-			clients_notify(l->ifindex,
-				       port_active(l->flags)
-					       ? IBV_EVENT_PORT_ACTIVE
-					       : IBV_EVENT_PORT_ERR,
-				       1);
-	}
+	l->flags = m.flags;
+	if (m.mtu)
+		l->mtu = m.mtu;
+	if (m.num_rx_queues)
+		l->num_rx_queues = m.num_rx_queues;
+	/* the device (if any) follows: its port state and events */
+	dev_check(l);
 }
 
 static void handle_addr(const struct nlmsghdr *nlh)

@@ -94,6 +94,9 @@ struct rxdp_dev {
 	__u32 nqps;
 	struct hca_dev *hca; /* made at the device's first context */
 	__u64 link_downed; /* the port went down (hw counter link_downed) */
+	bool xdp_missing; /* no XDP program on the link any more */
+	char dp_err[160]; /* why its data path (sockets, engine) is not up */
+	bool port_active; /* as last told to clients (dev_port_update) */
 	char dev_node[RXDP_NAME_MAX]; /* in /dev/infiniband (devnode.c) */
 };
 
@@ -114,6 +117,9 @@ struct rxdp_link {
 
 	/* Set when the link is an rxdp device (its pin directory exists) */
 	struct rxdp_dev *dev;
+	/* Its pin directory exists but the maps did not open: -errno, since */
+	int maps_err;
+	long maps_err_since;
 };
 
 struct rxdp_client {
@@ -201,6 +207,18 @@ void dev_check(struct rxdp_link *l);
 void dev_check_all(void);
 void dev_release(struct rxdp_link *l);
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
+/* Port ACTIVE: link up with carrier, and the XDP program still attached */
+bool dev_port_active(const struct rxdp_link *l);
+/* The port's state changed? Then tell its clients (PORT_ACTIVE/PORT_ERR) */
+void dev_port_update(struct rxdp_link *l);
+/* The device's data path failed (why) or is up (NULL): the port follows */
+void dev_datapath_err(struct rxdp_link *l, const char *why);
+
+/* health.c: what keeps rxdpd from serving, said where an operator looks */
+#define RXDP_HEALTH_TEXT_MAX 500 /* fits a reply's RXDP_CTL_A_MSG */
+void health_init(int bpffs_ret); /* at start: capabilities, the bpffs */
+void health_update(void); /* after link events and every second */
+const char *health_text(void); /* one line per problem; "" when none */
 
 /* devnode.c: /dev/infiniband nodes for programs that look for them */
 void devnode_create(struct rxdp_link *l);

@@ -288,9 +288,19 @@ static struct rxdp_link *get_dev(struct req *r, int *err)
 	return l;
 }
 
+/*
+ * The devices, and (RXDP_CTL_A_MSG of a successful reply) what keeps
+ * rxdpd from serving, if anything does (health.c): rxdp-ctl prints it,
+ * the verbs library names it when it finds no device.
+ */
 static int do_list_devices(struct req *r)
 {
+	const char *problems = health_text();
 	struct rxdp_link *l;
+
+	if (problems[0])
+		mnl_attr_put_strz_check(r->rep, RXDP_CTL_MSG_MAX,
+					RXDP_CTL_A_MSG, problems);
 
 	for (l = rxdpd.links; l; l = l->next) {
 		struct rxdp_dev_info di;

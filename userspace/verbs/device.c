@@ -7,6 +7,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,14 +68,41 @@ static void dev_fill(struct rxdp_device *d, const struct rxdp_dev_info *info)
 		 RXDP_VERBS_IBDEV_DIR, d->info.name);
 }
 
+/*
+ * Why ibv_get_device_list() found nothing, once a process, in one line
+ * (rdma-core prints its own reasons the same way): no rxdpd, or what keeps
+ * it from serving (its first problem, health.c).
+ */
+static void say_why_none(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void say_why_none(const char *fmt, ...)
+{
+	static int said;
+	char line[600];
+	va_list ap;
+
+	if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	line[strcspn(line, "\n")] = '\0';
+	pr_warn("%s\n", line);
+}
+
 static struct rxdp_ctl *ctl_connect_quiet(void)
 {
 	struct rxdp_ctl *ctl = rxdp_ctl_connect(NULL);
+	const char *sock = getenv(RXDP_CTL_ENV);
 
 	if (!ctl)
-		pr_debug("no rxdpd reachable (%s): no devices; start "
-			 "rxdpd in this network namespace\n",
-			 strerror(errno));
+		say_why_none("no RDMA devices: no rxdpd in this network "
+			     "namespace (%s%s: %s); start it (systemctl start "
+			     "rxdp, or rxdpd)",
+			     sock ? "" : "@",
+			     sock ? sock : RXDP_CTL_ABSTRACT_NAME,
+			     strerror(errno));
 	return ctl;
 }
 
@@ -100,6 +128,11 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 			pr_debug("listing devices: %s (%s)\n", strerror(-n),
 				 rxdp_ctl_strerror(ctl));
 			n = 0;
+		} else if (n == 0) {
+			say_why_none("no RDMA devices: rxdpd serves none: %s",
+				     rxdp_ctl_strerror(ctl)[0]
+					     ? rxdp_ctl_strerror(ctl)
+					     : "(it says nothing)");
 		}
 		if (n > RXDP_MAX_DEVICES)
 			n = RXDP_MAX_DEVICES;

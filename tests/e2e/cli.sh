@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The tools' command lines as an operator meets them: --version and --help on
+# every installed tool (one parser for all: userspace/common/opts.c), one
+# line for a bad option, and log lines with syslog priorities ("<3>" error
+# .. "<7>" debug, sd-daemon(3)) when stderr is the journal (JOURNAL_STREAM
+# names stderr's device:inode), and without them when it is not.
+# Needs no root, no namespace.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+
+BIN=${RXDP_BIN:-$root/build/bin}
+version=$(cat "$root/VERSION")
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+
+for t in rxdpd rxdp-loader rxdp-ctl; do
+	[ -x "$BIN/$t" ] || fail "$BIN/$t not built"
+	out=$("$BIN/$t" --version) || fail "$t --version failed"
+	head -1 <<<"$out" | grep -qx "$t (rxdp) $version" ||
+		fail "$t --version: $out"
+	[ "$("$BIN/$t" -V | head -1)" = "$t (rxdp) $version" ] || fail "$t -V"
+	out=$("$BIN/$t" --help) || fail "$t --help failed"
+	grep -q "^Usage: $t " <<<"$out" || fail "$t --help has no usage: $out"
+	grep -q -- '--version' <<<"$out" && grep -q -- '--help' <<<"$out" ||
+		fail "$t --help does not list --help and --version"
+	[ "$(wc -l <<<"$out")" -ge 8 ] || fail "$t --help is $(wc -l <<<"$out") lines"
+	grep -qE "$t\((1|8)\)" <<<"$out" || fail "$t --help names no man page"
+	# a bad option: one line, exit 2, nothing on stdout
+	out=$("$BIN/$t" --frob 2>"$tmp/err")
+	rc=$?
+	[ $rc = 2 ] || fail "$t --frob: exit $rc"
+	[ -z "$out" ] || fail "$t --frob printed on stdout: $out"
+	[ "$(cat "$tmp/err")" = "$t: unknown option '--frob' (see --help)" ] ||
+		fail "$t --frob: $(cat "$tmp/err")"
+	echo "ok: $t --version, --help, --frob"
+done
+# the commands each tool's --help describes
+h=$("$BIN/rxdp-ctl" --help)
+for w in devices gids qps cm stats counters all metrics; do
+	grep -q "^  $w " <<<"$h" || fail "rxdp-ctl --help does not describe $w"
+done
+h=$("$BIN/rxdp-loader" --help)
+for w in attach detach status; do
+	grep -q "^  $w " <<<"$h" || fail "rxdp-loader --help does not describe $w"
+done
+out=$("$BIN/rxdp-ctl" frob 2>&1)
+[ $? = 2 ] || fail "rxdp-ctl frob: not a usage error"
+out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
+[ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
+echo "ok: commands described, an unknown one refused"
+
+# --- log priorities ------------------------------------------------------
+# journal_run FILE CMD...: CMD with stderr to FILE, and JOURNAL_STREAM
+# naming FILE as systemd names the journal's stream
+journal_run() {
+	local f=$1
+	shift
+	: >"$f"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$f") "$@" 2>>"$f"
+}
+journal_run "$tmp/j" "$BIN/rxdpd" --fifo 200
+grep -qx '<3>--fifo 200: a priority 0..99' "$tmp/j" ||
+	fail "rxdpd's error in the journal: $(cat "$tmp/j")"
+# the same variable, but stderr elsewhere (a child whose stderr was
+# redirected): no priorities, the program's prefix
+JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/j") "$BIN/rxdpd" --fifo 200 2>"$tmp/e"
+grep -qx 'rxdpd: --fifo 200: a priority 0..99' "$tmp/e" ||
+	fail "rxdpd's error outside the journal: $(cat "$tmp/e")"
+"$BIN/rxdpd" --fifo 200 2>"$tmp/e"
+grep -qx 'rxdpd: --fifo 200: a priority 0..99' "$tmp/e" ||
+	fail "rxdpd's error without JOURNAL_STREAM: $(cat "$tmp/e")"
+echo "ok: an error is <3> in the journal, prefixed elsewhere"
+
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	# rxdpd itself with the journal as stderr: "ready" is <6>; a second
+	# one, its socket taken, says so as an error (<3>); no line of
+	# either lacks a priority
+	ns=rxcli$RXDP_TEST_ID
+	netns_add "$ns"
+	: >"$tmp/d"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/d") ip netns exec "$ns" \
+		"$BIN/rxdpd" --socket "@rxcli$RXDP_TEST_ID" --verbose 2>>"$tmp/d" &
+	pid=$!
+	on_exit "kill $pid"
+	wait_until 10 grep -q '^<6>ready' "$tmp/d" ||
+		fail "rxdpd not ready, or not <6>: $(cat "$tmp/d")"
+	journal_run "$tmp/j" ip netns exec "$ns" "$BIN/rxdpd" --verbose \
+		--socket "@rxcli$RXDP_TEST_ID"
+	grep -q '^<3>another rxdpd already runs' "$tmp/j" ||
+		fail "second rxdpd in the journal: $(cat "$tmp/j")"
+	kill "$pid"
+	wait "$pid"
+	grep -q '^<6>exiting on signal 15' "$tmp/d" ||
+		fail "rxdpd's exit line: $(cat "$tmp/d")"
+	grep -v '^<[3-7]>' "$tmp/d" "$tmp/j" && fail "a line without a priority"
+	echo "ok: rxdpd's lines all carry a priority in the journal"
+fi
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	# install-deps.sh elsewhere than Debian 12: one line, before anything
+	printf 'ID=ubuntu\nVERSION_ID="22.04"\n' >"$tmp/os-release"
+	out=$(unshare -m sh -c "mount --bind '$tmp/os-release' /etc/os-release &&
+		'$root/scripts/install-deps.sh'" 2>&1)
+	rc=$?
+	[ $rc = 1 ] || fail "install-deps.sh on Ubuntu 22.04: exit $rc: $out"
+	[ "$(wc -l <<<"$out")" = 1 ] && grep -q "ubuntu 22.04.*Debian 12" <<<"$out" ||
+		fail "install-deps.sh on Ubuntu 22.04 says: $out"
+	echo "ok: install-deps.sh elsewhere: $out"
+fi
+echo "PASS: command lines and log priorities"

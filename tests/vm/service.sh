@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# rxdp as a host runs it: the Debian package built from the tree, installed
+# with dpkg in two Debian 12 guests whose PID 1 is systemd (tests/vm/variant.sh
+# systemd), rxdp.service configured and started, and programs run on the
+# installed library only (nothing of the tree's build/ but the package):
+#  - started with no interface configured: active, its status says why it
+#    serves nothing
+#  - INTERFACES="eth0": active once rxdpd is ready (Type=notify), status
+#    "serving rxdp_eth0", rxdpd's lines in the journal with their
+#    priorities, rxdpd without CAP_SYS_ADMIN and with CAP_NET_RAW
+#  - ibv_rc_pingpong -c and ibv_ud_pingpong -c between the guests
+#  - rxdpd killed: systemd starts it again (Restart=on-failure), it serves
+#  - stopped: the XDP program and its pins are gone
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/vm/lib.sh"
+
+require_root
+require_cmd qemu-system-x86_64 timeout dpkg-buildpackage dh git
+
+# the package, from a copy of the tree as it is (tests/install/deb.sh checks
+# it further), where the guests see it
+version=$(cat "$root/VERSION")
+pkgdir=$root/build/vm-pkg-$RXDP_TEST_ID
+src=$(mktemp -d)/rxdp-$version
+on_exit "rm -rf '$(dirname "$src")' '$pkgdir'"
+mkdir -p "$src" "$pkgdir"
+(cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp -a --parents -t "$src") ||
+	fail "cannot copy the tree"
+(cd "$src" && dpkg-buildpackage -b -us -uc -j2) >"$pkgdir/build.log" 2>&1 || {
+	tail -n 30 "$pkgdir/build.log"
+	fail "dpkg-buildpackage"
+}
+cp "$(dirname "$src")/rxdp_${version}_amd64.deb" "$pkgdir/" || fail "no .deb"
+deb=/rxdp/build/vm-pkg-$RXDP_TEST_ID/rxdp_${version}_amd64.deb
+echo "ok: built $(basename "$deb")"
+
+VM_IMAGE=systemd
+vm_guests
+errors=0
+bad() {
+	echo "FAIL: $*" >&2
+	errors=$((errors + 1))
+}
+# on NAME CMD: CMD in guest NAME, its output prefixed; its exit code ours
+on() {
+	local out rc
+	out=$(vm_run "$1" 120 "$2")
+	rc=$?
+	[ -n "$out" ] && sed "s/^/  $1: /" <<<"$out"
+	return $rc
+}
+
+for g in A B; do
+	on $g "dpkg -i $deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; exit 1; }
+		systemctl is-enabled rxdp; systemctl is-active rxdp; true" ||
+		fail "guest $g: dpkg -i"
+done
+echo "ok: dpkg -i in both guests (not enabled, not started before it is configured)"
+
+# nothing configured: rxdpd runs and says why it serves nothing
+st=$(vm_run A 60 'systemctl start rxdp && systemctl show -p ActiveState,StatusText rxdp')
+grep -qx 'ActiveState=active' <<<"$st" &&
+	grep -q '^StatusText=no device: rxdp is attached to no interface' <<<"$st" ||
+	bad "started with no interface: $st"
+echo "ok: no interface configured: $(grep StatusText <<<"$st")"
+
+# configured and started in both
+for g in A B; do
+	peer=$VM_ADDR_B
+	[ $g = B ] && peer=$VM_ADDR_A
+	on $g "sed -i 's/^INTERFACES=.*/INTERFACES=\"eth0\"/' /etc/rxdp/rxdp.conf &&
+		systemctl enable rxdp 2>/dev/null && systemctl restart rxdp &&
+		systemctl show -p ActiveState,StatusText,MainPID rxdp
+		export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/rxdp
+		for _ in \$(seq 50); do ibv_devinfo -d rxdp_eth0 2>/dev/null | grep -q PORT_ACTIVE && break; sleep 0.2; done
+		gid=\$(ibv_devinfo -v -d rxdp_eth0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1)
+		[ -n \"\$gid\" ] || { rxdp-ctl; journalctl -u rxdp --no-pager | tail; exit 1; }
+		printf 'export LD_LIBRARY_PATH=%s\nDEV=rxdp_eth0 GID=%s ADDR=%s PEER=%s STACK=rxdp\n' \
+			\"\$LD_LIBRARY_PATH\" \"\$gid\" \"\$(ip -4 -br addr show dev eth0 | awk '{sub(\"/.*\", \"\", \$3); print \$3}')\" $peer >/run/vm.env" ||
+		fail "guest $g: rxdp.service did not serve eth0"
+done
+st=$(vm_run A 30 'systemctl show -p ActiveState,StatusText,MainPID rxdp;
+	pid=$(systemctl show -p MainPID --value rxdp); grep CapEff /proc/$pid/status;
+	journalctl -u rxdp -o json --no-pager | grep -c "\"PRIORITY\":\"6\".*\"MESSAGE\":\"ready on @rxdp/rxdpd\"\|\"MESSAGE\":\"ready on @rxdp/rxdpd\".*\"PRIORITY\":\"6\""')
+grep -qx 'StatusText=serving rxdp_eth0' <<<"$st" || bad "status after start: $st"
+eff=$(sed -n 's/^CapEff:\s*//p' <<<"$st")
+if [ -z "$eff" ] || (((0x$eff >> 21) & 1)) || ! (((0x$eff >> 13) & 1)); then
+	bad "rxdpd's capabilities (CapEff $eff): CAP_SYS_ADMIN (21) must be out, CAP_NET_RAW (13) in"
+fi
+[ "$(tail -n 1 <<<"$st")" -ge 1 ] 2>/dev/null || bad "'ready' is not in the journal at priority 6: $st"
+echo "ok: rxdp.service serves rxdp_eth0 (CapEff $eff, 'ready' at priority info in the journal)"
+
+vm_pp ibv_rc_pingpong -c -n 20 -s 4100
+vm_pp ibv_ud_pingpong -c -n 20 -s 512
+[ ${#VM_FAILED[@]} = 0 ] || bad "through the installed library: ${VM_FAILED[*]}"
+
+# killed: started again by systemd, and it serves
+st=$(vm_run A 60 'old=$(systemctl show -p MainPID --value rxdp); kill -9 $old
+	for _ in $(seq 100); do
+		new=$(systemctl show -p MainPID --value rxdp)
+		[ "$(systemctl is-active rxdp)" = active ] && [ "$new" != 0 ] && [ "$new" != "$old" ] && break
+		sleep 0.2
+	done
+	systemctl show -p ActiveState,NRestarts,StatusText rxdp
+	LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/rxdp ibv_devinfo -d rxdp_eth0 | grep -o PORT_ACTIVE')
+grep -qx 'ActiveState=active' <<<"$st" && grep -qx 'NRestarts=1' <<<"$st" &&
+	grep -qx PORT_ACTIVE <<<"$st" || bad "after kill -9: $st"
+echo "ok: rxdpd killed: restarted by systemd, port ACTIVE again"
+
+# stopped: nothing of rxdp left on eth0
+st=$(vm_run A 60 'systemctl stop rxdp; systemctl is-active rxdp;
+	ip -d link show dev eth0 | grep -c prog/xdp; ls -d /run/rxdp/bpffs/net*/eth0 2>/dev/null | wc -l')
+[ "$st" = "inactive
+0
+0" ] || bad "after stop (is-active, XDP programs, pin directories): $st"
+echo "ok: stopped: the XDP program and its pins gone"
+
+[ $errors = 0 ] || fail "$errors check(s) failed"
+echo "PASS: the package's rxdp.service in two guests"

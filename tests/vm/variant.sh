@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Guest images derived from the Debian 12 one (tests/vm/image.sh), built
+# once from Debian's packages and cached beside it:
+#
+#   tests/vm/variant.sh systemd    build it unless cached; print its directory
+#   tests/vm/variant.sh bullseye
+#
+#   systemd   systemd as PID 1 (bookworm's), which starts the image's
+#             /sbin/rxdp-init as a service (rxdp-guest.service): the jobs
+#             run as in the other guests, and units can be installed,
+#             started and stopped (tests/vm/service.sh)
+#   bullseye  Debian 11's kernel (linux-image-amd64 of bullseye, 5.10) and
+#             its initramfs, on the same root file system: a kernel older
+#             than rxdp supports (tests/vm/oldkernel.sh)
+#
+# The directory holds what image.sh's does, and `init`, the guest's init
+# (tests/vm/lib.sh boots it). Named after the base image and a hash of this
+# file, so a change to either makes a new one. Root and network
+# (deb.debian.org, or $RXDP_VM_MIRROR) are needed to build one (without
+# root: exit 77); a cached one needs neither.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+name=${1:-}
+case $name in
+systemd | bullseye) ;;
+*)
+	echo "usage: variant.sh systemd|bullseye" >&2
+	exit 2
+	;;
+esac
+cache=${RXDP_VM_CACHE:-/var/cache/rxdp-vm}
+mirror=${RXDP_VM_MIRROR:-http://deb.debian.org/debian}
+base=$("$here/image.sh")
+key=$(sha256sum "$0" | cut -c1-12)
+img=$base-$name-$key
+
+if [ -f "$img/init" ]; then
+	touch "$img/init"
+	echo "$img"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: building the $name guest image needs root" >&2
+	exit 77
+fi
+exec 9>"$cache/.lock-$name"
+flock 9
+if [ -f "$img/init" ]; then
+	echo "$img"
+	exit 0
+fi
+
+work=$(mktemp -d "$cache/build.XXXXXX")
+mnt=$work/mnt
+cleanup() {
+	for m in dev/pts dev proc sys ""; do
+		mountpoint -q "$mnt/$m" 2>/dev/null && umount -l "$mnt/$m"
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+t0=$(date +%s)
+mkdir -p "$mnt" "$work/img"
+cp --sparse=always "$base/root.img" "$work/img/root.img"
+# room for what goes in (a kernel's modules: 400 MiB)
+truncate -s +1G "$work/img/root.img"
+e2fsck -fy "$work/img/root.img" >/dev/null 2>&1 || true
+resize2fs "$work/img/root.img" >/dev/null 2>&1
+mount -o loop "$work/img/root.img" "$mnt"
+mount --bind /dev "$mnt/dev"
+mount --bind /dev/pts "$mnt/dev/pts"
+mount -t proc proc "$mnt/proc"
+mount -t sysfs sys "$mnt/sys"
+cp /etc/resolv.conf "$mnt/etc/resolv.conf"
+in_root() { chroot "$mnt" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }
+
+case $name in
+systemd)
+	echo "variant.sh: systemd in the guest image" >&2
+	in_root apt-get update -qq >"$work/apt.log" 2>&1 &&
+		in_root apt-get install -y -qq --no-install-recommends systemd \
+			>>"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+	# the jobs of tests/vm/lib.sh, started by systemd instead of the
+	# kernel; the console is the test's log, not a login prompt
+	cat >"$mnt/etc/systemd/system/rxdp-guest.service" <<-'EOF2'
+		[Unit]
+		Description=rxdp test guest: the host's jobs (tests/vm/lib.sh)
+		DefaultDependencies=no
+		After=systemd-journald.socket local-fs.target
+		[Service]
+		ExecStart=/sbin/rxdp-init
+		StandardOutput=journal+console
+		[Install]
+		WantedBy=multi-user.target
+	EOF2
+	ln -sf /etc/systemd/system/rxdp-guest.service \
+		"$mnt/etc/systemd/system/multi-user.target.wants/rxdp-guest.service"
+	for u in serial-getty@ttyS0 getty@ getty-static e2scrub_reap; do
+		ln -sf /dev/null "$mnt/etc/systemd/system/$u.service"
+	done
+	cp "$base/vmlinuz" "$base/initrd.img" "$work/img/"
+	cp "$base/version" "$work/img/version"
+	echo /lib/systemd/systemd >"$work/img/init"
+	;;
+bullseye)
+	echo "variant.sh: Debian 11's kernel in the guest image" >&2
+	echo "deb $mirror bullseye main" >"$mnt/etc/apt/sources.list.d/bullseye.list"
+	in_root apt-get update -qq >"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+	# the kernel bullseye's linux-image-amd64 names (the metapackage
+	# itself is bookworm's in the image)
+	kpkg=$(in_root apt-cache show linux-image-amd64/bullseye |
+		sed -n 's/^Depends: \(linux-image-5\.10[^ ,]*\).*/\1/p' | head -n 1)
+	[ -n "$kpkg" ] || { echo "variant.sh: no bullseye kernel package" >&2; exit 1; }
+	in_root apt-get install -y -qq --no-install-recommends "$kpkg" \
+		>>"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+	rm -f "$mnt/etc/apt/sources.list.d/bullseye.list"
+	kver=$(cd "$mnt/lib/modules" && ls -d 5.10.* | sort -V | tail -n 1)
+	[ -f "$mnt/boot/vmlinuz-$kver" ] && [ -f "$mnt/boot/initrd.img-$kver" ] || {
+		echo "variant.sh: no 5.10 kernel or initramfs in /boot" >&2
+		exit 1
+	}
+	cp "$mnt/boot/vmlinuz-$kver" "$work/img/vmlinuz"
+	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
+	echo "$kver" >"$work/img/version"
+	echo /sbin/rxdp-init >"$work/img/init"
+	;;
+esac
+rm -rf "$mnt"/var/cache/apt/archives/*.deb "$mnt"/var/lib/apt/lists/*
+: >"$mnt/etc/resolv.conf"
+cleanup_mounts() {
+	for m in dev/pts dev proc sys; do umount "$mnt/$m"; done
+	umount "$mnt"
+}
+cleanup_mounts
+mv "$work/img" "$img"
+echo "variant.sh: $img: kernel $(cat "$img/version"), init $(cat "$img/init"), built in $(($(date +%s) - t0)) s" >&2
+
+# variants of older images, unused for a day
+find "$cache" -maxdepth 1 -name "bookworm-*-$name-*" ! -path "$img" |
+	while read -r old; do
+		if [ -n "$(find "$old/init" -mmin +1440 2>/dev/null)" ]; then
+			rm -rf "$old"
+		fi
+	done
+echo "$img"
