@@ -34,6 +34,8 @@ struct mw_dir {
 	/* run as frames arrive at the receiving side (an XDP stand-in) */
 	int (*filter)(void *arg, uint8_t *frame, uint32_t len);
 	void *filter_arg;
+	void (*rx_hook)(void *arg); /* run as the receiver takes frames */
+	void *rx_hook_arg;
 	uint64_t filtered;
 	/* frames the sender built, not yet flushed */
 	struct mw_frame *pend[256];
@@ -272,14 +274,31 @@ static int mw_tx_flush(void *port)
 	return 0;
 }
 
+void memwire_set_rx_hook(struct memwire *w, int side, void (*fn)(void *arg),
+			 void *arg)
+{
+	pthread_mutex_lock(&w->lock);
+	w->dir[!side].rx_hook = fn;
+	w->dir[!side].rx_hook_arg = arg;
+	pthread_mutex_unlock(&w->lock);
+}
+
 static int mw_rx_burst(void *port, struct rxdp_frame *fr, int max)
 {
 	struct mw_port *p = port;
 	struct memwire *w = p->w;
 	struct mw_dir *d = &w->dir[!p->side];
+	void (*hook)(void *arg);
+	void *hook_arg;
 	uint64_t v;
 	int n = 0;
 
+	pthread_mutex_lock(&w->lock);
+	hook = d->head != d->tail ? d->rx_hook : NULL;
+	hook_arg = d->rx_hook_arg;
+	pthread_mutex_unlock(&w->lock);
+	if (hook)
+		hook(hook_arg);
 	pthread_mutex_lock(&w->lock);
 	while (n < max && d->head != d->tail) {
 		struct mw_frame *f = d->q[d->tail++ % MW_QLEN];

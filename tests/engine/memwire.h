@@ -38,6 +38,14 @@ void memwire_set_filter(struct memwire *w, int to,
 			int (*fn)(void *arg, uint8_t *frame, uint32_t len),
 			void *arg);
 
+/*
+ * fn(arg) runs whenever side takes frames from the wire (its engine's
+ * pass, after that pass drained what the owners posted): what it posts
+ * then is what an owner posts while the engine works. NULL: none.
+ */
+void memwire_set_rx_hook(struct memwire *w, int side, void (*fn)(void *arg),
+			 void *arg);
+
 /* Put a frame on the wire towards side `to`, as if its peer sent it */
 void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len);
 

@@ -2040,6 +2040,56 @@ static void test_rnr_then_recv(void **state)
 	pair_free(p);
 }
 
+struct recv_once {
+	struct host *h;
+	bool done;
+};
+
+static void post_recv_once(void *arg)
+{
+	struct recv_once *r = arg;
+
+	if (!r->done) {
+		r->done = true;
+		post_recv1(r->h, 9, 0, 8192);
+	}
+}
+
+/*
+ * A receive posted after the pass drained the ring, before the Send that
+ * needs it arrives: the responder takes it from the ring then, as an HCA
+ * fetches a WQE it was told of, and answers no RNR NAK (a peer with
+ * rnr_retry 0 would fail on one)
+ */
+static void test_recv_posted_during_pass(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct pair *p;
+	struct host *a, *b;
+	struct rxdp_engine_stats st;
+	struct recv_once r;
+	struct ibv_wc wc;
+
+	o.rnr_retry = 0;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	r = (struct recv_once){ .h = b };
+	memwire_set_rx_hook(p->w, 1, post_recv_once, &r);
+	fill(a->buf, 5000, 4);
+	post_send1(a, IBV_WR_SEND, 1, 0, 5000, 0, 0, 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 9);
+	assert_memory_equal(b->buf, a->buf, 5000);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_int_equal(st.rnr_naks_sent, 0);
+	memwire_set_rx_hook(p->w, 1, NULL, NULL);
+	pair_free(p);
+}
+
 /* The peer disappears: retry_cnt timeouts, then RETRY_EXC_ERR and flush */
 static void test_retry_exhausted(void **state)
 {
@@ -2780,6 +2830,7 @@ int main(void)
 		cmocka_unit_test(test_memory_windows),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
+		cmocka_unit_test(test_recv_posted_during_pass),
 		cmocka_unit_test(test_retry_exhausted),
 		cmocka_unit_test(test_slow_responder),
 		cmocka_unit_test(test_access_errors),

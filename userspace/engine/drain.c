@@ -121,11 +121,10 @@ static bool swqe_take(struct rxdp_eqp *qp, const struct rxdp_hca_swqe *in,
 		break;
 	default:
 		if (qp->type == IBV_QPT_UD) {
-			struct rxdp_eah *ah = e->cfg.ah_lookup
-						      ? e->cfg.ah_lookup(
-								e->cfg.ah_arg,
-								h.ah)
-						      : NULL;
+			struct rxdp_eah *ah =
+				e->cfg.ah_lookup
+					? e->cfg.ah_lookup(e->cfg.ah_arg, h.ah)
+					: NULL;
 
 			if (!ah || ah->pd != qp->pd)
 				return false;
@@ -162,10 +161,10 @@ static int drain_sq(struct rxdp_eqp *qp, uint32_t *budget)
 {
 	struct rxdp_hca_wq *sq = &qp->sh->sq;
 	uint32_t prod = atomic_load_explicit(&sq->prod, memory_order_acquire);
-	uint32_t taken = atomic_load_explicit(&qp->sq_prod,
-					      memory_order_relaxed);
-	uint32_t done = atomic_load_explicit(&qp->sq_cons,
-					     memory_order_relaxed);
+	uint32_t taken =
+		atomic_load_explicit(&qp->sq_prod, memory_order_relaxed);
+	uint32_t done =
+		atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
 	uint32_t n = prod - taken, k;
 
 	if (!n)
@@ -188,7 +187,8 @@ static int drain_sq(struct rxdp_eqp *qp, uint32_t *budget)
 		if (!swqe_take(qp,
 			       rxdp_hca_slot(qp->sh_sq, taken + k, qp->sq_size,
 					     qp->sq_stride),
-			       w, qp->sq_inl + (size_t)i * eng_inl_stride(qp))) {
+			       w,
+			       qp->sq_inl + (size_t)i * eng_inl_stride(qp))) {
 			/* completes with IBV_WC_LOC_QP_OP_ERR in its turn */
 			w->num_sge = 0;
 			w->inl = NULL;
@@ -244,6 +244,37 @@ static int drain_rq(struct rxdp_hca_wq *sh, void *ring, uint32_t size,
 	return k < n ? -1 : (int)k;
 }
 
+static int drain_srq(struct rxdp_esrq *srq, uint32_t *budget)
+{
+	return drain_rq(srq->sh, srq->sh_ring, srq->size, srq->stride,
+			srq->max_sge, &srq->prod, &srq->cons, srq->rq, budget);
+}
+
+static int drain_qp_rq(struct rxdp_eqp *qp, uint32_t *budget)
+{
+	return drain_rq(&qp->sh->rq, qp->sh_rq, qp->rq_size, qp->rq_stride,
+			qp->cap.max_recv_sge, &qp->rq_prod, &qp->rq_cons,
+			qp->rq, budget);
+}
+
+/*
+ * A Send found no receive WQE taken: look at the owner's ring now, as an
+ * HCA fetches a WQE it was told of, rather than answer RNR to a receive
+ * posted since the pass drained (a peer with a small rnr_retry would fail).
+ * At most one ring's worth per call; a ring that breaks the rules is left
+ * for the pass, which makes the QP (or SRQ) fail. Engine lock held.
+ */
+bool eng_drain_recv(struct rxdp_eqp *qp)
+{
+	uint32_t budget = ENG_DRAIN_QP;
+
+	if (qp->broken || !qp->sh)
+		return false;
+	if (qp->srq)
+		return !qp->srq->broken && drain_srq(qp->srq, &budget) > 0;
+	return drain_qp_rq(qp, &budget) > 0;
+}
+
 static int drain_qp(struct rxdp_eqp *qp, uint32_t *budget)
 {
 	int state = atomic_load(&qp->state), n = 0, r;
@@ -255,9 +286,7 @@ static int drain_qp(struct rxdp_eqp *qp, uint32_t *budget)
 		n = drain_sq(qp, budget);
 	if (qp->srq || qp->broken)
 		return n;
-	r = drain_rq(&qp->sh->rq, qp->sh_rq, qp->rq_size, qp->rq_stride,
-		     qp->cap.max_recv_sge, &qp->rq_prod, &qp->rq_cons, qp->rq,
-		     budget);
+	r = drain_qp_rq(qp, budget);
 	if (r < 0)
 		qp_broken(qp, "receive queue (or a WQE in it)");
 	return n + (r > 0 ? r : 0);
@@ -277,9 +306,7 @@ int eng_drain(struct rxdp_engine *e)
 
 		if (srq->broken)
 			continue;
-		r = drain_rq(srq->sh, srq->sh_ring, srq->size, srq->stride,
-			     srq->max_sge, &srq->prod, &srq->cons, srq->rq,
-			     &srq->pd->m->drain_left);
+		r = drain_srq(srq, &srq->pd->m->drain_left);
 		if (r < 0) {
 			/* the owner hears of it once; what it took stays */
 			srq->broken = true;

@@ -518,6 +518,7 @@ bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
 void eng_mem_qp_gone(struct rxdp_eqp *qp);
 /* Take what the owners posted (drain.c) */
 int eng_drain(struct rxdp_engine *e);
+bool eng_drain_recv(struct rxdp_eqp *qp);
 /* Tell a shared QP's owner which slots are free and the QP's state */
 void eng_qp_publish(struct rxdp_eqp *qp);
 void eng_qp_set_state(struct rxdp_eqp *qp, int state);

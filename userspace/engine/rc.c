@@ -280,8 +280,11 @@ bool rc_rq_take(struct rxdp_eqp *qp)
 		return true;
 	prod = atomic_load_explicit(prodp, memory_order_acquire);
 	cons = atomic_load_explicit(consp, memory_order_relaxed);
-	if (prod == cons)
-		return false;
+	if (prod == cons) {
+		if (!eng_drain_recv(qp))
+			return false;
+		prod = atomic_load_explicit(prodp, memory_order_acquire);
+	}
 	r = &(qp->srq ? qp->srq->rq : qp->rq)[cons & (size - 1)];
 	qp->cur_wr_id = r->wr_id;
 	qp->cur_nsge = r->num_sge;
