@@ -161,7 +161,7 @@ static int eng_qp_pass(struct rxdp_eqp *qp)
 	int work = rc_flush(qp) + rc_timers(qp), sent;
 
 	sent = rc_tx(qp, m->tx_left < ENG_TX_BUDGET ? (int)m->tx_left
-						     : ENG_TX_BUDGET);
+						    : ENG_TX_BUDGET);
 	m->tx_left -= (uint32_t)sent;
 	eng_qp_publish(qp);
 	return work + sent;
@@ -281,34 +281,86 @@ struct eng_sched_attr { /* the kernel's struct sched_attr, first version */
 	uint64_t period;
 };
 
-static void eng_thread_sched(struct rxdp_engine *e)
+/* SCHED_OTHER with the short slice; keeps the nice value */
+static void eng_sched_other(void)
 {
 	struct eng_sched_attr a = { .size = sizeof(a),
 				    .policy = SCHED_OTHER,
 				    .runtime = ENG_SLICE_NS };
 
+	a.nice = getpriority(PRIO_PROCESS, 0);
+	/* kernels without custom slices refuse it: then a plain one */
+	if (syscall(SYS_sched_setattr, 0, &a, 0)) {
+		struct sched_param sp = { 0 };
+
+		pr_debug("engine: no short slice for the progress thread: %s\n",
+			 strerror(errno));
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	}
+}
+
+static bool eng_sched_fifo(struct rxdp_engine *e)
+{
+	struct sched_param sp = { .sched_priority = e->cfg.fifo_prio };
+
+	return !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+}
+
+static void eng_thread_sched(struct rxdp_engine *e)
+{
 	if (e->cfg.cpus &&
 	    pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
 				   e->cfg.cpus))
 		pr_warn("engine: cannot pin the progress thread\n");
+	/* timers (retransmission, RNR) to the microsecond, not 50 us late */
+	prctl(PR_SET_TIMERSLACK, 1000UL);
 	if (e->cfg.fifo_prio > 0) {
-		struct sched_param sp = { .sched_priority = e->cfg.fifo_prio };
-
-		if (!pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		if (eng_sched_fifo(e)) {
 			e->fifo = true;
-			prctl(PR_SET_TIMERSLACK, 1000UL);
 			return;
 		}
 		pr_warn("engine: no SCHED_FIFO for the progress thread; "
 			"a short slice instead\n");
 	}
-	/* keeps the nice value; kernels without custom slices refuse it */
-	a.nice = getpriority(PRIO_PROCESS, 0);
-	if (syscall(SYS_sched_setattr, 0, &a, 0))
-		pr_debug("engine: no short slice for the progress thread: %s\n",
-			 strerror(errno));
-	/* timers (retransmission, RNR) to the microsecond, not 50 us late */
-	prctl(PR_SET_TIMERSLACK, 1000UL);
+	eng_sched_other();
+}
+
+/*
+ * Streams. SCHED_FIFO serves a ping-pong best (a woken packet preempts the
+ * application spinning on the same CPU) and a stream worst: a FIFO thread
+ * may not spin (it would starve the applications on its CPU), so every
+ * lull is a sleep and the next packet a wake-up, an inter-processor
+ * interrupt the sender's CPU pays for (64 KiB ib_write_bw on the 2-core
+ * VM: 6.3 Gbit/s under FIFO, 9.4 spinning). A ping-pong's wake-up finds
+ * one packet with payload to take in and one to send, at most; a stream's
+ * finds more in one direction. So while wake-ups find ENG_STREAM_DATA of
+ * them on average (over the last 8) the thread leaves FIFO and spins as a
+ * SCHED_OTHER thread does; fewer than 1.25, or a sleep of
+ * ENG_STREAM_IDLE_NS, bring it back.
+ */
+#define ENG_STREAM_DATA 2
+#define ENG_STREAM_OFF_X8 10 /* 1.25 a wake-up, x8 */
+#define ENG_STREAM_IDLE_NS 2000000ULL
+
+static void eng_stream_check(struct rxdp_engine *e, uint64_t rx, uint64_t tx,
+			     uint64_t slept)
+{
+	uint64_t data = rx > tx ? rx : tx;
+
+	if (!e->fifo)
+		return;
+	if (data > 1024)
+		data = 1024;
+	e->data_avg = e->data_avg - e->data_avg / 8 + (uint32_t)data;
+	if (!e->stream && e->data_avg >= 8 * ENG_STREAM_DATA) {
+		e->stream = true;
+		eng_sched_other();
+	} else if (e->stream && (slept >= ENG_STREAM_IDLE_NS ||
+				 e->data_avg < ENG_STREAM_OFF_X8)) {
+		e->stream = false;
+		if (!eng_sched_fifo(e))
+			e->fifo = false;
+	}
 }
 
 static long eng_preempted(void)
@@ -423,11 +475,14 @@ static void *eng_thread(void *arg)
 		 * serves, so spinning would starve them on a machine with no
 		 * core to spare: it does not spin (on the 2-core VM even 5 us
 		 * after each burst made ib_send_lat and ib_write_lat slower);
-		 * its wake-ups preempt instead.
+		 * its wake-ups preempt instead. In a stream it is not FIFO.
 		 */
-		uint64_t spin = e->fifo ? 0 : e->spin_backoff ? 0 : e->spin_ns;
+		uint64_t spin = e->fifo && !e->stream ? 0
+				: e->spin_backoff     ? 0
+						      : e->spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
+		uint64_t rx0 = e->rx_data, tx0 = e->tx_data;
 		struct timespec ts, *tsp = NULL;
 		long nivcsw = spin ? eng_preempted() : 0;
 
@@ -497,6 +552,7 @@ static void *eng_thread(void *arg)
 			atomic_store(e->cfg.sleep_word, 0);
 		atomic_store(&e->sleep_until, 0);
 		slept = eng_now() - now;
+		eng_stream_check(e, e->rx_data - rx0, e->tx_data - tx0, slept);
 		if (slept < 200000 && e->spin_ns < 100000)
 			e->spin_ns *= 2;
 		else if (slept > 2000000 && e->spin_ns > 5000)
@@ -606,4 +662,3 @@ void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user)
 	if (e->cfg.event_cb)
 		e->cfg.event_cb(e->cfg.event_arg, ev, user);
 }
-

@@ -444,7 +444,10 @@ struct rxdp_engine {
 	int epfd; /* what the progress thread blocks on */
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
-	bool fifo; /* the progress thread runs SCHED_FIFO */
+	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
+	bool stream; /* ... and left it while it works more than it sleeps */
+	uint32_t data_avg; /* packets with payload a wake-up found, x8 */
+	uint64_t rx_data, tx_data; /* packets with payload, in and out */
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */

@@ -66,6 +66,7 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	}
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
+	e->tx_data += d->paylen != 0;
 	eng_hwc(qp, RXDP_HWC_SENT_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_SENT_BYTES, d->paylen);
 	/*
@@ -629,6 +630,7 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 		e->stats.rx_drop_source++;
 		return;
 	}
+	e->rx_data += pi->paylen != 0;
 	eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
 	if (pi->flags & ROCE_OPF_REQUEST) {

@@ -320,6 +320,14 @@ int cq_idle(struct rxdp_cq *w)
 	/* an application spinning on an empty CQ learns that rxdpd died */
 	if (!(++w->idle & 0xffff) && ctx_dead(w->cq.context))
 		return EIO;
+	/*
+	 * An application spinning here waits for rxdpd, which may need this
+	 * CPU to make the completion: every 16th empty poll gives it the CPU
+	 * (a yield returns at once where nothing else waits for it). 64 KiB
+	 * ib_write_bw on the 2-core VM: 8.5 -> 9.4 Gbit/s.
+	 */
+	if (!(w->idle & 15))
+		sched_yield();
 	return 0;
 }
 
@@ -405,8 +413,8 @@ static bool over_memlock(size_t length)
 	if (!syscall(SYS_capget, &h, d) &&
 	    (d[CAP_IPC_LOCK / 32].effective & (1U << (CAP_IPC_LOCK % 32))))
 		return false;
-	return !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-	       length > rl.rlim_cur;
+	return !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+	       rl.rlim_cur != RLIM_INFINITY && length > rl.rlim_cur;
 }
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
