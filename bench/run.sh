@@ -17,7 +17,8 @@
 # build/bench/results.{md,json} and PNG plots. RXDP_BENCH_REPEAT (default
 # 3) runs of each figure; the report quotes medians and the spread.
 # RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
-# "raw tcp rxdp loss extras") choose what runs.
+# "raw tcp rxdp loss extras") choose what runs; RXDP_BENCH_MIB (default
+# 1024) how much each bandwidth run moves.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -34,6 +35,7 @@ REPEAT=${RXDP_BENCH_REPEAT:-3}
 MTUS=${RXDP_BENCH_MTUS:-9000 1500}
 SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras} "
 LOSSES="0 0.1 1"
+MIB=${RXDP_BENCH_MIB:-1024} # moved by each bandwidth run
 bin=$root/build/bin
 mkdir -p "$out"
 samples=$out/samples.tsv
@@ -275,14 +277,16 @@ bench_rxdp() {
 	for r in $(seq "$REPEAT"); do
 		for t in ib_write_bw ib_send_bw ib_read_bw; do
 			for s in 4096 65536 1048576; do
-				# about 0.3 GiB a run
-				n=$((300 * 1048576 / s))
+				# about MIB a run: enough that a run's start
+				# (processes, handshake, QPs) is not in its CPU
+				# per GiB
+				n=$((MIB * 1048576 / s))
 				perftest "$t" -s "$s" -n "$n" --report_gbits >"$tmp/res" &&
 					bw_sample "rxdp $t" $((s * n))
 			done
 		done
 		# the batched path: memory the library does not share with rxdpd
-		s=65536 n=$((300 * 1048576 / 65536))
+		s=65536 n=$((MIB * 1048576 / 65536))
 		RXDP_SHARE_MEM=0 perftest ib_write_bw -s $s -n $n --report_gbits \
 			>"$tmp/res" && bw_sample "rxdp batched ib_write_bw" $((s * n))
 		# message rate: 64-byte writes, several QPs' worth of work in flight
