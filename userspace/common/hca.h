@@ -76,7 +76,9 @@ struct rxdp_hca_qp {
 /* The device page: one per device, mapped read-only by applications */
 struct rxdp_hca_dev {
 	_Atomic __u32 sleeping; /* rxdpd: 1 while the data-path thread blocks */
-	__u8 pad[RXDP_HCA_LINE - 4];
+	/* rxdpd: 1 while that thread serves a stream, spinning (not FIFO) */
+	_Atomic __u32 streaming;
+	__u8 pad[RXDP_HCA_LINE - 8];
 };
 
 /*
@@ -373,8 +375,7 @@ int rxdp_hca_post_send(const struct rxdp_hca_ring *r,
 int rxdp_hca_post_recv(const struct rxdp_hca_ring *r, __u32 max_sge,
 		       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* Up to n CQEs of a CQ of size entries, small receives scattered: count */
-int rxdp_hca_poll(struct rxdp_hca_cq *sh, __u32 size, int n,
-		  struct ibv_wc *wc);
+int rxdp_hca_poll(struct rxdp_hca_cq *sh, __u32 size, int n, struct ibv_wc *wc);
 void rxdp_hca_cq_scatter(const struct rxdp_hca_cqd *d);
 
 #endif /* RXDP_COMMON_HCA_H */

@@ -355,9 +355,13 @@ static void eng_stream_check(struct rxdp_engine *e, uint64_t rx, uint64_t tx,
 	if (!e->stream && e->data_avg >= 8 * ENG_STREAM_DATA) {
 		e->stream = true;
 		eng_sched_other();
+		if (e->cfg.stream_word)
+			atomic_store(e->cfg.stream_word, 1);
 	} else if (e->stream && (slept >= ENG_STREAM_IDLE_NS ||
 				 e->data_avg < ENG_STREAM_OFF_X8)) {
 		e->stream = false;
+		if (e->cfg.stream_word)
+			atomic_store(e->cfg.stream_word, 0);
 		if (!eng_sched_fifo(e))
 			e->fifo = false;
 	}

@@ -159,6 +159,12 @@ struct rxdp_engine_config {
 	 * (rxdp_engine_doorbell()).
 	 */
 	_Atomic __u32 *sleep_word;
+	/*
+	 * The device page's "streaming" word, or NULL: 1 while the progress
+	 * thread has left SCHED_FIFO to spin through a stream, when an
+	 * application polling a CQ on its CPU should let it run.
+	 */
+	_Atomic __u32 *stream_word;
 	/* SCHED_FIFO priority for the progress thread (0: a short EEVDF slice) */
 	int fifo_prio;
 	/* CPUs the progress thread may run on (NULL: any) */
