@@ -59,6 +59,7 @@ struct qp_opts {
 	enum ibv_qp_type type; /* 0: RC */
 	int srq; /* receives through an SRQ of 64 WQEs, limit 8 */
 	int ipv6_vlan; /* IPv6 headers in VLAN 42 frames */
+	int fifo; /* the progress threads' SCHED_FIFO priority (0: none) */
 };
 
 struct rxdp_eah;
@@ -109,6 +110,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.port = memwire_port(p->w, i),
 		.psn_table = h->psn,
 		.progress_thread = o->threads,
+		.fifo_prio = o->fifo,
 		.event_cb = on_event,
 		.ah_lookup = tp_ah_lookup,
 		.event_arg = (void *)(uintptr_t)i,
@@ -2090,6 +2092,78 @@ static void test_recv_posted_during_pass(void **state)
 	pair_free(p);
 }
 
+static void *try_fifo(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	*(int *)arg = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	return NULL;
+}
+
+/*
+ * The progress threads run SCHED_FIFO: a ping-pong of 64 KiB Sends (payload
+ * both ways in turn) keeps them there; a one-way stream of writes takes
+ * them out, to spin through it (eng_stream_check)
+ */
+static void test_stream_mode(void **state)
+{
+	struct qp_opts o = default_opts;
+	const uint32_t len = 65536, rounds = 300;
+	struct rxdp_engine_stats sa, sb;
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_wc wc[64];
+	pthread_t t;
+	int err = -1;
+
+	pthread_create(&t, NULL, try_fifo, &err);
+	pthread_join(t, NULL);
+	if (err) {
+		print_message("no SCHED_FIFO here (%s): nothing to check\n",
+			      strerror(err));
+		skip();
+	}
+	o.threads = 1;
+	o.fifo = 10;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	fill(a->buf, len, 5);
+	for (uint32_t i = 0; i < rounds; i++) {
+		post_recv1(b, i, BUF / 2, len);
+		post_recv1(a, i, BUF / 2, len);
+		post_send1(a, IBV_WR_SEND, i, 0, len, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+		wait_wc(p, b->rcq, wc, 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		post_send1(b, IBV_WR_SEND, i, BUF / 2, len, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+		wait_wc(p, a->rcq, wc, 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		wait_wc(p, a->scq, wc, 1);
+		wait_wc(p, b->scq, wc, 1);
+	}
+	assert_memory_equal(a->buf + BUF / 2, a->buf, len);
+	rxdp_engine_get_stats(a->e, &sa);
+	rxdp_engine_get_stats(b->e, &sb);
+	assert_int_equal(sa.streams + sb.streams, 0);
+	/* 64 MiB one way, 32 writes of 256 KiB at a time */
+	for (uint32_t i = 0; i < 256; i++) {
+		post_send1(a, IBV_WR_RDMA_WRITE, i, 0, 256 * 1024,
+			   (uintptr_t)b->buf + BUF / 2, rxdp_emr_rkey(b->mr), 0,
+			   IBV_SEND_SIGNALED);
+		if (i % 32 == 31)
+			wait_wc(p, a->scq, wc, 32);
+	}
+	for (uint32_t i = 0; i < 32; i++)
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+	rxdp_engine_get_stats(a->e, &sa);
+	rxdp_engine_get_stats(b->e, &sb);
+	assert_true(sa.streams >= 1);
+	assert_true(sb.streams >= 1);
+	pair_free(p);
+}
+
 /* The peer disappears: retry_cnt timeouts, then RETRY_EXC_ERR and flush */
 static void test_retry_exhausted(void **state)
 {
@@ -2831,6 +2905,7 @@ int main(void)
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_recv_posted_during_pass),
+		cmocka_unit_test(test_stream_mode),
 		cmocka_unit_test(test_retry_exhausted),
 		cmocka_unit_test(test_slow_responder),
 		cmocka_unit_test(test_access_errors),

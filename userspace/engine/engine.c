@@ -331,40 +331,56 @@ static void eng_thread_sched(struct rxdp_engine *e)
  * may not spin (it would starve the applications on its CPU), so every
  * lull is a sleep and the next packet a wake-up, an inter-processor
  * interrupt the sender's CPU pays for (64 KiB ib_write_bw on the 2-core
- * VM: 6.3 Gbit/s under FIFO, 9.4 spinning). A ping-pong's wake-up finds
- * one packet with payload to take in and one to send, at most; a stream's
- * finds more in one direction. So while wake-ups find ENG_STREAM_DATA of
- * them on average (over the last 8) the thread leaves FIFO and spins as a
- * SCHED_OTHER thread does; fewer than 1.25, or a sleep of
- * ENG_STREAM_IDLE_NS, bring it back.
+ * VM: 6.3 Gbit/s under FIFO, 9.4 spinning). A ping-pong carries payload
+ * both ways in turn, whatever its size; a stream one way: its sender sends
+ * payload and takes in bare ACKs, its receiver the reverse (a Read's
+ * requests carry none, its responses do). So the packets with payload are
+ * counted each way over windows of ENG_STREAM_WINDOW_NS: a window with
+ * ENG_STREAM_MIN of them one way, four times as many as the other way,
+ * takes the thread out of FIFO to spin as a SCHED_OTHER thread does; two
+ * windows in a row without, or a sleep of two windows, bring it back.
  */
-#define ENG_STREAM_DATA 2
-#define ENG_STREAM_OFF_X8 10 /* 1.25 a wake-up, x8 */
-#define ENG_STREAM_IDLE_NS 2000000ULL
+#define ENG_STREAM_WINDOW_NS 1000000ULL
+#define ENG_STREAM_MIN 32
 
-static void eng_stream_check(struct rxdp_engine *e, uint64_t rx, uint64_t tx,
-			     uint64_t slept)
+static void eng_stream_set(struct rxdp_engine *e, bool on)
 {
-	uint64_t data = rx > tx ? rx : tx;
+	e->stream = on;
+	e->stream_misses = 0;
+	if (e->cfg.stream_word)
+		atomic_store(e->cfg.stream_word, on);
+	if (on) {
+		e->stats.streams++;
+		eng_sched_other();
+	} else if (!eng_sched_fifo(e))
+		e->fifo = false;
+}
+
+static void eng_stream_check(struct rxdp_engine *e, uint64_t now)
+{
+	uint64_t rx, tx, hi, lo;
+	bool idle, stream;
 
 	if (!e->fifo)
 		return;
-	if (data > 1024)
-		data = 1024;
-	e->data_avg = e->data_avg - e->data_avg / 8 + (uint32_t)data;
-	if (!e->stream && e->data_avg >= 8 * ENG_STREAM_DATA) {
-		e->stream = true;
-		eng_sched_other();
-		if (e->cfg.stream_word)
-			atomic_store(e->cfg.stream_word, 1);
-	} else if (e->stream && (slept >= ENG_STREAM_IDLE_NS ||
-				 e->data_avg < ENG_STREAM_OFF_X8)) {
-		e->stream = false;
-		if (e->cfg.stream_word)
-			atomic_store(e->cfg.stream_word, 0);
-		if (!eng_sched_fifo(e))
-			e->fifo = false;
-	}
+	if (now - e->win_start < ENG_STREAM_WINDOW_NS)
+		return;
+	/* a window that ended long ago held a sleep: the stream is over */
+	idle = now - e->win_start >= 2 * ENG_STREAM_WINDOW_NS;
+	rx = e->rx_data - e->win_rx;
+	tx = e->tx_data - e->win_tx;
+	hi = rx > tx ? rx : tx;
+	lo = rx > tx ? tx : rx;
+	stream = !idle && hi >= ENG_STREAM_MIN && hi >= 4 * lo;
+	e->win_start = now;
+	e->win_rx = e->rx_data;
+	e->win_tx = e->tx_data;
+	if (stream && !e->stream)
+		eng_stream_set(e, true);
+	else if (stream)
+		e->stream_misses = 0;
+	else if (e->stream && (idle || ++e->stream_misses >= 2))
+		eng_stream_set(e, false);
 }
 
 static long eng_preempted(void)
@@ -486,7 +502,6 @@ static void *eng_thread(void *arg)
 						      : e->spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
-		uint64_t rx0 = e->rx_data, tx0 = e->tx_data;
 		struct timespec ts, *tsp = NULL;
 		long nivcsw = spin ? eng_preempted() : 0;
 
@@ -496,6 +511,7 @@ static void *eng_thread(void *arg)
 			eng_let_control_in(e);
 			rxdp_engine_progress(e);
 			now = eng_now();
+			eng_stream_check(e, now);
 			a = eng_activity(e);
 			if (a != act) {
 				act = a;
@@ -556,7 +572,7 @@ static void *eng_thread(void *arg)
 			atomic_store(e->cfg.sleep_word, 0);
 		atomic_store(&e->sleep_until, 0);
 		slept = eng_now() - now;
-		eng_stream_check(e, e->rx_data - rx0, e->tx_data - tx0, slept);
+		eng_stream_check(e, eng_now());
 		if (slept < 200000 && e->spin_ns < 100000)
 			e->spin_ns *= 2;
 		else if (slept > 2000000 && e->spin_ns > 5000)

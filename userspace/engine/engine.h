@@ -233,6 +233,8 @@ struct rxdp_engine_stats {
 	uint64_t go_backs; /* resends from an earlier PSN (go-back-N) */
 	uint64_t naks_ignored; /* sequence NAKs repeated during their resend */
 	uint64_t rjobs_cancelled; /* read/atomic responses a go-back replaced */
+	/* times the progress thread left SCHED_FIFO to spin through a stream */
+	uint64_t streams;
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 /*

@@ -446,8 +446,9 @@ struct rxdp_engine {
 	uint32_t spin_ns;
 	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
 	bool stream; /* ... and left it while it works more than it sleeps */
-	uint32_t data_avg; /* packets with payload a wake-up found, x8 */
 	uint64_t rx_data, tx_data; /* packets with payload, in and out */
+	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
+	uint32_t stream_misses; /* windows in a row that were no stream */
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
