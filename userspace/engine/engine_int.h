@@ -449,6 +449,9 @@ struct rxdp_engine {
 	uint64_t rx_data, tx_data; /* packets with payload, in and out */
 	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
 	uint32_t stream_misses; /* windows in a row that were no stream */
+	uint8_t run_dir; /* request messages in a row: 1 in, 2 out */
+	uint32_t run_len;
+	bool win_deep; /* ENG_STREAM_RUN of them in this window */
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
@@ -522,6 +525,8 @@ bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
 void eng_mem_qp_gone(struct rxdp_eqp *qp);
 /* Take what the owners posted (drain.c) */
 int eng_drain(struct rxdp_engine *e);
+/* A request message's last packet went out (or came in): engine.c */
+void eng_stream_msg(struct rxdp_engine *e, bool rx);
 bool eng_drain_recv(struct rxdp_eqp *qp);
 /* Tell a shared QP's owner which slots are free and the QP's state */
 void eng_qp_publish(struct rxdp_eqp *qp);
