@@ -49,4 +49,11 @@ struct {
 	__type(value, __u32);
 } xsks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RXDP_MAX_MCAST_GRP);
+	__type(key, struct rxdp_mcast_key);
+	__type(value, struct rxdp_mcast_grp);
+} mcast SEC(".maps");
+
 #endif /* RXDP_BPF_MAPS_H */

@@ -98,6 +98,56 @@ static __always_inline int source_ok(void *data, void *data_end,
 }
 
 /*
+ * Multicast (IBTA 10.5.2.4): a datagram to QPN 0xFFFFFF is for every QP of
+ * the host attached to the group its destination address names. Only UD
+ * sends may be multicast, and only groups with members here are taken (the
+ * engine keeps the mcast map): a flood to other groups ends here, counted.
+ * Which members get it, within their Q_Keys and P_Keys, is the engine's
+ * work (it has the list); the frame goes to rxdpd's sockets.
+ */
+static __always_inline int mcast_classify(struct xdp_md *ctx, void *data,
+					  void *data_end,
+					  const struct parsed *p, __u32 opf)
+{
+	struct rxdp_mcast_key key = {};
+	__u32 idx;
+
+	if (!(opf & ROCE_OPF_SVC_UD))
+		return verdict(RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP);
+	if (p->l3_off > 18)
+		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+	if (p->ipv6) {
+		struct ipv6hdr *ip6 = data + p->l3_off;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+		__builtin_memcpy(key.gid, &ip6->daddr, 16);
+		/* ff00::/8 (an IPv4-mapped address is no IPv6 group) */
+		if (key.gid[0] != 0xff)
+			return verdict(RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP);
+	} else {
+		struct iphdr *ip = data + p->l3_off;
+
+		if ((void *)(ip + 1) > data_end)
+			return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
+		key.gid[10] = 0xff;
+		key.gid[11] = 0xff;
+		__builtin_memcpy(&key.gid[12], &ip->daddr, 4);
+		if ((key.gid[12] & 0xf0) != 0xe0) /* 224.0.0.0/4 */
+			return verdict(RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP);
+	}
+	if (!bpf_map_lookup_elem(&mcast, &key))
+		return verdict(RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP);
+	if (ctx->rx_queue_index >= RXDP_MAX_QUEUES)
+		return verdict(RXDP_V_DROP_NO_XSK, XDP_DROP);
+	/* owner slot 0: rxdpd's own sockets receive every QP's */
+	idx = ctx->rx_queue_index;
+	if (bpf_redirect_map(&xsks, idx, XDP_DROP) != XDP_REDIRECT)
+		return verdict(RXDP_V_DROP_NO_XSK, XDP_DROP);
+	return verdict(RXDP_V_REDIRECT, XDP_REDIRECT);
+}
+
+/*
  * PSNs an RC request takes: one, or for an RDMA Read request one per
  * response packet it asks for (IBTA 9.7.1.1).
  */
@@ -213,6 +263,8 @@ static __always_inline int rxdp_classify(struct xdp_md *ctx, __u32 frame_len)
 		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
 
 	qpn = bth_qpn(bth);
+	if (qpn == RXDP_MCAST_QPN)
+		return mcast_classify(ctx, data, data_end, &p, opf);
 	qc = bpf_map_lookup_elem(&qp_ctx, &qpn);
 	if (!qc)
 		return verdict(RXDP_V_DROP_UNKNOWN_QP, XDP_DROP);

@@ -25,6 +25,11 @@
  * qp_stats (PERCPU_ARRAY, same index -> struct rxdp_qp_stats)
  * stats   (PERCPU_ARRAY, enum rxdp_verdict -> __u64 packets)
  * xsks    (XSKMAP, owner_slot * RXDP_MAX_QUEUES + rx queue -> AF_XDP socket)
+ * mcast   (HASH, struct rxdp_mcast_key -> struct rxdp_mcast_grp): the
+ *         multicast groups with members on this device. Written by the
+ *         engine's qpmap.c only (an entry while the group has an attached
+ *         QP); the program accepts datagrams to QPN 0xFFFFFF only for
+ *         these groups' addresses and drops the rest (drop_mcast_no_group).
  */
 #ifndef RXDP_MAPS_H
 #define RXDP_MAPS_H
@@ -88,6 +93,19 @@ struct rxdp_qp_ctx {
 	__u8 pad2[2];
 };
 
+/*
+ * A multicast group: its GID, the destination address of its datagrams
+ * (IPv6, or IPv4 mapped ::ffff:a.b.c.d as a RoCE v2 GID has it)
+ */
+struct rxdp_mcast_key {
+	__u8 gid[16];
+};
+
+struct rxdp_mcast_grp {
+	__u32 members; /* QPs attached (informational: the engine counts) */
+	__u32 pad;
+};
+
 /* rxdp_qp_psn.flags, set by the XDP program with atomic ops */
 #define RXDP_PSNF_NAK_SENT (1U << 0) /* an OOS request was let through */
 
@@ -128,6 +146,7 @@ enum rxdp_verdict {
 	RXDP_V_DROP_BAD_UDP, /* UDP length inconsistent with the packet */
 	RXDP_V_DROP_IP_FRAGMENT, /* IPv4 fragment: RoCEv2 never fragments */
 	RXDP_V_DROP_BAD_SOURCE, /* RC/UC: not from the QP's peer (qp_ctx) */
+	RXDP_V_DROP_MCAST_NO_GROUP, /* to QPN 0xFFFFFF: no member on this device */
 	RXDP_V_MAX,
 };
 
@@ -158,11 +177,14 @@ static const char *const rxdp_verdict_names[RXDP_V_MAX] = {
 	[RXDP_V_DROP_BAD_UDP] = "drop_bad_udp",
 	[RXDP_V_DROP_IP_FRAGMENT] = "drop_ip_fragment",
 	[RXDP_V_DROP_BAD_SOURCE] = "drop_bad_source",
+	[RXDP_V_DROP_MCAST_NO_GROUP] = "drop_mcast_no_group",
 };
 #endif
 
 _Static_assert(sizeof(struct rxdp_qp_ctx) == 80, "qp_ctx layout");
 _Static_assert(sizeof(struct rxdp_qp_psn) == 32, "qp_psn layout");
 _Static_assert(sizeof(struct rxdp_qp_stats) == 32, "qp_stats layout");
+_Static_assert(sizeof(struct rxdp_mcast_key) == 16, "mcast key layout");
+_Static_assert(sizeof(struct rxdp_mcast_grp) == 8, "mcast layout");
 
 #endif /* RXDP_MAPS_H */

@@ -18,6 +18,20 @@
 #define RXDP_MAX_QUEUES 16
 #define RXDP_XSK_SLOTS (RXDP_MAX_OWNERS * RXDP_MAX_QUEUES)
 
+/*
+ * Multicast (UD QPs attached to groups, ibv_attach_mcast): groups per
+ * device, QPs per group, attachments per device in all, and groups per QP.
+ * One datagram to a group costs one receive per member: the caps bound it,
+ * as a ConnectX's max_mcast_grp / max_mcast_qp_attach /
+ * max_total_mcast_qp_attach do (Soft-RoCE: 8192, 56, 0x70000).
+ */
+#define RXDP_MAX_MCAST_GRP 1024
+#define RXDP_MAX_MCAST_QP_ATTACH 56
+#define RXDP_MAX_TOTAL_MCAST_QP_ATTACH 4096
+#define RXDP_MAX_MCAST_PER_QP 64
+/* The destination QPN of every multicast datagram (IBTA 10.5.2.4) */
+#define RXDP_MCAST_QPN 0xffffffU
+
 /* bpffs: mounted here in the root mount namespace, visible to `ip netns exec` */
 #define RXDP_BPFFS_ROOT "/run/rxdp/bpffs"
 

@@ -67,6 +67,7 @@ struct pkt_opts {
 	uint32_t payload;
 	uint32_t qkey; /* DETH */
 	uint32_t dma_len; /* RETH */
+	const uint8_t *dgid; /* destination address as a GID; NULL: ours */
 };
 
 static uint32_t build(uint8_t *buf, const struct pkt_opts *o)
@@ -111,6 +112,8 @@ static uint32_t build(uint8_t *buf, const struct pkt_opts *o)
 		ip6->hop_limit = 64;
 		ip6->saddr.s6_addr[15] = 1;
 		ip6->daddr.s6_addr[15] = 2;
+		if (o->dgid)
+			memcpy(ip6->daddr.s6_addr, o->dgid, 16);
 		l4 = l3 + sizeof(*ip6);
 	} else {
 		struct iphdr *ip = (void *)(buf + l3);
@@ -124,6 +127,8 @@ static uint32_t build(uint8_t *buf, const struct pkt_opts *o)
 		ip->protocol = IPPROTO_UDP;
 		ip->saddr = htonl(0xc6120001);
 		ip->daddr = htonl(0xc6130001);
+		if (o->dgid)
+			memcpy(&ip->daddr, o->dgid + 12, 4);
 		for (int i = 0; i < o->ip_opt_words; i++)
 			buf[l3 + 20 + 4 * i] = 1; /* NOP options */
 		l4 = l3 + ihl * 4;
@@ -840,7 +845,8 @@ static void test_psn_burst(void **state)
  */
 static void test_random_frames(void **state)
 {
-	static const uint32_t qpns[] = { QP_RC, QP_UC, QP_UD, 0x0abcde };
+	static const uint32_t qpns[] = { QP_RC, QP_UC, QP_UD, 0x0abcde,
+					 RXDP_MCAST_QPN };
 	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX], seed = 0xfeedbeef;
 	uint64_t seen[RXDP_V_MAX] = { 0 };
 	uint8_t buf[PKT_MAX], out[PKT_MAX];
@@ -879,7 +885,7 @@ static void test_random_frames(void **state)
 				o.opcode = rnd(&seed) &
 					   (r >> 8 & 1 ? 0xff : 0x1f);
 			while (r >> 9 & 1 && !roce_opcode_flags(o.opcode));
-			o.qpn = qpns[rnd(&seed) % 4];
+			o.qpn = qpns[rnd(&seed) % 5];
 			o.ipv6 = r >> 10 & 1;
 			o.vlan = r >> 11 & 1 ? 0x8100 : 0;
 			o.psn = rnd(&seed) % 16;
@@ -1116,6 +1122,78 @@ static void test_redirect_to_xsk(void **state)
 	munmap(area, area_len);
 }
 
+/*
+ * Multicast (IBTA 10.5.2.4): a UD datagram to QPN 0xFFFFFF goes to the
+ * engine only for a group with members on this device (the mcast map the
+ * engine keeps); one for any other group is dropped and counted, and no
+ * other transport may use the multicast QPN.
+ */
+static void test_multicast(void **state)
+{
+	static const uint8_t grp_v4[16] = { [10] = 0xff, 0xff, 239, 1, 2, 3 };
+	static const uint8_t other_v4[16] = { [10] = 0xff, 0xff, 239, 1, 2, 4 };
+	static const uint8_t grp_v6[16] = { 0xff, 0x0e, [15] = 0x42 };
+	struct rxdp_mcast_grp g = { .members = 1 };
+	struct rxdp_mcast_key k;
+	struct pkt_opts o = { .opcode = ROCE_UD_SEND_ONLY,
+			      .qpn = RXDP_MCAST_QPN,
+			      .payload = 32,
+			      .qkey = QKEY };
+
+	(void)state;
+	/* no members anywhere: every multicast datagram is dropped */
+	o.dgid = grp_v4;
+	expect(&o, RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP_);
+	o.ipv6 = 1;
+	o.dgid = grp_v6;
+	expect(&o, RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP_);
+
+	/* members for 239.1.2.3 and ff0e::42: those pass (to the socket of
+	 * rxdpd, which has none here), a neighbouring group does not */
+	memcpy(k.gid, grp_v4, 16);
+	assert_int_equal(bpf_map__update_elem(skel->maps.mcast, &k, sizeof(k),
+					      &g, sizeof(g), 0),
+			 0);
+	memcpy(k.gid, grp_v6, 16);
+	assert_int_equal(bpf_map__update_elem(skel->maps.mcast, &k, sizeof(k),
+					      &g, sizeof(g), 0),
+			 0);
+	accepted(&o);
+	o.ipv6 = 0;
+	o.dgid = grp_v4;
+	accepted(&o);
+	o.vlan = 0x8100;
+	accepted(&o);
+	o.vlan = 0;
+	o.opcode = ROCE_UD_SEND_ONLY_IMM;
+	accepted(&o);
+	o.dgid = other_v4;
+	o.opcode = ROCE_UD_SEND_ONLY;
+	expect(&o, RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP_);
+	/* the group's address as IPv6 is another group */
+	o.ipv6 = 1;
+	o.dgid = grp_v4;
+	expect(&o, RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP_);
+
+	/* only UD datagrams are multicast: an RC or UC packet to QPN 0xFFFFFF
+	 * is refused even for a group with members */
+	o.ipv6 = 0;
+	o.opcode = ROCE_RC_SEND_ONLY;
+	expect(&o, RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP_);
+	o.opcode = ROCE_UC_SEND_ONLY;
+	expect(&o, RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP_);
+
+	/* the last member gone: dropped again */
+	o.opcode = ROCE_UD_SEND_ONLY;
+	memcpy(k.gid, grp_v4, 16);
+	assert_int_equal(
+		bpf_map__delete_elem(skel->maps.mcast, &k, sizeof(k), 0), 0);
+	expect(&o, RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP_);
+	memcpy(k.gid, grp_v6, 16);
+	assert_int_equal(
+		bpf_map__delete_elem(skel->maps.mcast, &k, sizeof(k), 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1134,6 +1212,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_multi_buffer),
 		cmocka_unit_test(test_redirect_to_xsk),
+		cmocka_unit_test(test_multicast),
 	};
 	int ret;
 
