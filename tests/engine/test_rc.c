@@ -1049,6 +1049,232 @@ static void test_srq(void **state)
 }
 
 /*
+ * Multicast (IBTA 10.5.2.4): a UD Send to QPN 0xFFFFFF and a group's GID
+ * reaches every QP attached to that group on the receiving device, each
+ * its own completion with the GRH, within its own Q_Key; a QP not attached
+ * and a QP with another Q_Key get nothing; the sender's device delivers
+ * to its own members too (loopback, as Soft-RoCE does). Attach refuses
+ * what is not UD or not a multicast GID, detach what is not attached; the
+ * caps hold; destroying a QP detaches it.
+ */
+static void test_ud_multicast(void **state)
+{
+	static const uint8_t grp[16] = { [10] = 0xff, 0xff, 239, 1, 2, 3 };
+	static const uint8_t grp6[16] = { 0xff, 0x0e, [15] = 0x42 };
+	static const uint8_t ucast[16] = { [10] = 0xff, 0xff, 10, 0, 0, 2 };
+	struct qp_opts o = default_opts;
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 1, 0, 0x5e, 1, 2, 3 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 },
+		.hop_limit = 1,
+		.udp_sport = 0xc321
+	};
+	const uint32_t qkey = 0x01234567, len = 200;
+	struct rxdp_qp_attr qa = { .qkey = qkey };
+	struct rxdp_eqp *extra[3], *rcqp;
+	struct rxdp_engine_stats st;
+	struct tp_ah ah = { 0 };
+	struct pair *p;
+	struct host *a, *b;
+	struct ibv_sge s;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_wc wc[8];
+	char why[256];
+	int got[3] = { 0 };
+
+	o.type = IBV_QPT_UD;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &qa,
+						       IBV_QP_QKEY, NULL, 0,
+						       NULL, 0),
+				 0);
+	/* on b: two more UD QPs (one with another Q_Key) on b's CQs */
+	for (int i = 0; i < 3; i++) {
+		struct rxdp_eqp_init init = {
+			.qpn = 0x400 + i,
+			.qp_type = i < 2 ? IBV_QPT_UD : IBV_QPT_RC,
+			.send_cq = b->scq,
+			.recv_cq = b->rcq,
+			.cap = { .max_send_wr = 16,
+				 .max_recv_wr = 16,
+				 .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+		};
+		struct rxdp_qp_attr xa = { .qkey = i == 1 ? 0x77 : qkey };
+
+		extra[i] = rxdp_engine_create_qp(b->e, &init);
+		assert_non_null(extra[i]);
+		if (i < 2)
+			assert_int_equal(tp_qp_connect(extra[i], IBV_QPT_UD,
+						       &xa, NULL),
+					 0);
+	}
+	rcqp = extra[2];
+
+	/* what attach and detach refuse */
+	assert_int_equal(rxdp_engine_mcast_attach(rcqp, grp, why, sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(rxdp_engine_mcast_attach(b->qp, ucast, why,
+						  sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(rxdp_engine_mcast_detach(b->qp, grp, why, sizeof(why)),
+			 -EINVAL);
+	/* b's QP first (the group is new: 1), again (0), the others */
+	assert_int_equal(rxdp_engine_mcast_attach(b->qp, grp, why, sizeof(why)),
+			 1);
+	assert_int_equal(rxdp_engine_mcast_attach(b->qp, grp, why, sizeof(why)),
+			 0);
+	assert_int_equal(
+		rxdp_engine_mcast_attach(extra[1], grp, why, sizeof(why)), 0);
+	assert_int_equal(
+		rxdp_engine_mcast_attach(b->qp, grp6, why, sizeof(why)), 1);
+	/* a's own QP is a member too: it gets its own datagram back */
+	assert_int_equal(rxdp_engine_mcast_attach(a->qp, grp, why, sizeof(why)),
+			 1);
+
+	tp_ah_init(&ah, rxdp_engine_create_ah(a->e, NULL, &path));
+	assert_non_null(ah.eah);
+	post_recv1(b, 1, 0, 4096);
+	post_recv1(a, 2, 8192, 4096);
+	s = sge(b, 16384, 4096);
+	s.lkey = rxdp_emr_lkey(b->mr);
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.wr_id = 3;
+	rwr.sg_list = &s;
+	rwr.num_sge = 1;
+	assert_int_equal(tp_post_recv(extra[0], &rwr, &rbad), 0);
+	rwr.wr_id = 4;
+	assert_int_equal(tp_post_recv(extra[1], &rwr, &rbad), 0);
+
+	fill(a->buf, len, 77);
+	s = sge(a, 0, len);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 9;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = &ah.ibv;
+	wr.wr.ud.remote_qpn = RXDP_MCAST_QPN;
+	wr.wr.ud.remote_qkey = qkey;
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+
+	/* b: its own QP only (extra[0] is not attached, extra[1] has another
+	 * Q_Key) */
+	wait_wc(p, b->rcq, wc, 1);
+	expect_no_wc(p, b->rcq);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[0].qp_num, QPN_B);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].src_qp, QPN_A);
+	assert_int_equal(wc[0].byte_len, ROCE_GRH_LEN + len);
+	assert_true(wc[0].wc_flags & IBV_WC_GRH);
+	assert_memory_equal(b->buf + 20 + 16, path.dip + 12, 4);
+	assert_memory_equal(b->buf + ROCE_GRH_LEN, a->buf, len);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_int_equal(st.rx_mcast, 1);
+	assert_int_equal(st.rx_drop_ud, 1); /* extra[1]'s Q_Key */
+	/* a: loopback to its own member */
+	wait_wc(p, a->rcq, wc, 1);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_int_equal(wc[0].byte_len, ROCE_GRH_LEN + len);
+	assert_memory_equal(a->buf + 8192 + ROCE_GRH_LEN, a->buf, len);
+
+	/* extra[0] joins, extra[1] takes a's Q_Key: all three get the next */
+	assert_int_equal(
+		rxdp_engine_mcast_attach(extra[0], grp, why, sizeof(why)), 0);
+	assert_int_equal(rxdp_engine_qp_modify(extra[1], &qa, IBV_QP_QKEY, NULL,
+					       0, NULL, 0),
+			 0);
+	post_recv1(b, 5, 0, 4096);
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
+	wait_wc(p, a->scq, wc, 1);
+	for (int n = 0; n < 3;) {
+		drive(p);
+		for (int k = tp_poll_cq(b->rcq, 8, wc); k > 0; k--) {
+			struct ibv_wc *c = &wc[k - 1];
+
+			assert_int_equal(c->status, IBV_WC_SUCCESS);
+			assert_int_equal(c->byte_len, ROCE_GRH_LEN + len);
+			got[c->qp_num == QPN_B	 ? 0
+			    : c->qp_num == 0x400 ? 1
+						 : 2]++;
+			n++;
+		}
+	}
+	assert_int_equal(got[0], 1);
+	assert_int_equal(got[1], 1);
+	assert_int_equal(got[2], 1);
+	expect_no_wc(p, b->rcq);
+
+	/* a QP destroyed leaves its groups; the last member's detach empties
+	 * the group and a datagram to it lands nowhere */
+	assert_int_equal(rxdp_engine_destroy_qp(extra[0]), 0);
+	assert_int_equal(
+		rxdp_engine_mcast_detach(extra[1], grp, why, sizeof(why)), 0);
+	assert_int_equal(rxdp_engine_mcast_detach(extra[1], grp, why,
+						  sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(rxdp_engine_mcast_detach(b->qp, grp, why, sizeof(why)),
+			 0);
+	post_recv1(b, 6, 0, 4096);
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
+	wait_wc(p, a->scq, wc, 1);
+	expect_no_wc(p, b->rcq);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_int_equal(st.rx_mcast, 2);
+
+	/* caps: QPs per group */
+	{
+		struct rxdp_eqp *many[RXDP_MAX_MCAST_QP_ATTACH + 1];
+		int n = 0;
+
+		for (; n < RXDP_MAX_MCAST_QP_ATTACH + 1; n++) {
+			struct rxdp_eqp_init init = {
+				.qpn = 0x500 + n,
+				.qp_type = IBV_QPT_UD,
+				.send_cq = b->scq,
+				.recv_cq = b->rcq,
+				.cap = { .max_send_wr = 1, .max_recv_wr = 1 },
+			};
+
+			many[n] = rxdp_engine_create_qp(b->e, &init);
+			assert_non_null(many[n]);
+			assert_int_equal(rxdp_engine_mcast_attach(many[n], grp,
+								  why,
+								  sizeof(why)),
+					 n == RXDP_MAX_MCAST_QP_ATTACH ? -ENOMEM
+					 : n == 0		       ? 1
+								       : 0);
+		}
+		/* groups per QP */
+		for (int g = 0; g < RXDP_MAX_MCAST_PER_QP; g++) {
+			uint8_t gid[16] = { 0xff,
+					    0x0e, [14] = 1, [15] = (uint8_t)g };
+
+			assert_int_equal(
+				rxdp_engine_mcast_attach(many[0], gid, why,
+							 sizeof(why)),
+				g == RXDP_MAX_MCAST_PER_QP - 1 ? -ENOMEM : 1);
+		}
+		while (n--)
+			assert_int_equal(rxdp_engine_destroy_qp(many[n]), 0);
+	}
+	tp_ah_fini(&ah);
+	assert_int_equal(rxdp_engine_destroy_qp(extra[1]), 0);
+	assert_int_equal(rxdp_engine_destroy_qp(rcqp), 0);
+	pair_free(p);
+}
+
+/*
  * UD: Send (with immediate) up to the MTU with the GRH area filled in and
  * the source QP reported; a wrong Q_Key is dropped; a message over the MTU
  * fails locally. RDMA opcodes are refused.
@@ -2890,6 +3116,7 @@ int main(void)
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_ud_multicast),
 		cmocka_unit_test(test_ipv6_vlan),
 		cmocka_unit_test(test_many_qps_threads),
 		cmocka_unit_test(test_lossy_xdp_filter),

@@ -176,12 +176,21 @@ struct rxdp_engine_config {
 	 */
 	uint64_t (*clock)(void *arg);
 	void *clock_arg;
+	/*
+	 * A multicast group got its first member (member true) or lost its
+	 * last (false), gid its 16-byte GID: the owner makes the interface
+	 * join or leave it (IGMP/MLD). Engine lock held: do not call back in.
+	 * NULL: nobody is told.
+	 */
+	void (*mcast_cb)(void *arg, const uint8_t *gid, bool member);
+	void *mcast_arg;
 };
 
 /* The maps an engine writes its QPs' images in (include/rxdp/maps.h) */
 struct rxdp_engine_maps {
 	int qp_ctx; /* fd of the qp_ctx hash */
 	int qp_stats; /* fd of the qp_stats per-CPU array */
+	int mcast; /* fd of the mcast hash (groups with members); 0: none */
 	int ncpus; /* possible CPUs (per-CPU values) */
 };
 
@@ -235,6 +244,7 @@ struct rxdp_engine_stats {
 	uint64_t rjobs_cancelled; /* read/atomic responses a go-back replaced */
 	/* times the progress thread left SCHED_FIFO to spin through a stream */
 	uint64_t streams;
+	uint64_t rx_mcast; /* datagrams to a group with members here */
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 /*
@@ -413,6 +423,21 @@ void rxdp_engine_qp_query(struct rxdp_eqp *qp, struct rxdp_qp_attr *attr,
 enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);
 uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
 int rxdp_engine_destroy_qp(struct rxdp_eqp *qp);
+
+/*
+ * ibv_attach_mcast / ibv_detach_mcast (IBTA 10.5.2.4, 11.2.6): a UD QP
+ * receives the datagrams to QPN 0xFFFFFF sent to the group gid (a RoCE v2
+ * multicast GID: IPv6 ff00::/8 or IPv4-mapped 224.0.0.0/4), each its own
+ * completion. Attach: 1 if the group got its first member here, 0 (also
+ * when attached already), -EINVAL (not UD, not a multicast GID), -ENOMEM
+ * (a cap of params.h). Detach: 0, or -EINVAL (not attached, not UD, not a
+ * multicast GID). Destroying the QP detaches it from all. why: a sentence.
+ */
+int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+			     size_t whylen);
+int rxdp_engine_mcast_detach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+			     size_t whylen);
+bool rxdp_gid_is_multicast(const uint8_t *gid);
 
 /*
  * Where its rings are, and what a poster must know (rxdp_hca_post_send/

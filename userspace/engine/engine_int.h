@@ -278,6 +278,7 @@ struct rxdp_eqp {
 	uint64_t post_ns; /* ... when the engine last took a post from it */
 	uint32_t qpn;
 	enum ibv_qp_type type;
+	uint32_t mcast_n; /* UD: multicast groups it is attached to (mcast.c) */
 	_Atomic int state; /* enum ibv_qp_state */
 	struct rxdp_ecq *scq, *rcq;
 	bool sq_sig_all;
@@ -415,6 +416,9 @@ struct eng_rcqe {
 	uint64_t seq;
 };
 
+#define ENG_MCAST_BUCKETS 256
+struct eng_mcast_grp;
+
 struct rxdp_engine {
 	struct rxdp_engine_config cfg;
 	pthread_mutex_t lock; /* all transport state */
@@ -459,6 +463,9 @@ struct rxdp_engine {
 	cpu_set_t allowed; /* where the progress thread may run at all */
 	cpu_set_t placed; /* where it runs now (eng_place) */
 	uint64_t place_ns; /* when placement was last looked at */
+	/* multicast groups with members, by GID (mcast.c) */
+	struct eng_mcast_grp *mcast[ENG_MCAST_BUCKETS];
+	uint32_t mcast_ngrp, mcast_nattach;
 };
 
 /* The access flags the engine knows; others are accepted and ignored */
@@ -607,6 +614,12 @@ void qpmap_seed_epsn(struct rxdp_eqp *qp);
 int qpmap_ctx(struct rxdp_eqp *qp);
 int qpmap_create(struct rxdp_eqp *qp);
 void qpmap_destroy(struct rxdp_eqp *qp);
+void qpmap_mcast(struct rxdp_engine *e, const uint8_t *gid, bool member);
+/* mcast.c: multicast groups, datagrams to QPN 0xFFFFFF */
+void eng_mcast_qp_gone(struct rxdp_eqp *qp);
+void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi);
+void eng_mcast_loop(struct rxdp_engine *e, const uint8_t *dgid, void *frame,
+		    uint32_t len);
 /* rc.c: the batched path of the owner's memory */
 void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
 		 const struct rxdp_hca_cqd *d);

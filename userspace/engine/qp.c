@@ -240,6 +240,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 		e->tx_next = qp->next;
 	mw_qp_gone(qp);
 	eng_mem_qp_gone(qp);
+	eng_mcast_qp_gone(qp);
 	qp->scq->refs--;
 	qp->rcq->refs--;
 	if (qp->srq)

@@ -18,6 +18,7 @@
  *   program sets NAK_SENT, this file clears it with epsn; qpn claimed here
  *   at create, freed at destroy.
  * - qp_stats: zeroed here at create; counted by the program.
+ * - mcast: an entry per multicast group with members (mcast.c says when).
  * Engine lock held throughout; without maps (tests) only the PSN slot,
  * the QP's own or the table the test gives, is kept.
  */
@@ -145,6 +146,24 @@ void qpmap_destroy(struct rxdp_eqp *qp)
 		memset(qp->psn, 0, sizeof(*qp->psn));
 }
 
+/* A multicast group got its first member here, or lost its last */
+void qpmap_mcast(struct rxdp_engine *e, const uint8_t *gid, bool member)
+{
+	const struct rxdp_engine_maps *maps = e->cfg.maps;
+	struct rxdp_mcast_grp g = { .members = 1 };
+	struct rxdp_mcast_key k;
+	int err;
+
+	if (!maps || maps->mcast <= 0)
+		return;
+	memcpy(k.gid, gid, 16);
+	err = member ? bpf_map_update_elem(maps->mcast, &k, &g, BPF_ANY)
+		     : bpf_map_delete_elem(maps->mcast, &k);
+	if (err && errno != ENOENT)
+		pr_warn("engine: cannot %s a multicast group in the map: %s\n",
+			member ? "add" : "remove", strerror(errno));
+}
+
 /*
  * The contexts and PSN slots a previous owner of the maps left (an rxdpd
  * that was killed: its transport state died with it): removed. How many.
@@ -159,6 +178,13 @@ unsigned int rxdp_engine_maps_clean(const struct rxdp_engine_maps *maps,
 		if (bpf_map_delete_elem(maps->qp_ctx, &key))
 			break;
 		n++;
+	}
+	if (maps->mcast > 0) {
+		struct rxdp_mcast_key k;
+
+		while (!bpf_map_get_next_key(maps->mcast, NULL, &k))
+			if (bpf_map_delete_elem(maps->mcast, &k))
+				break;
 	}
 	for (__u32 i = 0; i < RXDP_MAX_QP; i++)
 		if (psn[i].qpn)

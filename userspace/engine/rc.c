@@ -64,6 +64,8 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 				qp->qpn, d->opcode, n);
 		return n;
 	}
+	if (d->dqpn == RXDP_MCAST_QPN)
+		eng_mcast_loop(e, pp->dip, buf, n); /* our own members */
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
 	e->tx_data += d->paylen != 0;
@@ -619,6 +621,10 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 	struct rxdp_eqp *qp = e->qp_tab[qpn & RXDP_QP_INDEX_MASK];
 	uint32_t svc;
 
+	if (qpn == RXDP_MCAST_QPN) {
+		eng_mcast_rx(e, pi);
+		return;
+	}
 	if (!qp || qp->qpn != qpn) {
 		e->stats.rx_drop_no_qp++;
 		return;
