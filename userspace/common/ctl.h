@@ -119,6 +119,12 @@ enum rxdp_ctl_type {
 	 */
 	RXDP_CTL_MEM_SHARE,
 	RXDP_CTL_MEM_UNSHARE, /* OBJ (handle) -> OBJ */
+	/*
+	 * ibv_attach_mcast / ibv_detach_mcast: OBJ (handle: the QP) + AH
+	 * (dgid: the group's GID) -> OBJ
+	 */
+	RXDP_CTL_MCAST_ATTACH,
+	RXDP_CTL_MCAST_DETACH,
 	RXDP_CTL_TYPE_MAX,
 };
 

@@ -292,6 +292,8 @@ const char *rxdp_ctl_type_name(unsigned int type)
 		[RXDP_CTL_CM] = "cm",
 		[RXDP_CTL_MEM_SHARE] = "mem_share",
 		[RXDP_CTL_MEM_UNSHARE] = "mem_unshare",
+		[RXDP_CTL_MCAST_ATTACH] = "mcast_attach",
+		[RXDP_CTL_MCAST_DETACH] = "mcast_detach",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

@@ -78,8 +78,11 @@ static void maps_close(struct rxdp_maps *m)
 		close(m->xsks);
 	if (m->stats >= 0)
 		close(m->stats);
+	if (m->mcast >= 0)
+		close(m->mcast);
 	memset(m, 0, sizeof(*m));
 	m->qp_ctx = m->qp_psn = m->qp_stats = m->xsks = m->stats = -1;
+	m->mcast = -1;
 }
 
 static int map_get(const char *dir, const char *name)
@@ -104,6 +107,7 @@ static int maps_open(const char *dir, struct rxdp_maps *m)
 
 	memset(m, 0, sizeof(*m));
 	m->qp_ctx = m->qp_psn = m->qp_stats = m->xsks = m->stats = -1;
+	m->mcast = -1;
 	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_PIN(qp_ctx));
 	if (stat(path, &st))
 		return -errno;
@@ -123,6 +127,9 @@ static int maps_open(const char *dir, struct rxdp_maps *m)
 	if ((ret = map_get(dir, RXDP_PIN(stats))) < 0)
 		goto err;
 	m->stats = ret;
+	if ((ret = map_get(dir, RXDP_PIN(mcast))) < 0)
+		goto err;
+	m->mcast = ret;
 
 	/* The layouts must be the ones this daemon was built with */
 	memset(&info, 0, sizeof(info));
@@ -264,6 +271,7 @@ void dev_check(struct rxdp_link *l)
 	l->dev->emaps = (struct rxdp_engine_maps){
 		.qp_ctx = l->dev->maps.qp_ctx,
 		.qp_stats = l->dev->maps.qp_stats,
+		.mcast = l->dev->maps.mcast,
 		.ncpus = rxdpd.ncpus,
 	};
 	dev_xdp_check(l);

@@ -78,6 +78,8 @@ struct hca_dev {
 	 */
 	struct hobj **ahs;
 	struct rxdp_eah *_Atomic *ah_eah;
+	int ifindex;
+	struct mcast_join *joins; /* groups the interface joined (mcast.c) */
 };
 
 enum hobj_kind {
@@ -90,6 +92,7 @@ enum hobj_kind {
 	HO_AH,
 	HO_MW,
 	HO_MEM, /* a range of the client's memory shared with rxdpd */
+	HO_MCAST, /* no object: a QP's multicast attachments, counted per user */
 };
 
 struct hobj {
@@ -119,6 +122,7 @@ struct hobj {
 			struct rxdp_eqp *eqp;
 			struct rxdp_qp *cqp;
 			struct hobj *scq, *rcq, *srq;
+			__u32 mcast; /* groups attached (charged HO_MCAST) */
 		} qp;
 		struct rxdp_eah *eah;
 		__u64 mem_addr; /* HO_MEM: where the client has it */
@@ -147,15 +151,23 @@ struct hca_ctx {
  * capacity (RXDP_MAX_QP QPs, the engine's 65536 MRs) from the others.
  */
 static const __u32 user_limit[] = {
-	[HO_PD] = 4096,	 [HO_MR] = 16384, [HO_CHANNEL] = 1024,
-	[HO_CQ] = 4096,	 [HO_SRQ] = 1024, [HO_QP] = RXDP_MAX_QP / 4,
-	[HO_AH] = 16384, [HO_MW] = 16384, [HO_MEM] = 16384,
+	[HO_PD] = 4096,
+	[HO_MR] = 16384,
+	[HO_CHANNEL] = 1024,
+	[HO_CQ] = 4096,
+	[HO_SRQ] = 1024,
+	[HO_QP] = RXDP_MAX_QP / 4,
+	[HO_AH] = 16384,
+	[HO_MW] = 16384,
+	[HO_MEM] = 16384,
+	/* an eighth of a device's: a user cannot take every group */
+	[HO_MCAST] = RXDP_MAX_TOTAL_MCAST_QP_ATTACH / 8,
 };
 
 struct uid_use {
 	struct uid_use *next;
 	uid_t uid;
-	__u32 n[HO_MEM + 1];
+	__u32 n[HO_MCAST + 1];
 	__u64 bytes; /* of rxdpd's memory (--user-mem) */
 };
 
@@ -178,9 +190,16 @@ static struct uid_use *use_of(uid_t uid)
 }
 
 static const char *const kind_name[] = {
-	[HO_PD] = "PD", [HO_MR] = "MR",	  [HO_CHANNEL] = "channel",
-	[HO_CQ] = "CQ", [HO_SRQ] = "SRQ", [HO_QP] = "QP",
-	[HO_AH] = "AH", [HO_MW] = "MW",	  [HO_MEM] = "shared memory range",
+	[HO_PD] = "PD",
+	[HO_MR] = "MR",
+	[HO_CHANNEL] = "channel",
+	[HO_CQ] = "CQ",
+	[HO_SRQ] = "SRQ",
+	[HO_QP] = "QP",
+	[HO_AH] = "AH",
+	[HO_MW] = "MW",
+	[HO_MEM] = "shared memory range",
+	[HO_MCAST] = "multicast attachment",
 };
 
 static int user_charge(uid_t uid, enum hobj_kind k, char *msg, size_t msglen)
@@ -338,6 +357,17 @@ static void on_cq_notify(void *arg)
 		atomic_fetch_add(&o->comp_events, 1);
 }
 
+/* A group got its first member on the device, or lost its last */
+static void on_mcast(void *arg, const uint8_t *gid, bool member)
+{
+	struct hca_dev *hd = arg;
+
+	if (member)
+		mcast_join(&hd->joins, hd->ifindex, gid);
+	else
+		mcast_leave(&hd->joins, gid);
+}
+
 static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 {
 	struct hca_dev *hd = arg;
@@ -352,6 +382,7 @@ static void hca_dev_free(struct hca_dev *hd)
 	if (!hd)
 		return;
 	rxdp_engine_destroy(hd->e);
+	mcast_leave_all(&hd->joins);
 	rxdp_xsk_port_destroy(hd->port);
 	rxdp_umem_destroy(&hd->umem);
 	if (hd->page)
@@ -434,6 +465,9 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	cfg.event_arg = hd;
 	cfg.ah_lookup = on_ah_lookup;
 	cfg.ah_arg = hd;
+	cfg.mcast_cb = on_mcast;
+	cfg.mcast_arg = hd;
+	hd->ifindex = l->ifindex;
 	cfg.sleep_word = &hd->page->sleeping;
 	cfg.stream_word = &hd->page->streaming;
 	cfg.fifo_prio = rxdpd.fifo_prio;
@@ -1227,7 +1261,10 @@ static void qp_obj_destroy(struct hobj *o)
 {
 	struct rxdp_link *l = link_by_index(o->ctx->ifindex);
 
+	/* the engine detaches it from its groups */
 	rxdp_engine_destroy_qp(o->qp.eqp);
+	for (; o->qp.mcast; o->qp.mcast--)
+		user_uncharge(o->ctx->c->uid, HO_MCAST);
 	o->qp.scq->refs--;
 	o->qp.rcq->refs--;
 	if (o->qp.srq)
@@ -1386,6 +1423,51 @@ void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
 		memset(path, 0, sizeof(*path));
 }
 
+/*
+ * ibv_attach_mcast / ibv_detach_mcast of one of the client's QPs: the
+ * engine keeps the groups (and says when the interface must join or leave
+ * one: on_mcast); the user is charged an attachment, as for an object.
+ * Errnos as the kernel's ib_attach_mcast() and Soft-RoCE give them:
+ * EINVAL for a QP that is not UD, a GID that is not multicast, a detach
+ * of a group the QP is not in; ENOMEM past a device's caps.
+ */
+static int do_mcast(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
+		    const struct rxdp_ah *ah, char *msg, size_t msglen)
+{
+	struct hobj *q = obj_need(x, o->handle, HO_QP, msg, msglen);
+	uid_t uid = x->c->uid;
+	int err;
+
+	if (!q || !ah) {
+		if (q)
+			snprintf(msg, msglen, "no group GID");
+		return -EINVAL;
+	}
+	if (type == RXDP_CTL_MCAST_DETACH) {
+		err = rxdp_engine_mcast_detach(q->qp.eqp, ah->dgid, msg,
+					       msglen);
+		if (!err && q->qp.mcast) {
+			q->qp.mcast--;
+			user_uncharge(uid, HO_MCAST);
+		}
+		return err;
+	}
+	if (!rxdp_gid_is_multicast(ah->dgid) ||
+	    rxdp_engine_qp_type(q->qp.eqp) != IBV_QPT_UD)
+		return rxdp_engine_mcast_attach(q->qp.eqp, ah->dgid, msg,
+						msglen); /* -EINVAL, why */
+	err = user_charge(uid, HO_MCAST, msg, msglen);
+	if (err)
+		return err == -EDQUOT ? -ENOMEM : err;
+	err = rxdp_engine_mcast_attach(q->qp.eqp, ah->dgid, msg, msglen);
+	if (err < 0) {
+		user_uncharge(uid, HO_MCAST);
+		return err == -EALREADY ? 0 : err;
+	}
+	q->qp.mcast++;
+	return 0;
+}
+
 int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
 	    char *msg, size_t msglen)
@@ -1507,6 +1589,9 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 	case RXDP_CTL_MW_ALLOC:
 	case RXDP_CTL_MW_DEALLOC:
 		return do_mw(x, type, o, msg, msglen);
+	case RXDP_CTL_MCAST_ATTACH:
+	case RXDP_CTL_MCAST_DETACH:
+		return do_mcast(x, type, o, ah, msg, msglen);
 	}
 	snprintf(msg, msglen, "unknown object request");
 	return -EOPNOTSUPP;

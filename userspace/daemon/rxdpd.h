@@ -80,6 +80,7 @@ struct rxdp_maps {
 	int qp_stats;
 	int xsks;
 	int stats;
+	int mcast; /* multicast groups with members (the engine writes it) */
 	struct rxdp_qp_psn *psn; /* qp_psn mmapped, RXDP_MAX_QP entries */
 	size_t psn_len;
 	ino_t ino; /* inode of the qp_ctx pin, to notice a re-attach */
@@ -235,6 +236,16 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp);
 struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn);
 /* May this client see the QP (list, query, an error naming its owner)? */
+/*
+ * mcast.c: the interface's memberships of the multicast groups its QPs
+ * attached to (IGMP/MLD, and the Ethernet multicast address the NIC must
+ * accept), one socket per group kept while the group has members
+ */
+struct mcast_join;
+void mcast_join(struct mcast_join **list, int ifindex, const __u8 *gid);
+void mcast_leave(struct mcast_join **list, const __u8 *gid);
+void mcast_leave_all(struct mcast_join **list);
+
 bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp);
 void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);

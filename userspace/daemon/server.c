@@ -693,6 +693,8 @@ static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_CM] = do_cm,
 	[RXDP_CTL_MEM_SHARE] = do_obj,
 	[RXDP_CTL_MEM_UNSHARE] = do_obj,
+	[RXDP_CTL_MCAST_ATTACH] = do_obj,
+	[RXDP_CTL_MCAST_DETACH] = do_obj,
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */

@@ -422,14 +422,16 @@ void rxdp_engine_qp_query(struct rxdp_eqp *qp, struct rxdp_qp_attr *attr,
 			  struct rxdp_path *path);
 enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);
 uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
+enum ibv_qp_type rxdp_engine_qp_type(struct rxdp_eqp *qp);
 int rxdp_engine_destroy_qp(struct rxdp_eqp *qp);
 
 /*
  * ibv_attach_mcast / ibv_detach_mcast (IBTA 10.5.2.4, 11.2.6): a UD QP
  * receives the datagrams to QPN 0xFFFFFF sent to the group gid (a RoCE v2
  * multicast GID: IPv6 ff00::/8 or IPv4-mapped 224.0.0.0/4), each its own
- * completion. Attach: 1 if the group got its first member here, 0 (also
- * when attached already), -EINVAL (not UD, not a multicast GID), -ENOMEM
+ * completion. Attach: 1 if the group got its first member here, 0,
+ * -EALREADY (attached already: nothing changed; the verb's success),
+ * -EINVAL (not UD, not a multicast GID), -ENOMEM
  * (a cap of params.h). Detach: 0, or -EINVAL (not attached, not UD, not a
  * multicast GID). Destroying the QP detaches it from all. why: a sentence.
  */

@@ -618,8 +618,8 @@ void qpmap_mcast(struct rxdp_engine *e, const uint8_t *gid, bool member);
 /* mcast.c: multicast groups, datagrams to QPN 0xFFFFFF */
 void eng_mcast_qp_gone(struct rxdp_eqp *qp);
 void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi);
-void eng_mcast_loop(struct rxdp_engine *e, const uint8_t *dgid, void *frame,
-		    uint32_t len);
+void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
+		    void *frame, uint32_t len);
 /* rc.c: the batched path of the owner's memory */
 void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
 		 const struct rxdp_hca_cqd *d);

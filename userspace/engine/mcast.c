@@ -113,8 +113,10 @@ int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
 	g = mcast_find(e, gid, &link);
 	if (g) {
 		for (uint32_t i = 0; i < g->n; i++)
-			if (g->qp[i] == qp)
-				goto out; /* attached already: done */
+			if (g->qp[i] == qp) {
+				ret = -EALREADY; /* ibv_attach_mcast: 0 */
+				goto out;
+			}
 	}
 	if (qp->mcast_n >= RXDP_MAX_MCAST_PER_QP ||
 	    e->mcast_nattach >= RXDP_MAX_TOTAL_MCAST_QP_ATTACH ||
@@ -236,12 +238,22 @@ void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi)
  * A frame this device sends to a group (built, not yet queued): the
  * device's own members get it too. Engine lock held.
  */
-void eng_mcast_loop(struct rxdp_engine *e, const uint8_t *dgid, void *frame,
-		    uint32_t len)
+void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
+		    void *frame, uint32_t len)
 {
+	uint8_t gid[16] = { 0 };
 	struct pkt_info pi;
 
-	if (!e->mcast_ngrp || !mcast_find(e, dgid, NULL))
+	if (!e->mcast_ngrp)
+		return;
+	/* a path's IPv4 address is its last 4 bytes; a GID's is mapped */
+	if (pp->ipv6) {
+		memcpy(gid, pp->dip, 16);
+	} else {
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, pp->dip + 12, 4);
+	}
+	if (!mcast_find(e, gid, NULL))
 		return;
 	if (pkt_parse(frame, len, &pi)) {
 		e->stats.rx_drop_malformed++;

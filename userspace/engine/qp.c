@@ -261,6 +261,11 @@ uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp)
 	return qp->qpn;
 }
 
+enum ibv_qp_type rxdp_engine_qp_type(struct rxdp_eqp *qp)
+{
+	return qp->type;
+}
+
 static uint32_t mtu_bytes(enum ibv_mtu m)
 {
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128U << m : 1024;

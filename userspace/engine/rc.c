@@ -65,7 +65,7 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 		return n;
 	}
 	if (d->dqpn == RXDP_MCAST_QPN)
-		eng_mcast_loop(e, pp->dip, buf, n); /* our own members */
+		eng_mcast_loop(e, pp, buf, n); /* our own members */
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
 	e->tx_data += d->paylen != 0;

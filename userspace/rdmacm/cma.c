@@ -499,6 +499,9 @@ static void wait_acks(struct cma_id *id)
 	pthread_mutex_unlock(&id->mut);
 }
 
+static struct cma_mc *mc_take(struct cma_id *id, const struct sockaddr *addr);
+static void mc_free(struct cma_id *id, struct cma_mc *mc);
+
 int rdma_destroy_id(struct rdma_cm_id *cm_id)
 {
 	struct cma_id *id = to_cma_id(cm_id);
@@ -515,6 +518,8 @@ int rdma_destroy_id(struct rdma_cm_id *cm_id)
 		cm_id->event = NULL;
 	}
 	wait_acks(id);
+	for (struct cma_mc *mc; (mc = mc_take(id, NULL));)
+		mc_free(id, mc);
 	id_free(id);
 	return 0;
 }
@@ -1218,23 +1223,228 @@ int rdma_establish(struct rdma_cm_id *cm_id)
 	return conn_resp(to_cma_id(cm_id));
 }
 
+/* --- multicast ------------------------------------------------------------------ */
+
+/*
+ * RoCE has no subnet administrator: a join is local, as Soft-RoCE's and
+ * every RoCE device's through the kernel's RDMA CM (cma_iboe_join_multicast:
+ * the group's GID is its IP address, IPv4 mapped; its event comes at once).
+ * The library makes the MULTICAST_JOIN event itself and has rxdpd write it
+ * to the id's channel (RXDP_CM_REPOST), so that it comes in order with the
+ * id's other events, through poll() and rdma_get_cm_event() like them;
+ * reading it attaches the id's QP to the group (rdma-core's
+ * ucma_process_join). The interface joins the IP group (IGMP/MLD) when
+ * the QP attaches (rxdpd, userspace/daemon/mcast.c).
+ */
+#define RXDP_CM_MCAST_QKEY 0x01234567 /* RDMA_UDP_QKEY */
+#define RXDP_CM_MCAST_HOP_LIMIT 64 /* the kernel's for RoCE v2 groups */
+
+static uint64_t mc_seq;
+
+static int sa_is_multicast(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const void *)sa;
+
+		return IN_MULTICAST(be32toh(s->sin_addr.s_addr));
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const void *)sa;
+
+		return s->sin6_addr.s6_addr[0] == 0xff;
+	}
+	return 0;
+}
+
+/* The group's GID: its IPv6 address, or its IPv4 address mapped */
+static void sa_mgid(const struct sockaddr *sa, union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	if (sa->sa_family == AF_INET) {
+		gid->raw[10] = gid->raw[11] = 0xff;
+		memcpy(gid->raw + 12,
+		       &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else {
+		memcpy(gid->raw, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+		       16);
+	}
+}
+
+static int sa_same_addr(const struct sockaddr *a, const struct sockaddr *b)
+{
+	union ibv_gid ga, gb;
+
+	if (a->sa_family != b->sa_family)
+		return 0;
+	sa_mgid(a, &ga);
+	sa_mgid(b, &gb);
+	return !memcmp(&ga, &gb, sizeof(ga));
+}
+
+int rdma_join_multicast_ex(struct rdma_cm_id *cm_id,
+			   struct rdma_cm_join_mc_attr_ex *attr, void *context)
+{
+	struct cma_id *id = to_cma_id(cm_id);
+	struct rxdp_cm_event *r;
+	struct rxdp_ctl_cm cm;
+	struct cma_mc *mc, *m;
+	uint16_t flags = RDMA_MC_JOIN_FLAG_FULLMEMBER;
+	uint32_t info_sgid_index;
+
+	if (!cm_id || !attr ||
+	    !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) ||
+	    !sa_len(attr->addr) ||
+	    (attr->comp_mask &
+	     ~(RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS)))
+		return err_ret(EINVAL);
+	if (attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS)
+		flags = (uint16_t)attr->join_flags;
+	if (flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
+	    flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+		return err_ret(EINVAL);
+	/* datagrams only (the kernel's rdma_join_multicast: UD ids) */
+	if (cm_id->qp_type != IBV_QPT_UD || !sa_is_multicast(attr->addr))
+		return err_ret(EINVAL);
+	/* the id must be bound to a device: its GID is the source */
+	cm_req(&cm, RXDP_CM_QUERY, id);
+	if (cma_call(&cm, NULL))
+		return -1;
+	if (!cm.info.ifindex || !cm.info.src.family)
+		return err_ret(ENODEV);
+	if (cm.info.src.family != attr->addr->sa_family)
+		return err_ret(EINVAL);
+	info_sgid_index = cm.info.sgid_index;
+
+	mc = calloc(1, sizeof(*mc));
+	if (!mc)
+		return err_ret(ENOMEM);
+	memcpy(&mc->addr, attr->addr, sa_len(attr->addr));
+	mc->context = context;
+	mc->join_flags = flags;
+	sa_mgid(attr->addr, &mc->mgid);
+	pthread_mutex_lock(&id->mut);
+	for (m = id->mc_list; m; m = m->next) {
+		if (sa_same_addr((struct sockaddr *)&m->addr, attr->addr)) {
+			pthread_mutex_unlock(&id->mut);
+			free(mc);
+			return err_ret(EADDRINUSE); /* as the kernel's */
+		}
+	}
+	pthread_mutex_lock(&lock);
+	mc->seq = ++mc_seq;
+	pthread_mutex_unlock(&lock);
+	mc->next = id->mc_list;
+	id->mc_list = mc;
+	pthread_mutex_unlock(&id->mut);
+
+	cm_req(&cm, RXDP_CM_REPOST, NULL);
+	cm.channel = to_cma_chan(id->id.channel)->handle;
+	r = &cm.event;
+	r->id = id->handle;
+	r->event = RDMA_CM_EVENT_MULTICAST_JOIN;
+	r->conn.qp_num = 0xffffff; /* IBTA 10.5.2.4: the multicast QPN */
+	r->conn.qkey = RXDP_CM_MCAST_QKEY;
+	r->ud_valid = 1;
+	r->info.sgid_index = (uint8_t)info_sgid_index;
+	memcpy(r->info.dgid, mc->mgid.raw, 16);
+	r->info.hop_limit = RXDP_CM_MCAST_HOP_LIMIT;
+	memcpy(r->private_data, &mc->seq, sizeof(mc->seq));
+	if (cma_call(&cm, NULL)) {
+		int e = errno;
+		struct cma_mc **pp;
+
+		pthread_mutex_lock(&id->mut);
+		for (pp = &id->mc_list; *pp; pp = &(*pp)->next) {
+			if (*pp == mc) {
+				*pp = mc->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&id->mut);
+		free(mc);
+		return err_ret(e);
+	}
+	return complete(id);
+}
+
 int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 			void *context)
 {
-	/* rxdp's devices have no multicast (max_mcast_grp 0) */
-	return err_ret(ENOSYS);
+	struct rdma_cm_join_mc_attr_ex attr = {
+		.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS |
+			     RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
+		.join_flags = RDMA_MC_JOIN_FLAG_FULLMEMBER,
+		.addr = addr,
+	};
+
+	return rdma_join_multicast_ex(id, &attr, context);
 }
 
-int rdma_join_multicast_ex(struct rdma_cm_id *id,
-			   struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-			   void *context)
+/* Out of the id's list: the group of addr (NULL: the first), or NULL */
+static struct cma_mc *mc_take(struct cma_id *id, const struct sockaddr *addr)
 {
-	return err_ret(ENOSYS);
+	struct cma_mc **pp, *mc = NULL;
+
+	pthread_mutex_lock(&id->mut);
+	for (pp = &id->mc_list; *pp; pp = &(*pp)->next) {
+		if (!addr ||
+		    sa_same_addr((struct sockaddr *)&(*pp)->addr, addr)) {
+			mc = *pp;
+			*pp = mc->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&id->mut);
+	return mc;
 }
 
-int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
+static void mc_free(struct cma_id *id, struct cma_mc *mc)
 {
-	return err_ret(EADDRNOTAVAIL);
+	if (mc->attached && id->id.qp)
+		ibv_detach_mcast(id->id.qp, &mc->mgid, 0);
+	free(mc);
+}
+
+int rdma_leave_multicast(struct rdma_cm_id *cm_id, struct sockaddr *addr)
+{
+	struct cma_id *id = to_cma_id(cm_id);
+	struct cma_mc *mc;
+
+	if (!cm_id || !sa_len(addr))
+		return err_ret(EINVAL);
+	mc = mc_take(id, addr);
+	if (!mc)
+		return err_ret(EADDRNOTAVAIL);
+	/* its JOIN event, if still unread, finds no group and is dropped */
+	mc_free(id, mc);
+	return 0;
+}
+
+/*
+ * A MULTICAST_JOIN event read: the group it names (by its seq), with the
+ * id's QP attached unless it joined to send only; NULL if the group was
+ * left meanwhile. The event's status says whether the attach failed.
+ */
+static struct cma_mc *mc_joined(struct cma_id *id,
+				const struct rxdp_cm_event *r, int *status)
+{
+	struct cma_mc *mc;
+	uint64_t seq;
+
+	memcpy(&seq, r->private_data, sizeof(seq));
+	*status = 0;
+	pthread_mutex_lock(&id->mut);
+	for (mc = id->mc_list; mc && mc->seq != seq; mc = mc->next)
+		;
+	if (mc && id->id.qp && !mc->attached &&
+	    mc->join_flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER) {
+		if (ibv_attach_mcast(id->id.qp, &mc->mgid, 0))
+			*status = -errno;
+		else
+			mc->attached = 1;
+	}
+	pthread_mutex_unlock(&id->mut);
+	return mc;
 }
 
 /* --- events ---------------------------------------------------------------------- */
@@ -1412,6 +1622,24 @@ retry:
 		}
 		copy_conn(evt, &r);
 		break;
+	case RDMA_CM_EVENT_MULTICAST_JOIN: {
+		struct cma_mc *mc;
+		int status;
+
+		r.conn.private_data_len = 0; /* the seq is not the user's */
+		copy_ud(evt, &r);
+		mc = mc_joined(id, &r, &status);
+		if (!mc) { /* left before its event was read */
+			ack_event(evt);
+			goto retry;
+		}
+		evt->event.param.ud.private_data = mc->context;
+		if (status) {
+			evt->event.event = RDMA_CM_EVENT_MULTICAST_ERROR;
+			evt->event.status = status;
+		}
+		break;
+	}
 	default:
 		if (id->id.qp_type == IBV_QPT_UD)
 			copy_ud(evt, &r);

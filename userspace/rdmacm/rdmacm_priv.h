@@ -33,6 +33,17 @@ struct cma_chan {
 	uint32_t handle;
 };
 
+/* A multicast group an id joined (rdma_join_multicast) */
+struct cma_mc {
+	struct cma_mc *next;
+	struct sockaddr_storage addr;
+	void *context;
+	uint64_t seq; /* names it in its MULTICAST_JOIN event */
+	uint16_t join_flags; /* enum rdma_cm_join_mc_attr_flags */
+	union ibv_gid mgid;
+	int attached; /* the id's QP is attached to mgid */
+};
+
 struct cma_id {
 	struct rdma_cm_id id;
 	struct cma_id *next;
@@ -50,6 +61,7 @@ struct cma_id {
 	size_t connect_len;
 	struct ibv_ece local_ece, remote_ece;
 	struct ibv_sa_path_rec path;
+	struct cma_mc *mc_list; /* groups joined (under mut) */
 };
 
 struct cma_event {

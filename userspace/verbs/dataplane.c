@@ -1273,19 +1273,34 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 	return ibv_create_ah(pd, &attr);
 }
 
-static int refuse(void)
+/*
+ * Multicast (UD): the group is the GID; the LID means nothing on RoCE
+ * (Annex A17 ignores it, as the kernel's ib_attach_mcast() does for
+ * Ethernet ports). rxdpd checks the rest: EINVAL for a QP that is not UD
+ * or a GID that is not multicast, and for a detach from a group the QP is
+ * not in; ENOMEM past max_mcast_grp / max_mcast_qp_attach. Positive errno.
+ */
+static int mcast_call(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t type)
 {
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
+	struct rxdp_ctl_obj o = { 0 };
+	struct rxdp_ah a = { 0 };
+
+	if (!qp || !gid) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	o.handle = to_qp(qp)->handle;
+	memcpy(a.dgid, gid->raw, sizeof(a.dgid));
+	return obj_call(qp->context, type, &o, &a, NULL);
 }
 
-/* Multicast (UD): not offered, max_mcast_grp is 0 */
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return refuse();
+	return mcast_call(qp, gid, RXDP_CTL_MCAST_ATTACH);
 }
 
 int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return refuse();
+	return mcast_call(qp, gid, RXDP_CTL_MCAST_DETACH);
 }

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "rxdp/params.h"
 #include "verbs/provider.h"
 
 /* The tools and the library were built against this header's layouts */
@@ -365,6 +366,10 @@ static void fill_device_attr(const struct rxdp_dev_info *info,
 	a->max_srq_wr = RXDP_VERBS_MAX_SRQ_WR;
 	a->max_srq_sge = RXDP_VERBS_MAX_SRQ_SGE;
 	a->max_ah = RXDP_VERBS_MAX_AH;
+	/* UD multicast (include/rxdp/params.h: the engine's caps) */
+	a->max_mcast_grp = RXDP_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = RXDP_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = RXDP_MAX_TOTAL_MCAST_QP_ATTACH;
 	a->max_pkeys = RXDP_VERBS_MAX_PKEYS;
 	a->local_ca_ack_delay = RXDP_VERBS_LOCAL_CA_ACK_DELAY;
 	a->phys_port_cnt = 1;
