@@ -318,6 +318,7 @@ static int gen_ctl(const char *dir)
 	struct rxdp_qp_info qi[4];
 	struct rxdp_ctx_fds fds;
 	struct rxdp_ctl_obj o;
+	bool with_ah;
 	struct rxdp_path path_out;
 	struct rxdp_ah ah = { .dgid = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
 			      .sgid_index = 1,
@@ -370,8 +371,11 @@ static int gen_ctl(const char *dir)
 		o.max_send_wr = o.max_recv_wr = 16;
 		o.max_send_sge = o.max_recv_sge = 1;
 		o.mw_type = IBV_MW_TYPE_2;
-		rxdp_ctl_obj(c, t, &o, t == RXDP_CTL_AH_CREATE ? &ah : NULL,
-			     NULL);
+		/* AH_CREATE's address; MCAST_*'s group */
+		with_ah = t == RXDP_CTL_AH_CREATE ||
+			  t == RXDP_CTL_MCAST_ATTACH ||
+			  t == RXDP_CTL_MCAST_DETACH;
+		rxdp_ctl_obj(c, t, &o, with_ah ? &ah : NULL, NULL);
 	}
 	first_walk = nseeds;
 	walk_qp(c, ifindex);
