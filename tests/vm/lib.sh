@@ -180,6 +180,8 @@ vm_run() {
 #   vm_rc_ops [GROUP...]   tests/rc/rc_ops between them
 #   vm_rping               rping (RDMA-CM)
 #   vm_cm                  rping, udaddy, ucmatose, ib_send_bw -R
+#   vm_mckey GROUP         mckey: a receiver in A joined to GROUP, then a
+#                          sender in B, 10 messages, all received
 #   vm_built               fail unless what the guests run is built
 
 vm_built() {
@@ -297,4 +299,44 @@ vm_cm() {
 	vm_pair "ib_send_bw -R" 120 "ib_send_bw -R -d \$DEV -x \$GID -F -n 50" \
 		"ib_send_bw -R -d \$DEV -x \$GID -F -n 50 \$PEER"
 	VM_LISTEN_PORT=18515
+}
+
+# vm_mckey GROUP: multicast with rdma-core's mckey: the receiver in A first,
+# the sender in B once the receiver has joined (a datagram sent before that
+# is lost for good), 10 messages of 100 bytes, every one received. rxdp's
+# join is local; Soft-RoCE's goes through the kernel's RDMA-CM, which
+# joins the IP group (IGMP) on eth0.
+vm_mckey() {
+	local grp=$1 name="mckey $1" sj ok=1 n=0 out=$VM_DIR/pair
+	vm_bg A 120 ". /run/vm.env; exec stdbuf -oL mckey -m $grp -b \$ADDR -C 10 -S 100"
+	sj=$VM_JOB
+	until grep -q "joined dgid" "$VM_DIR/A/job/$sj.out" 2>/dev/null; do
+		n=$((n + 1))
+		if [ $n -ge 600 ] || [ -f "$VM_DIR/A/job/$sj.rc" ]; then
+			ok=0
+			break
+		fi
+		sleep 0.1
+	done
+	if [ $ok = 1 ]; then
+		vm_run B 120 ". /run/vm.env; stdbuf -oL mckey -m $grp -b \$ADDR -s -C 10 -S 100" \
+			>"$out.cli" 2>&1 || ok=0
+	fi
+	[ $ok = 1 ] || vm_run A 10 'pkill -x mckey' >/dev/null
+	vm_wait A "$sj" >"$out.srv" 2>&1 || ok=0
+	grep -q "data transfers complete" "$out.srv" || ok=0
+	if [ $ok = 1 ]; then
+		printf 'ok: %s\n' "$name"
+	else
+		printf 'FAIL: %s\n' "$name"
+		for f in srv cli; do
+			echo "--- $f"
+			head -n 40 "$out.$f"
+		done
+		for g in A B; do
+			echo "--- guest $g"
+			vm_run "$g" 30 /rxdp/tests/vm/guest.sh diag
+		done
+		VM_FAILED+=("$name")
+	fi
 }

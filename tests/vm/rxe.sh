@@ -6,8 +6,9 @@
 #   ibv_rc_pingpong and ibv_ud_pingpong with -c (data checked), perftest's
 #   RC bandwidth and latency tools, a UD send_bw, rc_ops (tests/rc/rc_ops.c:
 #   every RC opcode, sizes around the MTU, byte-checked at both ends, the
-#   error completions) and RDMA-CM programs (rping, udaddy, ucmatose,
-#   ib_send_bw -R);
+#   error completions), RDMA-CM programs (rping, udaddy, ucmatose,
+#   ib_send_bw -R) and multicast (mckey: a group joined through each
+#   stack's RDMA-CM, datagrams from the other stack);
 # the whole exchange captured on the bridge, decoded by tshark, with every
 # ICRC checked, frames from both stacks. Counts are small: the guests run
 # under TCG where the CPU has no virtualisation.
@@ -47,6 +48,8 @@ for round in "rxdp rxe" "rxe rxdp"; do
 	vm_rc_ops wire errors
 	# RDMA-CM: the kernel's CM and rxdpd's set the connections up
 	vm_cm
+	# multicast: the receiver in A, the sender in B
+	vm_mckey 239.1.2.3
 done
 
 kill -INT $dump

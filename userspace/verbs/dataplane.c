@@ -983,6 +983,30 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	return 0;
 }
 
+/*
+ * An HCA sends what was posted before its QP is destroyed: a program may
+ * post unsignaled datagrams and destroy the QP at once (rdma-core's mckey
+ * sender does; Soft-RoCE sends them inside ibv_post_send). rxdpd's engine
+ * takes them from the ring a moment later: wait until it has sent every
+ * one (done reaches prod: an unreliable send is done once sent), while
+ * the QP is in RTS, for 100 ms at most. RC is not waited for: its sends
+ * are done when acknowledged, by a peer that may be gone.
+ */
+static void sq_drain_unreliable(struct rxdp_qp *w)
+{
+	struct rxdp_hca_wq *sq = &w->sh->sq;
+
+	if (w->qp.qp_type != IBV_QPT_UD && w->qp.qp_type != IBV_QPT_UC)
+		return;
+	for (int i = 0; i < 1000; i++) {
+		if (atomic_load(&w->sh->state) != IBV_QPS_RTS ||
+		    atomic_load_explicit(&sq->done, memory_order_acquire) ==
+			    atomic_load(&sq->prod))
+			return;
+		usleep(100);
+	}
+}
+
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct rxdp_qp *w = to_qp(qp);
@@ -992,6 +1016,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (!qp)
 		return EINVAL;
+	sq_drain_unreliable(w);
 	o.handle = w->handle;
 	ret = obj_call(qp->context, RXDP_CTL_QP_DESTROY, &o, NULL, NULL);
 	if (ret == EINVAL)
