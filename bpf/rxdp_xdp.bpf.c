@@ -107,13 +107,17 @@ static __always_inline int source_ok(void *data, void *data_end,
  */
 static __always_inline int mcast_classify(struct xdp_md *ctx, void *data,
 					  void *data_end,
-					  const struct parsed *p, __u32 opf)
+					  const struct parsed *p,
+					  struct roce_bth *bth, __u32 opf)
 {
 	struct rxdp_mcast_key key = {};
 	__u32 idx;
 
 	if (!(opf & ROCE_OPF_SVC_UD))
 		return verdict(RXDP_V_DROP_OPCODE_QP_TYPE, XDP_DROP);
+	/* every QP has the default P_Key (a table of one entry) */
+	if (!roce_pkey_match(bth_pkey(bth), ROCE_DEFAULT_PKEY))
+		return verdict(RXDP_V_DROP_BAD_PKEY, XDP_DROP);
 	if (p->l3_off > 18)
 		return verdict(RXDP_V_DROP_TRUNCATED, XDP_DROP);
 	if (p->ipv6) {
@@ -264,7 +268,7 @@ static __always_inline int rxdp_classify(struct xdp_md *ctx, __u32 frame_len)
 
 	qpn = bth_qpn(bth);
 	if (qpn == RXDP_MCAST_QPN)
-		return mcast_classify(ctx, data, data_end, &p, opf);
+		return mcast_classify(ctx, data, data_end, &p, bth, opf);
 	qc = bpf_map_lookup_elem(&qp_ctx, &qpn);
 	if (!qc)
 		return verdict(RXDP_V_DROP_UNKNOWN_QP, XDP_DROP);

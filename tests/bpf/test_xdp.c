@@ -1167,6 +1167,9 @@ static void test_multicast(void **state)
 	o.vlan = 0;
 	o.opcode = ROCE_UD_SEND_ONLY_IMM;
 	accepted(&o);
+	o.pkey = 0x7123; /* a P_Key no QP here has */
+	expect(&o, RXDP_V_DROP_BAD_PKEY, XDP_DROP_);
+	o.pkey = 0;
 	o.dgid = other_v4;
 	o.opcode = ROCE_UD_SEND_ONLY;
 	expect(&o, RXDP_V_DROP_MCAST_NO_GROUP, XDP_DROP_);

@@ -207,8 +207,8 @@ void eng_mcast_qp_gone(struct rxdp_eqp *qp)
 
 /*
  * A datagram to QPN 0xFFFFFF: one receive for every QP attached to the
- * group of its destination address (each checks its state and Q_Key), at
- * most RXDP_MAX_MCAST_QP_ATTACH. Engine lock held.
+ * group of its destination address (each checks its P_Key, state and
+ * Q_Key), at most RXDP_MAX_MCAST_QP_ATTACH. Engine lock held.
  */
 void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi)
 {
@@ -228,6 +228,10 @@ void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi)
 	for (uint32_t i = 0; i < g->n; i++) {
 		struct rxdp_eqp *qp = g->qp[i];
 
+		if (!roce_pkey_match(bth_pkey(pi->bth), qp->pkey)) {
+			e->stats.rx_drop_ud++;
+			continue;
+		}
 		eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
 		eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
 		resp_rx(qp, pi);
