@@ -56,6 +56,7 @@ G4=239.$((id >> 16 & 255)).$((id >> 8 & 255)).$((id & 255))
 G4_MAC=$(printf '01:00:5e:%02x:%02x:%02x' $((id >> 16 & 127)) $((id >> 8 & 255)) $((id & 255)))
 joined "$NS_B" "$IF_B" "inet  *$G4\b" && fail "$G4 joined before any attach"
 coproc HOLD { verbs "$NS_B" "$check" "$devB" "$G4"; }
+hold=$HOLD_PID # (bash unsets it when the coprocess ends)
 read -r -t 20 line <&"${HOLD[0]}" && [ "$line" = attached ] ||
 	fail "mcast_check did not attach to $G4"
 joined "$NS_B" "$IF_B" "inet  *$G4\b" || {
@@ -63,10 +64,12 @@ joined "$NS_B" "$IF_B" "inet  *$G4\b" || {
 	fail "$IF_B did not join $G4 (IGMP) while a QP was attached"
 }
 joined "$NS_B" "$IF_B" "link  *$G4_MAC" || fail "$IF_B does not accept $G4_MAC"
+ip netns exec "$NS_B" "$RXDP_BIN/rxdp-loader" status "$IF_B" |
+	grep -q "^multicast groups:.* $G4\b" || fail "rxdp-loader status does not list $G4"
 echo "$IF_B joined $G4 ($G4_MAC)"
 echo >&"${HOLD[1]}"
 read -r -t 20 line <&"${HOLD[0]}"
-wait "$HOLD_PID" 2>/dev/null
+wait "$hold" 2>/dev/null
 wait_until 5 bash -c "! ip -n $NS_B maddr show dev $IF_B | grep -q 'inet  *$G4\b'"
 joined "$NS_B" "$IF_B" "inet  *$G4\b" && fail "$IF_B still in $G4 after its QP was destroyed"
 echo "left $G4 with the QP"
@@ -136,6 +139,7 @@ joined "$NS_B" "$IF_B" "inet  *$G4\b" && fail "$IF_B still in $G4 after mckey"
 # datagrams to a group with members here pass the program
 echo "== a datagram to a group with members passes"
 coproc HOLD2 { verbs "$NS_B" "$check" "$devB" "$G4"; }
+hold=$HOLD2_PID
 read -r -t 20 line <&"${HOLD2[0]}" && [ "$line" = attached ] || fail "attach $G4"
 before=$(verdict drop_mcast_no_group)
 verbs "$NS_A" /usr/bin/python3 "$root/tests/lib/roce_send.py" "$G4" \
@@ -144,6 +148,6 @@ verbs "$NS_A" /usr/bin/python3 "$root/tests/lib/roce_send.py" "$G4" \
 sleep 1
 after=$(verdict drop_mcast_no_group)
 echo >&"${HOLD2[1]}"
-wait "$HOLD2_PID" 2>/dev/null
+wait "$hold" 2>/dev/null
 [ "$after" = "$before" ] || fail "datagrams to a joined group dropped as no group"
 echo PASS

@@ -10,6 +10,7 @@
  * network namespace, because interface indexes of two namespaces can be equal
  * and libxdp names its pins by index.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -728,6 +729,35 @@ out:
 		close(fd);
 }
 
+/* The multicast groups with members (their datagrams pass the program) */
+static void print_mcast(const char *dir)
+{
+	static const __u8 v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	int fd = open_pin(dir, RXDP_PIN(mcast));
+	struct rxdp_mcast_key key, next, *prev = NULL;
+	__u32 n = 0;
+
+	if (fd < 0) {
+		printf("multicast groups: (cannot read %s/%s)\n", dir,
+		       RXDP_PIN(mcast));
+		return;
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		char s[INET6_ADDRSTRLEN];
+		int v4 = !memcmp(next.gid, v4mapped, sizeof(v4mapped));
+
+		key = next;
+		prev = &key;
+		if (!n++)
+			printf("multicast groups:");
+		inet_ntop(v4 ? AF_INET : AF_INET6,
+			  v4 ? next.gid + 12 : next.gid, s, sizeof(s));
+		printf(" %s", s);
+	}
+	printf(n ? "\n" : "multicast groups: none\n");
+	close(fd);
+}
+
 static void print_qps(const char *dir, int ncpu)
 {
 	struct rxdp_qp_stats *st = calloc(ncpu, sizeof(*st));
@@ -838,6 +868,7 @@ static int status_one(const char *ifname, int ifindex, int ncpu)
 	if (!pins)
 		return 1;
 	print_verdicts(dir, ncpu);
+	print_mcast(dir);
 	print_qps(dir, ncpu);
 	return 1;
 }

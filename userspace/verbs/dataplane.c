@@ -823,6 +823,14 @@ struct rxdp_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
 	pthread_cond_init(&w->qp.cond, NULL);
 	init_attr->cap = w->cap;
 	rxdp_pd_get(pd);
+	if (w->qp.qp_type == IBV_QPT_UD) {
+		struct rxdp_context *c = to_rxdp_ctx(pd->context);
+
+		pthread_mutex_lock(&c->ud_lock);
+		w->ud_next = c->ud_qps;
+		c->ud_qps = w;
+		pthread_mutex_unlock(&c->ud_lock);
+	}
 	return w;
 }
 
@@ -984,24 +992,26 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 }
 
 /*
- * An HCA sends what was posted before its QP is destroyed: a program may
- * post unsignaled datagrams and destroy the QP at once (rdma-core's mckey
- * sender does; Soft-RoCE sends them inside ibv_post_send). rxdpd's engine
- * takes them from the ring a moment later: wait until it has sent every
- * one (done reaches prod: an unreliable send is done once sent), while
- * the QP is in RTS, for 100 ms at most. RC is not waited for: its sends
- * are done when acknowledged, by a peer that may be gone.
+ * An HCA sends what was posted before its QP or the AH a WR names is
+ * destroyed: a program may post unsignaled datagrams and destroy both at
+ * once (rdma-core's mckey sender does, the AH first; Soft-RoCE sends them
+ * inside ibv_post_send). rxdpd's engine takes WQEs from the ring a moment
+ * later (and finds a UD WR's AH by its handle then): wait, while the QP is
+ * in RTS and for a second at most, until it has taken (sent: done, as an
+ * unreliable send is done once sent) every WQE posted so far. Not for RC,
+ * whose sends are done when a peer that may be gone acknowledges them.
  */
-static void sq_drain_unreliable(struct rxdp_qp *w)
+static void sq_wait(struct rxdp_qp *w, bool sent)
 {
 	struct rxdp_hca_wq *sq = &w->sh->sq;
+	uint32_t target = atomic_load(&sq->prod);
 
-	if (w->qp.qp_type != IBV_QPT_UD && w->qp.qp_type != IBV_QPT_UC)
-		return;
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < 10000; i++) {
+		_Atomic uint32_t *idx = sent ? &sq->done : &sq->cons;
+
 		if (atomic_load(&w->sh->state) != IBV_QPS_RTS ||
-		    atomic_load_explicit(&sq->done, memory_order_acquire) ==
-			    atomic_load(&sq->prod))
+		    (int32_t)(atomic_load_explicit(idx, memory_order_acquire) -
+			      target) >= 0)
 			return;
 		usleep(100);
 	}
@@ -1016,7 +1026,21 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (!qp)
 		return EINVAL;
-	sq_drain_unreliable(w);
+	if (qp->qp_type == IBV_QPT_UD || qp->qp_type == IBV_QPT_UC)
+		sq_wait(w, true);
+	if (qp->qp_type == IBV_QPT_UD) {
+		struct rxdp_context *c = to_rxdp_ctx(qp->context);
+		struct rxdp_qp **pp;
+
+		pthread_mutex_lock(&c->ud_lock);
+		for (pp = &c->ud_qps; *pp; pp = &(*pp)->ud_next) {
+			if (*pp == w) {
+				*pp = w->ud_next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&c->ud_lock);
+	}
 	o.handle = w->handle;
 	ret = obj_call(qp->context, RXDP_CTL_QP_DESTROY, &o, NULL, NULL);
 	if (ret == EINVAL)
@@ -1213,6 +1237,15 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 
 	if (!ah)
 		return EINVAL;
+	/* WRs posted with it are taken (their path copied) first */
+	{
+		struct rxdp_context *c = to_rxdp_ctx(ah->context);
+
+		pthread_mutex_lock(&c->ud_lock);
+		for (struct rxdp_qp *q = c->ud_qps; q; q = q->ud_next)
+			sq_wait(q, false);
+		pthread_mutex_unlock(&c->ud_lock);
+	}
 	o.handle = w->handle;
 	ret = obj_call(ah->context, RXDP_CTL_AH_DESTROY, &o, NULL, NULL);
 	if (ret == EINVAL)

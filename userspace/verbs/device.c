@@ -242,6 +242,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->cmd_fd = -1;
 	ctx->async_fd = -1;
 	pthread_mutex_init(&c->ctl_lock, NULL);
+	pthread_mutex_init(&c->ud_lock, NULL);
 	pthread_rwlock_init(&c->mr_lock, NULL);
 
 	c->ctl = rxdp_ctl_connect(NULL);
@@ -309,6 +310,7 @@ err_ctl:
 	rxdp_ctl_close(c->ctl);
 err_free:
 	pthread_mutex_destroy(&c->ctl_lock);
+	pthread_mutex_destroy(&c->ud_lock);
 	free(c);
 	errno = err;
 	return NULL;
@@ -328,6 +330,7 @@ int ibv_close_device(struct ibv_context *ctx)
 	munmap(c->page, sizeof(*c->page));
 	pthread_mutex_destroy(&ctx->mutex);
 	pthread_mutex_destroy(&c->ctl_lock);
+	pthread_mutex_destroy(&c->ud_lock);
 	free(c);
 	return 0;
 }

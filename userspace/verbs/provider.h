@@ -85,6 +85,7 @@ struct rxdp_qp {
 	 */
 	uint32_t wr_cur;
 	int wr_err;
+	struct rxdp_qp *ud_next; /* UD: in its context's ud_qps */
 };
 
 struct rxdp_vah {

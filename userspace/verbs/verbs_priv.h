@@ -87,6 +87,9 @@ struct rxdp_context {
 	int doorbell; /* wakes rxdpd's data-path thread (an eventfd) */
 	struct rxdp_hca_dev *page; /* the device page, mapped read-only */
 	int dead; /* rxdpd is gone */
+	/* its UD QPs, whose posted sends ibv_destroy_ah waits to be taken */
+	pthread_mutex_t ud_lock;
+	struct rxdp_qp *ud_qps;
 	struct verbs_context vctx; /* last: context must end the struct */
 };
 
