@@ -22,6 +22,10 @@
 #  memrules.sh  registered memory shared with rxdpd (memrules): writers
 #               during registration, fork, DONTNEED, munmap, giving it
 #               back, the batched path of shared file mappings
+#  pairs.sh     8 ib_write_bw -D and 8 ibv_rc_pingpong -c pairs at once over
+#               a 4-queue veth, all finishing, then again beside a CPU hog
+#               on every CPU
+#  poll.sh      rxdpd --poll: data-path threads that never sleep
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
@@ -68,4 +72,5 @@ TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI) $(RC_MEMRULES)
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh \
-	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh
+	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh \
+	 tests/rc/pairs.sh tests/rc/poll.sh

@@ -437,6 +437,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	cfg.sleep_word = &hd->page->sleeping;
 	cfg.stream_word = &hd->page->streaming;
 	cfg.fifo_prio = rxdpd.fifo_prio;
+	cfg.poll = rxdpd.poll;
 	cfg.cpus = rxdpd.ncpus_set ? &rxdpd.cpus : NULL;
 	if (rxdp_xsk_port_bind_flags(hd->port) & XDP_USE_SG)
 		cfg.max_mtu = 4096;

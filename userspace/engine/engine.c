@@ -314,7 +314,8 @@ static void eng_thread_sched(struct rxdp_engine *e)
 		pr_warn("engine: cannot pin the progress thread\n");
 	/* timers (retransmission, RNR) to the microsecond, not 50 us late */
 	prctl(PR_SET_TIMERSLACK, 1000UL);
-	if (e->cfg.fifo_prio > 0) {
+	/* a FIFO thread that never sleeps would own its CPU: not in poll mode */
+	if (e->cfg.fifo_prio > 0 && !e->cfg.poll) {
 		if (eng_sched_fifo(e)) {
 			e->fifo = true;
 			return;
@@ -490,6 +491,28 @@ void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd)
 	close(fd);
 }
 
+/*
+ * Poll mode (cfg.poll): nothing but passes, for a thread with a CPU of its
+ * own. No wake-up is ever needed: the sleeping word stays 0, so posters
+ * never ring; the port's rings, the owners' rings and the timers are all
+ * looked at every pass.
+ */
+static void eng_poll_loop(struct rxdp_engine *e)
+{
+	uint64_t act = eng_activity(e);
+
+	while (!atomic_load(&e->stop)) {
+		uint64_t a;
+
+		eng_let_control_in(e);
+		rxdp_engine_progress(e);
+		a = eng_activity(e);
+		if (a == act)
+			sched_yield();
+		act = a;
+	}
+}
+
 static void *eng_thread(void *arg)
 {
 	struct rxdp_engine *e = arg;
@@ -502,7 +525,13 @@ static void *eng_thread(void *arg)
 	for (int i = 0; i < nfds; i++)
 		eng_epoll_add(e, fds[i], false);
 
+	/* what top -H and /proc/PID/task/TID/comm show */
+	pthread_setname_np(pthread_self(), "rxdp-datapath");
 	eng_thread_sched(e);
+	if (e->cfg.poll) {
+		eng_poll_loop(e);
+		return NULL;
+	}
 	eng_place_init(e);
 	while (!atomic_load(&e->stop)) {
 		/*

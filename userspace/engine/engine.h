@@ -167,6 +167,13 @@ struct rxdp_engine_config {
 	_Atomic __u32 *stream_word;
 	/* SCHED_FIFO priority for the progress thread (0: a short EEVDF slice) */
 	int fifo_prio;
+	/*
+	 * Poll mode: the progress thread never sleeps (nor yields, nor runs
+	 * SCHED_FIFO): it spins on its port and the owners' rings, for hosts
+	 * that give it a core of its own (cpus). The sleeping word stays 0,
+	 * so posters never ring the doorbell.
+	 */
+	int poll;
 	/* CPUs the progress thread may run on (NULL: any) */
 	const cpu_set_t *cpus;
 	/*
