@@ -28,6 +28,11 @@ counters() {
 		ip netns exec "$ns" "$RXDP_BIN/rxdp-ctl" counters 2>&1 |
 			grep -v ' 0$' | head -n 30
 	done
+	# frames the veths dropped (their queues full) before any XDP program
+	ip -n "$NS_A" -s link show dev "$IF_A" | sed -n '/RX:\|TX:/{n;p}' |
+		awk '{print "--- veth in A, RX then TX: packets " $2 ", dropped " $4}'
+	ip -n "$NS_B" -s link show dev "$IF_B" | sed -n '/RX:\|TX:/{n;p}' |
+		awk '{print "--- veth in B, RX then TX: packets " $2 ", dropped " $4}'
 }
 
 listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }

@@ -31,6 +31,10 @@
  *   payload_syscall_bytes  device only: the bytes they moved
  *   payload_direct_bytes   device only: payload bytes copied straight
  *                          into or out of memory shared with rxdpd
+ *   out_of_buffer          device only (mlx5's name): frames for the device
+ *                          that the kernel dropped before rxdpd saw them,
+ *                          its AF_XDP sockets' RX rings full or fill rings
+ *                          empty (XDP_STATISTICS): the data path overrun
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -56,6 +60,7 @@ enum rxdp_hwc {
 	RXDP_HWC_PAYLOAD_SYSCALLS,
 	RXDP_HWC_PAYLOAD_SYSCALL_BYTES,
 	RXDP_HWC_PAYLOAD_DIRECT_BYTES,
+	RXDP_HWC_OUT_OF_BUFFER,
 	RXDP_HWC_MAX,
 };
 
@@ -80,6 +85,7 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_PAYLOAD_SYSCALLS] = "payload_syscalls",
 	[RXDP_HWC_PAYLOAD_SYSCALL_BYTES] = "payload_syscall_bytes",
 	[RXDP_HWC_PAYLOAD_DIRECT_BYTES] = "payload_direct_bytes",
+	[RXDP_HWC_OUT_OF_BUFFER] = "out_of_buffer",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

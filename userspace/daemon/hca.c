@@ -781,8 +781,12 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 			rxdp_engine_hw_counters(hd->e, qp->hqp->qp.eqp, out);
 		return 0;
 	}
-	if (hd)
+	if (hd) {
 		rxdp_engine_hw_counters(hd->e, NULL, out);
+		if (hd->port)
+			out[RXDP_HWC_OUT_OF_BUFFER] =
+				rxdp_xsk_port_rx_lost(hd->port);
+	}
 	out[RXDP_HWC_LINK_DOWNED] = l->dev->link_downed;
 	return 0;
 }

@@ -516,6 +516,13 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 /* As bound: XDP_COPY or XDP_ZEROCOPY, XDP_USE_SG; sockets (queues) */
 uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p);
 int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max);
+/*
+ * Frames the kernel received for the port's sockets and dropped because
+ * a socket had no room (its RX ring full, its fill ring empty) or for
+ * another reason of its own (XDP_STATISTICS, summed): what overruns the
+ * data path, which no transport counter sees. Any thread.
+ */
+uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 

@@ -486,6 +486,23 @@ int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max)
 	return n;
 }
 
+uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		struct xdp_statistics st;
+		socklen_t len = sizeof(st);
+
+		memset(&st, 0, sizeof(st));
+		if (getsockopt(p->s[i].fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+			continue;
+		n += st.rx_dropped + st.rx_ring_full +
+		     st.rx_fill_ring_empty_descs;
+	}
+	return n;
+}
+
 /* Completed TX buffers back to the pool (by their first frame) */
 static void sock_reap(struct rxdp_xsk_port *p, struct xsk_sock *s)
 {
