@@ -313,13 +313,85 @@ static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	return got ? got : -cq_idle(w);
 }
 
+/*
+ * Flushed WQEs of one work queue, from its ring's slots [*cur, prod), into
+ * the CQ ring at *prod while it has room; returns how many
+ */
+static uint32_t wq_flush(const struct rxdp_hca_wq *wq, const void *ring,
+			 uint32_t stride, uint32_t *cur, uint32_t qpn,
+			 struct rxdp_cq *w, uint32_t *prod, uint32_t cons)
+{
+	uint32_t end = atomic_load_explicit(&wq->prod, memory_order_acquire);
+	uint32_t m = wq->size - 1, n = 0;
+
+	for (; *cur != end && *prod - cons < w->size; (*cur)++, (*prod)++) {
+		/* both WQE formats begin with the wr_id */
+		const __u64 *wr_id = (const void *)((const char *)ring +
+						    (*cur & m) * stride);
+		struct ibv_wc *wc = &w->sh->ring[*prod & (w->size - 1)];
+
+		memset(wc, 0, sizeof(*wc));
+		wc->wr_id = *wr_id;
+		wc->status = IBV_WC_WR_FLUSH_ERR;
+		wc->qp_num = qpn;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * rxdpd is gone, as an HCA in a fatal state: every WQE it did not complete
+ * completes with IBV_WC_WR_FLUSH_ERR (only wr_id, status and qp_num are
+ * valid in an error completion, ibv_poll_cq(3)), and the QPs read ERR.
+ * Nobody else writes the CQ's ring now, so the library produces into it,
+ * and every way of polling sees the entries; WQEs posted later are flushed
+ * by a later poll. SRQ WQEs stay in their SRQ, as a QP error leaves them.
+ * Returns how many were added.
+ */
+static uint32_t cq_flush_dead(struct rxdp_cq *w)
+{
+	struct rxdp_context *c = to_rxdp_ctx(w->cq.context);
+	uint32_t prod, cons, n = 0;
+
+	pthread_spin_lock(&w->lock);
+	prod = atomic_load_explicit(&w->sh->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&w->sh->cons, memory_order_relaxed);
+	pthread_mutex_lock(&c->qps_lock);
+	for (struct rxdp_qp *q = c->qps; q; q = q->next) {
+		if (!q->flushing) {
+			q->flushing = true;
+			q->sq_flushed = atomic_load(&q->sh->sq.done);
+			q->rq_flushed = atomic_load(&q->sh->rq.done);
+			atomic_store(&q->sh->state, IBV_QPS_ERR);
+		}
+		if (q->qp.send_cq == &w->cq)
+			n += wq_flush(&q->sh->sq, q->sq, q->sq_stride,
+				      &q->sq_flushed, q->qp.qp_num, w, &prod,
+				      cons);
+		if (q->qp.recv_cq == &w->cq && !q->qp.srq)
+			n += wq_flush(&q->sh->rq, q->rq, q->rq_stride,
+				      &q->rq_flushed, q->qp.qp_num, w, &prod,
+				      cons);
+	}
+	pthread_mutex_unlock(&c->qps_lock);
+	atomic_store_explicit(&w->sh->prod, prod, memory_order_release);
+	pthread_spin_unlock(&w->lock);
+	return n;
+}
+
 int cq_idle(struct rxdp_cq *w)
 {
+	struct rxdp_context *c = to_rxdp_ctx(w->cq.context);
+
 	if (atomic_load_explicit(&w->sh->overflow, memory_order_acquire))
 		return EOVERFLOW;
-	/* an application spinning on an empty CQ learns that rxdpd died */
-	if (!(++w->idle & 0xffff) && ctx_dead(w->cq.context))
-		return EIO;
+	/*
+	 * An application polling an empty CQ learns that rxdpd died (looked
+	 * at every 65536th empty poll, or at once when another call saw it):
+	 * what it had posted comes back flushed, then polls fail with EIO.
+	 */
+	if ((c->dead || !(++w->idle & 0xffff)) && ctx_dead(w->cq.context))
+		return cq_flush_dead(w) ? 0 : EIO;
 	/*
 	 * An application spinning here waits for rxdpd, whose data-path
 	 * thread may need this CPU to make the completion. While that thread
@@ -823,6 +895,14 @@ struct rxdp_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
 	pthread_cond_init(&w->qp.cond, NULL);
 	init_attr->cap = w->cap;
 	rxdp_pd_get(pd);
+	{
+		struct rxdp_context *c = to_rxdp_ctx(pd->context);
+
+		pthread_mutex_lock(&c->qps_lock);
+		w->next = c->qps;
+		c->qps = w;
+		pthread_mutex_unlock(&c->qps_lock);
+	}
 	return w;
 }
 
@@ -1004,6 +1084,17 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 				     &none, &read);
 	rxdp_qp_wait_acked(qp, read);
 	rxdp_pd_put(qp->pd);
+	{
+		struct rxdp_context *c = to_rxdp_ctx(qp->context);
+		struct rxdp_qp **pp = &c->qps;
+
+		pthread_mutex_lock(&c->qps_lock);
+		while (*pp && *pp != w)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = w->next;
+		pthread_mutex_unlock(&c->qps_lock);
+	}
 	shm_unmap(&w->mem);
 	pthread_spin_destroy(&w->sq_lock);
 	pthread_spin_destroy(&w->rq_lock);

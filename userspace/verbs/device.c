@@ -242,6 +242,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->async_fd = -1;
 	pthread_mutex_init(&c->ctl_lock, NULL);
 	pthread_rwlock_init(&c->mr_lock, NULL);
+	pthread_mutex_init(&c->qps_lock, NULL);
 
 	c->ctl = rxdp_ctl_connect(NULL);
 	if (!c->ctl) {
@@ -327,6 +328,7 @@ int ibv_close_device(struct ibv_context *ctx)
 	munmap(c->page, sizeof(*c->page));
 	pthread_mutex_destroy(&ctx->mutex);
 	pthread_mutex_destroy(&c->ctl_lock);
+	pthread_mutex_destroy(&c->qps_lock);
 	free(c);
 	return 0;
 }

@@ -85,6 +85,10 @@ struct rxdp_qp {
 	 */
 	uint32_t wr_cur;
 	int wr_err;
+	/* the context's list; once rxdpd is gone, the WQEs flushed so far */
+	struct rxdp_qp *next;
+	bool flushing;
+	uint32_t sq_flushed, rq_flushed;
 };
 
 struct rxdp_vah {
