@@ -172,6 +172,9 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	{ "fifo", 'f', "PRIO",
 	  "SCHED_FIFO priority of the data-path threads, 1..99;\n"
 	  "0: a short EEVDF slice (default " STR(RXDPD_FIFO_DEFAULT) ")" },
+	{ "engines", 'e', "N",
+	  "data-path engines per device (default: one per RX\n"
+	  "queue, at most one per CPU --cpus allows)" },
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"
 	  "CPU (give them CPUs of their own with --cpus)" },
@@ -220,6 +223,15 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 	case 'p':
 		rxdpd.poll = true;
 		return 0;
+	case 'e':
+		rxdpd.engines = (int)strtol(arg, &end, 10);
+		if (*end || end == arg || rxdpd.engines < 1 ||
+		    rxdpd.engines > RXDP_MAX_QUEUES) {
+			pr_err("--engines %s: a number 1..%d\n", arg,
+			       RXDP_MAX_QUEUES);
+			return -1;
+		}
+		return 0;
 	case 'm':
 		if (parse_bytes(arg, &rxdpd.user_mem)) {
 			pr_err("--user-mem %s: a size like 512M or 2G\n", arg);
@@ -236,7 +248,7 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
-		 " [--poll] [--user-mem BYTES] [--verbose]",
+		 " [--engines N] [--poll] [--user-mem BYTES] [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "
