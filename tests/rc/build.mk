@@ -26,12 +26,15 @@
 #               a 4-queue veth, all finishing, then again beside a CPU hog
 #               on every CPU
 #  poll.sh      rxdpd --poll: data-path threads that never sleep
+#  odp.sh       on-demand paging (odp): capabilities, untouched memory past
+#               RLIMIT_MEMLOCK, holes, implicit ODP, ibv_advise_mr
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
 RC_QP_HOG := $(BUILD)/tests/rc/qp_hog
 RC_MPI := $(BUILD)/tests/rc/mpi_pingpong
 RC_MEMRULES := $(BUILD)/tests/rc/memrules
+RC_ODP := $(BUILD)/tests/rc/odp
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
@@ -47,6 +50,11 @@ $(RC_MEMRULES): $(OBJ)/tests/rc/memrules.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
+
+$(RC_ODP): $(OBJ)/tests/rc/odp.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
 
 $(RC_QP_HOG): $(OBJ)/tests/rc/qp_hog.o
 	$(msg) LD $@
@@ -67,10 +75,11 @@ $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 # the scripts run the programs: build them first (a rule like
 # `rc_ops.sh: $(RC_OPS)` would not: under .SECONDARY a missing prerequisite
 # of an up-to-date file is not remade)
-TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI) $(RC_MEMRULES)
+TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI) $(RC_MEMRULES) \
+	     $(RC_ODP)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh \
 	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh \
-	 tests/rc/pairs.sh tests/rc/poll.sh
+	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/odp.sh
