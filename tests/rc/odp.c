@@ -444,7 +444,10 @@ static void test_munmap(void)
 	size_t len = 4 * page;
 	uint8_t *buf = fresh(len), *hole = buf + 2 * page, *src = malloc(len);
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, ODP_ALL),
-		      *smr = ibv_reg_mr(pd, src, len, IBV_ACCESS_LOCAL_WRITE);
+		      *smr = ibv_reg_mr(pd, src, len,
+					IBV_ACCESS_LOCAL_WRITE |
+						IBV_ACCESS_REMOTE_WRITE |
+						IBV_ACCESS_REMOTE_READ);
 	enum ibv_wc_status st, ss, rs;
 
 	if (!mr || !smr)
