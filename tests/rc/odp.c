@@ -21,6 +21,8 @@
  *             address (heap, stack, fresh mmap) for RDMA Write, Read and
  *             atomics; an address nothing maps is a remote access error;
  *             without ODP such a registration is refused
+ *   rereg     ibv_rereg_mr to ODP gives the pages back (private memory
+ *             that follows the page tables), from ODP shares them again
  *   advise    ibv_advise_mr: sync prefetch faults the range in; bad lkey,
  *             a non-ODP MR, a range out of the MR, PREFETCH_WRITE
  *             without local write, bad flags, advice or count are errors
@@ -581,6 +583,75 @@ static void test_implicit(void)
 		       "an access error\n");
 }
 
+/* --- rereg ------------------------------------------------------------- */
+
+/* Is addr in memory rxdp re-backed with its memfd (shared with rxdpd)? */
+static bool rebacked(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	char line[512];
+	bool ret = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		die("/proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && a >= s && a < e) {
+			ret = strstr(line, "memfd:rxdp-mr") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static void test_rereg(void)
+{
+	size_t len = 4 * page;
+	uint8_t *buf = fresh(len), *src = malloc(64);
+	struct ibv_mr *mr, *smr = ibv_reg_mr(pd, src, 64, 0);
+	enum ibv_wc_status st;
+
+	memset(buf, 'A', len);
+	mr = ibv_reg_mr(pd, buf, len,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!mr || !smr)
+		die("ibv_reg_mr");
+	CHECK(rebacked(buf), "rereg: a pinned MR is not shared with rxdpd");
+	/* to ODP: given back as private memory, and it follows the tables */
+	CHECK(!ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			    ODP_ALL),
+	      "rereg: to ODP: %s", strerror(errno));
+	CHECK(private_anon(buf) && all_bytes(buf, len, 'A'),
+	      "rereg: to ODP: the memory is not private and intact");
+	if (munmap(buf + page, page))
+		die("munmap");
+	memset(src, 'B', 64);
+	st = post1(IBV_WR_RDMA_WRITE, src, smr->lkey, 64, (uintptr_t)buf + page,
+		   mr->rkey, 0, 0);
+	CHECK(st == IBV_WC_REM_ACCESS_ERR, "rereg: ODP hole: %s",
+	      ibv_wc_status_str(st));
+	qps_new();
+	/* back to pinned, over the mapped part: shared again */
+	CHECK(!ibv_rereg_mr(mr,
+			    IBV_REREG_MR_CHANGE_ACCESS |
+				    IBV_REREG_MR_CHANGE_TRANSLATION,
+			    NULL, buf + 2 * page, 2 * page,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+	      "rereg: back from ODP: %s", strerror(errno));
+	CHECK(rebacked(buf + 2 * page), "rereg: back from ODP: not shared");
+	st = post1(IBV_WR_RDMA_WRITE, src, smr->lkey, 64,
+		   (uintptr_t)buf + 2 * page, mr->rkey, 0, 0);
+	CHECK(st == IBV_WC_SUCCESS && all_bytes(buf + 2 * page, 64, 'B'),
+	      "rereg: back from ODP: RDMA Write %s", ibv_wc_status_str(st));
+	CHECK(!ibv_dereg_mr(mr) && !ibv_dereg_mr(smr), "rereg: dereg");
+	if (!failed)
+		printf("ok   rereg: to ODP gives the memory back, from ODP "
+		       "shares it again\n");
+}
+
 /* --- advise ------------------------------------------------------------- */
 
 static void test_advise(void)
@@ -678,8 +749,9 @@ static void test_advise(void)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: odp DEVICE GID_INDEX "
-				"caps|untouched|munmap|implicit|advise\n");
+		fprintf(stderr,
+			"usage: odp DEVICE GID_INDEX "
+			"caps|untouched|munmap|implicit|rereg|advise\n");
 		return 2;
 	}
 	page = sysconf(_SC_PAGESIZE);
@@ -693,6 +765,8 @@ int main(int argc, char **argv)
 		test_munmap();
 	else if (!strcmp(argv[3], "implicit"))
 		test_implicit();
+	else if (!strcmp(argv[3], "rereg"))
+		test_rereg();
 	else if (!strcmp(argv[3], "advise"))
 		test_advise();
 	else
