@@ -615,44 +615,48 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 #endif
 
 /*
- * The ODP MR of pd that lkey names, holding [addr, addr+len) (with local
- * write for a write prefetch), and where that is; false if none (mr_lock
- * read-held)
+ * The ODP MR of pd that g's lkey names (mr_lock read-held), as mlx5's
+ * get_prefetchable_mr() finds it: 0, -ENOENT (no ODP MR has that key),
+ * -EPERM (another PD's, or no local write for a write prefetch). *at: the
+ * range's address if it lies in the MR, else 0.
  */
-static bool advise_find(struct rxdp_context *c, struct ibv_pd *pd,
-			const struct ibv_sge *g, bool write, uintptr_t *at)
+static int advise_find(struct rxdp_context *c, struct ibv_pd *pd,
+		       const struct ibv_sge *g, bool write, uintptr_t *at)
 {
 	struct rxdp_mr *m = *mr_slot(c, g->lkey);
 
 	while (m && m->mr.lkey != g->lkey)
 		m = m->hnext;
-	if (!m || m->mr.pd != pd || !(m->access & IBV_ACCESS_ON_DEMAND) ||
-	    (write && !(m->access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    g->addr < m->iova || g->addr - m->iova > m->mr.length ||
-	    g->length > m->mr.length - (g->addr - m->iova))
-		return false;
-	*at = (uintptr_t)m->mr.addr + (uintptr_t)(g->addr - m->iova);
-	return true;
+	if (!m || !(m->access & IBV_ACCESS_ON_DEMAND))
+		return -ENOENT;
+	if (m->mr.pd != pd || (write && !(m->access & IBV_ACCESS_LOCAL_WRITE)))
+		return -EPERM;
+	*at = 0;
+	if (g->addr >= m->iova && g->addr - m->iova <= m->mr.length &&
+	    g->length <= m->mr.length - (g->addr - m->iova))
+		*at = (uintptr_t)m->mr.addr + (uintptr_t)(g->addr - m->iova);
+	return 0;
 }
 
 /*
- * ibv_advise_mr(3) on ODP MRs. The arguments are checked as rdma-core
- * documents them: unknown advice EOPNOTSUPP; unknown flags or no SGE
- * EINVAL; an lkey that names no ODP MR of pd (or one without local write
- * for PREFETCH_WRITE), or a range outside its MR, EFAULT. rxdpd reaches
- * ODP memory through the process's page tables, so a prefetch is the
- * process faulting the pages in itself (MADV_POPULATE_READ / _WRITE, Linux
- * 5.14; an address that is not mapped is an error there, not a signal):
- * with IBV_ADVISE_MR_FLAG_FLUSH it is done before the call returns and a
- * range that cannot be faulted in is EFAULT; without, it is done too (it
- * costs the same) and its failure is not reported, as an asynchronous
- * prefetch's is not. PREFETCH_NO_FAULT faults nothing: the pages present
- * are reachable already.
+ * ibv_advise_mr(3) on ODP MRs, its errors as mlx5 gives them (Linux 5.15
+ * on): unknown advice EOPNOTSUPP; unknown flags or no SGE EINVAL; an lkey
+ * that is no ODP MR ENOENT; another PD's MR, or PREFETCH_WRITE on an MR
+ * without local write, EPERM; these for every SGE before anything is
+ * done. rxdpd reaches ODP memory through the process's page tables, so a
+ * prefetch is the process faulting the pages in itself
+ * (MADV_POPULATE_READ / _WRITE, Linux 5.14; an address not mapped is an
+ * error there, not a signal). With IBV_ADVISE_MR_FLAG_FLUSH that is done
+ * before the call returns, and a range outside its MR or one that cannot
+ * be faulted in is EFAULT. Without, it is done too (it costs the same) and
+ * neither is reported, as mlx5's asynchronous prefetch does not report
+ * them. PREFETCH_NO_FAULT faults nothing: pages present are reachable.
  */
 int rxdp_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
 {
 	bool write = advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool sync = flags & IBV_ADVISE_MR_FLAG_FLUSH;
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), at;
 	struct rxdp_context *c;
 	int err = 0;
@@ -669,21 +673,24 @@ int rxdp_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 	c = to_rxdp_ctx(pd->context);
 	pthread_rwlock_rdlock(&c->mr_lock);
 	for (uint32_t i = 0; i < num_sge && !err; i++)
-		if (!advise_find(c, pd, &sg_list[i], write, &at))
-			err = EFAULT;
+		err = -advise_find(c, pd, &sg_list[i], write, &at);
 	for (uint32_t i = 0; i < num_sge && !err &&
 			     advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
 	     i++) {
 		uintptr_t s, e;
 
+		advise_find(c, pd, &sg_list[i], write, &at);
+		if (!at) {
+			err = sync ? EFAULT : 0;
+			continue;
+		}
 		if (!sg_list[i].length)
 			continue;
-		advise_find(c, pd, &sg_list[i], write, &at);
 		s = at & ~(pg - 1);
 		e = (at + sg_list[i].length + pg - 1) & ~(pg - 1);
 		if (madvise((void *)s, e - s,
 			    write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) &&
-		    errno != EINVAL && (flags & IBV_ADVISE_MR_FLAG_FLUSH))
+		    errno != EINVAL && sync)
 			err = EFAULT;
 	}
 	pthread_rwlock_unlock(&c->mr_lock);
