@@ -27,7 +27,8 @@
 #               on every CPU
 #  poll.sh      rxdpd --poll: data-path threads that never sleep
 #  odp.sh       on-demand paging (odp): capabilities, untouched memory past
-#               RLIMIT_MEMLOCK, holes, implicit ODP, ibv_advise_mr
+#               RLIMIT_MEMLOCK, holes, implicit ODP, UC and UD, rereg,
+#               ibv_advise_mr
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire

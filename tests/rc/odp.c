@@ -21,6 +21,9 @@
  *             address (heap, stack, fresh mmap) for RDMA Write, Read and
  *             atomics; an address nothing maps is a remote access error;
  *             without ODP such a registration is refused
+ *   transports what odp_caps claims beyond RC, all in untouched ODP
+ *             memory: UC Send, Write, receive (RQ and SRQ); UD Send and
+ *             receive (RQ and SRQ)
  *   rereg     ibv_rereg_mr to ODP gives the pages back (private memory
  *             that follows the page tables), from ODP shares them again
  *   advise    ibv_advise_mr: sync prefetch faults the range in; bad lkey,
@@ -584,6 +587,186 @@ static void test_implicit(void)
 		       "an access error\n");
 }
 
+/* --- transports --------------------------------------------------------- */
+
+/* A UC or UD QP (on srq if not NULL) in INIT */
+static struct ibv_qp *xqp(enum ibv_qp_type type, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = { .qp_type = type,
+				       .send_cq = cq,
+				       .recv_cq = cq,
+				       .srq = srq,
+				       .cap = { .max_send_wr = 16,
+						.max_recv_wr = srq ? 0 : 16,
+						.max_send_sge = 1,
+						.max_recv_sge = 1 } };
+	struct ibv_qp *q = ibv_create_qp(pd, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = 1,
+				 .qkey = 0x11111111,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	if (!q)
+		die("ibv_create_qp (UC/UD)");
+	mask |= type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	if (ibv_modify_qp(q, &a, mask))
+		die("INIT");
+	return q;
+}
+
+/* q (UC: connected to dest) to RTR and RTS */
+static void xqp_rts(struct ibv_qp *q, uint32_t dest)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	int mask = IBV_QP_STATE;
+
+	if (q->qp_type == IBV_QPT_UC) {
+		if (ibv_query_gid(ctx, 1, gid_index, &a.ah_attr.grh.dgid))
+			die("ibv_query_gid");
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = dest;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
+		a.ah_attr.grh.hop_limit = 1;
+		a.ah_attr.port_num = 1;
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN;
+	}
+	if (ibv_modify_qp(q, &a, mask))
+		die("RTR");
+	a.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("RTS");
+}
+
+/*
+ * On q (a UC or UD QP, ah for UD) to dst: an RDMA Write (UC) of len bytes
+ * at wsrc to wdst if wsrc, then a Send of len bytes at src, received at rbuf
+ * (through srq, or dst's RQ): the receive's status and byte_len
+ */
+static enum ibv_wc_status xsend(struct ibv_qp *q, struct ibv_ah *ah,
+				struct ibv_qp *dst, struct ibv_srq *srq,
+				uint32_t lkey, uint32_t rkey, void *wsrc,
+				void *wdst, void *src, void *rbuf, uint32_t len,
+				uint32_t rlen, uint32_t *got)
+{
+	struct ibv_sge rs = { (uintptr_t)rbuf, rlen, lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 },
+			   *rbad;
+	struct ibv_sge ws = { (uintptr_t)wsrc, len, lkey };
+	struct ibv_send_wr wwr = { .wr_id = 3,
+				   .sg_list = &ws,
+				   .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_WRITE },
+			   *bad;
+	struct ibv_sge ss = { (uintptr_t)src, len, lkey };
+	struct ibv_send_wr swr = { .wr_id = 2,
+				   .sg_list = &ss,
+				   .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED };
+	enum ibv_wc_status rst = IBV_WC_GENERAL_ERR;
+
+	wwr.wr.rdma.remote_addr = (uintptr_t)wdst;
+	wwr.wr.rdma.rkey = rkey;
+	if (ah) {
+		swr.wr.ud.ah = ah;
+		swr.wr.ud.remote_qpn = dst->qp_num;
+		swr.wr.ud.remote_qkey = 0x11111111;
+	}
+	if ((srq ? ibv_post_srq_recv(srq, &rwr, &rbad)
+		 : ibv_post_recv(dst, &rwr, &rbad)) ||
+	    (wsrc && ibv_post_send(q, &wwr, &bad)) ||
+	    ibv_post_send(q, &swr, &bad))
+		die("post (UC/UD)");
+	for (int i = 0; i < 2; i++) {
+		struct ibv_wc wc = wait_wc();
+
+		if (wc.wr_id == 1) {
+			rst = wc.status;
+			*got = wc.byte_len;
+		} else if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "FAIL transports: send %s\n",
+				ibv_wc_status_str(wc.status));
+			failed = 1;
+		}
+	}
+	return rst;
+}
+
+/*
+ * What odp_caps claims beyond RC, with every buffer in an ODP MR over
+ * memory never touched before: UC Send, Receive (RQ and SRQ) and RDMA
+ * Write; UD Send and Receive (RQ and SRQ, the GRH landing in ODP memory)
+ */
+static void test_transports(void)
+{
+	size_t len = 8 << 20;
+	uint32_t n = 3000, got = 0;
+	uint8_t *buf = fresh(len);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, ODP_ALL);
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16,
+						  .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &si);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	struct ibv_ah *ah;
+	struct ibv_qp *ua, *ub, *da, *db;
+	enum ibv_wc_status st;
+
+	if (!mr || !srq || ibv_query_gid(ctx, 1, gid_index, &aa.grh.dgid))
+		die("ODP MR / SRQ");
+	aa.grh.sgid_index = (uint8_t)gid_index;
+	aa.grh.hop_limit = 1;
+	ah = ibv_create_ah(pd, &aa);
+	if (!ah)
+		die("ibv_create_ah");
+	for (int use_srq = 0; use_srq < 2; use_srq++) {
+		struct ibv_srq *q = use_srq ? srq : NULL;
+		uint8_t *base = buf + (size_t)use_srq * (4 << 20);
+		uint8_t *src = base, *wdst = base + (1 << 20),
+			*rbuf = base + (2 << 20);
+
+		/* UC: the sender's bytes written by the CPU, the rest untouched */
+		memset(src, 'u', n);
+		ua = xqp(IBV_QPT_UC, NULL);
+		ub = xqp(IBV_QPT_UC, q);
+		xqp_rts(ua, ub->qp_num);
+		xqp_rts(ub, ua->qp_num);
+		st = xsend(ua, NULL, ub, q, mr->lkey, mr->rkey, src, wdst, src,
+			   rbuf, n, n, &got);
+		CHECK(st == IBV_WC_SUCCESS && got == n &&
+			      all_bytes(rbuf, n, 'u') &&
+			      all_bytes(wdst, n, 'u'),
+		      "transports: UC%s: receive %s, %u bytes",
+		      use_srq ? " (SRQ)" : "", ibv_wc_status_str(st), got);
+		ibv_destroy_qp(ua);
+		ibv_destroy_qp(ub);
+
+		/* UD: the receive holds the GRH first */
+		da = xqp(IBV_QPT_UD, NULL);
+		db = xqp(IBV_QPT_UD, q);
+		xqp_rts(da, 0);
+		xqp_rts(db, 0);
+		memset(src, 'd', 512);
+		st = xsend(da, ah, db, q, mr->lkey, 0, NULL, NULL, src,
+			   rbuf + (1 << 19), 512, 512 + 40, &got);
+		CHECK(st == IBV_WC_SUCCESS && got == 512 + 40 &&
+			      all_bytes(rbuf + (1 << 19) + 40, 512, 'd'),
+		      "transports: UD%s: receive %s, %u bytes",
+		      use_srq ? " (SRQ)" : "", ibv_wc_status_str(st), got);
+		ibv_destroy_qp(da);
+		ibv_destroy_qp(db);
+	}
+	ibv_destroy_ah(ah);
+	ibv_destroy_srq(srq);
+	CHECK(!ibv_dereg_mr(mr), "transports: dereg");
+	if (!failed)
+		printf("ok   transports: UC Send, Write and receive (RQ, SRQ), "
+		       "UD Send and receive (RQ, SRQ) in untouched ODP "
+		       "memory\n");
+}
+
 /* --- rereg ------------------------------------------------------------- */
 
 /* Is addr in memory rxdp re-backed with its memfd (shared with rxdpd)? */
@@ -752,9 +935,9 @@ static void test_advise(void)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr,
-			"usage: odp DEVICE GID_INDEX "
-			"caps|untouched|munmap|implicit|rereg|advise\n");
+		fprintf(stderr, "usage: odp DEVICE GID_INDEX "
+				"caps|untouched|munmap|implicit|transports|"
+				"rereg|advise\n");
 		return 2;
 	}
 	page = sysconf(_SC_PAGESIZE);
@@ -768,6 +951,8 @@ int main(int argc, char **argv)
 		test_munmap();
 	else if (!strcmp(argv[3], "implicit"))
 		test_implicit();
+	else if (!strcmp(argv[3], "transports"))
+		test_transports();
 	else if (!strcmp(argv[3], "rereg"))
 		test_rereg();
 	else if (!strcmp(argv[3], "advise"))

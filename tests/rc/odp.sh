@@ -21,7 +21,7 @@ NETNS_NO_IPV6=1 netns_pair
 rxdp_hosts "$tmp"
 errors=0
 syscalls0=$(rxdp_counter "$NS_A" payload_syscalls)
-for t in ${ODP_TESTS:-caps untouched munmap implicit rereg advise}; do
+for t in ${ODP_TESTS:-caps untouched munmap implicit transports rereg advise}; do
 	if verbs "$NS_A" "$prog" "$devA" "$gidA" "$t"; then
 		:
 	else
