@@ -1031,7 +1031,10 @@ static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
 static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		 char *msg, size_t msglen)
 {
-	__u64 bytes = mr_pages_bytes(o->addr, o->length);
+	/* an ODP region pins nothing: the kernel charges it nothing either */
+	__u64 bytes = o->access & IBV_ACCESS_ON_DEMAND
+			      ? 0
+			      : mr_pages_bytes(o->addr, o->length);
 	struct hobj *m = NULL, *pd;
 	struct rxdp_emr *emr;
 	int err;

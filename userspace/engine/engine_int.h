@@ -494,6 +494,11 @@ struct rxdp_engine {
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
 	 IBV_ACCESS_MW_BIND)
+/*
+ * An MR's: and on-demand paging (its memory is the owner's as mapped at
+ * each access; rc_scatter_prep leaves it to rxdpd)
+ */
+#define ENG_MR_ACCESS_KNOWN (ENG_ACCESS_KNOWN | IBV_ACCESS_ON_DEMAND)
 
 /* Bytes per SQ record of inline data: inline WRs or gathered small sends */
 static inline size_t eng_inl_stride(const struct rxdp_eqp *qp)
