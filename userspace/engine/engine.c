@@ -284,12 +284,33 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	return true;
 }
 
+/*
+ * One received packet: to the transport, or (from the port, handoff set)
+ * to the engine of its QP if another engine of the group has it, which
+ * counts it then
+ */
+static void eng_rx_frame(struct rxdp_engine *e, const struct rxdp_frame *f,
+			 bool handoff)
+{
+	struct pkt_info pi;
+	int err = pkt_parse(f->data, f->len, &pi);
+
+	if (!err && handoff && eng_handoff(e, &pi, f))
+		return;
+	e->stats.rx_packets++;
+	if (err == -EILSEQ)
+		e->stats.rx_drop_icrc++;
+	else if (err)
+		e->stats.rx_drop_malformed++;
+	else
+		rc_rx(e, &pi);
+}
+
 /* The packets other engines handed over, up to max: how many */
 static int eng_inbox_pass(struct rxdp_engine *e, int max)
 {
 	struct eng_inbox *in = &e->inbox;
 	uint32_t head, tail;
-	struct pkt_info pi;
 	int n = 0;
 
 	if (!in->slot)
@@ -298,15 +319,9 @@ static int eng_inbox_pass(struct rxdp_engine *e, int max)
 	tail = atomic_load_explicit(&in->tail, memory_order_acquire);
 	for (; head != tail && n < max; head++, n++) {
 		struct eng_inbox_slot *s = &in->slot[head % ENG_INBOX_SLOTS];
-		int err = pkt_parse(s->data, s->len, &pi);
+		struct rxdp_frame f = { .data = s->data, .len = s->len };
 
-		e->stats.rx_packets++;
-		if (err == -EILSEQ)
-			e->stats.rx_drop_icrc++;
-		else if (err)
-			e->stats.rx_drop_malformed++;
-		else
-			rc_rx(e, &pi);
+		eng_rx_frame(e, &f, false);
 	}
 	atomic_store_explicit(&in->head, head, memory_order_release);
 	return n;
@@ -315,7 +330,6 @@ static int eng_inbox_pass(struct rxdp_engine *e, int max)
 int eng_pass(struct rxdp_engine *e)
 {
 	struct rxdp_frame f[ENG_RX_BATCH];
-	struct pkt_info pi;
 	int n, work = 0;
 
 	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
@@ -323,19 +337,8 @@ int eng_pass(struct rxdp_engine *e)
 	work += eng_mem_poll(e);
 	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
-	for (int i = 0; i < n; i++) {
-		int err = pkt_parse(f[i].data, f[i].len, &pi);
-
-		if (!err && eng_handoff(e, &pi, &f[i]))
-			continue; /* counted by the engine it goes to */
-		e->stats.rx_packets++;
-		if (err == -EILSEQ)
-			e->stats.rx_drop_icrc++;
-		else if (err)
-			e->stats.rx_drop_malformed++;
-		else
-			rc_rx(e, &pi);
-	}
+	for (int i = 0; i < n; i++)
+		eng_rx_frame(e, &f[i], true);
 	if (n)
 		e->cfg.ops->rx_release(e->cfg.port, f, n);
 	work += n;
