@@ -51,25 +51,25 @@ $(RC_OPS): $(OBJ)/tests/rc/rc_ops.o $(OBJ)/tests/rc/rc_ops_mw.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs -lpthread
 
-$(RC_MEMRULES): $(OBJ)/tests/rc/memrules.o
+$(RC_MEMRULES): $(OBJ)/tests/rc/memrules.o $(OBJ)/tests/lib/vtest.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs -lpthread
 
-$(RC_ODP): $(OBJ)/tests/rc/odp.o
+$(RC_ODP): $(OBJ)/tests/rc/odp.o $(OBJ)/tests/lib/vtest.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 
 $(RC_QP_HOG): $(OBJ)/tests/rc/qp_hog.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
 
-$(RC_FATAL): $(OBJ)/tests/rc/fatal.o
+$(RC_FATAL): $(OBJ)/tests/rc/fatal.o $(OBJ)/tests/lib/vtest.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 
 # Open MPI's compiler wrapper (libopenmpi-dev)
 $(RC_MPI): tests/rc/mpi_pingpong.c
