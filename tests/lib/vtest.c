@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vtest.h"
 
@@ -84,4 +85,52 @@ void vt_rc_connect(const char *prog, struct ibv_qp *q, int gid_index,
 				  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 				  IBV_QP_MAX_QP_RD_ATOMIC))
 		vt_die(prog, "RTS");
+}
+
+struct ibv_wc vt_wait_wc(const char *prog, struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n;
+
+	for (int i = 0; i < 10000000; i++) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (n < 0)
+			vt_die(prog, "ibv_poll_cq");
+		if (n)
+			return wc;
+		if (i > 1000)
+			usleep(10);
+	}
+	fprintf(stderr, "%s: no completion\n", prog);
+	exit(1);
+}
+
+enum ibv_wc_status vt_post1(const char *prog, struct ibv_qp *q,
+			    enum ibv_wr_opcode op, void *buf, uint32_t lkey,
+			    uint32_t len, uint64_t raddr, uint32_t rkey,
+			    uint64_t a, uint64_t b)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf,
+			       .length = len,
+			       .lkey = lkey };
+	struct ibv_send_wr wr = { .wr_id = 7,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = a;
+		wr.wr.atomic.swap = b;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (ibv_post_send(q, &wr, &bad))
+		vt_die(prog, "ibv_post_send");
+	return vt_wait_wc(prog, q->send_cq).status;
 }

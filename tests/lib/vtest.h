@@ -23,4 +23,16 @@ int vt_ipv4_gid(const char *prog, struct ibv_context *ctx);
 void vt_rc_connect(const char *prog, struct ibv_qp *q, int gid_index,
 		   uint32_t dest, uint8_t timeout);
 
+/* The next completion of cq (waits 100 s at most) */
+struct ibv_wc vt_wait_wc(const char *prog, struct ibv_cq *cq);
+/*
+ * One signaled WR on q: opcode with len bytes at buf (lkey), towards
+ * (raddr, rkey); atomics add or compare-swap a and b. Its completion's
+ * status, from cq (q's send CQ, with nothing else pending).
+ */
+enum ibv_wc_status vt_post1(const char *prog, struct ibv_qp *q,
+			    enum ibv_wr_opcode op, void *buf, uint32_t lkey,
+			    uint32_t len, uint64_t raddr, uint32_t rkey,
+			    uint64_t a, uint64_t b);
+
 #endif

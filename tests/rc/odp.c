@@ -116,20 +116,7 @@ static void setup(const char *dev)
 /* The next completion (of either QP) */
 static struct ibv_wc wait_wc(void)
 {
-	struct ibv_wc wc;
-	int n;
-
-	for (int i = 0; i < 10000000; i++) {
-		n = ibv_poll_cq(cq, 1, &wc);
-		if (n < 0)
-			die("ibv_poll_cq");
-		if (n)
-			return wc;
-		if (i > 1000)
-			usleep(10);
-	}
-	fprintf(stderr, "odp: no completion\n");
-	exit(1);
+	return vt_wait_wc("odp", cq);
 }
 
 /*
@@ -140,29 +127,7 @@ static enum ibv_wc_status post1(enum ibv_wr_opcode op, void *buf, uint32_t lkey,
 				uint32_t len, uint64_t raddr, uint32_t rkey,
 				uint64_t a, uint64_t b)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)buf,
-			       .length = len,
-			       .lkey = lkey };
-	struct ibv_send_wr wr = { .wr_id = 7,
-				  .sg_list = &sge,
-				  .num_sge = 1,
-				  .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED },
-			   *bad;
-
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
-	    op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = a;
-		wr.wr.atomic.swap = b;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	if (ibv_post_send(qa, &wr, &bad))
-		die("ibv_post_send");
-	return wait_wc().status;
+	return vt_post1("odp", qa, op, buf, lkey, len, raddr, rkey, a, b);
 }
 
 /*
