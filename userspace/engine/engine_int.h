@@ -420,7 +420,7 @@ struct eng_rcqe {
  * QPs (engine.c). Producers hold lock; the one consumer (the engine's
  * pass) reads [head, tail) without it and then moves head.
  */
-#define ENG_INBOX_SLOTS 256
+#define ENG_INBOX_SLOTS 1024 /* a few QPs' windows (ENG_WINDOW) */
 #define ENG_INBOX_FRAME 4480 /* a 4096-byte path MTU's largest packet */
 struct eng_inbox_slot {
 	uint32_t len;
