@@ -242,8 +242,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->cmd_fd = -1;
 	ctx->async_fd = -1;
 	pthread_mutex_init(&c->ctl_lock, NULL);
-	pthread_mutex_init(&c->ud_lock, NULL);
 	pthread_rwlock_init(&c->mr_lock, NULL);
+	pthread_mutex_init(&c->qps_lock, NULL);
 
 	c->ctl = rxdp_ctl_connect(NULL);
 	if (!c->ctl) {
@@ -298,6 +298,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_qp_ex = rxdp_create_qp_ex;
 	c->vctx.create_srq_ex = rxdp_create_srq_ex;
 	c->vctx.query_rt_values = rxdp_query_rt_values;
+	c->vctx.advise_mr = rxdp_advise_mr;
 	rxdp_dp_set_ops(&ctx->ops);
 	return ctx;
 
@@ -310,7 +311,6 @@ err_ctl:
 	rxdp_ctl_close(c->ctl);
 err_free:
 	pthread_mutex_destroy(&c->ctl_lock);
-	pthread_mutex_destroy(&c->ud_lock);
 	free(c);
 	errno = err;
 	return NULL;
@@ -330,7 +330,7 @@ int ibv_close_device(struct ibv_context *ctx)
 	munmap(c->page, sizeof(*c->page));
 	pthread_mutex_destroy(&ctx->mutex);
 	pthread_mutex_destroy(&c->ctl_lock);
-	pthread_mutex_destroy(&c->ud_lock);
+	pthread_mutex_destroy(&c->qps_lock);
 	free(c);
 	return 0;
 }
@@ -411,14 +411,27 @@ static int rxdp_query_device_ex(struct ibv_context *ctx,
 
 	/*
 	 * What the extended attributes say rxdp has: completion timestamps
-	 * of a 1 GHz clock (nanoseconds, extended.c). Everything else is
-	 * zero: no ODP (MRs are not pinned, but rxdp does not claim the
-	 * paging semantics), TSO, RSS, tag matching, packet pacing, CQ
+	 * of a 1 GHz clock (nanoseconds, extended.c); on-demand paging,
+	 * implicit too, for every operation of each transport (an ODP MR is
+	 * reached through the process's page tables, dataplane.c's reg_mr:
+	 * nothing about it depends on the operation; no XRC). Everything
+	 * else is zero: no TSO, RSS, tag matching, packet pacing, CQ
 	 * moderation, device memory, raw packet capabilities or PCI atomics.
 	 */
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(&info, &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
+	ex.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	ex.odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	ex.odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
+	ex.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND |
+						     IBV_ODP_SUPPORT_RECV |
+						     IBV_ODP_SUPPORT_SRQ_RECV;
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
 	ex.phys_port_cnt_ex = 1;

@@ -85,7 +85,10 @@ struct rxdp_qp {
 	 */
 	uint32_t wr_cur;
 	int wr_err;
-	struct rxdp_qp *ud_next; /* UD: in its context's ud_qps */
+	/* the context's list; once rxdpd is gone, the WQEs flushed so far */
+	struct rxdp_qp *next;
+	bool flushing;
+	uint32_t sq_flushed, rq_flushed;
 };
 
 struct rxdp_vah {
@@ -127,6 +130,8 @@ int cq_idle(struct rxdp_cq *w);
  * A small send's bytes (its SGEs) to dst, if the library knows the MRs
  * (common/hca.h: RXDP_HCA_SEND_GATHERED)
  */
+int rxdp_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 bool gather(struct rxdp_context *c, struct ibv_pd *pd,
 	    const struct ibv_send_wr *wr, uint8_t *dst);
 /*
@@ -150,8 +155,8 @@ void qp_poster(struct rxdp_qp *w, struct rxdp_hca_poster *p);
  * *ref (NULL: none). 0, or EFAULT if the range is not all mapped readable
  * (and writable if write), as pinning it would fail.
  */
-int regmem_get(struct rxdp_context *ctx, uintptr_t addr, size_t len,
-	       bool write, struct regmem_ref **ref);
+int regmem_get(struct rxdp_context *ctx, uintptr_t addr, size_t len, bool write,
+	       struct regmem_ref **ref);
 /* After the MR is deregistered: its extents, given back when unused */
 void regmem_put(struct rxdp_context *ctx, struct regmem_ref *ref);
 /* ibv_close_device: rxdpd drops the context's shares itself */

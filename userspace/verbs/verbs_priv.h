@@ -87,9 +87,8 @@ struct rxdp_context {
 	int doorbell; /* wakes rxdpd's data-path thread (an eventfd) */
 	struct rxdp_hca_dev *page; /* the device page, mapped read-only */
 	int dead; /* rxdpd is gone */
-	/* its UD QPs, whose posted sends ibv_destroy_ah waits to be taken */
-	pthread_mutex_t ud_lock;
-	struct rxdp_qp *ud_qps;
+	pthread_mutex_t qps_lock;
+	struct rxdp_qp *qps; /* every QP, for the flush when rxdpd is gone */
 	struct verbs_context vctx; /* last: context must end the struct */
 };
 
