@@ -26,4 +26,5 @@ $(MCAST_CHECK): $(OBJ)/tests/rdmacm/mcast_check.o
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
 
 TEST_BINS += $(CM_CHECK) $(MCAST_CHECK)
-TESTS += tests/rdmacm/check-abi.sh tests/rdmacm/cm.sh tests/rdmacm/mckey.sh
+TESTS += tests/rdmacm/check-abi.sh tests/rdmacm/cm.sh tests/rdmacm/mckey.sh \
+	 tests/rdmacm/mckey-engines.sh

@@ -13,6 +13,11 @@
 #   - a forged datagram from the segment to a group nobody here joined is
 #     dropped by B's XDP program and counted (drop_mcast_no_group), one to
 #     a group with members is not.
+# MCKEY_ENGINES=2 (tests/rdmacm/mckey-engines.sh): the same with two
+# engines per device on a veth of two queues, where a process's QPs are
+# one engine's: each receiver process of a host on its own engine, the
+# datagrams copied from the engine that received or sent them to the
+# others with members.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -27,6 +32,8 @@ check=$root/build/tests/rdmacm/mcast_check
 id=$RXDP_TEST_ID
 tmp=$(mktemp -d)
 [ -n "${RXDP_KEEP:-}" ] || on_exit "rm -rf '$tmp'"
+engines=${MCKEY_ENGINES:-1}
+[ "$engines" -gt 1 ] && export NETNS_QUEUES=$engines RXDPD_ARGS="--engines $engines"
 netns_pair
 ADDR6_A=fd00:$(printf %x $((id & 0xffff))):2::1
 ADDR6_B=fd00:$(printf %x $((id & 0xffff))):2::2
@@ -36,6 +43,8 @@ RXDP_VERBS_TIMEOUT=60
 rxdp_hosts "$tmp"
 for h in A B; do
 	wait_until 10 grep -q "QP1 up" "$tmp/rxdpd-$h.log"
+	grep -q "$engines engine(s)" "$tmp/rxdpd-$h.log" ||
+		fail "host $h: not $engines engine(s): $(grep 'data path up' "$tmp/rxdpd-$h.log")"
 done
 
 # B's XDP verdict counter NAME

@@ -198,6 +198,7 @@ struct rxdp_engine_group *rxdp_engine_group_create(int n)
 		return NULL;
 	g->n = n;
 	pthread_rwlock_init(&g->lock, NULL);
+	pthread_mutex_init(&g->mc_lock, NULL);
 	g->owner = calloc(RXDP_MAX_QP, sizeof(*g->owner));
 	if (!g->owner) {
 		free(g);
@@ -212,6 +213,8 @@ void rxdp_engine_group_destroy(struct rxdp_engine_group *g)
 	if (!g)
 		return;
 	pthread_rwlock_destroy(&g->lock);
+	pthread_mutex_destroy(&g->mc_lock);
+	free(g->mc);
 	free(g->owner);
 	free(g);
 }
@@ -246,28 +249,44 @@ static void eng_wake(struct rxdp_engine *e)
 /*
  * A packet for a QP of another engine of the group: copied into that
  * engine's inbox. False if it is this engine's to handle (its own QP's,
- * or nobody's: rc_rx counts it).
+ * or nobody's: rc_rx counts it). A multicast datagram is this engine's
+ * for its own members, and a copy goes to each other engine with members
+ * of its group (mcast.c).
  */
 static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 			const struct rxdp_frame *f)
 {
 	struct rxdp_engine_group *g = e->cfg.group;
-	struct rxdp_engine *to;
-	struct eng_inbox *in;
-	uint32_t qpn = bth_qpn(pi->bth), tail;
+	uint32_t qpn = bth_qpn(pi->bth);
 	int owner;
 
-	if (!g || qpn == ROCE_QPN_MASK) /* multicast: delivered here */
+	if (!g)
 		return false;
+	if (qpn == ROCE_QPN_MASK) {
+		eng_mcast_handoff(e, pi->dip, f);
+		return false;
+	}
 	owner = atomic_load(&g->owner[qpn & RXDP_QP_INDEX_MASK]) - 1;
 	if (owner < 0 || owner == e->cfg.group_index || owner >= g->n)
 		return false;
+	eng_inbox_put(e, owner, f);
+	return true;
+}
+
+/* A copy of frame f into the inbox of the group's engine number owner */
+void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f)
+{
+	struct rxdp_engine_group *g = e->cfg.group;
+	struct rxdp_engine *to;
+	struct eng_inbox *in;
+	uint32_t tail;
+
 	pthread_rwlock_rdlock(&g->lock);
 	to = g->e[owner];
 	if (!to) { /* going away with its QPs */
 		pthread_rwlock_unlock(&g->lock);
 		e->stats.rx_drop_handoff++;
-		return true;
+		return;
 	}
 	in = &to->inbox;
 	pthread_mutex_lock(&in->lock);
@@ -278,7 +297,7 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 		pthread_mutex_unlock(&in->lock);
 		pthread_rwlock_unlock(&g->lock);
 		e->stats.rx_drop_handoff++;
-		return true;
+		return;
 	}
 	in->slot[tail % ENG_INBOX_SLOTS].len = f->len;
 	memcpy(in->slot[tail % ENG_INBOX_SLOTS].data, f->data, f->len);
@@ -294,7 +313,6 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	 */
 	e->rx_data++;
 	eng_stream_msg(e, true);
-	return true;
 }
 
 /*

@@ -443,6 +443,10 @@ struct rxdp_engine_group {
 	struct rxdp_engine *e[RXDP_CTL_MAX_XSKS];
 	/* by qpn & RXDP_QP_INDEX_MASK: the owning engine's index + 1, 0 none */
 	_Atomic uint8_t *owner;
+	/* the multicast groups with members, by engine (mcast.c); a leaf lock */
+	pthread_mutex_t mc_lock;
+	struct eng_group_mc *mc;
+	uint32_t nmc;
 };
 
 struct rxdp_engine {
@@ -653,6 +657,11 @@ void eng_mcast_qp_gone(struct rxdp_eqp *qp);
 void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi);
 void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
 		    void *frame, uint32_t len);
+void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
+		       const struct rxdp_frame *f);
+/* engine.c: a copy of a frame into another engine's inbox */
+void eng_inbox_put(struct rxdp_engine *e, int owner,
+		   const struct rxdp_frame *f);
 /* rc.c: the batched path of the owner's memory */
 void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
 		 const struct rxdp_hca_cqd *d);

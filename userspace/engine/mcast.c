@@ -20,6 +20,14 @@
  * device's own members (a frame on the wire does not come back to its
  * sender): loopback, as Soft-RoCE delivers it and a ConnectX does unless
  * the QP was made with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
+ *
+ * Several engines of one device (cfg.group): each keeps the groups of its
+ * own QPs; the group of engines keeps which engines have members of which
+ * group (under its mc_lock), so that the map and the owner hear of a
+ * group's first member and last leave on the device, not per engine, and
+ * a datagram an engine receives or sends is copied to the inbox of every
+ * other engine with members (eng_mcast_handoff), which delivers it to its
+ * own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,10 +76,84 @@ static struct eng_mcast_grp *mcast_find(struct rxdp_engine *e,
 	return *pp;
 }
 
+struct eng_group_mc {
+	uint8_t gid[16];
+	uint32_t engines; /* bit k: engine k has members */
+};
+
+/*
+ * This engine's members of gid went from none to some (member) or back:
+ * true if the device's did too (a lone engine's always)
+ */
+static bool mcast_device_update(struct rxdp_engine *e, const uint8_t *gid,
+				bool member)
+{
+	struct rxdp_engine_group *g = e->cfg.group;
+	uint32_t bit = 1U << e->cfg.group_index, i;
+	bool changed = true;
+
+	if (!g)
+		return true;
+	pthread_mutex_lock(&g->mc_lock);
+	for (i = 0; i < g->nmc && memcmp(g->mc[i].gid, gid, 16); i++)
+		;
+	if (member) {
+		if (i == g->nmc) {
+			struct eng_group_mc *m =
+				realloc(g->mc, (g->nmc + 1) * sizeof(*m));
+
+			if (!m) /* untracked: announced as a lone engine's */
+				goto out;
+			g->mc = m;
+			memcpy(m[i].gid, gid, 16);
+			m[i].engines = 0;
+			g->nmc++;
+		}
+		changed = !g->mc[i].engines;
+		g->mc[i].engines |= bit;
+	} else if (i < g->nmc) {
+		g->mc[i].engines &= ~bit;
+		changed = !g->mc[i].engines;
+		if (changed)
+			g->mc[i] = g->mc[--g->nmc];
+	}
+out:
+	pthread_mutex_unlock(&g->mc_lock);
+	return changed;
+}
+
+/*
+ * A datagram to gid (f: its frame) that this engine received or sent: a
+ * copy to every other engine of the group with members of gid
+ */
+void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
+		       const struct rxdp_frame *f)
+{
+	struct rxdp_engine_group *g = e->cfg.group;
+	uint32_t mask = 0;
+
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->mc_lock);
+	for (uint32_t i = 0; i < g->nmc; i++) {
+		if (!memcmp(g->mc[i].gid, gid, 16)) {
+			mask = g->mc[i].engines;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g->mc_lock);
+	mask &= ~(1U << e->cfg.group_index);
+	for (int k = 0; mask; k++, mask >>= 1)
+		if (mask & 1)
+			eng_inbox_put(e, k, f);
+}
+
 /* The group's member count changed between 0 and 1: tell the map and rxdpd */
 static void mcast_announce(struct rxdp_engine *e, const uint8_t *gid,
 			   bool member)
 {
+	if (!mcast_device_update(e, gid, member))
+		return;
 	qpmap_mcast(e, gid, member);
 	if (e->cfg.mcast_cb)
 		e->cfg.mcast_cb(e->cfg.mcast_arg, gid, member);
@@ -245,10 +327,11 @@ void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi)
 void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
 		    void *frame, uint32_t len)
 {
+	struct rxdp_frame f = { .data = frame, .len = len };
 	uint8_t gid[16] = { 0 };
 	struct pkt_info pi;
 
-	if (!e->mcast_ngrp)
+	if (!e->mcast_ngrp && !e->cfg.group)
 		return;
 	/* a path's IPv4 address is its last 4 bytes; a GID's is mapped */
 	if (pp->ipv6) {
@@ -257,6 +340,7 @@ void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
 		gid[10] = gid[11] = 0xff;
 		memcpy(gid + 12, pp->dip + 12, 4);
 	}
+	eng_mcast_handoff(e, gid, &f); /* the other engines' members */
 	if (!mcast_find(e, gid, NULL))
 		return;
 	if (pkt_parse(frame, len, &pi)) {
