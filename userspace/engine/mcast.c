@@ -122,6 +122,23 @@ out:
 	return changed;
 }
 
+/* A new group here would pass the device's cap (the mcast map's size) */
+static bool mcast_device_full(struct rxdp_engine *e, const uint8_t *gid)
+{
+	struct rxdp_engine_group *g = e->cfg.group;
+	bool full;
+
+	if (!g)
+		return false;
+	pthread_mutex_lock(&g->mc_lock);
+	full = g->nmc >= RXDP_MAX_MCAST_GRP;
+	for (uint32_t i = 0; full && i < g->nmc; i++)
+		if (!memcmp(g->mc[i].gid, gid, 16))
+			full = false; /* another engine's: the device has it */
+	pthread_mutex_unlock(&g->mc_lock);
+	return full;
+}
+
 /*
  * A datagram to gid (f: its frame) that this engine received or sent: a
  * copy to every other engine of the group with members of gid
@@ -203,7 +220,8 @@ int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
 	if (qp->mcast_n >= RXDP_MAX_MCAST_PER_QP ||
 	    e->mcast_nattach >= RXDP_MAX_TOTAL_MCAST_QP_ATTACH ||
 	    (g && g->n >= RXDP_MAX_MCAST_QP_ATTACH) ||
-	    (!g && e->mcast_ngrp >= RXDP_MAX_MCAST_GRP)) {
+	    (!g && (e->mcast_ngrp >= RXDP_MAX_MCAST_GRP ||
+		    mcast_device_full(e, gid)))) {
 		snprintf(why, whylen,
 			 "multicast limits: %u groups per QP, %u QPs per "
 			 "group, %u groups and %u attachments per device",
