@@ -408,7 +408,7 @@ static int hca_engines(int nsock)
 /* Engine k of n: the k-th CPU of --cpus (of every k-th if fewer), or any */
 static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
 {
-	int cnt, want, seen = 0;
+	int cnt, seen = 0;
 
 	if (!rxdpd.ncpus_set)
 		return NULL;
@@ -416,12 +416,11 @@ static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
 	if (cnt < n) /* fewer CPUs than engines: they share all of them */
 		return &rxdpd.cpus;
 	CPU_ZERO(&he->cpus);
-	want = k;
 	for (int c = 0; c < CPU_SETSIZE && seen < cnt; c++) {
 		if (!CPU_ISSET(c, &rxdpd.cpus))
 			continue;
 		/* engine k takes the CPUs k, k + n, ... of the list */
-		if (seen % n == want % n)
+		if (seen % n == k)
 			CPU_SET(c, &he->cpus);
 		seen++;
 	}
