@@ -439,7 +439,7 @@ static int hca_engines(int nsock)
 /* Engine k of n: the k-th CPU of --cpus (of every k-th if fewer), or any */
 static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
 {
-	int cnt, want, seen = 0;
+	int cnt, seen = 0;
 
 	if (!rxdpd.ncpus_set)
 		return NULL;
@@ -447,12 +447,11 @@ static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
 	if (cnt < n) /* fewer CPUs than engines: they share all of them */
 		return &rxdpd.cpus;
 	CPU_ZERO(&he->cpus);
-	want = k;
 	for (int c = 0; c < CPU_SETSIZE && seen < cnt; c++) {
 		if (!CPU_ISSET(c, &rxdpd.cpus))
 			continue;
 		/* engine k takes the CPUs k, k + n, ... of the list */
-		if (seen % n == want % n)
+		if (seen % n == k)
 			CPU_SET(c, &he->cpus);
 		seen++;
 	}
@@ -923,6 +922,7 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 		rxdp_engine_hw_counters(hd->eng[i].e, NULL, v);
 		rxdp_engine_get_stats(hd->eng[i].e, &st);
 		v[RXDP_HWC_RX_HANDOFFS] = st.rx_handoffs;
+		v[RXDP_HWC_OUT_OF_BUFFER] = st.rx_drop_handoff;
 		for (int k = 0; k < RXDP_HWC_MAX; k++)
 			out[k] += v[k];
 		out[RXDP_HWC_OUT_OF_BUFFER] +=
