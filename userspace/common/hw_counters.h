@@ -39,7 +39,10 @@
  *                          another, its inbox full
  *   rx_handoffs            device only: packets one of the device's
  *                          engines received (on one of its queues) for a
- *                          QP of another engine, and copied to it
+ *                          QP of another engine, and copied to it (a
+ *                          multicast datagram: a copy for each other
+ *                          engine with members of its group, received or
+ *                          sent)
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
