@@ -81,6 +81,16 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 		errno = EINVAL;
 		return NULL;
 	}
+	/*
+	 * IBTA 1.5 A19: a persistent Flush places data in the persistence
+	 * domain, and no memory rxdp reaches is persistent memory (an
+	 * application's pages, re-backed by shmem): refused, as Soft-RoCE
+	 * refuses it for pages that are not pmem
+	 */
+	if (access & RXDP_ACCESS_FLUSH_PERSISTENT) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if ((!addr && len) || addr + len < addr || iova + len < iova) {
 		errno = EINVAL;
 		return NULL;
@@ -138,6 +148,8 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
+	if (access & RXDP_ACCESS_FLUSH_PERSISTENT)
+		return -EINVAL; /* as a registration (above) */
 	if ((!addr && len) || addr + len < addr || iova + len < iova ||
 	    pd->e != e || mr->mw_type)
 		return -EINVAL;
@@ -235,7 +247,6 @@ struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key)
 					     offsetof(struct rxdp_emr, k))
 		       : NULL;
 }
-
 
 /* --- address handles ---------------------------------------------------- */
 

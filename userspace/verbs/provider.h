@@ -65,7 +65,11 @@ struct rxdp_srq {
 struct rxdp_qp {
 	union {
 		struct ibv_qp qp;
-		struct ibv_qp_ex qp_ex; /* ibv_create_qp_ex, ibv_wr_* */
+		struct {
+			struct ibv_qp_ex qp_ex; /* ibv_create_qp_ex, ibv_wr_* */
+			/* where rdma-core 47's ibv_qp_ex has it (ibta15.h) */
+			rxdp_wr_flush_fn wr_flush;
+		};
 	};
 	bool ex; /* made by ibv_create_qp_ex: ibv_qp_to_qp_ex gives qp_ex */
 	uint32_t handle;
@@ -149,8 +153,8 @@ void qp_poster(struct rxdp_qp *w, struct rxdp_hca_poster *p);
  * *ref (NULL: none). 0, or EFAULT if the range is not all mapped readable
  * (and writable if write), as pinning it would fail.
  */
-int regmem_get(struct rxdp_context *ctx, uintptr_t addr, size_t len,
-	       bool write, struct regmem_ref **ref);
+int regmem_get(struct rxdp_context *ctx, uintptr_t addr, size_t len, bool write,
+	       struct regmem_ref **ref);
 /* After the MR is deregistered: its extents, given back when unused */
 void regmem_put(struct rxdp_context *ctx, struct regmem_ref *ref);
 /* ibv_close_device: rxdpd drops the context's shares itself */
