@@ -13,6 +13,7 @@
 #define RXDP_COMMON_IBTA15_H
 
 #include <infiniband/verbs.h>
+#include <stddef.h>
 
 #define RXDP_WR_FLUSH 14U /* IBV_WR_FLUSH */
 #define RXDP_WC_FLUSH 8U /* IBV_WC_FLUSH (IB_UVERBS_WC_FLUSH) */
@@ -33,10 +34,27 @@
 
 /*
  * rdma-core 47's struct ibv_qp_ex goes on after wr_atomic_write (its last
- * member in 44) with this one: a provider that offers Flush puts it there
+ * member in 44) with wr_flush: where a provider that offers Flush puts it
  */
-typedef void (*rxdp_wr_flush_fn)(struct ibv_qp_ex *qp, uint32_t rkey,
+struct rxdp_qp_ex47 {
+	struct ibv_qp_ex qp_ex;
+	void (*wr_flush)(struct ibv_qp_ex *qp, uint32_t rkey,
+			 uint64_t remote_addr, size_t len, uint8_t type,
+			 uint8_t level);
+};
+
+_Static_assert(offsetof(struct rxdp_qp_ex47, wr_flush) ==
+		       offsetof(struct ibv_qp_ex, wr_atomic_write) +
+			       sizeof(void *),
+	       "wr_flush right after 44's last member");
+
+/* rdma-core 47's ibv_wr_flush(), for programs built against 44's headers */
+static inline void rxdp_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey,
 				 uint64_t remote_addr, size_t len, uint8_t type,
-				 uint8_t level);
+				 uint8_t level)
+{
+	((struct rxdp_qp_ex47 *)qp)
+		->wr_flush(qp, rkey, remote_addr, len, type, level);
+}
 
 #endif /* RXDP_COMMON_IBTA15_H */

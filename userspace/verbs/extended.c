@@ -232,10 +232,9 @@ struct ibv_cq_ex *rxdp_create_cq_ex(struct ibv_context *context,
 	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE |     \
 	 RXDP_QP_EX_WITH_FLUSH)
 
-/* rdma-core 47's ibv_qp_ex: wr_flush right after wr_atomic_write */
+/* wr_flush where rdma-core 47's ibv_qp_ex has it (ibta15.h) */
 _Static_assert(offsetof(struct rxdp_qp, wr_flush) ==
-		       offsetof(struct rxdp_qp, qp_ex.wr_atomic_write) +
-			       sizeof(void *),
+		       offsetof(struct rxdp_qp_ex47, wr_flush),
 	       "wr_flush where newer headers have it");
 
 static struct rxdp_qp *to_qp_ex(struct ibv_qp_ex *qp)
