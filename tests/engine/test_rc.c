@@ -1276,6 +1276,74 @@ static void test_flush_atomic_write_invalid(void **state)
 	}
 }
 
+/* Drops b's zero-length read responses (the answers to a's Flushes) */
+static int placed_drop(void *arg, uint8_t *frame, uint32_t len)
+{
+	uint8_t copy[4096];
+	struct pkt_info pi;
+
+	memcpy(copy, frame, len);
+	if (!pkt_parse(copy, len, &pi) &&
+	    pi.opcode == ROCE_RC_READ_RESPONSE_ONLY && !pi.paylen)
+		return 0;
+	return xdp_like(arg, frame, len);
+}
+
+/*
+ * A read response with payload at a Flush's PSN answers no Flush: the
+ * Flush completes with IBV_WC_BAD_RESP_ERR (Soft-RoCE's completer takes
+ * only a zero-length one too)
+ */
+static void test_flush_bad_response(void **state)
+{
+	const struct rxdp_path b_path = {
+		.smac = { 2, 0, 0, 0, 0, 2 },
+		.dmac = { 2, 0, 0, 0, 0, 1 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+	};
+	struct pair *p = pair_new(&flush_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	static uint8_t pay[4], frame[4096];
+	struct pkt_sg sg = { (uintptr_t)pay, 4, 4 };
+	struct pkt_desc d = { .opcode = ROCE_RC_READ_RESPONSE_ONLY,
+			      .pkey = 0xffff,
+			      .dqpn = QPN_A,
+			      .psn = 0xfffff0, /* a's first */
+			      .syndrome = ROCE_AETH_ACK |
+					  ROCE_AETH_CREDIT_INVALID,
+			      .msn = 1,
+			      .sg = &sg,
+			      .nsg = 1,
+			      .paylen = 4 };
+	struct rxdp_emr *fl;
+	struct pkt_path pp;
+	struct ibv_wc wc;
+	int n;
+
+	(void)state;
+	fl = rxdp_engine_reg_mr(b->e, b->buf, 4096, (uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					RXDP_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(fl);
+	memwire_set_filter(p->w, 0, placed_drop, a->psn);
+	post_flush(a, 1, (uintptr_t)b->buf, rxdp_emr_rkey(fl), 64,
+		   RXDP_FLUSH_GLOBAL, RXDP_FLUSH_RANGE);
+	for (int i = 0; i < 4; i++)
+		drive(p);
+	assert_int_equal(tp_poll_cq(a->scq, 1, &wc), 0);
+	pkt_path_init(&pp, &b_path);
+	n = pkt_build(frame, sizeof(frame), &pp, &d);
+	assert_true(n > 0);
+	memwire_inject(p->w, 0, frame, n);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, IBV_WC_BAD_RESP_ERR);
+	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
+	assert_int_equal(rxdp_engine_dereg_mr(fl), 0);
+	pair_free(p);
+}
+
 /*
  * What the library and the engine refuse before anything goes out: a
  * Flush with no or an unknown placement type, an unknown selectivity
@@ -3417,6 +3485,7 @@ int main(void)
 		cmocka_unit_test(test_flush),
 		cmocka_unit_test(test_flush_atomic_write_access),
 		cmocka_unit_test(test_flush_atomic_write_invalid),
+		cmocka_unit_test(test_flush_bad_response),
 		cmocka_unit_test(test_flush_atomic_write_post_errors),
 		cmocka_unit_test(test_lossy_atomic_write),
 		cmocka_unit_test(test_uc),

@@ -400,11 +400,10 @@ static void req_rx_placed(struct rxdp_eqp *qp, struct pkt_info *pi,
 	if (psn != w->first_psn)
 		return; /* stale */
 	if (pi->opcode != ROCE_RC_READ_RESPONSE_ONLY || pi->paylen) {
-		pr_warn("engine: QP %u: opcode 0x%x with %u bytes answers an "
-			"%s\n",
+		pr_warn("engine: QP %u: opcode 0x%x with %u bytes answers %s\n",
 			qp->qpn, pi->opcode, pi->paylen,
-			w->opcode == IBV_WR_ATOMIC_WRITE ? "Atomic Write"
-							 : "Flush");
+			w->opcode == IBV_WR_ATOMIC_WRITE ? "an Atomic Write"
+							 : "a Flush");
 		w->status = IBV_WC_BAD_RESP_ERR;
 		w->done = true;
 		qp->rd_outstanding--;
