@@ -8,6 +8,7 @@
  * needed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -1342,6 +1343,116 @@ static void test_flush_bad_response(void **state)
 	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
 	assert_int_equal(rxdp_engine_dereg_mr(fl), 0);
 	pair_free(p);
+}
+
+/*
+ * The batched path of an owner's memory (mem.c): b's QP on a PD whose
+ * memory rxdpd does not map, reached through /proc/self/mem by the owner's
+ * memory thread as rxdpd reaches a client's. The Atomic Write is queued
+ * with the RDMA Write before it, and at the Flush's completion both are
+ * placed. (That the answer waits for them is the rjob's mem_seq; the
+ * memory thread is too quick for this test to catch an answer that did
+ * not wait, and a userfaultfd cannot hold it: a write through /proc/PID/mem
+ * to a missing page of a userfaultfd range fails at once, on Linux 6.18.)
+ */
+static void test_flush_batched(void **state)
+{
+	struct pair *p = pair_new(&flush_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_eqp_init init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 64,
+			 .max_recv_wr = 64,
+			 .max_send_sge = 4,
+			 .max_recv_sge = 4 },
+	};
+	const uint32_t len = 256 * 1024 + 9, half = 512 * 1024;
+	struct rxdp_eqp *qa, *qb;
+	struct rxdp_emem *m;
+	struct rxdp_epd *pd;
+	struct rxdp_emr *mr;
+	struct ibv_wc wc[2];
+	uint8_t *far;
+	uint64_t x = 0x0123456789abcdefULL, got;
+	int fd;
+
+	(void)state;
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	m = rxdp_engine_mem_create(b->e, fd);
+	assert_non_null(m);
+	pd = rxdp_engine_alloc_pd(b->e, m);
+	assert_non_null(pd);
+	far = aligned_alloc(4096, 2 * half);
+	assert_non_null(far);
+	memset(far, 0x33, 2 * half);
+	mr = rxdp_engine_reg_mr_pd(pd, (uintptr_t)far, 2 * half, (uintptr_t)far,
+				   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE |
+					   RXDP_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(mr);
+	init.pd = pd;
+	init.qpn = 0x44;
+	init.send_cq = b->scq;
+	init.recv_cq = b->rcq;
+	qb = rxdp_engine_create_qp(b->e, &init);
+	assert_non_null(qb);
+	init.pd = NULL;
+	init.qpn = 0x33;
+	init.send_cq = a->scq;
+	init.recv_cq = a->rcq;
+	qa = rxdp_engine_create_qp(a->e, &init);
+	assert_non_null(qa);
+	qp_connect(qa, 0, 0x44, &flush_opts);
+	qp_connect(qb, 1, 0x33, &flush_opts);
+
+	for (int round = 0; round < 8; round++) {
+		struct ibv_sge s = sge(a, 0, len);
+		struct ibv_send_wr wr = { .wr_id = 1,
+					  .sg_list = &s,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE },
+				   *bad;
+		uint8_t *at = far + (round & 1) * half;
+		/* after the written bytes, 8-byte aligned */
+		uint8_t *aw = at + ((len + 7) & ~7U) + 8;
+
+		fill(a->buf, len, 11 + round);
+		x += round;
+		wr.wr.rdma.remote_addr = (uintptr_t)at;
+		wr.wr.rdma.rkey = rxdp_emr_rkey(mr);
+		assert_int_equal(tp_post_send(qa, &wr, &bad), 0);
+		assert_int_equal(tp_post_atomic_write(qa, 2, 0,
+						      rxdp_emr_rkey(mr),
+						      (uintptr_t)aw, &x),
+				 0);
+		assert_int_equal(tp_post_flush(qa, 3, IBV_SEND_SIGNALED,
+					       rxdp_emr_rkey(mr), (uintptr_t)at,
+					       len, RXDP_FLUSH_GLOBAL,
+					       RXDP_FLUSH_RANGE),
+				 0);
+		wait_wc(p, a->scq, wc, 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[0].wr_id, 3);
+		memcpy(&got, aw, 8);
+		assert_true(got == x);
+		assert_memory_equal(at, a->buf, len);
+	}
+	{ /* all of it through the owner's memory thread */
+		__u64 v[RXDP_HWC_MAX];
+
+		rxdp_engine_hw_counters(b->e, NULL, v);
+		assert_true(v[RXDP_HWC_PAYLOAD_SYSCALL_BYTES] >=
+			    8 * ((uint64_t)len + 8));
+		assert_int_equal(v[RXDP_HWC_PAYLOAD_DIRECT_BYTES], 0);
+	}
+	assert_int_equal(rxdp_engine_destroy_qp(qa), 0);
+	assert_int_equal(rxdp_engine_destroy_qp(qb), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+	assert_int_equal(rxdp_engine_dealloc_pd(pd), 0);
+	rxdp_engine_mem_destroy(m);
+	pair_free(p);
+	free(far);
 }
 
 /*
@@ -3486,6 +3597,7 @@ int main(void)
 		cmocka_unit_test(test_flush_atomic_write_access),
 		cmocka_unit_test(test_flush_atomic_write_invalid),
 		cmocka_unit_test(test_flush_bad_response),
+		cmocka_unit_test(test_flush_batched),
 		cmocka_unit_test(test_flush_atomic_write_post_errors),
 		cmocka_unit_test(test_lossy_atomic_write),
 		cmocka_unit_test(test_uc),
