@@ -1345,6 +1345,27 @@ static void test_flush_bad_response(void **state)
 	pair_free(p);
 }
 
+/* Another RC QP of host h, on pd (NULL: the default one), with h's CQs */
+static struct rxdp_eqp *qp_more(struct host *h, struct rxdp_epd *pd,
+				uint32_t qpn)
+{
+	struct rxdp_eqp_init init = {
+		.pd = pd,
+		.qpn = qpn,
+		.qp_type = IBV_QPT_RC,
+		.send_cq = h->scq,
+		.recv_cq = h->rcq,
+		.cap = { .max_send_wr = 64,
+			 .max_recv_wr = 64,
+			 .max_send_sge = 4,
+			 .max_recv_sge = 4 },
+	};
+	struct rxdp_eqp *qp = rxdp_engine_create_qp(h->e, &init);
+
+	assert_non_null(qp);
+	return qp;
+}
+
 /*
  * The batched path of an owner's memory (mem.c): b's QP on a PD whose
  * memory rxdpd does not map, reached through /proc/self/mem by the owner's
@@ -1359,13 +1380,6 @@ static void test_flush_batched(void **state)
 {
 	struct pair *p = pair_new(&flush_opts);
 	struct host *a = &p->h[0], *b = &p->h[1];
-	struct rxdp_eqp_init init = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 64,
-			 .max_recv_wr = 64,
-			 .max_send_sge = 4,
-			 .max_recv_sge = 4 },
-	};
 	const uint32_t len = 256 * 1024 + 9, half = 512 * 1024;
 	struct rxdp_eqp *qa, *qb;
 	struct rxdp_emem *m;
@@ -1391,18 +1405,8 @@ static void test_flush_batched(void **state)
 					   IBV_ACCESS_REMOTE_WRITE |
 					   RXDP_ACCESS_FLUSH_GLOBAL);
 	assert_non_null(mr);
-	init.pd = pd;
-	init.qpn = 0x44;
-	init.send_cq = b->scq;
-	init.recv_cq = b->rcq;
-	qb = rxdp_engine_create_qp(b->e, &init);
-	assert_non_null(qb);
-	init.pd = NULL;
-	init.qpn = 0x33;
-	init.send_cq = a->scq;
-	init.recv_cq = a->rcq;
-	qa = rxdp_engine_create_qp(a->e, &init);
-	assert_non_null(qa);
+	qb = qp_more(b, pd, 0x44);
+	qa = qp_more(a, NULL, 0x33);
 	qp_connect(qa, 0, 0x44, &flush_opts);
 	qp_connect(qb, 1, 0x33, &flush_opts);
 
