@@ -27,7 +27,12 @@ TARGETS = """\
   above single-stream TCP at its best, and at no more CPU per GiB;
 - through a hop that loses frames at random, goodput at 0.1% loss at least
   80% of the clean goodput, at 1% at least 50%; and no less than TCP's at
-  the same loss."""
+  the same loss;
+- pairs at once over 4 queues: every pair finishes; 4 pairs at least 3
+  times one pair's bandwidth;
+- with rxdpd --poll on CPUs of its own (machines of 8 CPUs or more):
+  ib_write_lat / ib_send_lat 2 B within 2x of the raw ping-pong and below
+  TCP's spinning sockets."""
 
 # The machine counts as idle when the other processes used less than this
 # many CPUs on average, and less than IDLE_P90 in nine seconds of ten
@@ -161,6 +166,24 @@ class Bench:
                        self.get("rxdp ib_write_bw", m, 65536, "cpu"),
                        self.get("raw afxdp stream", m, f, "cpu"),
                        "raw AF_XDP stream, MTU %d" % m, "<=", 1.3)
+        for k in (1, 2, 4, 8):
+            fin = self.get("pairs rxdp ib_write_bw", 9000, k, "finished")
+            if fin is not None:
+                self.ratio("pairs finished / pairs started, %d ib_write_bw "
+                           "pairs at once" % k, fin, k, "every pair", ">=", 1)
+        self.ratio("4 pairs / 1 pair, ib_write_bw 64 KiB over 4 queues",
+                   self.get("pairs rxdp ib_write_bw", 9000, 4, "bw"),
+                   self.get("pairs rxdp ib_write_bw", 9000, 1, "bw"),
+                   "one pair on the same veth", ">=", 3)
+        for t in ("ib_write_lat", "ib_send_lat"):
+            v = self.get("rxdp poll " + t, 9000, 2, "typical")
+            if v is None:
+                continue
+            self.ratio("%s 2 B, rxdpd --poll / raw AF_XDP ping-pong" % t, v,
+                       raw_lat[0], raw_lat[1], "<=", 2)
+            self.ratio("%s 2 B, rxdpd --poll / TCP spinning sockets" % t, v,
+                       self.get("tcp sockperf spinning", 9000, 14, "typical"),
+                       "TCP sockperf spinning, MTU 9000", "<=", 1)
         clean = self.get("loss rxdp ib_write_bw 64K", 1500, 0, "bw")
         for ppm, bound in ((1000, 0.8), (10000, 0.5)):
             v = self.get("loss rxdp ib_write_bw 64K", 1500, ppm, "bw")
@@ -259,6 +282,41 @@ def loss_table(b):
     return lines
 
 
+def pairs_table(b):
+    lines = ["| pairs at once (64 KiB, 4 queues, MTU 9000) | rxdp Gbit/s, "
+             "summed | pairs finished | TCP iperf3 -P, Gbit/s |",
+             "|---:|---:|---:|---:|"]
+    for k in (1, 2, 4, 8):
+        r = b.get("pairs rxdp ib_write_bw", 9000, k, "bw")
+        t = b.get("pairs tcp iperf3", 9000, k, "bw")
+        if r is None and t is None:
+            continue
+        fin = b.get("pairs rxdp ib_write_bw", 9000, k, "finished")
+        lines.append("| %d | %s | %s of %d | %s |" % (
+            k, fmt(r), fmt(fin), k, fmt(t)))
+    return lines
+
+
+def poll_table(b):
+    lines = ["| rxdpd --poll, MTU 9000 | typical | p99 | p99.9 |",
+             "|---|---:|---:|---:|"]
+    for t in ("ib_write_lat", "ib_send_lat", "ib_read_lat"):
+        vals = [b.get("rxdp poll " + t, 9000, 2, k)
+                for k in ("typical", "p99", "p999")]
+        if any(v is not None for v in vals):
+            lines.append("| %s 2 B (us) | %s |" % (
+                t, " | ".join(fmt(v) for v in vals)))
+    bw = b.get("rxdp poll ib_write_bw", 9000, 65536, "bw")
+    if bw is not None:
+        lines.append("| ib_write_bw 64 KiB: Gbit/s, CPU s/GiB | %s | %s | |"
+                     % (fmt(bw), fmt(b.get("rxdp poll ib_write_bw", 9000,
+                                           65536, "cpu"))))
+    rate = b.get("rxdp poll msgrate ib_write_bw", 9000, 64, "rate")
+    if rate is not None:
+        lines.append("| 64 B message rate (Mpps) | %s | | |" % fmt(rate))
+    return lines if len(lines) > 2 else ["Not measured (fewer than 8 CPUs)."]
+
+
 def main():
     samples, outdir = sys.argv[1], sys.argv[2]
     b = Bench(load(samples))
@@ -298,6 +356,8 @@ def main():
               "rxdp-lossyhop (an XDP redirect between two veths dropping IP "
               "frames at random, both directions), MTU 1500.", ""]
     lines += loss_table(b)
+    lines += ["", "## Pairs at once", ""] + pairs_table(b)
+    lines += ["", "## rxdpd --poll on CPUs of its own", ""] + poll_table(b)
     lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",
               "## Every figure", "",

@@ -10,14 +10,20 @@
 #      frames at random (rxdp-lossyhop: an XDP redirect between two veths),
 #      MTU 1500: rxdp ib_write_bw 64 KiB and TCP iperf3;
 #   3. at the first MTU: rxdpd's CPU use with no traffic, the memory of a
-#      process holding many QPs, a perf profile of the 64 KiB write run.
+#      process holding many QPs, a perf profile of the 64 KiB write run;
+#   4. pairs at once: 1, 2, 4 and 8 ib_write_bw pairs (64 KiB, one QP
+#      each) over a veth with 4 queues, MTU 9000, summed, each pair
+#      checked to have finished, beside iperf3 -P on the same veth;
+#   5. on a machine with 8 CPUs or more: latency and bandwidth again with
+#      rxdpd --poll, each data-path thread on a CPU of its own and perftest
+#      on the others.
 # bench/cpuwatch.py watches the whole run: whether other processes used
 # the CPUs meanwhile (a shared machine makes every figure noisy).
 # Raw samples go to build/bench/samples.tsv; bench/report.py turns them into
 # build/bench/results.{md,json} and PNG plots. RXDP_BENCH_REPEAT (default
 # 3) runs of each figure; the report quotes medians and the spread.
 # RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
-# "raw tcp rxdp loss extras") choose what runs; RXDP_BENCH_MIB (default
+# "raw tcp rxdp loss extras pairs poll") choose what runs; RXDP_BENCH_MIB (default
 # 1024) how much each bandwidth run moves.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +39,7 @@ require_cmd sockperf iperf3 ib_write_lat ethtool
 out=$root/build/bench
 REPEAT=${RXDP_BENCH_REPEAT:-3}
 MTUS=${RXDP_BENCH_MTUS:-9000 1500}
-SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras} "
+SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs poll} "
 LOSSES="0 0.1 1"
 MIB=${RXDP_BENCH_MIB:-1024} # moved by each bandwidth run
 bin=$root/build/bin
@@ -376,6 +382,90 @@ bench_loss() {
 	done
 }
 
+# --- 5. pairs at once, over a veth with 4 queues -------------------------
+bench_pairs() {
+	local r k i pids rcs fin
+	MTU=9000
+	echo "# pairs at once over a veth with 4 queues, MTU $MTU: ib_write_bw -D 3 and iperf3 -P"
+	NETNS_QUEUES=4 NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
+	on_exit "kill $! 2>/dev/null"
+	rxdp_hosts "$tmp"
+	for r in $(seq "$REPEAT"); do
+		for k in 1 2 4 8; do
+			iperf "pairs tcp iperf3" "$k" -t 3 -l 65536 -P "$k"
+			pids=()
+			for i in $(seq "$k"); do
+				verbs "$NS_A" ib_write_bw -d "$devA" -x "$gid" -F -s 65536 -D 3 \
+					-p $((18600 + i)) --report_gbits >"$tmp/ps$i" 2>&1 &
+				pids+=($!)
+			done
+			for i in $(seq "$k"); do
+				wait_until 10 sh -c "ip netns exec $NS_A ss -ltn | grep -q ':$((18600 + i)) '"
+			done
+			for i in $(seq "$k"); do
+				verbs "$NS_B" ib_write_bw -d "$devB" -x "$gid" -F -s 65536 -D 3 \
+					-p $((18600 + i)) --report_gbits "$ADDR_A" >"$tmp/pc$i" 2>&1 &
+				pids+=($!)
+			done
+			rcs=()
+			for i in "${!pids[@]}"; do wait "${pids[$i]}"; rcs+=($?); done
+			# a pair finished: both ends exited 0, the client reported
+			fin=0
+			for i in $(seq "$k"); do
+				if [ "${rcs[$((i - 1))]}" = 0 ] && [ "${rcs[$((k + i - 1))]}" = 0 ] &&
+					grep -q '^ *65536 ' "$tmp/pc$i"; then
+					fin=$((fin + 1))
+				else
+					echo "  $k pairs: pair $i failed: $(tail -n 1 "$tmp/pc$i")" >&2
+				fi
+			done
+			sample "pairs rxdp ib_write_bw" "$k" finished pairs "$fin"
+			awk '/^ *65536 /{s += $4} END {print s + 0}' "$tmp"/pc* >"$tmp/sum"
+			sample "pairs rxdp ib_write_bw" "$k" bw Gbit/s "$(cat "$tmp/sum")"
+			rm -f "$tmp"/ps* "$tmp"/pc*
+		done
+		round pairs "$r"
+	done
+}
+
+# --- 6. rxdpd --poll on CPUs of its own ----------------------------------
+bench_poll() {
+	local n r t last
+	n=$(nproc)
+	MTU=9000
+	if [ "$n" -lt 8 ]; then
+		echo "# rxdpd --poll: skipped, $n CPUs (8 at least: one per data-path thread, the rest for perftest)"
+		return 0
+	fi
+	echo "# rxdpd --poll on CPUs 0 and 1, perftest on CPUs 2-$((n - 1)), MTU $MTU"
+	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+	RXDPD_ARGS="--poll --cpus 0" rxdp_host "$NS_A" "$IF_A" "$tmp/rxdpd-A.log"
+	RXDPD_ARGS="--poll --cpus 1" rxdp_host "$NS_B" "$IF_B" "$tmp/rxdpd-B.log"
+	devA=rxdp_$IF_A devB=rxdp_$IF_B
+	rxdp_wait_port "$NS_A" "$devA"
+	rxdp_wait_port "$NS_B" "$devB"
+	gid=$(rxdp_ipv4_gid "$NS_A" "$devA")
+	last=$((n - 1))
+	for r in $(seq "$REPEAT"); do
+		for t in ib_write_lat ib_send_lat ib_read_lat; do
+			perftest taskset -c "2-$last" "$t" -s 2 -n 5000 |
+				while read -r size _ _ _ typ _ _ p99 p999 _; do
+					sample "rxdp poll $t" "$size" typical us "$typ"
+					sample "rxdp poll $t" "$size" p99 us "$p99"
+					sample "rxdp poll $t" "$size" p999 us "$p999"
+				done
+		done
+		perftest taskset -c "2-$last" ib_write_bw -s 65536 \
+			-n $((MIB * 16)) --report_gbits >"$tmp/res" &&
+			bw_sample "rxdp poll ib_write_bw" $((65536 * MIB * 16))
+		perftest taskset -c "2-$last" ib_write_bw -s 64 -n 200000 -t 256 >"$tmp/res" &&
+			read -r size _ _ _ rate <"$tmp/res" &&
+			sample "rxdp poll msgrate ib_write_bw" 64 rate Mpps "$rate"
+		round poll "$r"
+	done
+}
+
 if has raw || has tcp || has rxdp; then
 	for m in $MTUS; do
 		MTU=$m
@@ -386,6 +476,8 @@ if has loss; then
 	MTU=1500
 	section bench_loss
 fi
+has pairs && section bench_pairs
+has poll && section bench_poll
 kill $watch
 wait $watch
 /usr/bin/python3 "$root/bench/report.py" "$samples" "$out"

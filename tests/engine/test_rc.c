@@ -3126,6 +3126,60 @@ static void test_rereg_keys(void **state)
 	}
 }
 
+/*
+ * Implicit ODP: (addr 0, len UINT64_MAX, iova 0) with IBV_ACCESS_ON_DEMAND
+ * is one MR over the whole address space, its keys good for any address
+ * (here this process's: the engine's own memory), the bounds checked at
+ * the access (a range that wraps is a remote access error); without ODP,
+ * or with an iova, such a registration is refused. A rereg may make an MR
+ * implicit, under the same rule.
+ */
+static void test_implicit_odp(void **state)
+{
+	const unsigned int odp = IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_WRITE;
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	uint8_t *far = calloc(1, 64);
+	struct rxdp_emr *imr, *mr;
+	struct ibv_wc wc;
+
+	(void)state;
+	assert_null(rxdp_engine_reg_mr(b->e, NULL, SIZE_MAX, 0,
+				       odp & ~IBV_ACCESS_ON_DEMAND));
+	assert_int_equal(errno, EINVAL);
+	assert_null(rxdp_engine_reg_mr(b->e, NULL, SIZE_MAX, 4096, odp));
+	assert_null(rxdp_engine_reg_mr(b->e, NULL, 4096, 0, odp));
+	imr = rxdp_engine_reg_mr(b->e, NULL, SIZE_MAX, 0, odp);
+	assert_non_null(imr);
+
+	/* anywhere: memory no other MR covers */
+	fill(a->buf, 10, 3);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 10, (uintptr_t)far + 20,
+		   rxdp_emr_rkey(imr), 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_memory_equal(far + 20, a->buf, 10);
+	/* a range that wraps around the top of the address space */
+	post_send1(a, IBV_WR_RDMA_WRITE, 2, 0, 10, UINT64_MAX - 4,
+		   rxdp_emr_rkey(imr), 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(rxdp_engine_dereg_mr(imr), 0);
+
+	/* rereg: implicit with ODP only */
+	mr = rxdp_engine_reg_mr(b->e, b->buf, 4096, (uintptr_t)b->buf, odp);
+	assert_non_null(mr);
+	assert_int_equal(rxdp_engine_rereg_mr(mr, NULL, 0, SIZE_MAX, 0,
+					      odp & ~IBV_ACCESS_ON_DEMAND),
+			 -EINVAL);
+	assert_int_equal(rxdp_engine_rereg_mr(mr, NULL, 0, SIZE_MAX, 0, odp),
+			 0);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+	free(far);
+	pair_free(p);
+}
+
 /* A send larger than the receive buffer: LOC_LEN_ERR there, REM_INV_REQ here */
 static void test_recv_too_small(void **state)
 {
@@ -3628,6 +3682,7 @@ int main(void)
 		cmocka_unit_test(test_access_errors),
 		cmocka_unit_test(test_key_bytes),
 		cmocka_unit_test(test_rereg_keys),
+		cmocka_unit_test(test_implicit_odp),
 		cmocka_unit_test(test_recv_too_small),
 		cmocka_unit_test(test_local_protection),
 		cmocka_unit_test(test_post_errors),

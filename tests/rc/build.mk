@@ -22,12 +22,24 @@
 #  memrules.sh  registered memory shared with rxdpd (memrules): writers
 #               during registration, fork, DONTNEED, munmap, giving it
 #               back, the batched path of shared file mappings
+#  pairs.sh     8 ib_write_bw -D and 8 ibv_rc_pingpong -c pairs at once over
+#               a 4-queue veth, all finishing, then again beside a CPU hog
+#               on every CPU
+#  poll.sh      rxdpd --poll: data-path threads that never sleep
+#  restart.sh   rxdpd stopped and restarted under running programs: they
+#               fail at once, their WQEs flushed and IBV_EVENT_DEVICE_FATAL
+#               (fatal.c), and a new rxdpd serves
+#  odp.sh       on-demand paging (odp): capabilities, untouched memory past
+#               RLIMIT_MEMLOCK, holes, implicit ODP, UC and UD, rereg,
+#               ibv_advise_mr
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
 RC_QP_HOG := $(BUILD)/tests/rc/qp_hog
 RC_MPI := $(BUILD)/tests/rc/mpi_pingpong
 RC_MEMRULES := $(BUILD)/tests/rc/memrules
+RC_FATAL := $(BUILD)/tests/rc/fatal
+RC_ODP := $(BUILD)/tests/rc/odp
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
@@ -39,15 +51,25 @@ $(RC_OPS): $(OBJ)/tests/rc/rc_ops.o $(OBJ)/tests/rc/rc_ops_mw.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs -lpthread
 
-$(RC_MEMRULES): $(OBJ)/tests/rc/memrules.o
+$(RC_MEMRULES): $(OBJ)/tests/rc/memrules.o $(OBJ)/tests/lib/vtest.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs -lpthread
+
+$(RC_ODP): $(OBJ)/tests/rc/odp.o $(OBJ)/tests/lib/vtest.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 
 $(RC_QP_HOG): $(OBJ)/tests/rc/qp_hog.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
+
+$(RC_FATAL): $(OBJ)/tests/rc/fatal.o $(OBJ)/tests/lib/vtest.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 
 # Open MPI's compiler wrapper (libopenmpi-dev)
 $(RC_MPI): tests/rc/mpi_pingpong.c
@@ -63,9 +85,11 @@ $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 # the scripts run the programs: build them first (a rule like
 # `rc_ops.sh: $(RC_OPS)` would not: under .SECONDARY a missing prerequisite
 # of an up-to-date file is not remade)
-TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI) $(RC_MEMRULES)
+TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI) $(RC_MEMRULES) \
+	     $(RC_FATAL) $(RC_ODP)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh \
-	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh
+	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh \
+	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/restart.sh tests/rc/odp.sh

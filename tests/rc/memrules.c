@@ -37,6 +37,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "../lib/vtest.h"
+
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
@@ -44,14 +46,14 @@ static struct ibv_qp *qa, *qb;
 static int gid_index;
 static int failed;
 
-#define CHECK(c, ...)                                  \
-	do {                                           \
-		if (!(c)) {                            \
-			fprintf(stderr, "FAIL ");      \
-			fprintf(stderr, __VA_ARGS__);  \
-			fprintf(stderr, "\n");         \
-			failed = 1;                    \
-		}                                      \
+#define CHECK(c, ...)                                 \
+	do {                                          \
+		if (!(c)) {                           \
+			fprintf(stderr, "FAIL ");     \
+			fprintf(stderr, __VA_ARGS__); \
+			fprintf(stderr, "\n");        \
+			failed = 1;                   \
+		}                                     \
 	} while (0)
 
 static void die(const char *what)
@@ -62,49 +64,7 @@ static void die(const char *what)
 
 static void qp_to_rts(struct ibv_qp *q, uint32_t dest)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
-				 .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ |
-						    IBV_ACCESS_REMOTE_ATOMIC };
-	union ibv_gid gid;
-
-	if (ibv_query_gid(ctx, 1, gid_index, &gid))
-		die("ibv_query_gid");
-	if (ibv_modify_qp(q, &a,
-			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				  IBV_QP_ACCESS_FLAGS))
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(q, &a,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				  IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(q, &a,
-			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	vt_rc_connect("memrules", q, gid_index, dest, 14);
 }
 
 static void setup(const char *dev)
@@ -114,13 +74,8 @@ static void setup(const char *dev)
 						.max_recv_wr = 16,
 						.max_send_sge = 1,
 						.max_recv_sge = 1 } };
-	struct ibv_device **list = ibv_get_device_list(NULL);
 
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("ibv_open_device");
+	ctx = vt_open("memrules", dev);
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
 	if (!cq)
@@ -137,56 +92,22 @@ static void setup(const char *dev)
 /* The next completion's status (wr_id: which WR it is) */
 static enum ibv_wc_status wait_wc(uint64_t *wr_id)
 {
-	struct ibv_wc wc;
-	int n;
+	struct ibv_wc wc = vt_wait_wc("memrules", cq);
 
-	for (int i = 0; i < 10000000; i++) {
-		n = ibv_poll_cq(cq, 1, &wc);
-		if (n < 0)
-			die("ibv_poll_cq");
-		if (n) {
-			if (wr_id)
-				*wr_id = wc.wr_id;
-			return wc.status;
-		}
-		if (i > 1000)
-			usleep(10);
-	}
-	fprintf(stderr, "memrules: no completion\n");
-	exit(1);
+	if (wr_id)
+		*wr_id = wc.wr_id;
+	return wc.status;
 }
 
 /*
  * One WR on qa: opcode with len bytes at buf (lkey), towards (raddr,
  * rkey); atomics add or compare-swap a and b. Its status.
  */
-static enum ibv_wc_status post1(enum ibv_wr_opcode op, void *buf,
-				uint32_t lkey, uint32_t len, uint64_t raddr,
-				uint32_t rkey, uint64_t a, uint64_t b)
+static enum ibv_wc_status post1(enum ibv_wr_opcode op, void *buf, uint32_t lkey,
+				uint32_t len, uint64_t raddr, uint32_t rkey,
+				uint64_t a, uint64_t b)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)buf,
-			       .length = len,
-			       .lkey = lkey };
-	struct ibv_send_wr wr = { .wr_id = 7,
-				  .sg_list = &sge,
-				  .num_sge = 1,
-				  .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED },
-			   *bad;
-
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
-	    op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = a;
-		wr.wr.atomic.swap = b;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	if (ibv_post_send(qa, &wr, &bad))
-		die("ibv_post_send");
-	return wait_wc(NULL);
+	return vt_post1("memrules", qa, op, buf, lkey, len, raddr, rkey, a, b);
 }
 
 /* RDMA Write of len bytes from src (lkey) to (raddr, rkey): its status */
@@ -223,8 +144,8 @@ static int mapped_as(const void *addr)
 		unsigned long long s, e, ino;
 		char perm[5], path[256] = "";
 
-		if (sscanf(line, "%llx-%llx %4s %*x %*x:%*x %llu %255s", &s,
-			   &e, perm, &ino, path) < 4)
+		if (sscanf(line, "%llx-%llx %4s %*x %*x:%*x %llu %255s", &s, &e,
+			   perm, &ino, path) < 4)
 			continue;
 		if (a < s || a >= e)
 			continue;
@@ -289,10 +210,9 @@ static void test_race(void)
 		pthread_create(&t[i], NULL, race_writer, (void *)i);
 	for (int r = 0; r < RACE_ROUNDS; r++) {
 		/* not page-aligned: its first and last pages hold others */
-		struct ibv_mr *mr = ibv_reg_mr(pd, race_buf + 100,
-					       RACE_LEN - 200,
-					       IBV_ACCESS_LOCAL_WRITE |
-						       IBV_ACCESS_REMOTE_WRITE);
+		struct ibv_mr *mr = ibv_reg_mr(
+			pd, race_buf + 100, RACE_LEN - 200,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 
 		if (!mr)
 			die("ibv_reg_mr");
@@ -547,9 +467,9 @@ static void test_shared(const char *path)
 	/* atomics on it (done by rxdpd's memory thread for the client) */
 	memset(buf, 0, 8);
 	for (int r = 0; r < 5; r++) {
-		enum ibv_wc_status st =
-			post1(IBV_WR_ATOMIC_FETCH_AND_ADD, src, smr->lkey, 8,
-			      (uintptr_t)buf, mr->rkey, 3, 0);
+		enum ibv_wc_status st = post1(IBV_WR_ATOMIC_FETCH_AND_ADD, src,
+					      smr->lkey, 8, (uintptr_t)buf,
+					      mr->rkey, 3, 0);
 
 		CHECK(st == IBV_WC_SUCCESS &&
 			      *(uint64_t *)src == (uint64_t)r * 3,

@@ -116,6 +116,15 @@ sel send_lat_all && pt ib_send_lat -a -n 20
 sel send_bw_bidir && pt ib_send_bw -b -n 200 -s 65536 --report_gbits
 sel atomic_lat_cas && pt ib_atomic_lat -A CMP_AND_SWAP -n 500
 sel send_bw_events_qps && pt ib_send_bw -e -q 2 -n 500 -s 16384 --report_gbits
+# on-demand paging: ODP MRs, implicit ODP with a prefetch, perftest's --odp
+# (which refuses atomics: "ODP does not support ATOMICS for now")
+sel odp && {
+	pp ibv_rc_pingpong -c -n 200 -s 4096 -o
+	pp ibv_rc_pingpong -c -n 200 -s 64 -o
+	pp ibv_rc_pingpong -c -n 100 -s 65536 -O -P
+	pt ib_write_bw --odp -n 500 -s 65536 --report_gbits
+	pt ib_read_bw --odp -n 500 -s 65536 --report_gbits
+}
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "failed: ${failed[*]}"

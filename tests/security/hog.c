@@ -5,10 +5,12 @@
  * the library shares with rxdpd, for tests/security/isolation.sh. Built
  * against the system's <infiniband/verbs.h>, run on build/lib's libibverbs.
  *
- *   storm SECONDS  two QPs of its own (looped back) move data into and
+ *   storm SECONDS [odp]
+ *                  two QPs of its own (looped back) move data into and
  *                  out of a region rxdpd reaches only through the
  *                  process's memory (a shared memfd mapping: the batched
- *                  path), while a thread keeps the process's mmap lock
+ *                  path; with odp, private memory in ODP MRs, which takes
+ *                  it too), while a thread keeps the process's mmap lock
  *                  busy with mprotect over a large range
  *   jump N         N QPs in ERR whose send and receive producer indexes
  *                  leap by 2^31-1 in the shared rings; waits for each
@@ -142,9 +144,8 @@ static atomic_bool storm_stop;
 static void *storm_mprotect(void *arg)
 {
 	size_t len = (size_t)4 << 30;
-	char *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
-						     MAP_NORESERVE,
-		       -1, 0);
+	char *p = mmap(NULL, len, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	unsigned long n = 0;
 
 	if (p == MAP_FAILED)
@@ -154,13 +155,16 @@ static void *storm_mprotect(void *arg)
 	while (!atomic_load(&storm_stop)) {
 		mprotect(p, len, n++ & 1 ? PROT_READ : PROT_NONE);
 	}
-	fprintf(stderr, "hog: %lu mprotect calls over %zu GiB\n", n,
-		len >> 30);
+	fprintf(stderr, "hog: %lu mprotect calls over %zu GiB\n", n, len >> 30);
 	munmap(p, len);
 	return NULL;
 }
 
-static int storm(double seconds)
+/*
+ * odp: both buffers private memory registered with IBV_ACCESS_ON_DEMAND,
+ * which rxdpd reaches through the process too (and faults in)
+ */
+static int storm(double seconds, bool odp)
 {
 	size_t len = 1 << 20;
 	int fd = memfd_create("hog", 0);
@@ -169,18 +173,21 @@ static int storm(double seconds)
 	uint8_t *buf, *src = malloc(len);
 	unsigned long ok = 0, failed = 0;
 	double end = now_s() + seconds;
+	unsigned int od = odp ? IBV_ACCESS_ON_DEMAND : 0;
 	pthread_t t;
 
 	if (fd < 0 || ftruncate(fd, (off_t)len) || !src)
 		die("memfd");
-	/* shared: rxdpd reaches it through the process, not a window */
-	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* rxdpd reaches it through the process, not a window */
+	buf = odp ? mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+		  : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (buf == MAP_FAILED)
 		die("mmap");
 	mr = ibv_reg_mr(pd, buf, len,
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			od | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				IBV_ACCESS_REMOTE_READ);
-	smr = ibv_reg_mr(pd, src, len, IBV_ACCESS_LOCAL_WRITE);
+	smr = ibv_reg_mr(pd, src, len, od | IBV_ACCESS_LOCAL_WRITE);
 	qa = rc_qp(64, 1);
 	qb = rc_qp(64, 1);
 	if (!mr || !smr || !qa || !qb)
@@ -377,13 +384,14 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: hog DEVICE GID_INDEX "
-				"storm SECONDS|jump N|qps|contexts\n");
+				"storm SECONDS [odp]|jump N|qps|contexts\n");
 		return 2;
 	}
 	gid_index = atoi(argv[2]);
 	open_dev(argv[1]);
 	if (!strcmp(argv[3], "storm") && argc > 4)
-		return storm(atof(argv[4]));
+		return storm(atof(argv[4]),
+			     argc > 5 && !strcmp(argv[5], "odp"));
 	if (!strcmp(argv[3], "jump") && argc > 4)
 		return jump(atoi(argv[4]));
 	if (!strcmp(argv[3], "qps"))

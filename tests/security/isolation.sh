@@ -6,7 +6,8 @@
 # every victim run must finish with no error, during every attack.
 #  - storm: the attacker's own transfers go through the batched path (a
 #    shared memfd mapping) while it keeps its mmap lock busy with
-#    mprotect: only its memory thread in rxdpd waits
+#    mprotect: only its memory thread in rxdpd waits; and again with its
+#    memory in on-demand paging MRs (private memory, faulted in)
 #  - jump: 8 QPs of the largest size whose producer indexes leap by 2^31-1
 #    are each a fatal error at once (IBV_EVENT_QP_FATAL), and the attacker
 #    exits leaving them: teardown costs the others nothing
@@ -74,14 +75,15 @@ during() {
 	fi
 }
 
-attack_storm() {
-	if verbs "$NS_A" $(as 65534) "$hog" "$devA" "$gidA" storm 8 >"$tmp/storm" 2>&1; then
-		ok "storm: $(grep storm: "$tmp/storm") ($(grep mprotect "$tmp/storm"))"
+attack_storm() { # [odp]
+	if verbs "$NS_A" $(as 65534) "$hog" "$devA" "$gidA" storm 8 "$@" >"$tmp/storm" 2>&1; then
+		ok "storm${1:+ $1}: $(grep storm: "$tmp/storm") ($(grep mprotect "$tmp/storm"))"
 	else
-		bad "storm: the attacker could not run: $(tail -n 2 "$tmp/storm")"
+		bad "storm${1:+ $1}: the attacker could not run: $(tail -n 2 "$tmp/storm")"
 	fi
 }
 during storm attack_storm
+during "ODP storm" attack_storm odp
 
 attack_jump() {
 	if verbs "$NS_A" $(as 65534) "$hog" "$devA" "$gidA" jump 8 >"$tmp/jump" 2>&1; then

@@ -3,10 +3,10 @@
 # in /usr/share/doc/rdma-core/tests) against rxdp's libibverbs, on one rxdp
 # host: most tests use two contexts of one device (loopback through rxdpd).
 # Passes when nothing errs or fails, the tests of what rxdp offers beyond
-# the classic verbs pass (extended QPs and CQs, memory windows: the list
-# below; the RDMA-CM's), and every skip names a feature rxdp does not
-# claim (the allowed reasons below); prints the ok/skip counts and the
-# reasons.
+# the classic verbs pass (extended QPs and CQs, memory windows, on-demand
+# paging: the lists below; the RDMA-CM's), and every skip names a feature
+# rxdp does not claim (the allowed reasons below); prints the ok/skip
+# counts and the reasons.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -63,13 +63,14 @@ sed -n 's/^\([^:]*\): skipped /\1: /p' "$tmp/results" >"$tmp/skips"
 
 # Features rxdp does not claim, whichever test meets them: other vendors'
 # devices and their direct-verbs APIs (timestamp conversion among them),
-# ODP, device memory, XRC, parent domains, raw packet QPs, dmabuf, CUDA,
-# huge pages, PCI devices, importing a device into another process. And
-# two that only these tests may skip for: tag matching (which the extended
-# CQ of the tag-matching tests needs) and RDMA-CM multicast. Extended QPs,
-# CQs and SRQs, memory windows, IBTA 1.5's Atomic Write and the RDMA-CM
-# are rxdp's: never a skip.
-allowed="MLX5|mlx5|EFA|ODP|Device memory|XRC|Parent Domain|QP type 8|Raw Packet|dmabuf|cuda|huge pages|PCI device|Importing a device|Converting timestamp to nanoseconds"
+# device memory, XRC, parent domains, raw packet QPs, dmabuf, CUDA, huge
+# pages not set up (the ODP tests over huge pages pass where they are),
+# PCI devices, importing a device into another process. And two that only
+# these tests may skip for: tag matching (which the extended CQ of the
+# tag-matching tests needs) and RDMA-CM multicast. Extended QPs, CQs and
+# SRQs, memory windows, IBTA 1.5's Atomic Write and the RDMA-CM are
+# rxdp's: never a skip.
+allowed="MLX5|mlx5|EFA|Device memory|XRC|Parent Domain|QP type 8|Raw Packet|dmabuf|cuda|huge pages|PCI device|Importing a device|Converting timestamp to nanoseconds"
 allowed="$allowed|^test_tm_[a-z_]*: 'Extended CQ is not supported"
 allowed="$allowed|^test_rdmacm_[a-z_]*: 'Multicast is not supported"
 unclaimed=$(grep -vE "$allowed" "$tmp/skips")
@@ -94,6 +95,18 @@ for t in test_qp_ex_rc_send test_qp_ex_rc_send_imm test_qp_ex_ud_send \
 	test_timestamp_real_time_rc_traffic test_mw_type1 test_invalidate_mw_type1 \
 	test_mw_type2 test_mw_type2_invalidate_local test_mw_type2_invalidate_remote \
 	test_mw_type2_invalidate_dealloc test_reg_mw_wrong_type; do
+	grep -q "^$t: ok$" "$tmp/results" || { echo "$t did not pass"; errors=1; }
+done
+# on-demand paging: every test of test_odp.py but XRC's and those over huge
+# pages (which need huge pages set up)
+for t in test_odp_rc_traffic test_odp_rc_atomic_cmp_and_swp \
+	test_odp_rc_atomic_fetch_and_add test_odp_rc_rdma_read \
+	test_odp_rc_rdma_write test_odp_implicit_rc_traffic test_odp_ud_traffic \
+	test_odp_rc_srq_traffic test_odp_sync_prefetch_rc_traffic \
+	test_odp_async_prefetch_rc_traffic test_odp_implicit_sync_prefetch_rc_traffic \
+	test_odp_implicit_async_prefetch_rc_traffic \
+	test_odp_prefetch_sync_no_page_fault_rc_traffic \
+	test_odp_prefetch_async_no_page_fault_rc_traffic; do
 	grep -q "^$t: ok$" "$tmp/results" || { echo "$t did not pass"; errors=1; }
 done
 # RDMA-CM: every test of test_rdmacm.py that needs no multicast ran and passed

@@ -260,7 +260,18 @@ static void test_query_device(void **state)
 	assert_int_equal(ex.orig_attr.vendor_id, a.vendor_id);
 	assert_int_equal(ex.comp_mask, 0);
 	assert_int_equal(ex.phys_port_cnt_ex, 1);
-	assert_int_equal(ex.odp_caps.general_caps, 0);
+	/* on-demand paging, implicit too; every operation, no XRC */
+	assert_int_equal(ex.odp_caps.general_caps,
+			 IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT);
+	assert_int_equal(ex.odp_caps.per_transport_caps.rc_odp_caps, 0x3f);
+	assert_int_equal(ex.odp_caps.per_transport_caps.uc_odp_caps,
+			 IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+				 IBV_ODP_SUPPORT_WRITE |
+				 IBV_ODP_SUPPORT_SRQ_RECV);
+	assert_int_equal(ex.odp_caps.per_transport_caps.ud_odp_caps,
+			 IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+				 IBV_ODP_SUPPORT_SRQ_RECV);
+	assert_int_equal(ex.xrc_odp_caps, 0);
 	assert_int_equal(ibv_close_device(ctx), 0);
 }
 

@@ -31,6 +31,13 @@
  *   payload_syscall_bytes  device only: the bytes they moved
  *   payload_direct_bytes   device only: payload bytes copied straight
  *                          into or out of memory shared with rxdpd
+ *   out_of_buffer          device only (mlx5's name): frames for the device
+ *                          that the kernel dropped before rxdpd saw them,
+ *                          its AF_XDP sockets' RX rings full or fill rings
+ *                          empty (XDP_STATISTICS): the data path overrun
+ *   rx_handoffs            device only: packets one of the device's
+ *                          engines received (on one of its queues) for a
+ *                          QP of another engine, and copied to it
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -56,6 +63,8 @@ enum rxdp_hwc {
 	RXDP_HWC_PAYLOAD_SYSCALLS,
 	RXDP_HWC_PAYLOAD_SYSCALL_BYTES,
 	RXDP_HWC_PAYLOAD_DIRECT_BYTES,
+	RXDP_HWC_OUT_OF_BUFFER,
+	RXDP_HWC_RX_HANDOFFS,
 	RXDP_HWC_MAX,
 };
 
@@ -80,6 +89,8 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_PAYLOAD_SYSCALLS] = "payload_syscalls",
 	[RXDP_HWC_PAYLOAD_SYSCALL_BYTES] = "payload_syscall_bytes",
 	[RXDP_HWC_PAYLOAD_DIRECT_BYTES] = "payload_direct_bytes",
+	[RXDP_HWC_OUT_OF_BUFFER] = "out_of_buffer",
+	[RXDP_HWC_RX_HANDOFFS] = "rx_handoffs",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

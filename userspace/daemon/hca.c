@@ -63,12 +63,26 @@
 #define HCA_RING 2048
 #define HCA_MAX_AH 65536 /* per device (RXDP_VERBS_MAX_AH) */
 
-struct hca_dev {
-	struct rxdp_umem umem;
+/*
+ * One engine of a device: its thread serves the sockets of some of the
+ * interface's queues (its port) and the contexts given to it, each whole
+ * (objects of one context never span engines), with its own device page
+ * (whether its thread sleeps, streams)
+ */
+struct hca_eng {
 	struct rxdp_xsk_port *port;
 	struct rxdp_engine *e;
 	int page_fd;
 	struct rxdp_hca_dev *page;
+	cpu_set_t cpus; /* where its thread runs, with --cpus */
+	int ctxs; /* contexts it serves */
+};
+
+struct hca_dev {
+	struct rxdp_umem umem;
+	struct rxdp_engine_group *group;
+	int ne;
+	struct hca_eng eng[RXDP_CTL_MAX_XSKS];
 	/*
 	 * AHs by handle - 1, device-wide: their objects (control thread) and
 	 * engine AHs, which the data-path thread looks up (under the engine
@@ -129,6 +143,7 @@ struct hca_ctx {
 	struct rxdp_client *c;
 	int ifindex;
 	struct hca_dev *hd;
+	struct hca_eng *he; /* the engine that serves it */
 	int mem_fd; /* the client's /proc/PID/mem, opened by the client */
 	struct rxdp_emem *emem; /* its memory, for the engine */
 	int doorbell; /* its own (an eventfd in the engine's epoll set) */
@@ -351,16 +366,66 @@ static void hca_dev_free(struct hca_dev *hd)
 {
 	if (!hd)
 		return;
-	rxdp_engine_destroy(hd->e);
-	rxdp_xsk_port_destroy(hd->port);
+	for (int i = 0; i < hd->ne; i++)
+		rxdp_engine_destroy(hd->eng[i].e);
+	rxdp_engine_group_destroy(hd->group);
+	for (int i = 0; i < hd->ne; i++) {
+		struct hca_eng *he = &hd->eng[i];
+
+		rxdp_xsk_port_destroy(he->port);
+		if (he->page)
+			munmap(he->page, sizeof(*he->page));
+		if (he->page_fd >= 0)
+			close(he->page_fd);
+	}
 	rxdp_umem_destroy(&hd->umem);
-	if (hd->page)
-		munmap(hd->page, sizeof(*hd->page));
-	if (hd->page_fd >= 0)
-		close(hd->page_fd);
 	free(hd->ahs);
 	free(hd->ah_eah);
 	free(hd);
+}
+
+/*
+ * How many engines a device of nsock sockets runs: --engines, else one per
+ * queue up to the CPUs its threads may use (--cpus, else every one)
+ */
+static int hca_engines(int nsock)
+{
+	int n = rxdpd.engines;
+
+	if (!n) {
+		cpu_set_t set;
+
+		n = rxdpd.ncpus_set ? CPU_COUNT(&rxdpd.cpus)
+		    : sched_getaffinity(0, sizeof(set), &set) == 0
+			    ? CPU_COUNT(&set)
+			    : 1;
+	}
+	if (n > nsock)
+		n = nsock;
+	return n < 1 ? 1 : n;
+}
+
+/* Engine k of n: the k-th CPU of --cpus (of every k-th if fewer), or any */
+static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
+{
+	int cnt, want, seen = 0;
+
+	if (!rxdpd.ncpus_set)
+		return NULL;
+	cnt = CPU_COUNT(&rxdpd.cpus);
+	if (cnt < n) /* fewer CPUs than engines: they share all of them */
+		return &rxdpd.cpus;
+	CPU_ZERO(&he->cpus);
+	want = k;
+	for (int c = 0; c < CPU_SETSIZE && seen < cnt; c++) {
+		if (!CPU_ISSET(c, &rxdpd.cpus))
+			continue;
+		/* engine k takes the CPUs k, k + n, ... of the list */
+		if (seen % n == want % n)
+			CPU_SET(c, &he->cpus);
+		seen++;
+	}
+	return &he->cpus;
 }
 
 /* The device's data path, made at its first context */
@@ -369,8 +434,10 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 {
 	struct rxdp_engine_config cfg = { 0 };
 	struct hca_dev *hd = l->dev->hca;
+	struct rxdp_xsk_port *port;
 	int fds[RXDP_CTL_MAX_XSKS], n, ret;
 	const char *why = "";
+	uint32_t flags;
 	__u32 nq;
 
 	if (hd)
@@ -378,7 +445,8 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	hd = calloc(1, sizeof(*hd));
 	if (!hd)
 		return NULL;
-	hd->page_fd = -1;
+	for (int i = 0; i < RXDP_CTL_MAX_XSKS; i++)
+		hd->eng[i].page_fd = -1;
 	hd->umem.fd = -1;
 	hd->ahs = calloc(HCA_MAX_AH, sizeof(*hd->ahs));
 	hd->ah_eah = calloc(HCA_MAX_AH, sizeof(*hd->ah_eah));
@@ -395,15 +463,15 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	nq = l->num_rx_queues ? l->num_rx_queues : 1;
 	if (nq > RXDP_MAX_QUEUES)
 		nq = RXDP_MAX_QUEUES;
-	hd->port =
-		rxdp_xsk_port_open(&hd->umem, l->ifindex, nq, HCA_RING, &why);
-	if (!hd->port) {
+	port = rxdp_xsk_port_open(&hd->umem, l->ifindex, nq, HCA_RING, &why);
+	if (!port) {
 		snprintf(msg, msglen,
 			 "cannot bind AF_XDP sockets on %s: %s (%s)", l->ifname,
 			 why, strerror(errno));
 		goto err;
 	}
-	n = rxdp_xsk_port_fds(hd->port, fds, RXDP_CTL_MAX_XSKS);
+	n = rxdp_xsk_port_fds(port, fds, RXDP_CTL_MAX_XSKS);
+	flags = rxdp_xsk_port_bind_flags(port);
 	for (int q = 0; q < n; q++) {
 		__u32 k = (__u32)q; /* owner slot 0: rxdpd's own sockets */
 
@@ -413,20 +481,28 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 				 "cannot put the AF_XDP socket in the XSK map: "
 				 "%s",
 				 strerror(errno));
+			rxdp_xsk_port_destroy(port);
 			goto err;
 		}
 	}
-	/* the device page: clients may only map it read-only after the seal */
-	hd->page_fd = shm_create("rxdp-device", sizeof(*hd->page),
-				 (void **)&hd->page);
-	if (hd->page_fd < 0 || fcntl(hd->page_fd, F_ADD_SEALS,
-				     F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
-		snprintf(msg, msglen, "cannot make the device page: %s",
-			 strerror(errno));
+	/* queue q's socket goes to engine q % ne */
+	hd->ne = hca_engines(n);
+	for (int k = 0; k < hd->ne; k++) {
+		hd->eng[k].port = rxdp_xsk_port_split(port, k, hd->ne);
+		if (!hd->eng[k].port) {
+			snprintf(msg, msglen, "cannot split the port: %s",
+				 strerror(errno));
+			rxdp_xsk_port_destroy(port);
+			goto err;
+		}
+	}
+	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
+	hd->group = hd->ne > 1 ? rxdp_engine_group_create(hd->ne) : NULL;
+	if (hd->ne > 1 && !hd->group) {
+		snprintf(msg, msglen, "out of memory");
 		goto err;
 	}
 	cfg.ops = &rxdp_xsk_port_ops;
-	cfg.port = hd->port;
 	cfg.psn_table = l->dev->maps.psn;
 	cfg.maps = &l->dev->emaps;
 	cfg.progress_thread = 1;
@@ -434,25 +510,43 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	cfg.event_arg = hd;
 	cfg.ah_lookup = on_ah_lookup;
 	cfg.ah_arg = hd;
-	cfg.sleep_word = &hd->page->sleeping;
-	cfg.stream_word = &hd->page->streaming;
 	cfg.fifo_prio = rxdpd.fifo_prio;
-	cfg.cpus = rxdpd.ncpus_set ? &rxdpd.cpus : NULL;
-	if (rxdp_xsk_port_bind_flags(hd->port) & XDP_USE_SG)
+	cfg.poll = rxdpd.poll;
+	cfg.group = hd->group;
+	if (flags & XDP_USE_SG)
 		cfg.max_mtu = 4096;
-	hd->e = rxdp_engine_create(&cfg);
-	if (!hd->e) {
-		snprintf(msg, msglen, "cannot start the engine: %s",
-			 strerror(errno));
-		goto err;
+	for (int k = 0; k < hd->ne; k++) {
+		struct hca_eng *he = &hd->eng[k];
+
+		/* its page: clients may only map it read-only after the seal */
+		he->page_fd = shm_create("rxdp-device", sizeof(*he->page),
+					 (void **)&he->page);
+		if (he->page_fd < 0 ||
+		    fcntl(he->page_fd, F_ADD_SEALS,
+			  F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
+			snprintf(msg, msglen, "cannot make the device page: %s",
+				 strerror(errno));
+			goto err;
+		}
+		cfg.port = he->port;
+		cfg.sleep_word = &he->page->sleeping;
+		cfg.stream_word = &he->page->streaming;
+		cfg.cpus = hca_engine_cpus(he, k, hd->ne);
+		cfg.group_index = k;
+		he->e = rxdp_engine_create(&cfg);
+		if (!he->e) {
+			snprintf(msg, msglen, "cannot start the engine: %s",
+				 strerror(errno));
+			goto err;
+		}
 	}
 	l->dev->hca = hd;
-	pr_info("rxdp_%s: data path up: %d queue(s), %s mode%s\n", l->ifname, n,
-		rxdp_xsk_port_bind_flags(hd->port) & XDP_ZEROCOPY ? "zero-copy"
-								  : "copy",
-		rxdp_xsk_port_bind_flags(hd->port) & XDP_USE_SG
-			? ", multi-buffer"
-			: "");
+	pr_info("rxdp_%s: data path up: %d queue(s), %d engine(s), %s "
+		"mode%s%s\n",
+		l->ifname, n, hd->ne,
+		flags & XDP_ZEROCOPY ? "zero-copy" : "copy",
+		flags & XDP_USE_SG ? ", multi-buffer" : "",
+		rxdpd.poll ? ", polling" : "");
 	return hd;
 err:
 	for (__u32 q = 0; q < RXDP_MAX_QUEUES; q++)
@@ -652,7 +746,12 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	}
 	/* rxdpd never blocks on a client that does not read its events */
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
-	x->emem = rxdp_engine_mem_create(hd->e, x->mem_fd);
+	/* the engine serving the fewest contexts serves this one, whole */
+	x->he = &hd->eng[0];
+	for (int i = 1; i < hd->ne; i++)
+		if (hd->eng[i].ctxs < x->he->ctxs)
+			x->he = &hd->eng[i];
+	x->emem = rxdp_engine_mem_create(x->he->e, x->mem_fd);
 	if (!x->emem) {
 		close(p[0]);
 		close(p[1]);
@@ -664,9 +763,9 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	x->ifindex = l->ifindex;
 	x->hd = hd;
 	x->async_wfd = p[1];
-	x->doorbell = rxdp_engine_doorbell(hd->e);
+	x->doorbell = rxdp_engine_doorbell(x->he->e);
 	fds[0] = x->doorbell < 0 ? -1 : dup(x->doorbell);
-	fds[1] = dup(hd->page_fd);
+	fds[1] = dup(x->he->page_fd);
 	fds[2] = p[0];
 	if (fds[0] < 0 || fds[1] < 0) {
 		for (int i = 0; i < 3; i++)
@@ -676,10 +775,11 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 		rxdp_engine_mem_destroy(x->emem);
 		close(x->mem_fd);
 		if (x->doorbell >= 0)
-			rxdp_engine_doorbell_close(hd->e, x->doorbell);
+			rxdp_engine_doorbell_close(x->he->e, x->doorbell);
 		free(x);
 		return -EMFILE;
 	}
+	x->he->ctxs++;
 	c->ctx = x;
 	pr_debug("pid %d: context on rxdp_%s\n", (int)c->pid, l->ifname);
 	return 0;
@@ -755,7 +855,8 @@ void hca_ctx_release(struct rxdp_client *c)
 	close(x->async_wfd);
 	rxdp_engine_mem_destroy(x->emem);
 	close(x->mem_fd);
-	rxdp_engine_doorbell_close(x->hd->e, x->doorbell);
+	rxdp_engine_doorbell_close(x->he->e, x->doorbell);
+	x->he->ctxs--;
 	free(x->objs);
 	free(x);
 	c->ctx = NULL;
@@ -777,11 +878,22 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 			return -ENOENT;
 		}
 		if (qp->hqp)
-			rxdp_engine_hw_counters(hd->e, qp->hqp->qp.eqp, out);
+			rxdp_engine_hw_counters(qp->hqp->ctx->he->e,
+						qp->hqp->qp.eqp, out);
 		return 0;
 	}
-	if (hd)
-		rxdp_engine_hw_counters(hd->e, NULL, out);
+	for (int i = 0; hd && i < hd->ne; i++) {
+		struct rxdp_engine_stats st;
+		__u64 v[RXDP_HWC_MAX];
+
+		rxdp_engine_hw_counters(hd->eng[i].e, NULL, v);
+		rxdp_engine_get_stats(hd->eng[i].e, &st);
+		v[RXDP_HWC_RX_HANDOFFS] = st.rx_handoffs;
+		for (int k = 0; k < RXDP_HWC_MAX; k++)
+			out[k] += v[k];
+		out[RXDP_HWC_OUT_OF_BUFFER] +=
+			rxdp_xsk_port_rx_lost(hd->eng[i].port);
+	}
 	out[RXDP_HWC_LINK_DOWNED] = l->dev->link_downed;
 	return 0;
 }
@@ -919,7 +1031,10 @@ static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
 static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 		 char *msg, size_t msglen)
 {
-	__u64 bytes = mr_pages_bytes(o->addr, o->length);
+	/* an ODP region pins nothing: the kernel charges it nothing either */
+	__u64 bytes = o->access & IBV_ACCESS_ON_DEMAND
+			      ? 0
+			      : mr_pages_bytes(o->addr, o->length);
 	struct hobj *m = NULL, *pd;
 	struct rxdp_emr *emr;
 	int err;
@@ -1011,7 +1126,7 @@ static int do_mw(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
 	if (!pd)
 		return -EINVAL;
-	emw = rxdp_engine_alloc_mw(x->hd->e, pd->epd,
+	emw = rxdp_engine_alloc_mw(x->he->e, pd->epd,
 				   (enum ibv_mw_type)o->mw_type);
 	if (!emw) {
 		err = -errno;
@@ -1120,7 +1235,7 @@ static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		err = *fd;
 		goto err;
 	}
-	q->cq.ecq = rxdp_engine_create_cq_shared(x->hd->e, q->mem, size, q);
+	q->cq.ecq = rxdp_engine_create_cq_shared(x->he->e, q->mem, size, q);
 	if (!q->cq.ecq) {
 		err = -errno;
 		goto err;
@@ -1202,7 +1317,7 @@ static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	wq = s->mem;
 	wq->size = a.max_wr;
 	wq->stride = o->rq_stride;
-	s->esrq = rxdp_engine_create_srq(x->hd->e, pd->epd, &a, wq,
+	s->esrq = rxdp_engine_create_srq(x->he->e, pd->epd, &a, wq,
 					 (char *)s->mem + o->rq_off, s);
 	if (!s->esrq) {
 		err = -errno;
@@ -1325,7 +1440,7 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 	init.sq_sig_all = o->sq_sig_all;
 	init.user = q;
 	init.owner_pid = (uint32_t)x->c->pid;
-	q->qp.eqp = rxdp_engine_create_qp(x->hd->e, &init);
+	q->qp.eqp = rxdp_engine_create_qp(x->he->e, &init);
 	if (!q->qp.eqp) {
 		err = -errno;
 		snprintf(msg, msglen, "the engine refused the QP: %s",
@@ -1402,7 +1517,7 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 		h = obj_new(x, HO_PD, o->cookie, msg, msglen, &err);
 		if (!h)
 			return err;
-		h->epd = rxdp_engine_alloc_pd(x->hd->e, x->emem);
+		h->epd = rxdp_engine_alloc_pd(x->he->e, x->emem);
 		if (!h->epd) {
 			obj_free(h);
 			return -ENOMEM;
@@ -1487,7 +1602,7 @@ int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
 		h = obj_new(x, HO_AH, o->cookie, msg, msglen, &err);
 		if (!h)
 			return err;
-		h->eah = rxdp_engine_create_ah(x->hd->e, pd->epd, &path);
+		h->eah = rxdp_engine_create_ah(x->he->e, pd->epd, &path);
 		if (!h->eah) {
 			obj_free(h);
 			return -ENOMEM;
@@ -1520,7 +1635,7 @@ struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
 {
 	struct hca_dev *hd = hca_dev_get(l, msg, msglen);
 
-	return hd ? hd->e : NULL;
+	return hd ? hd->eng[0].e : NULL;
 }
 
 /*

@@ -2,7 +2,7 @@
 /*
  * rxdpd: rxdp's control daemon, one per network namespace.
  *
- *   rxdpd [--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]
+ *   rxdpd [--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO] [--poll]
  *         [--verbose]
  *
  * Runs in the foreground and logs to stderr. The control socket is the
@@ -172,6 +172,12 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	{ "fifo", 'f', "PRIO",
 	  "SCHED_FIFO priority of the data-path threads, 1..99;\n"
 	  "0: a short EEVDF slice (default " STR(RXDPD_FIFO_DEFAULT) ")" },
+	{ "engines", 'e', "N",
+	  "data-path engines per device (default: one per RX\n"
+	  "queue, at most one per CPU --cpus allows)" },
+	{ "poll", 'p', NULL,
+	  "the data-path threads never sleep: each spins on its\n"
+	  "CPU (give them CPUs of their own with --cpus)" },
 	{ "user-mem", 'm', "BYTES",
 	  "the most of rxdpd's memory each user but root may\n"
 	  "hold in queues (K, M, G suffixes; default an eighth\n"
@@ -214,6 +220,18 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 			return -1;
 		}
 		return 0;
+	case 'p':
+		rxdpd.poll = true;
+		return 0;
+	case 'e':
+		rxdpd.engines = (int)strtol(arg, &end, 10);
+		if (*end || end == arg || rxdpd.engines < 1 ||
+		    rxdpd.engines > RXDP_MAX_QUEUES) {
+			pr_err("--engines %s: a number 1..%d\n", arg,
+			       RXDP_MAX_QUEUES);
+			return -1;
+		}
+		return 0;
 	case 'm':
 		if (parse_bytes(arg, &rxdpd.user_mem)) {
 			pr_err("--user-mem %s: a size like 512M or 2G\n", arg);
@@ -230,7 +248,7 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
-		 " [--user-mem BYTES] [--verbose]",
+		 " [--engines N] [--poll] [--user-mem BYTES] [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "

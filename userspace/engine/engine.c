@@ -183,10 +183,153 @@ static int eng_qps_pass(struct rxdp_engine *e)
 	return work;
 }
 
+/* --- several engines on one device ------------------------------------ */
+
+struct rxdp_engine_group *rxdp_engine_group_create(int n)
+{
+	struct rxdp_engine_group *g;
+
+	if (n < 1 || n > RXDP_CTL_MAX_XSKS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->n = n;
+	pthread_rwlock_init(&g->lock, NULL);
+	g->owner = calloc(RXDP_MAX_QP, sizeof(*g->owner));
+	if (!g->owner) {
+		free(g);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return g;
+}
+
+void rxdp_engine_group_destroy(struct rxdp_engine_group *g)
+{
+	if (!g)
+		return;
+	pthread_rwlock_destroy(&g->lock);
+	free(g->owner);
+	free(g);
+}
+
+/* qp is e's from now (or, gone, nobody's): engine lock held */
+void eng_group_own(struct rxdp_eqp *qp, bool mine)
+{
+	struct rxdp_engine_group *g = qp->e->cfg.group;
+
+	if (g)
+		atomic_store(&g->owner[qp->qpn & RXDP_QP_INDEX_MASK],
+			     mine ? (uint8_t)(qp->e->cfg.group_index + 1) : 0);
+}
+
+static void eng_wake(struct rxdp_engine *e)
+{
+	uint64_t one = 1;
+
+	atomic_store(&e->work, 1);
+	if (atomic_load(&e->sleep_until) &&
+	    write(e->evfd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: it will wake */
+	}
+}
+
+/*
+ * A packet for a QP of another engine of the group: copied into that
+ * engine's inbox. False if it is this engine's to handle (its own QP's,
+ * or nobody's: rc_rx counts it).
+ */
+static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
+			const struct rxdp_frame *f)
+{
+	struct rxdp_engine_group *g = e->cfg.group;
+	struct rxdp_engine *to;
+	struct eng_inbox *in;
+	uint32_t qpn = bth_qpn(pi->bth), tail;
+	int owner;
+
+	if (!g || qpn == ROCE_QPN_MASK) /* multicast: delivered here */
+		return false;
+	owner = atomic_load(&g->owner[qpn & RXDP_QP_INDEX_MASK]) - 1;
+	if (owner < 0 || owner == e->cfg.group_index || owner >= g->n)
+		return false;
+	pthread_rwlock_rdlock(&g->lock);
+	to = g->e[owner];
+	if (!to) { /* going away with its QPs */
+		pthread_rwlock_unlock(&g->lock);
+		e->stats.rx_drop_handoff++;
+		return true;
+	}
+	in = &to->inbox;
+	pthread_mutex_lock(&in->lock);
+	tail = atomic_load_explicit(&in->tail, memory_order_relaxed);
+	if (f->len > ENG_INBOX_FRAME ||
+	    tail - atomic_load_explicit(&in->head, memory_order_acquire) >=
+		    ENG_INBOX_SLOTS) {
+		pthread_mutex_unlock(&in->lock);
+		pthread_rwlock_unlock(&g->lock);
+		e->stats.rx_drop_handoff++;
+		return true;
+	}
+	in->slot[tail % ENG_INBOX_SLOTS].len = f->len;
+	memcpy(in->slot[tail % ENG_INBOX_SLOTS].data, f->data, f->len);
+	atomic_store_explicit(&in->tail, tail + 1, memory_order_release);
+	pthread_mutex_unlock(&in->lock);
+	eng_wake(to);
+	pthread_rwlock_unlock(&g->lock);
+	e->stats.rx_handoffs++;
+	return true;
+}
+
+/*
+ * One received packet: to the transport, or (from the port, handoff set)
+ * to the engine of its QP if another engine of the group has it, which
+ * counts it then
+ */
+static void eng_rx_frame(struct rxdp_engine *e, const struct rxdp_frame *f,
+			 bool handoff)
+{
+	struct pkt_info pi;
+	int err = pkt_parse(f->data, f->len, &pi);
+
+	if (!err && handoff && eng_handoff(e, &pi, f))
+		return;
+	e->stats.rx_packets++;
+	if (err == -EILSEQ)
+		e->stats.rx_drop_icrc++;
+	else if (err)
+		e->stats.rx_drop_malformed++;
+	else
+		rc_rx(e, &pi);
+}
+
+/* The packets other engines handed over, up to max: how many */
+static int eng_inbox_pass(struct rxdp_engine *e, int max)
+{
+	struct eng_inbox *in = &e->inbox;
+	uint32_t head, tail;
+	int n = 0;
+
+	if (!in->slot)
+		return 0;
+	head = atomic_load_explicit(&in->head, memory_order_relaxed);
+	tail = atomic_load_explicit(&in->tail, memory_order_acquire);
+	for (; head != tail && n < max; head++, n++) {
+		struct eng_inbox_slot *s = &in->slot[head % ENG_INBOX_SLOTS];
+		struct rxdp_frame f = { .data = s->data, .len = s->len };
+
+		eng_rx_frame(e, &f, false);
+	}
+	atomic_store_explicit(&in->head, head, memory_order_release);
+	return n;
+}
+
 int eng_pass(struct rxdp_engine *e)
 {
 	struct rxdp_frame f[ENG_RX_BATCH];
-	struct pkt_info pi;
 	int n, work = 0;
 
 	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
@@ -194,20 +337,12 @@ int eng_pass(struct rxdp_engine *e)
 	work += eng_mem_poll(e);
 	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
-	for (int i = 0; i < n; i++) {
-		int err = pkt_parse(f[i].data, f[i].len, &pi);
-
-		e->stats.rx_packets++;
-		if (err == -EILSEQ)
-			e->stats.rx_drop_icrc++;
-		else if (err)
-			e->stats.rx_drop_malformed++;
-		else
-			rc_rx(e, &pi);
-	}
+	for (int i = 0; i < n; i++)
+		eng_rx_frame(e, &f[i], true);
 	if (n)
 		e->cfg.ops->rx_release(e->cfg.port, f, n);
 	work += n;
+	work += eng_inbox_pass(e, ENG_RX_BATCH);
 	work += eng_qps_pass(e);
 	for (struct rxdp_esrq *srq = e->srqs; srq; srq = srq->next)
 		if (srq->sh)
@@ -314,7 +449,8 @@ static void eng_thread_sched(struct rxdp_engine *e)
 		pr_warn("engine: cannot pin the progress thread\n");
 	/* timers (retransmission, RNR) to the microsecond, not 50 us late */
 	prctl(PR_SET_TIMERSLACK, 1000UL);
-	if (e->cfg.fifo_prio > 0) {
+	/* a FIFO thread that never sleeps would own its CPU: not in poll mode */
+	if (e->cfg.fifo_prio > 0 && !e->cfg.poll) {
 		if (eng_sched_fifo(e)) {
 			e->fifo = true;
 			return;
@@ -490,6 +626,28 @@ void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd)
 	close(fd);
 }
 
+/*
+ * Poll mode (cfg.poll): nothing but passes, for a thread with a CPU of its
+ * own. No wake-up is ever needed: the sleeping word stays 0, so posters
+ * never ring; the port's rings, the owners' rings and the timers are all
+ * looked at every pass.
+ */
+static void eng_poll_loop(struct rxdp_engine *e)
+{
+	uint64_t act = eng_activity(e);
+
+	while (!atomic_load(&e->stop)) {
+		uint64_t a;
+
+		eng_let_control_in(e);
+		rxdp_engine_progress(e);
+		a = eng_activity(e);
+		if (a == act)
+			sched_yield();
+		act = a;
+	}
+}
+
 static void *eng_thread(void *arg)
 {
 	struct rxdp_engine *e = arg;
@@ -502,7 +660,13 @@ static void *eng_thread(void *arg)
 	for (int i = 0; i < nfds; i++)
 		eng_epoll_add(e, fds[i], false);
 
+	/* what top -H and /proc/PID/task/TID/comm show */
+	pthread_setname_np(pthread_self(), "rxdp-datapath");
 	eng_thread_sched(e);
+	if (e->cfg.poll) {
+		eng_poll_loop(e);
+		return NULL;
+	}
 	eng_place_init(e);
 	while (!atomic_load(&e->stop)) {
 		/*
@@ -611,6 +775,21 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 		return NULL;
 	e->cfg = *cfg;
 	pthread_mutex_init(&e->lock, NULL);
+	if (cfg->group) {
+		if (cfg->group_index < 0 || cfg->group_index >= cfg->group->n ||
+		    cfg->group->e[cfg->group_index]) {
+			free(e);
+			errno = EINVAL;
+			return NULL;
+		}
+		pthread_mutex_init(&e->inbox.lock, NULL);
+		e->inbox.slot = calloc(ENG_INBOX_SLOTS, sizeof(*e->inbox.slot));
+		if (!e->inbox.slot) {
+			free(e);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	e->qp_tab = calloc(RXDP_MAX_QP, sizeof(*e->qp_tab));
 	e->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -643,8 +822,14 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 		}
 		e->thread_running = true;
 	}
+	if (cfg->group) {
+		pthread_rwlock_wrlock(&cfg->group->lock);
+		cfg->group->e[cfg->group_index] = e;
+		pthread_rwlock_unlock(&cfg->group->lock);
+	}
 	return e;
 err:
+	free(e->inbox.slot);
 	if (e->evfd >= 0)
 		close(e->evfd);
 	if (e->epfd >= 0)
@@ -662,6 +847,11 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 
 	if (!e)
 		return;
+	if (e->cfg.group) {
+		pthread_rwlock_wrlock(&e->cfg.group->lock);
+		e->cfg.group->e[e->cfg.group_index] = NULL;
+		pthread_rwlock_unlock(&e->cfg.group->lock);
+	}
 	if (e->thread_running) {
 		atomic_store(&e->stop, true);
 		if (write(e->evfd, &one, sizeof(one)) < 0) {
@@ -674,6 +864,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 	free(e->qp_tab);
 	eng_keytab_free(&e->keys);
 	free(e->pd0);
+	free(e->inbox.slot);
 	free(e);
 }
 

@@ -115,6 +115,20 @@ struct rxdp_port_ops {
 
 /* --- the engine --------------------------------------------------------- */
 
+/*
+ * Several engines of one device (rxdpd --engines): each runs on its own
+ * port (the sockets of some of the interface's queues, on one UMEM), with
+ * its own thread, lock, QPs, CQs, MRs and timers; nothing of the fast path
+ * is shared but this: which engine has which QPN, and each engine's inbox.
+ * A packet that the NIC put on a queue of another engine than its QP's is
+ * copied into that engine's inbox (stat rx_handoffs; a full inbox drops
+ * it, stat rx_drop_handoff, and the transport recovers as from a loss).
+ */
+struct rxdp_engine_group;
+struct rxdp_engine_group *rxdp_engine_group_create(int n);
+/* After every engine of the group was destroyed */
+void rxdp_engine_group_destroy(struct rxdp_engine_group *g);
+
 struct rxdp_engine_config {
 	const struct rxdp_port_ops *ops;
 	void *port;
@@ -167,8 +181,18 @@ struct rxdp_engine_config {
 	_Atomic __u32 *stream_word;
 	/* SCHED_FIFO priority for the progress thread (0: a short EEVDF slice) */
 	int fifo_prio;
+	/*
+	 * Poll mode: the progress thread never sleeps (nor yields, nor runs
+	 * SCHED_FIFO): it spins on its port and the owners' rings, for hosts
+	 * that give it a core of its own (cpus). The sleeping word stays 0,
+	 * so posters never ring the doorbell.
+	 */
+	int poll;
 	/* CPUs the progress thread may run on (NULL: any) */
 	const cpu_set_t *cpus;
+	/* the group of engines of its device, and its place there, or NULL */
+	struct rxdp_engine_group *group;
+	int group_index;
 	/*
 	 * The transport's clock (ns, monotonic), read once per pass; NULL:
 	 * CLOCK_MONOTONIC. Tests without a progress thread (which sleeps by
@@ -235,6 +259,9 @@ struct rxdp_engine_stats {
 	uint64_t rjobs_cancelled; /* read/atomic responses a go-back replaced */
 	/* times the progress thread left SCHED_FIFO to spin through a stream */
 	uint64_t streams;
+	/* packets for another engine's QP, copied to its inbox / dropped */
+	uint64_t rx_handoffs;
+	uint64_t rx_drop_handoff;
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 /*
@@ -510,8 +537,23 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 					 uint32_t nqueues, uint32_t ring_size,
 					 const char **why);
 /* As bound: XDP_COPY or XDP_ZEROCOPY, XDP_USE_SG; sockets (queues) */
+/*
+ * Several engines on one port: a new port with the sockets k, k + n,
+ * k + 2n, ... of p (moved: p keeps the rest, and its UMEM is shared), its
+ * own loopback and RX state; frames it sends go out on its first socket's
+ * queue. NULL + errno.
+ */
+struct rxdp_xsk_port *rxdp_xsk_port_split(struct rxdp_xsk_port *p, int k,
+					  int n);
 uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p);
 int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max);
+/*
+ * Frames the kernel received for the port's sockets and dropped because
+ * a socket had no room (its RX ring full, its fill ring empty) or for
+ * another reason of its own (XDP_STATISTICS, summed): what overruns the
+ * data path, which no transport counter sees. Any thread.
+ */
+uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 

@@ -417,8 +417,36 @@ struct eng_rcqe {
 	uint64_t seq;
 };
 
+/*
+ * An engine's inbox: packets other engines of its group received for its
+ * QPs (engine.c). Producers hold lock; the one consumer (the engine's
+ * pass) reads [head, tail) without it and then moves head.
+ */
+#define ENG_INBOX_SLOTS 1024 /* a few QPs' windows (ENG_WINDOW) */
+#define ENG_INBOX_FRAME 4480 /* a 4096-byte path MTU's largest packet */
+struct eng_inbox_slot {
+	uint32_t len;
+	uint8_t data[ENG_INBOX_FRAME];
+};
+
+struct eng_inbox {
+	pthread_mutex_t lock;
+	_Atomic uint32_t head, tail;
+	struct eng_inbox_slot *slot;
+};
+
+struct rxdp_engine_group {
+	int n;
+	/* e[]: written (engines joining, leaving) under the write lock */
+	pthread_rwlock_t lock;
+	struct rxdp_engine *e[RXDP_CTL_MAX_XSKS];
+	/* by qpn & RXDP_QP_INDEX_MASK: the owning engine's index + 1, 0 none */
+	_Atomic uint8_t *owner;
+};
+
 struct rxdp_engine {
 	struct rxdp_engine_config cfg;
+	struct eng_inbox inbox; /* with cfg.group */
 	pthread_mutex_t lock; /* all transport state */
 	_Atomic int work; /* set by anyone with work for the lock holder */
 	struct rxdp_eqp *qps; /* list */
@@ -468,6 +496,11 @@ struct rxdp_engine {
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
 	 IBV_ACCESS_MW_BIND | RXDP_ACCESS_FLUSH)
+/*
+ * An MR's: and on-demand paging (its memory is the owner's as mapped at
+ * each access; rc_scatter_prep leaves it to rxdpd)
+ */
+#define ENG_MR_ACCESS_KNOWN (ENG_ACCESS_KNOWN | IBV_ACCESS_ON_DEMAND)
 
 /* Bytes per SQ record of inline data: inline WRs or gathered small sends */
 static inline size_t eng_inl_stride(const struct rxdp_eqp *qp)
@@ -484,6 +517,7 @@ static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,
 }
 
 uint64_t eng_now(void);
+void eng_group_own(struct rxdp_eqp *qp, bool mine);
 /* Called with the lock held: one pass of everything. Returns work done. */
 int eng_pass(struct rxdp_engine *e);
 uint64_t eng_next_deadline(struct rxdp_engine *e);

@@ -395,6 +395,7 @@ static void *mem_thread(void *arg)
 	struct rxdp_emem *m = arg;
 	uint64_t one = 1;
 
+	pthread_setname_np(pthread_self(), "rxdp-memory");
 	for (;;) {
 		struct eng_job *j;
 
@@ -452,6 +453,7 @@ static int mem_thread_start(struct rxdp_emem *m)
 		m->refs--;
 		goto fail;
 	}
+
 	m->thread_up = true;
 	return 0;
 fail:

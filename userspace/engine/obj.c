@@ -68,6 +68,19 @@ static struct rxdp_emr *key_add(struct rxdp_emr *k, enum eng_key_kind kind)
 	return k;
 }
 
+/*
+ * Where an MR may lie: a range of the owner's memory that does not wrap,
+ * or, with on-demand paging, the whole address space (implicit ODP: addr
+ * and iova 0, len SIZE_MAX, as ibv_reg_mr(pd, NULL, SIZE_MAX, ...) asks)
+ */
+static bool mr_range_ok(uint64_t addr, uint64_t len, uint64_t iova,
+			unsigned int access)
+{
+	if (!addr && len == UINT64_MAX && !iova)
+		return access & IBV_ACCESS_ON_DEMAND;
+	return (addr || !len) && addr + len >= addr && iova + len >= iova;
+}
+
 struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 				       size_t len, uint64_t iova,
 				       unsigned int access)
@@ -91,7 +104,7 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((!addr && len) || addr + len < addr || iova + len < iova) {
+	if (!mr_range_ok(addr, len, iova, access)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -103,7 +116,7 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 	mr->addr = addr;
 	mr->len = len;
 	mr->iova = iova;
-	mr->access = access & ENG_ACCESS_KNOWN;
+	mr->access = access & ENG_MR_ACCESS_KNOWN;
 	return key_add(mr, ENG_KEY_MR);
 }
 
@@ -144,14 +157,13 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 
 	if (!pd)
 		pd = e->pd0;
-	access &= ENG_ACCESS_KNOWN;
+	access &= ENG_MR_ACCESS_KNOWN;
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	if (access & RXDP_ACCESS_FLUSH_PERSISTENT)
 		return -EINVAL; /* as a registration (above) */
-	if ((!addr && len) || addr + len < addr || iova + len < iova ||
-	    pd->e != e || mr->mw_type)
+	if (!mr_range_ok(addr, len, iova, access) || pd->e != e || mr->mw_type)
 		return -EINVAL;
 	eng_lock(e);
 	/* the windows bound to it hold its translation */

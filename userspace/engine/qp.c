@@ -208,6 +208,7 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 		return NULL;
 	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = qp;
+	eng_group_own(qp, true);
 	qp->next = e->qps;
 	e->qps = qp;
 	qp->scq->refs++;
@@ -232,6 +233,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 		}
 	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
+	eng_group_own(qp, false);
 	qpmap_destroy(qp);
 	/* where the next pass would have started */
 	if (e->drain_next == qp)

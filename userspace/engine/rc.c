@@ -361,6 +361,18 @@ bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 
 	if (qp->rcq->own || !len || len > RXDP_HCA_SCATTER_MAX)
 		return false;
+	/*
+	 * Not into ODP memory: the owner may have unmapped it, and its poll
+	 * would fault where rxdpd's write is an error completion
+	 */
+	for (int i = 0; i < qp->cur_nsge; i++) {
+		const struct rxdp_emr *mr =
+			eng_mr_lookup(qp->e, qp->cur_sge[i].lkey);
+
+		if (qp->cur_sge[i].length && mr &&
+		    (mr->access & IBV_ACCESS_ON_DEMAND))
+			return false;
+	}
 	n = rc_sg_slice(sg, nsg, 0, len, piece);
 	if (n > RXDP_HCA_SCATTER_SGES)
 		return false;

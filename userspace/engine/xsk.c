@@ -472,6 +472,52 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 	return p;
 }
 
+struct rxdp_xsk_port *rxdp_xsk_port_split(struct rxdp_xsk_port *p, int k, int n)
+{
+	struct rxdp_xsk_port *q;
+	int cnt = 0, j = 0;
+
+	for (int i = k; i < p->n; i += n)
+		cnt++;
+	if (n < 1 || k < 0 || k >= n || !cnt) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	*q = *p;
+	q->s = calloc(cnt, sizeof(*q->s));
+	q->rx_addrs = calloc(p->ring_size, sizeof(*q->rx_addrs));
+	q->rx_joined = malloc(p->rx_joined_size);
+	q->loop_addr = NULL;
+	q->loop_len = NULL;
+	q->loop_head = q->loop_n = q->rx_loop = 0;
+	q->rx_next = q->rx_sock = 0;
+	q->rx_ndesc = 0;
+	q->n = 0;
+	if (q->s) {
+		/* loopback holds the first socket's TX buffers (tx_put) */
+		q->loop_cap = p->s[k].tx_frames;
+		q->loop_addr = calloc(q->loop_cap, sizeof(*q->loop_addr));
+		q->loop_len = calloc(q->loop_cap, sizeof(*q->loop_len));
+	}
+	if (!q->s || !q->rx_addrs || !q->rx_joined || !q->loop_addr ||
+	    !q->loop_len) {
+		q->own_fds = false;
+		rxdp_xsk_port_destroy(q);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (int i = k; i < p->n; i += n) {
+		q->s[j++] = p->s[i];
+		memset(&p->s[i], 0, sizeof(p->s[i]));
+		p->s[i].fd = -1;
+	}
+	q->n = cnt;
+	return q;
+}
+
 uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p)
 {
 	return p->bind_flags | (p->bind_zerocopy ? XDP_ZEROCOPY : XDP_COPY);
@@ -483,6 +529,23 @@ int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max)
 
 	for (int i = 0; i < p->n && n < max; i++)
 		fds[n++] = p->s[i].fd;
+	return n;
+}
+
+uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		struct xdp_statistics st;
+		socklen_t len = sizeof(st);
+
+		memset(&st, 0, sizeof(st));
+		if (getsockopt(p->s[i].fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+			continue;
+		n += st.rx_dropped + st.rx_ring_full +
+		     st.rx_fill_ring_empty_descs;
+	}
 	return n;
 }
 

@@ -207,7 +207,9 @@ bool gather(struct rxdp_context *c, struct ibv_pd *pd,
 			continue;
 		while (m && m->mr.lkey != g->lkey)
 			m = m->hnext;
-		ok = m && m->mr.pd == pd && g->addr >= m->iova &&
+		/* ODP memory may be unmapped: rxdpd reads it (or fails) */
+		ok = m && !(m->access & IBV_ACCESS_ON_DEMAND) &&
+		     m->mr.pd == pd && g->addr >= m->iova &&
 		     g->addr - m->iova <= m->mr.length &&
 		     g->length <= m->mr.length - (g->addr - m->iova);
 		if (ok) {
@@ -313,13 +315,85 @@ static int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	return got ? got : -cq_idle(w);
 }
 
+/*
+ * Flushed WQEs of one work queue, from its ring's slots [*cur, prod), into
+ * the CQ ring at *prod while it has room; returns how many
+ */
+static uint32_t wq_flush(const struct rxdp_hca_wq *wq, const void *ring,
+			 uint32_t stride, uint32_t *cur, uint32_t qpn,
+			 struct rxdp_cq *w, uint32_t *prod, uint32_t cons)
+{
+	uint32_t end = atomic_load_explicit(&wq->prod, memory_order_acquire);
+	uint32_t m = wq->size - 1, n = 0;
+
+	for (; *cur != end && *prod - cons < w->size; (*cur)++, (*prod)++) {
+		/* both WQE formats begin with the wr_id */
+		const __u64 *wr_id = (const void *)((const char *)ring +
+						    (*cur & m) * stride);
+		struct ibv_wc *wc = &w->sh->ring[*prod & (w->size - 1)];
+
+		memset(wc, 0, sizeof(*wc));
+		wc->wr_id = *wr_id;
+		wc->status = IBV_WC_WR_FLUSH_ERR;
+		wc->qp_num = qpn;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * rxdpd is gone, as an HCA in a fatal state: every WQE it did not complete
+ * completes with IBV_WC_WR_FLUSH_ERR (only wr_id, status and qp_num are
+ * valid in an error completion, ibv_poll_cq(3)), and the QPs read ERR.
+ * Nobody else writes the CQ's ring now, so the library produces into it,
+ * and every way of polling sees the entries; WQEs posted later are flushed
+ * by a later poll. SRQ WQEs stay in their SRQ, as a QP error leaves them.
+ * Returns how many were added.
+ */
+static uint32_t cq_flush_dead(struct rxdp_cq *w)
+{
+	struct rxdp_context *c = to_rxdp_ctx(w->cq.context);
+	uint32_t prod, cons, n = 0;
+
+	pthread_spin_lock(&w->lock);
+	prod = atomic_load_explicit(&w->sh->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&w->sh->cons, memory_order_relaxed);
+	pthread_mutex_lock(&c->qps_lock);
+	for (struct rxdp_qp *q = c->qps; q; q = q->next) {
+		if (!q->flushing) {
+			q->flushing = true;
+			q->sq_flushed = atomic_load(&q->sh->sq.done);
+			q->rq_flushed = atomic_load(&q->sh->rq.done);
+			atomic_store(&q->sh->state, IBV_QPS_ERR);
+		}
+		if (q->qp.send_cq == &w->cq)
+			n += wq_flush(&q->sh->sq, q->sq, q->sq_stride,
+				      &q->sq_flushed, q->qp.qp_num, w, &prod,
+				      cons);
+		if (q->qp.recv_cq == &w->cq && !q->qp.srq)
+			n += wq_flush(&q->sh->rq, q->rq, q->rq_stride,
+				      &q->rq_flushed, q->qp.qp_num, w, &prod,
+				      cons);
+	}
+	pthread_mutex_unlock(&c->qps_lock);
+	atomic_store_explicit(&w->sh->prod, prod, memory_order_release);
+	pthread_spin_unlock(&w->lock);
+	return n;
+}
+
 int cq_idle(struct rxdp_cq *w)
 {
+	struct rxdp_context *c = to_rxdp_ctx(w->cq.context);
+
 	if (atomic_load_explicit(&w->sh->overflow, memory_order_acquire))
 		return EOVERFLOW;
-	/* an application spinning on an empty CQ learns that rxdpd died */
-	if (!(++w->idle & 0xffff) && ctx_dead(w->cq.context))
-		return EIO;
+	/*
+	 * An application polling an empty CQ learns that rxdpd died (looked
+	 * at every 65536th empty poll, or at once when another call saw it):
+	 * what it had posted comes back flushed, then polls fail with EIO.
+	 */
+	if ((c->dead || !(++w->idle & 0xffff)) && ctx_dead(w->cq.context))
+		return cq_flush_dead(w) ? 0 : EIO;
 	/*
 	 * An application spinning here waits for rxdpd, whose data-path
 	 * thread may need this CPU to make the completion. While that thread
@@ -403,7 +477,16 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
  * ignores. The range must be mapped (with write access when local write is
  * asked for), and its pages are shared with rxdpd where they can be
  * (regmem.c); rxdpd reaches the rest through /proc/self/mem.
+ *
+ * On-demand paging (IBV_ACCESS_ON_DEMAND): the range follows the page
+ * tables, as the process maps it now and later. Nothing is checked,
+ * re-backed or counted against RLIMIT_MEMLOCK (the kernel's ODP umems pin
+ * nothing and charge nothing either); rxdpd reaches it through
+ * /proc/self/mem, which faults pages in, and a page that is not there is
+ * an access error of the WR that needed it. (NULL, SIZE_MAX) is implicit
+ * ODP: the whole address space, as mlx5 has it.
  */
+
 /*
  * A region larger than RLIMIT_MEMLOCK is refused before its pages move
  * (rxdpd counts every region of the context against it, as the kernel
@@ -431,13 +514,16 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 
 	if (!pd)
 		return fail_ptr(EINVAL);
-	if (over_memlock(length))
+	if (!(access & IBV_ACCESS_ON_DEMAND) && over_memlock(length))
 		return fail_ptr(ENOMEM);
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return fail_ptr(ENOMEM);
-	err = regmem_get(to_rxdp_ctx(pd->context), (uintptr_t)addr, length,
-			 access & IBV_ACCESS_LOCAL_WRITE, &m->mem);
+	err = access & IBV_ACCESS_ON_DEMAND
+		      ? 0
+		      : regmem_get(to_rxdp_ctx(pd->context), (uintptr_t)addr,
+				   length, access & IBV_ACCESS_LOCAL_WRITE,
+				   &m->mem);
 	if (err) {
 		free(m);
 		return fail_ptr(err);
@@ -530,6 +616,8 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	struct regmem_ref *nmem = NULL;
 	struct rxdp_ctl_obj o = { 0 };
 	struct ibv_pd *npd;
+	unsigned int acc;
+	bool remap;
 
 	if (!mr || !flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
 	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
@@ -538,13 +626,20 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	     (!pd || pd->context != mr->context)))
 		return rereg_fail(EINVAL, IBV_REREG_MR_ERR_INPUT);
 	npd = flags & IBV_REREG_MR_CHANGE_PD ? pd : mr->pd;
-	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		unsigned int acc = flags & IBV_REREG_MR_CHANGE_ACCESS
-					   ? (unsigned int)access
-					   : m->access;
-		int err = regmem_get(to_rxdp_ctx(mr->context), (uintptr_t)addr,
-				     length, acc & IBV_ACCESS_LOCAL_WRITE,
-				     &nmem);
+	acc = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access
+						 : m->access;
+	/* new memory, or the same going to or from on-demand paging */
+	remap = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ||
+		((acc ^ m->access) & IBV_ACCESS_ON_DEMAND);
+	if (remap && !(acc & IBV_ACCESS_ON_DEMAND)) {
+		int err = regmem_get(
+			to_rxdp_ctx(mr->context),
+			(uintptr_t)(flags & IBV_REREG_MR_CHANGE_TRANSLATION
+					    ? addr
+					    : mr->addr),
+			flags & IBV_REREG_MR_CHANGE_TRANSLATION ? length
+								: mr->length,
+			acc & IBV_ACCESS_LOCAL_WRITE, &nmem);
 
 		if (err)
 			return rereg_fail(err, IBV_REREG_MR_ERR_INPUT);
@@ -558,15 +653,14 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 							   : mr->length;
 	o.iova = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? (uintptr_t)addr
 							 : m->iova;
-	o.access = flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned int)access
-						      : m->access;
+	o.access = acc;
 	if (obj_call(mr->context, RXDP_CTL_MR_REREG, &o, NULL, NULL)) {
 		int err = errno;
 
 		regmem_put(to_rxdp_ctx(mr->context), nmem);
 		return rereg_fail(err, IBV_REREG_MR_ERR_CMD);
 	}
-	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+	if (remap) {
 		regmem_put(to_rxdp_ctx(mr->context), m->mem);
 		m->mem = nmem;
 	}
@@ -585,6 +679,94 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	}
 	mr_hash_add(to_rxdp_ctx(mr->context), m);
 	return 0;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/*
+ * The ODP MR of pd that g's lkey names (mr_lock read-held), as mlx5's
+ * get_prefetchable_mr() finds it: 0, -ENOENT (no ODP MR has that key),
+ * -EPERM (another PD's, or no local write for a write prefetch). *at: the
+ * range's address if it lies in the MR, else 0.
+ */
+static int advise_find(struct rxdp_context *c, struct ibv_pd *pd,
+		       const struct ibv_sge *g, bool write, uintptr_t *at)
+{
+	struct rxdp_mr *m = *mr_slot(c, g->lkey);
+
+	while (m && m->mr.lkey != g->lkey)
+		m = m->hnext;
+	if (!m || !(m->access & IBV_ACCESS_ON_DEMAND))
+		return -ENOENT;
+	if (m->mr.pd != pd || (write && !(m->access & IBV_ACCESS_LOCAL_WRITE)))
+		return -EPERM;
+	*at = 0;
+	if (g->addr >= m->iova && g->addr - m->iova <= m->mr.length &&
+	    g->length <= m->mr.length - (g->addr - m->iova))
+		*at = (uintptr_t)m->mr.addr + (uintptr_t)(g->addr - m->iova);
+	return 0;
+}
+
+/*
+ * ibv_advise_mr(3) on ODP MRs, its errors as mlx5 gives them (Linux 5.15
+ * on): unknown advice EOPNOTSUPP; unknown flags or no SGE EINVAL; an lkey
+ * that is no ODP MR ENOENT; another PD's MR, or PREFETCH_WRITE on an MR
+ * without local write, EPERM; these for every SGE before anything is
+ * done. rxdpd reaches ODP memory through the process's page tables, so a
+ * prefetch is the process faulting the pages in itself
+ * (MADV_POPULATE_READ / _WRITE, Linux 5.14; an address not mapped is an
+ * error there, not a signal). With IBV_ADVISE_MR_FLAG_FLUSH that is done
+ * before the call returns, and a range outside its MR or one that cannot
+ * be faulted in is EFAULT. Without, it is done too (it costs the same) and
+ * neither is reported, as mlx5's asynchronous prefetch does not report
+ * them. PREFETCH_NO_FAULT faults nothing: pages present are reachable.
+ */
+int rxdp_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	bool write = advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool sync = flags & IBV_ADVISE_MR_FLAG_FLUSH;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), at;
+	struct rxdp_context *c;
+	int err = 0;
+
+	if (!pd)
+		return EINVAL;
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return EOPNOTSUPP;
+	if ((flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || !num_sge ||
+	    !sg_list)
+		return EINVAL;
+	c = to_rxdp_ctx(pd->context);
+	pthread_rwlock_rdlock(&c->mr_lock);
+	for (uint32_t i = 0; i < num_sge && !err; i++)
+		err = -advise_find(c, pd, &sg_list[i], write, &at);
+	for (uint32_t i = 0; i < num_sge && !err &&
+			     advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	     i++) {
+		uintptr_t s, e;
+
+		advise_find(c, pd, &sg_list[i], write, &at);
+		if (!at) {
+			err = sync ? EFAULT : 0;
+			continue;
+		}
+		if (!sg_list[i].length)
+			continue;
+		s = at & ~(pg - 1);
+		e = (at + sg_list[i].length + pg - 1) & ~(pg - 1);
+		if (madvise((void *)s, e - s,
+			    write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ) &&
+		    errno != EINVAL && sync)
+			err = EFAULT;
+	}
+	pthread_rwlock_unlock(&c->mr_lock);
+	return err;
 }
 
 /* --- completion channels ------------------------------------------------ */
@@ -823,6 +1005,14 @@ struct rxdp_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
 	pthread_cond_init(&w->qp.cond, NULL);
 	init_attr->cap = w->cap;
 	rxdp_pd_get(pd);
+	{
+		struct rxdp_context *c = to_rxdp_ctx(pd->context);
+
+		pthread_mutex_lock(&c->qps_lock);
+		w->next = c->qps;
+		c->qps = w;
+		pthread_mutex_unlock(&c->qps_lock);
+	}
 	return w;
 }
 
@@ -1004,6 +1194,17 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 				     &none, &read);
 	rxdp_qp_wait_acked(qp, read);
 	rxdp_pd_put(qp->pd);
+	{
+		struct rxdp_context *c = to_rxdp_ctx(qp->context);
+		struct rxdp_qp **pp = &c->qps;
+
+		pthread_mutex_lock(&c->qps_lock);
+		while (*pp && *pp != w)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = w->next;
+		pthread_mutex_unlock(&c->qps_lock);
+	}
 	shm_unmap(&w->mem);
 	pthread_spin_destroy(&w->sq_lock);
 	pthread_spin_destroy(&w->rq_lock);

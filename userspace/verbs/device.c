@@ -242,6 +242,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->async_fd = -1;
 	pthread_mutex_init(&c->ctl_lock, NULL);
 	pthread_rwlock_init(&c->mr_lock, NULL);
+	pthread_mutex_init(&c->qps_lock, NULL);
 
 	c->ctl = rxdp_ctl_connect(NULL);
 	if (!c->ctl) {
@@ -296,6 +297,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_qp_ex = rxdp_create_qp_ex;
 	c->vctx.create_srq_ex = rxdp_create_srq_ex;
 	c->vctx.query_rt_values = rxdp_query_rt_values;
+	c->vctx.advise_mr = rxdp_advise_mr;
 	rxdp_dp_set_ops(&ctx->ops);
 	return ctx;
 
@@ -327,6 +329,7 @@ int ibv_close_device(struct ibv_context *ctx)
 	munmap(c->page, sizeof(*c->page));
 	pthread_mutex_destroy(&ctx->mutex);
 	pthread_mutex_destroy(&c->ctl_lock);
+	pthread_mutex_destroy(&c->qps_lock);
 	free(c);
 	return 0;
 }
@@ -403,14 +406,27 @@ static int rxdp_query_device_ex(struct ibv_context *ctx,
 
 	/*
 	 * What the extended attributes say rxdp has: completion timestamps
-	 * of a 1 GHz clock (nanoseconds, extended.c). Everything else is
-	 * zero: no ODP (MRs are not pinned, but rxdp does not claim the
-	 * paging semantics), TSO, RSS, tag matching, packet pacing, CQ
+	 * of a 1 GHz clock (nanoseconds, extended.c); on-demand paging,
+	 * implicit too, for every operation of each transport (an ODP MR is
+	 * reached through the process's page tables, dataplane.c's reg_mr:
+	 * nothing about it depends on the operation; no XRC). Everything
+	 * else is zero: no TSO, RSS, tag matching, packet pacing, CQ
 	 * moderation, device memory, raw packet capabilities or PCI atomics.
 	 */
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(&info, &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
+	ex.odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	ex.odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+		IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	ex.odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
+	ex.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND |
+						     IBV_ODP_SUPPORT_RECV |
+						     IBV_ODP_SUPPORT_SRQ_RECV;
 	/*
 	 * IBTA 1.5's Atomic Write and Flush, both placement types, as
 	 * Soft-RoCE announces them (no region of rxdp is persistent memory:

@@ -90,6 +90,10 @@ struct rxdp_qp {
 	 */
 	uint32_t wr_cur;
 	int wr_err;
+	/* the context's list; once rxdpd is gone, the WQEs flushed so far */
+	struct rxdp_qp *next;
+	bool flushing;
+	uint32_t sq_flushed, rq_flushed;
 };
 
 struct rxdp_vah {
@@ -131,6 +135,8 @@ int cq_idle(struct rxdp_cq *w);
  * A small send's bytes (its SGEs) to dst, if the library knows the MRs
  * (common/hca.h: RXDP_HCA_SEND_GATHERED)
  */
+int rxdp_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 bool gather(struct rxdp_context *c, struct ibv_pd *pd,
 	    const struct ibv_send_wr *wr, uint8_t *dst);
 /*

@@ -87,6 +87,8 @@ struct rxdp_context {
 	int doorbell; /* wakes rxdpd's data-path thread (an eventfd) */
 	struct rxdp_hca_dev *page; /* the device page, mapped read-only */
 	int dead; /* rxdpd is gone */
+	pthread_mutex_t qps_lock;
+	struct rxdp_qp *qps; /* every QP, for the flush when rxdpd is gone */
 	struct verbs_context vctx; /* last: context must end the struct */
 };
 

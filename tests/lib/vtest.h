@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What the verbs test programs (tests/rc/memrules.c, odp.c, fatal.c) share:
+ * built against the system's <infiniband/verbs.h>, run on build/lib's
+ * libibverbs. Each call exits the program with a line naming prog on
+ * failure.
+ */
+#ifndef RXDP_TESTS_VTEST_H
+#define RXDP_TESTS_VTEST_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+/* The device called name, opened */
+struct ibv_context *vt_open(const char *prog, const char *name);
+/* The index of the port's first IPv4-mapped GID */
+int vt_ipv4_gid(const char *prog, struct ibv_context *ctx);
+/*
+ * An RC QP to INIT, RTR and RTS towards QP dest behind GID gid_index of
+ * its own device (loopback through rxdpd): path MTU 1024, remote write,
+ * read and atomic access, the ACK timeout given, retries 7
+ */
+void vt_rc_connect(const char *prog, struct ibv_qp *q, int gid_index,
+		   uint32_t dest, uint8_t timeout);
+
+/* The next completion of cq (waits 100 s at most) */
+struct ibv_wc vt_wait_wc(const char *prog, struct ibv_cq *cq);
+/*
+ * One signaled WR on q: opcode with len bytes at buf (lkey), towards
+ * (raddr, rkey); atomics add or compare-swap a and b. Its completion's
+ * status, from cq (q's send CQ, with nothing else pending).
+ */
+enum ibv_wc_status vt_post1(const char *prog, struct ibv_qp *q,
+			    enum ibv_wr_opcode op, void *buf, uint32_t lkey,
+			    uint32_t len, uint64_t raddr, uint32_t rkey,
+			    uint64_t a, uint64_t b);
+
+#endif

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Several engines per device (rxdpd --engines 2 on a veth with 2 queues):
+# two data-path threads per rxdpd, contexts spread over them, and packets
+# that arrive on the other engine's queue handed over to the QP's engine.
+# On a veth a frame arrives on the queue the sender sent it from, and an
+# engine sends from its own queue, so a pair whose two contexts sit on
+# engines of different numbers is crossed: host B holds an idle context
+# first, which moves B's contexts one engine along. Three pairs of
+# ibv_rc_pingpong -c (byte-checked) and one ib_write_bw run at once; every
+# one must finish, and the devices must have handed packets over.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
+
+require_root
+require_cmd ib_write_bw ibv_rc_pingpong timeout
+
+tmp=$(mktemp -d)
+on_exit "rm -rf '$tmp'"
+NETNS_QUEUES=2 NETNS_NO_IPV6=1 netns_pair
+RXDPD_ARGS="--engines 2" rxdp_hosts "$tmp"
+
+threads() { # data-path threads of the rxdpd in NS
+	local p n=0 t
+	for p in $(pgrep -x rxdpd); do
+		[ "$(ip netns identify "$p")" = "$1" ] || continue
+		for t in /proc/"$p"/task/*; do
+			[ "$(cat "$t/comm")" = rxdp-datapath ] && n=$((n + 1))
+		done
+	done
+	echo $n
+}
+listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }
+
+# B's idle context (a pingpong server nobody calls) takes B's engine 0
+verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -p 18990 >/dev/null 2>&1 &
+idle=$!
+on_exit "kill $idle 2>/dev/null"
+sleep 1
+
+pids=()
+for i in 1 2 3; do
+	verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -s 4096 -n 1000 \
+		-p $((18990 + i)) >"$tmp/ps$i" 2>&1 &
+	pids+=($!)
+	wait_until 10 listening $((18990 + i)) || fail "pingpong server $i does not listen"
+	verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -s 4096 -n 1000 \
+		-p $((18990 + i)) "$ADDR_A" >"$tmp/pc$i" 2>&1 &
+	pids+=($!)
+done
+verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -F -s 65536 -n 3000 -p 18995 >"$tmp/ws" 2>&1 &
+pids+=($!)
+wait_until 10 listening 18995 || fail "ib_write_bw does not listen"
+verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -F -s 65536 -n 3000 -p 18995 "$ADDR_A" >"$tmp/wc" 2>&1 &
+pids+=($!)
+
+ok=1
+for p in "${pids[@]}"; do wait "$p" || ok=0; done
+for i in 1 2 3; do
+	grep -q '^1000 iters' "$tmp/pc$i" || { ok=0; echo "pingpong pair $i:"; tail -n 4 "$tmp/ps$i" "$tmp/pc$i"; }
+done
+grep -q '^ *65536 ' "$tmp/wc" || { ok=0; echo "ib_write_bw:"; tail -n 4 "$tmp/ws" "$tmp/wc"; }
+for h in A B; do
+	grep -q "data path up: 2 queue(s), 2 engine(s)" "$tmp/rxdpd-$h.log" ||
+		{ ok=0; echo "host $h: not 2 engines:"; grep "data path" "$tmp/rxdpd-$h.log"; }
+done
+ta=$(threads "$NS_A")
+tb=$(threads "$NS_B")
+echo "data-path threads: A $ta, B $tb"
+[ "$ta" = 2 ] && [ "$tb" = 2 ] || ok=0
+ha=$(rxdp_counter "$NS_A" rx_handoffs)
+hb=$(rxdp_counter "$NS_B" rx_handoffs)
+echo "packets handed over between engines: A $ha, B $hb"
+[ $((ha + hb)) -gt 0 ] || { ok=0; echo "no packet crossed engines"; }
+[ $ok = 1 ] || fail "engines"
+echo PASS
