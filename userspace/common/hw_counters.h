@@ -34,7 +34,9 @@
  *   out_of_buffer          device only (mlx5's name): frames for the device
  *                          that the kernel dropped before rxdpd saw them,
  *                          its AF_XDP sockets' RX rings full or fill rings
- *                          empty (XDP_STATISTICS): the data path overrun
+ *                          empty (XDP_STATISTICS): the data path overrun;
+ *                          and packets one engine could not hand to
+ *                          another, its inbox full
  *   rx_handoffs            device only: packets one of the device's
  *                          engines received (on one of its queues) for a
  *                          QP of another engine, and copied to it

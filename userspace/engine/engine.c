@@ -221,9 +221,15 @@ void eng_group_own(struct rxdp_eqp *qp, bool mine)
 {
 	struct rxdp_engine_group *g = qp->e->cfg.group;
 
-	if (g)
-		atomic_store(&g->owner[qp->qpn & RXDP_QP_INDEX_MASK],
-			     mine ? (uint8_t)(qp->e->cfg.group_index + 1) : 0);
+	uint8_t me = (uint8_t)(qp->e->cfg.group_index + 1);
+
+	if (!g)
+		return;
+	if (mine)
+		atomic_store(&g->owner[qp->qpn & RXDP_QP_INDEX_MASK], me);
+	else /* unless a new QP of that index took it meanwhile */
+		atomic_compare_exchange_strong(
+			&g->owner[qp->qpn & RXDP_QP_INDEX_MASK], &me, 0);
 }
 
 static void eng_wake(struct rxdp_engine *e)
@@ -281,6 +287,13 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	eng_wake(to);
 	pthread_rwlock_unlock(&g->lock);
 	e->stats.rx_handoffs++;
+	/*
+	 * Handing over is this thread's work as much as the transport: a
+	 * stream of it makes a stream here too (a FIFO thread busy with it
+	 * would keep the applications on its CPU from running)
+	 */
+	e->rx_data++;
+	eng_stream_msg(e, true);
 	return true;
 }
 
