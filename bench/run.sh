@@ -12,8 +12,9 @@
 #   3. at the first MTU: rxdpd's CPU use with no traffic, the memory of a
 #      process holding many QPs, a perf profile of the 64 KiB write run;
 #   4. pairs at once: 1, 2, 4 and 8 ib_write_bw pairs (64 KiB, one QP
-#      each) over a veth with 4 queues, MTU 9000, summed, each pair
-#      checked to have finished, beside iperf3 -P on the same veth;
+#      each) over a veth with 4 queues, MTU 9000, rxdpd --engines auto
+#      (an engine per queue up to the CPUs), summed, each pair checked to
+#      have finished, beside iperf3 -P on the same veth;
 #   5. on a machine with 8 CPUs or more: latency and bandwidth again with
 #      rxdpd --poll, each data-path thread on a CPU of its own and perftest
 #      on the others.
@@ -386,11 +387,11 @@ bench_loss() {
 bench_pairs() {
 	local r k i pids rcs fin
 	MTU=9000
-	echo "# pairs at once over a veth with 4 queues, MTU $MTU: ib_write_bw -D 3 and iperf3 -P"
+	echo "# pairs at once over a veth with 4 queues, MTU $MTU: ib_write_bw -D 3 (rxdpd --engines auto) and iperf3 -P"
 	NETNS_QUEUES=4 NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
 	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
 	on_exit "kill $! 2>/dev/null"
-	rxdp_hosts "$tmp"
+	RXDPD_ARGS="--engines auto" rxdp_hosts "$tmp"
 	for r in $(seq "$REPEAT"); do
 		for k in 1 2 4 8; do
 			iperf "pairs tcp iperf3" "$k" -t 3 -l 65536 -P "$k"

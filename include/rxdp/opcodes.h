@@ -43,6 +43,8 @@ enum roce_opcode {
 	ROCE_RC_FETCH_ADD = 0x14,
 	ROCE_RC_SEND_LAST_INV = 0x16,
 	ROCE_RC_SEND_ONLY_INV = 0x17,
+	ROCE_RC_FLUSH = 0x1c,
+	ROCE_RC_ATOMIC_WRITE = 0x1d,
 
 	ROCE_UC_SEND_FIRST = 0x20,
 	ROCE_UC_SEND_MIDDLE = 0x21,
@@ -87,8 +89,19 @@ enum roce_opcode {
 #define ROCE_OPF_SVC_RC (1U << 20) /* allowed on this service type */
 #define ROCE_OPF_SVC_UC (1U << 21)
 #define ROCE_OPF_SVC_UD (1U << 22)
+#define ROCE_OPF_FETH (1U << 23)
+#define ROCE_OPF_FLUSH (1U << 24) /* a FLUSH request */
+#define ROCE_OPF_ATOMIC_WRITE (1U << 25) /* an ATOMIC WRITE request */
 /* ONLY = FIRST | LAST */
 #define ROCE_OPF_ONLY (ROCE_OPF_FIRST | ROCE_OPF_LAST)
+/*
+ * Requests answered by a response of their own (read responses, an atomic
+ * ACK; a zero-length read response for ATOMIC WRITE and FLUSH, A19), not
+ * by the coalesced ACK; each takes a responder resource (max_rd_atomic)
+ */
+#define ROCE_OPF_RD_ATOMIC                                         \
+	(ROCE_OPF_READ | ROCE_OPF_ATOMIC | ROCE_OPF_ATOMIC_WRITE | \
+	 ROCE_OPF_FLUSH)
 
 #define _RC (ROCE_OPF_VALID | ROCE_OPF_SVC_RC)
 #define _UC (ROCE_OPF_VALID | ROCE_OPF_SVC_UC)
@@ -136,6 +149,12 @@ static const __u32 roce_opcode_table[256] = {
 			      ROCE_OPF_ONLY | ROCE_OPF_ATOMICETH,
 	[ROCE_RC_SEND_LAST_INV] = _RC | _SREQ | ROCE_OPF_LAST | ROCE_OPF_IETH,
 	[ROCE_RC_SEND_ONLY_INV] = _RC | _SREQ | ROCE_OPF_ONLY | ROCE_OPF_IETH,
+	/* A19: FLUSH carries no payload; ATOMIC WRITE 8 bytes */
+	[ROCE_RC_FLUSH] = _RC | ROCE_OPF_REQUEST | ROCE_OPF_FLUSH |
+			  ROCE_OPF_ONLY | ROCE_OPF_FETH | ROCE_OPF_RETH,
+	[ROCE_RC_ATOMIC_WRITE] = _RC | ROCE_OPF_REQUEST |
+				 ROCE_OPF_ATOMIC_WRITE | ROCE_OPF_ONLY |
+				 ROCE_OPF_RETH | ROCE_OPF_PAYLOAD,
 
 	[ROCE_UC_SEND_FIRST] = _UC | _SREQ | ROCE_OPF_FIRST,
 	[ROCE_UC_SEND_MIDDLE] = _UC | _SREQ | ROCE_OPF_MIDDLE,
@@ -175,8 +194,8 @@ static inline __u32 roce_opcode_flags(__u8 opcode)
 
 /*
  * Length of the extended transport headers that follow the BTH, in the
- * order IBTA 9.3 puts them: DETH, RETH, AtomicETH, AETH, AtomicAckETH,
- * ImmDt, IETH.
+ * order IBTA 9.3 puts them: DETH, FETH (A19), RETH, AtomicETH, AETH,
+ * AtomicAckETH, ImmDt, IETH.
  */
 static inline __u32 roce_ext_hdr_len(__u32 flags)
 {
@@ -184,6 +203,8 @@ static inline __u32 roce_ext_hdr_len(__u32 flags)
 
 	if (flags & ROCE_OPF_DETH)
 		len += sizeof(struct roce_deth);
+	if (flags & ROCE_OPF_FETH)
+		len += sizeof(struct roce_feth);
 	if (flags & ROCE_OPF_RETH)
 		len += sizeof(struct roce_reth);
 	if (flags & ROCE_OPF_ATOMICETH)
@@ -209,17 +230,17 @@ static inline int roce_ext_hdr_offset(__u32 flags, __u32 which)
 {
 	/* wire order, which is not the order of the flag bits; the CNP body
 	 * is the only thing after a CNP's BTH */
-	static const __u32 order[8] = {
-		ROCE_OPF_DETH, ROCE_OPF_RETH,	      ROCE_OPF_ATOMICETH,
-		ROCE_OPF_AETH, ROCE_OPF_ATOMICACKETH, ROCE_OPF_IMMDT,
-		ROCE_OPF_IETH, ROCE_OPF_CNP,
+	static const __u32 order[9] = {
+		ROCE_OPF_DETH,	    ROCE_OPF_FETH, ROCE_OPF_RETH,
+		ROCE_OPF_ATOMICETH, ROCE_OPF_AETH, ROCE_OPF_ATOMICACKETH,
+		ROCE_OPF_IMMDT,	    ROCE_OPF_IETH, ROCE_OPF_CNP,
 	};
-	static const __u8 size[8] = { 8, 16, 28, 4, 8, 4, 4, 16 };
+	static const __u8 size[9] = { 8, 4, 16, 28, 4, 8, 4, 4, 16 };
 	int off = 0;
 
 	if (!(flags & which))
 		return -1;
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 9; i++) {
 		if (order[i] == which)
 			return off;
 		if (flags & order[i])

@@ -98,6 +98,26 @@ struct roce_deth {
 	__be32 sqp; /* Resv:8 SrcQP:24 */
 } __attribute__((packed));
 
+/*
+ * FLUSH Extended Transport Header (IBTA 1.5, Annex A19 Memory Placement
+ * Extensions): between the BTH and the RETH of an RC FLUSH request.
+ * Bits 3..0 the placement type, 5..4 the selectivity level, the rest
+ * reserved.
+ */
+struct roce_feth {
+	__be32 bits;
+} __attribute__((packed));
+
+#define ROCE_FETH_PLT_MASK 0x0fU
+#define ROCE_FETH_SEL_SHIFT 4
+#define ROCE_FETH_SEL_MASK 0x30U
+/* placement types (a mask: a FLUSH may ask for both) */
+#define ROCE_FLUSH_GLOBAL 0x1U /* globally visible */
+#define ROCE_FLUSH_PERSISTENT 0x2U /* in the persistence domain */
+/* selectivity levels */
+#define ROCE_FLUSH_RANGE 0x0U /* the RETH's range */
+#define ROCE_FLUSH_MR 0x1U /* the whole region the R_Key names */
+
 /* Congestion Notification Packet body after the BTH (RoCEv2 A17.9.3) */
 struct roce_cnp {
 	__u8 reserved[16];
@@ -113,6 +133,7 @@ _Static_assert(sizeof(struct roce_immdt) == 4, "ImmDt is 4 bytes");
 _Static_assert(sizeof(struct roce_ieth) == 4, "IETH is 4 bytes");
 _Static_assert(sizeof(struct roce_deth) == 8, "DETH is 8 bytes");
 _Static_assert(sizeof(struct roce_cnp) == 16, "CNP body is 16 bytes");
+_Static_assert(sizeof(struct roce_feth) == 4, "FETH is 4 bytes");
 
 /* AETH syndrome, IBTA 9.7.5.1.1: bits 6:5 select ACK / RNR NAK / NAK */
 #define ROCE_AETH_TYPE_MASK 0x60
@@ -287,6 +308,24 @@ static inline __be32 immdt_imm(const struct roce_immdt *i)
 static inline __u32 ieth_rkey(const struct roce_ieth *i)
 {
 	return rxdp_ntohl(i->rkey);
+}
+
+static inline __u32 feth_plt(const struct roce_feth *f)
+{
+	return rxdp_ntohl(f->bits) & ROCE_FETH_PLT_MASK;
+}
+
+static inline __u32 feth_sel(const struct roce_feth *f)
+{
+	return (rxdp_ntohl(f->bits) & ROCE_FETH_SEL_MASK) >>
+	       ROCE_FETH_SEL_SHIFT;
+}
+
+static inline void feth_init(struct roce_feth *f, __u32 plt, __u32 sel)
+{
+	f->bits =
+		rxdp_htonl((plt & ROCE_FETH_PLT_MASK) |
+			   ((sel << ROCE_FETH_SEL_SHIFT) & ROCE_FETH_SEL_MASK));
 }
 
 static inline __u32 deth_qkey(const struct roce_deth *d)

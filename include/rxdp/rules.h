@@ -71,9 +71,10 @@ static __always_inline int rxdp_qkey_ok(__u32 pkt_qkey, __u32 qp_qkey)
 }
 
 /*
- * PSNs an RC request takes: one, or for an RDMA Read request one per
- * response packet it asks for (IBTA 9.7.1.1); mtu_shift is log2 of the
- * payload bytes per packet.
+ * PSNs an RC request takes: one (IBTA 1.5's Atomic Write and Flush too,
+ * whose answer is one zero-length read response), or for an RDMA Read
+ * request one per response packet it asks for (IBTA 9.7.1.1); mtu_shift
+ * is log2 of the payload bytes per packet.
  */
 static __always_inline __u32 rxdp_read_npkts(__u32 len, __u32 mtu_shift)
 {

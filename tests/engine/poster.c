@@ -65,6 +65,47 @@ int tp_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 	return err;
 }
 
+/* One WQE d (its header and arguments) posted as a WR is, or EINVAL */
+static int tp_post_swqe(struct rxdp_eqp *qp, const struct rxdp_hca_swqe *d)
+{
+	enum ibv_qp_state st = rxdp_engine_qp_state(qp);
+	struct rxdp_eqp_rings r;
+	int err;
+
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
+		return EINVAL;
+	rxdp_engine_qp_rings(qp, &r);
+	pthread_mutex_lock(&tp_lock);
+	err = rxdp_hca_post_swqe(&r.sq, &r.caps, d);
+	pthread_mutex_unlock(&tp_lock);
+	rxdp_engine_progress(r.e);
+	return err;
+}
+
+int tp_post_atomic_write(struct rxdp_eqp *qp, uint64_t wr_id,
+			 unsigned int flags, uint32_t rkey, uint64_t raddr,
+			 const void *val)
+{
+	struct rxdp_hca_swqe d = { .wr_id = wr_id,
+				   .opcode = IBV_WR_ATOMIC_WRITE,
+				   .send_flags = flags };
+
+	rxdp_hca_swqe_atomic_write(&d, rkey, raddr, val);
+	return tp_post_swqe(qp, &d);
+}
+
+int tp_post_flush(struct rxdp_eqp *qp, uint64_t wr_id, unsigned int flags,
+		  uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t type,
+		  uint8_t level)
+{
+	struct rxdp_hca_swqe d = { .wr_id = wr_id,
+				   .opcode = RXDP_WR_FLUSH,
+				   .send_flags = flags };
+
+	rxdp_hca_swqe_flush(&d, rkey, raddr, len, type, level);
+	return tp_post_swqe(qp, &d);
+}
+
 int tp_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 		 struct ibv_recv_wr **bad)
 {

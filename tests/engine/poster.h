@@ -24,6 +24,16 @@ struct rxdp_eah *tp_ah_lookup(void *arg, uint32_t handle);
 
 int tp_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 		 struct ibv_send_wr **bad);
+/*
+ * IBTA 1.5's Atomic Write (the 8 bytes at val) and Flush, built as
+ * ibv_wr_atomic_write and ibv_wr_flush build them: 0 or EINVAL/ENOMEM
+ */
+int tp_post_atomic_write(struct rxdp_eqp *qp, uint64_t wr_id,
+			 unsigned int flags, uint32_t rkey, uint64_t raddr,
+			 const void *val);
+int tp_post_flush(struct rxdp_eqp *qp, uint64_t wr_id, unsigned int flags,
+		  uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t type,
+		  uint8_t level);
 int tp_post_recv(struct rxdp_eqp *qp, struct ibv_recv_wr *wr,
 		 struct ibv_recv_wr **bad);
 int tp_post_srq_recv(struct rxdp_esrq *srq, struct ibv_recv_wr *wr,

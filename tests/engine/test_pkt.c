@@ -77,6 +77,12 @@ static void test_golden(void **state)
 		}
 		if (pi.immdt)
 			d.imm = immdt_imm(pi.immdt);
+		if (pi.feth) { /* the golden Flush: both types, the region */
+			assert_int_equal(feth_plt(pi.feth), 3);
+			assert_int_equal(feth_sel(pi.feth), 1);
+			d.flush_type = feth_plt(pi.feth);
+			d.flush_level = feth_sel(pi.feth);
+		}
 		sg.addr = (uintptr_t)pi.payload;
 		sg.len = pi.paylen;
 		d.sg = &sg;
@@ -145,6 +151,9 @@ static void roundtrip(const struct rxdp_path *path)
 				.va = 0x1122334455667788ULL,
 				.rkey = 0xa1b2c3d4,
 				.dma_len = 0x10000,
+				.flush_type = ROCE_FLUSH_GLOBAL |
+					      ROCE_FLUSH_PERSISTENT,
+				.flush_level = ROCE_FLUSH_MR,
 				.swap_add = 0x0102030405060708ULL,
 				.compare = 0xf0e0d0c0b0a09080ULL,
 				.syndrome = 0x60 | 3,
@@ -186,6 +195,16 @@ static void roundtrip(const struct rxdp_path *path)
 			assert_int_equal(!!pi.aeth, !!(fl & ROCE_OPF_AETH));
 			assert_int_equal(!!pi.immdt, !!(fl & ROCE_OPF_IMMDT));
 			assert_int_equal(!!pi.deth, !!(fl & ROCE_OPF_DETH));
+			assert_int_equal(!!pi.feth, !!(fl & ROCE_OPF_FETH));
+			if (pi.feth) {
+				/* A19: FETH first, then the RETH */
+				assert_ptr_equal((uint8_t *)pi.feth + 4,
+						 (uint8_t *)pi.reth);
+				assert_int_equal(feth_plt(pi.feth),
+						 d.flush_type);
+				assert_int_equal(feth_sel(pi.feth),
+						 d.flush_level);
+			}
 			if (pi.reth) {
 				assert_true(reth_va(pi.reth) == d.va);
 				assert_int_equal(reth_rkey(pi.reth), d.rkey);

@@ -8,6 +8,7 @@
  * needed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -60,6 +61,7 @@ struct qp_opts {
 	int srq; /* receives through an SRQ of 64 WQEs, limit 8 */
 	int ipv6_vlan; /* IPv6 headers in VLAN 42 frames */
 	int fifo; /* the progress threads' SCHED_FIFO priority (0: none) */
+	unsigned int access; /* the QPs' remote access (0: write, read, atomic) */
 };
 
 struct rxdp_eah;
@@ -202,8 +204,10 @@ static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 		memcpy(path.dip, peer, 16);
 	}
 
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
+	a.qp_access_flags = o->access ? o->access
+				      : IBV_ACCESS_REMOTE_WRITE |
+						IBV_ACCESS_REMOTE_READ |
+						IBV_ACCESS_REMOTE_ATOMIC;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dest;
 	a.rq_psn = i ? 0xfffff0 : 0x100; /* b's PSNs wrap during a test */
@@ -891,6 +895,708 @@ static void test_fence(void **state)
 		assert_int_equal(wc[0].byte_len, len);
 		assert_memory_equal(b->buf, b->buf + 65536, len);
 	}
+	pair_free(p);
+}
+
+/* --- IBTA 1.5: Atomic Write and Flush (Annex A19) --------------------------- */
+
+static void post_atomic_write(struct host *h, uint64_t id, uint64_t va,
+			      uint32_t rkey, const void *val,
+			      unsigned int flags)
+{
+	assert_int_equal(tp_post_atomic_write(h->qp, id, flags, rkey, va, val),
+			 0);
+}
+
+static void post_flush(struct host *h, uint64_t id, uint64_t va, uint32_t rkey,
+		       uint64_t len, uint8_t type, uint8_t level)
+{
+	assert_int_equal(tp_post_flush(h->qp, id, IBV_SEND_SIGNALED, rkey, va,
+				       len, type, level),
+			 0);
+}
+
+/* The QPs of a pair that may be flushed through (and written, read...) */
+static const struct qp_opts flush_opts = {
+	.timeout = 14,
+	.retry_cnt = 7,
+	.rnr_retry = 7,
+	.min_rnr_timer = 1,
+	.max_rd = 4,
+	.sq = 512,
+	.rq = 512,
+	.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC | RXDP_ACCESS_FLUSH_GLOBAL,
+};
+
+/*
+ * Atomic Write: its 8 bytes land as the WR gave them, and nothing else;
+ * in order with the RDMA Writes to the same place; more of them in flight
+ * than max_rd_atomic (each waits for a responder resource); the completion
+ * says IBV_WC_ATOMIC_WRITE and 8 bytes. Soft-RoCE asks the region for
+ * remote write rights, not atomic ones: so does rxdp.
+ */
+static void test_atomic_write(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	uint8_t *target = b->buf + 4096;
+	const uint8_t v[8] = { 'r', 'x', 'd', 'p', 0xa1, 0x19, 0x00, 0xff };
+	struct rxdp_emr *wo;
+	struct ibv_wc wc[64];
+	uint64_t x;
+
+	memset(target - 8, 0x11, 24);
+	post_atomic_write(a, 1, (uintptr_t)target, rxdp_emr_rkey(b->mr), v,
+			  IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[0].opcode, IBV_WC_ATOMIC_WRITE);
+	assert_int_equal(wc[0].byte_len, 8);
+	assert_memory_equal(target, v, 8);
+	for (int i = -8; i < 16; i++)
+		if (i < 0 || i >= 8)
+			assert_int_equal(target[i], 0x11);
+
+	/* a region with remote write and no remote atomic rights takes it */
+	wo = rxdp_engine_reg_mr(b->e, b->buf, 8192, (uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+	assert_non_null(wo);
+	/* in order with RDMA Writes: Write, Atomic Write, Write, Atomic Write */
+	for (int i = 0; i < 4; i++) {
+		x = 0x1000 + i;
+		if (i & 1) {
+			post_atomic_write(a, 10 + i, (uintptr_t)target,
+					  rxdp_emr_rkey(wo), &x,
+					  i == 3 ? IBV_SEND_SIGNALED : 0);
+		} else {
+			memcpy(a->buf + 8 * i, &x, 8);
+			post_send1(a, IBV_WR_RDMA_WRITE, 10 + i, 8 * i, 8,
+				   (uintptr_t)target, rxdp_emr_rkey(wo), 0, 0);
+		}
+	}
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[0].wr_id, 13);
+	memcpy(&x, target, 8);
+	assert_int_equal(x, 0x1003);
+	assert_int_equal(rxdp_engine_dereg_mr(wo), 0);
+
+	/* 64 in flight, 4 at a time (max_rd_atomic), completed in order */
+	for (int i = 0; i < 64; i++) {
+		x = 0x5eed0000 + i;
+		post_atomic_write(a, 100 + i, (uintptr_t)b->buf + 8192 + 8 * i,
+				  rxdp_emr_rkey(b->mr), &x, IBV_SEND_SIGNALED);
+	}
+	wait_wc(p, a->scq, wc, 64);
+	for (int i = 0; i < 64; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 100 + i);
+		memcpy(&x, b->buf + 8192 + 8 * i, 8);
+		assert_int_equal(x, 0x5eed0000 + i);
+	}
+	assert_int_equal(hwc(a, RXDP_HWC_RDMA_SENDS), 69);
+	pair_free(p);
+}
+
+/* The first Atomic Write frame b gets, as it arrived, for a replay */
+static uint8_t aw_frame[4096];
+static uint32_t aw_len;
+
+static int aw_capture(void *arg, uint8_t *frame, uint32_t len)
+{
+	if (!aw_len && len <= sizeof(aw_frame) && len > 54 &&
+	    frame[14 + 20 + 8] == ROCE_RC_ATOMIC_WRITE) {
+		memcpy(aw_frame, frame, len);
+		aw_len = len;
+	}
+	return xdp_like(arg, frame, len);
+}
+
+/*
+ * A duplicate Atomic Write is answered, never run again: run again after
+ * an RDMA Write to the same place, it would undo that write (IBTA 1.5
+ * A19; Soft-RoCE replays it from its responder resources)
+ */
+static void test_atomic_write_dup(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	uint8_t *target = b->buf + 4096;
+	uint64_t x = 0xaaaaaaaaaaaaaaaaULL, y = 0x5555555555555555ULL, got;
+	struct rxdp_engine_stats s0, s1;
+	struct ibv_wc wc;
+
+	aw_len = 0;
+	memwire_set_filter(p->w, 1, aw_capture, b->psn);
+	post_atomic_write(a, 1, (uintptr_t)target, rxdp_emr_rkey(b->mr), &x,
+			  IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_true(aw_len > 0);
+	memcpy(a->buf, &y, 8);
+	post_send1(a, IBV_WR_RDMA_WRITE, 2, 0, 8, (uintptr_t)target,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	rxdp_engine_get_stats(b->e, &s0);
+	for (int i = 0; i < 5; i++)
+		memwire_inject(p->w, 1, aw_frame, aw_len);
+	for (int i = 0; i < 10; i++)
+		drive(p);
+	rxdp_engine_get_stats(b->e, &s1);
+	assert_int_equal(s1.rx_duplicates - s0.rx_duplicates, 5);
+	/* each answered (a drops the answers: it asked for nothing) */
+	assert_int_equal(s1.tx_packets - s0.tx_packets, 5);
+	memcpy(&got, target, 8);
+	assert_true(got == y);
+	assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_RTS);
+	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_RTS);
+	/* and the QPs go on */
+	post_atomic_write(a, 3, (uintptr_t)target, rxdp_emr_rkey(b->mr), &x,
+			  IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	memcpy(&got, target, 8);
+	assert_true(got == x);
+	pair_free(p);
+}
+
+/*
+ * Flush (global visibility): the writes before it are placed when it
+ * completes (IBV_WC_FLUSH, its length); selectivity range or the whole
+ * region (whose va and length are not looked at); a zero-length range;
+ * more in flight than max_rd_atomic, completed in order
+ */
+static void test_flush(void **state)
+{
+	struct pair *p = pair_new(&flush_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	const uint32_t len = 3 * MTU + 5;
+	struct rxdp_emr *fl;
+	struct ibv_wc wc[32];
+	uint32_t rkey;
+
+	fl = rxdp_engine_reg_mr(b->e, b->buf, BUF / 2, (uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					RXDP_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(fl);
+	rkey = rxdp_emr_rkey(fl);
+	fill(a->buf, len, 3);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len, (uintptr_t)b->buf + 8192,
+		   rkey, 0, 0);
+	post_flush(a, 2, (uintptr_t)b->buf + 8192, rkey, len, RXDP_FLUSH_GLOBAL,
+		   RXDP_FLUSH_RANGE);
+	wait_wc(p, a->scq, wc, 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_int_equal(wc[0].opcode, RXDP_WC_FLUSH);
+	assert_int_equal(wc[0].byte_len, len);
+	assert_memory_equal(b->buf + 8192, a->buf, len);
+
+	post_flush(a, 3, 0, rkey, 0, RXDP_FLUSH_GLOBAL, RXDP_FLUSH_MR);
+	post_flush(a, 4, (uintptr_t)b->buf + BUF / 2, rkey, 0,
+		   RXDP_FLUSH_GLOBAL, RXDP_FLUSH_RANGE);
+	wait_wc(p, a->scq, wc, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 3 + i);
+		assert_int_equal(wc[i].byte_len, 0);
+	}
+	for (int i = 0; i < 32; i++)
+		post_flush(a, 10 + i, (uintptr_t)b->buf + 4096 * i, rkey, 4096,
+			   RXDP_FLUSH_GLOBAL, i & 1);
+	wait_wc(p, a->scq, wc, 32);
+	for (int i = 0; i < 32; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 10 + i);
+		assert_int_equal(wc[i].opcode, RXDP_WC_FLUSH);
+	}
+	assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_RTS);
+	assert_int_equal(rxdp_engine_dereg_mr(fl), 0);
+	pair_free(p);
+}
+
+/*
+ * What the responder refuses (a remote access error NAK, then both QPs in
+ * ERR and the requester's next WR flushed): a Flush through a region or a
+ * QP without the placement type's right, past the region, persistent (no
+ * region may have that right), with another PD's key; an Atomic Write into
+ * a region without remote write, or past its end
+ */
+static void test_flush_atomic_write_access(void **state)
+{
+	for (int c = 0; c < 7; c++) {
+		struct pair *p = pair_new(c == 1 ? &default_opts : &flush_opts);
+		struct host *a = &p->h[0], *b = &p->h[1];
+		uint64_t va = (uintptr_t)b->buf, x = 42;
+		struct rxdp_emr *mr = NULL;
+		struct rxdp_epd *pd2 = NULL;
+		unsigned int acc = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   RXDP_ACCESS_FLUSH_GLOBAL;
+		struct ibv_wc wc[2];
+
+		if (c == 0 || c == 5)
+			acc = IBV_ACCESS_REMOTE_READ;
+		if (c == 4) {
+			pd2 = rxdp_engine_alloc_pd(b->e, NULL);
+			assert_non_null(pd2);
+			mr = rxdp_engine_reg_mr_pd(pd2, va, 4096, va, acc);
+		} else {
+			mr = rxdp_engine_reg_mr(b->e, b->buf, 4096, va, acc);
+		}
+		assert_non_null(mr);
+		switch (c) {
+		case 0: /* the region has no IBV_ACCESS_FLUSH_GLOBAL */
+		case 1: /* the QP has none */
+		case 4: /* a key of another PD */
+			post_flush(a, 1, va, rxdp_emr_rkey(mr), 64,
+				   RXDP_FLUSH_GLOBAL, RXDP_FLUSH_RANGE);
+			break;
+		case 2: /* past the region's end */
+			post_flush(a, 1, va + 4000, rxdp_emr_rkey(mr), 97,
+				   RXDP_FLUSH_GLOBAL, RXDP_FLUSH_RANGE);
+			break;
+		case 3: /* persistent: no region of rxdp may be flushed so */
+			post_flush(a, 1, va, rxdp_emr_rkey(mr), 64,
+				   RXDP_FLUSH_PERSISTENT, RXDP_FLUSH_MR);
+			break;
+		case 5: /* Atomic Write into a read-only region */
+			post_atomic_write(a, 1, va, rxdp_emr_rkey(mr), &x,
+					  IBV_SEND_SIGNALED);
+			break;
+		case 6: /* ... past its end */
+			post_atomic_write(a, 1, va + 4096, rxdp_emr_rkey(mr),
+					  &x, IBV_SEND_SIGNALED);
+			break;
+		}
+		post_send1(a, IBV_WR_SEND, 2, 0, 1, 0, 0, 0, 0);
+		wait_wc(p, a->scq, wc, 2);
+		assert_int_equal(wc[0].wr_id, 1);
+		assert_int_equal(wc[0].status, IBV_WC_REM_ACCESS_ERR);
+		assert_int_equal(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+		assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
+		assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_ERR);
+		assert_int_equal(b->buf[0], 0); /* nothing was written */
+		assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+		if (pd2)
+			assert_int_equal(rxdp_engine_dealloc_pd(pd2), 0);
+		pair_free(p);
+	}
+}
+
+/* The syndrome of the last NAK that went to a */
+static uint8_t nak_syndrome;
+
+static int nak_watch(void *arg, uint8_t *frame, uint32_t len)
+{
+	uint8_t copy[4096];
+	struct pkt_info pi;
+
+	memcpy(copy, frame, len);
+	if (!pkt_parse(copy, len, &pi) && pi.opcode == ROCE_RC_ACK &&
+	    (aeth_syndrome(pi.aeth) & ROCE_AETH_TYPE_MASK) == ROCE_AETH_NAK)
+		nak_syndrome = aeth_syndrome(pi.aeth);
+	return 1;
+}
+
+/*
+ * What no rxdp requester sends but a peer may: an Atomic Write that is
+ * not 8 bytes or not 8-byte aligned, a Flush with a reserved placement
+ * type or selectivity level: an Invalid Request NAK (class C: b's QP to
+ * ERR), nothing written
+ */
+static void test_flush_atomic_write_invalid(void **state)
+{
+	const struct rxdp_path a_path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 2, 0, 0, 0, 0, 2 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+	};
+
+	(void)state;
+	for (int c = 0; c < 6; c++) {
+		struct pair *p = pair_new(&flush_opts);
+		struct host *b = &p->h[1];
+		static uint8_t val[16], frame[4096];
+		struct pkt_sg sg = { (uintptr_t)val, 8, 8 };
+		struct pkt_desc d = { .opcode = ROCE_RC_ATOMIC_WRITE,
+				      .pkey = 0xffff,
+				      .dqpn = QPN_B,
+				      .psn = 0xfffff0, /* a's first */
+				      .va = (uintptr_t)b->buf + 64,
+				      .rkey = rxdp_emr_rkey(b->mr),
+				      .dma_len = 8,
+				      .ackreq = 1,
+				      .sg = &sg,
+				      .nsg = 1,
+				      .paylen = 8 };
+		struct pkt_path pp;
+		int n;
+
+		memset(val, 0xee, sizeof(val));
+		switch (c) {
+		case 0: /* misaligned */
+			d.va += 4;
+			break;
+		case 1: /* 16 bytes */
+			d.dma_len = sg.len = sg.span = d.paylen = 16;
+			break;
+		case 2: /* the RETH says 8, 4 come */
+			d.paylen = sg.len = 4;
+			break;
+		case 3: /* Flush: no placement type */
+		case 4: /* a reserved one */
+		case 5: /* a reserved selectivity level */
+			d.opcode = ROCE_RC_FLUSH;
+			d.paylen = 0;
+			d.nsg = 0;
+			d.flush_type = c == 3 ? 0 : c == 4 ? 4 : 1;
+			d.flush_level = c == 5 ? 2 : 0;
+			break;
+		}
+		nak_syndrome = 0;
+		memwire_set_filter(p->w, 0, nak_watch, NULL);
+		pkt_path_init(&pp, &a_path);
+		n = pkt_build(frame, sizeof(frame), &pp, &d);
+		assert_true(n > 0);
+		memwire_inject(p->w, 1, frame, n);
+		for (int i = 0; i < 4; i++)
+			drive(p);
+		assert_int_equal(nak_syndrome,
+				 ROCE_AETH_NAK | ROCE_NAK_INVALID_REQ);
+		assert_int_equal(rxdp_engine_qp_state(b->qp), IBV_QPS_ERR);
+		for (int i = 0; i < 128; i++)
+			assert_int_equal(b->buf[i], 0);
+		pair_free(p);
+	}
+}
+
+/* Drops b's zero-length read responses (the answers to a's Flushes) */
+static int placed_drop(void *arg, uint8_t *frame, uint32_t len)
+{
+	uint8_t copy[4096];
+	struct pkt_info pi;
+
+	memcpy(copy, frame, len);
+	if (!pkt_parse(copy, len, &pi) &&
+	    pi.opcode == ROCE_RC_READ_RESPONSE_ONLY && !pi.paylen)
+		return 0;
+	return xdp_like(arg, frame, len);
+}
+
+/*
+ * A read response with payload at a Flush's PSN answers no Flush: the
+ * Flush completes with IBV_WC_BAD_RESP_ERR (Soft-RoCE's completer takes
+ * only a zero-length one too)
+ */
+static void test_flush_bad_response(void **state)
+{
+	const struct rxdp_path b_path = {
+		.smac = { 2, 0, 0, 0, 0, 2 },
+		.dmac = { 2, 0, 0, 0, 0, 1 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+	};
+	struct pair *p = pair_new(&flush_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	static uint8_t pay[4], frame[4096];
+	struct pkt_sg sg = { (uintptr_t)pay, 4, 4 };
+	struct pkt_desc d = { .opcode = ROCE_RC_READ_RESPONSE_ONLY,
+			      .pkey = 0xffff,
+			      .dqpn = QPN_A,
+			      .psn = 0xfffff0, /* a's first */
+			      .syndrome = ROCE_AETH_ACK |
+					  ROCE_AETH_CREDIT_INVALID,
+			      .msn = 1,
+			      .sg = &sg,
+			      .nsg = 1,
+			      .paylen = 4 };
+	struct rxdp_emr *fl;
+	struct pkt_path pp;
+	struct ibv_wc wc;
+	int n;
+
+	(void)state;
+	fl = rxdp_engine_reg_mr(b->e, b->buf, 4096, (uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					RXDP_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(fl);
+	memwire_set_filter(p->w, 0, placed_drop, a->psn);
+	post_flush(a, 1, (uintptr_t)b->buf, rxdp_emr_rkey(fl), 64,
+		   RXDP_FLUSH_GLOBAL, RXDP_FLUSH_RANGE);
+	for (int i = 0; i < 4; i++)
+		drive(p);
+	assert_int_equal(tp_poll_cq(a->scq, 1, &wc), 0);
+	pkt_path_init(&pp, &b_path);
+	n = pkt_build(frame, sizeof(frame), &pp, &d);
+	assert_true(n > 0);
+	memwire_inject(p->w, 0, frame, n);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, IBV_WC_BAD_RESP_ERR);
+	assert_int_equal(rxdp_engine_qp_state(a->qp), IBV_QPS_ERR);
+	assert_int_equal(rxdp_engine_dereg_mr(fl), 0);
+	pair_free(p);
+}
+
+/* Another RC QP of host h, on pd (NULL: the default one), with h's CQs */
+static struct rxdp_eqp *qp_more(struct host *h, struct rxdp_epd *pd,
+				uint32_t qpn)
+{
+	struct rxdp_eqp_init init = {
+		.pd = pd,
+		.qpn = qpn,
+		.qp_type = IBV_QPT_RC,
+		.send_cq = h->scq,
+		.recv_cq = h->rcq,
+		.cap = { .max_send_wr = 64,
+			 .max_recv_wr = 64,
+			 .max_send_sge = 4,
+			 .max_recv_sge = 4 },
+	};
+	struct rxdp_eqp *qp = rxdp_engine_create_qp(h->e, &init);
+
+	assert_non_null(qp);
+	return qp;
+}
+
+/*
+ * The batched path of an owner's memory (mem.c): b's QP on a PD whose
+ * memory rxdpd does not map, reached through /proc/self/mem by the owner's
+ * memory thread as rxdpd reaches a client's. The Atomic Write is queued
+ * with the RDMA Write before it, and at the Flush's completion both are
+ * placed. (That the answer waits for them is the rjob's mem_seq; the
+ * memory thread is too quick for this test to catch an answer that did
+ * not wait, and a userfaultfd cannot hold it: a write through /proc/PID/mem
+ * to a missing page of a userfaultfd range fails at once, on Linux 6.18.)
+ */
+static void test_flush_batched(void **state)
+{
+	struct pair *p = pair_new(&flush_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	const uint32_t len = 256 * 1024 + 9, half = 512 * 1024;
+	struct rxdp_eqp *qa, *qb;
+	struct rxdp_emem *m;
+	struct rxdp_epd *pd;
+	struct rxdp_emr *mr;
+	struct ibv_wc wc[2];
+	uint8_t *far;
+	uint64_t x = 0x0123456789abcdefULL, got;
+	int fd;
+
+	(void)state;
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	m = rxdp_engine_mem_create(b->e, fd);
+	assert_non_null(m);
+	pd = rxdp_engine_alloc_pd(b->e, m);
+	assert_non_null(pd);
+	far = aligned_alloc(4096, 2 * half);
+	assert_non_null(far);
+	memset(far, 0x33, 2 * half);
+	mr = rxdp_engine_reg_mr_pd(pd, (uintptr_t)far, 2 * half, (uintptr_t)far,
+				   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE |
+					   RXDP_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(mr);
+	qb = qp_more(b, pd, 0x44);
+	qa = qp_more(a, NULL, 0x33);
+	qp_connect(qa, 0, 0x44, &flush_opts);
+	qp_connect(qb, 1, 0x33, &flush_opts);
+
+	for (int round = 0; round < 8; round++) {
+		struct ibv_sge s = sge(a, 0, len);
+		struct ibv_send_wr wr = { .wr_id = 1,
+					  .sg_list = &s,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE },
+				   *bad;
+		uint8_t *at = far + (round & 1) * half;
+		/* after the written bytes, 8-byte aligned */
+		uint8_t *aw = at + ((len + 7) & ~7U) + 8;
+
+		fill(a->buf, len, 11 + round);
+		x += round;
+		wr.wr.rdma.remote_addr = (uintptr_t)at;
+		wr.wr.rdma.rkey = rxdp_emr_rkey(mr);
+		assert_int_equal(tp_post_send(qa, &wr, &bad), 0);
+		assert_int_equal(tp_post_atomic_write(qa, 2, 0,
+						      rxdp_emr_rkey(mr),
+						      (uintptr_t)aw, &x),
+				 0);
+		assert_int_equal(tp_post_flush(qa, 3, IBV_SEND_SIGNALED,
+					       rxdp_emr_rkey(mr), (uintptr_t)at,
+					       len, RXDP_FLUSH_GLOBAL,
+					       RXDP_FLUSH_RANGE),
+				 0);
+		wait_wc(p, a->scq, wc, 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[0].wr_id, 3);
+		memcpy(&got, aw, 8);
+		assert_true(got == x);
+		assert_memory_equal(at, a->buf, len);
+	}
+	{ /* all of it through the owner's memory thread */
+		__u64 v[RXDP_HWC_MAX];
+
+		rxdp_engine_hw_counters(b->e, NULL, v);
+		assert_true(v[RXDP_HWC_PAYLOAD_SYSCALL_BYTES] >=
+			    8 * ((uint64_t)len + 8));
+		assert_int_equal(v[RXDP_HWC_PAYLOAD_DIRECT_BYTES], 0);
+	}
+	assert_int_equal(rxdp_engine_destroy_qp(qa), 0);
+	assert_int_equal(rxdp_engine_destroy_qp(qb), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+	assert_int_equal(rxdp_engine_dealloc_pd(pd), 0);
+	rxdp_engine_mem_destroy(m);
+	pair_free(p);
+	free(far);
+}
+
+/*
+ * What the library and the engine refuse before anything goes out: a
+ * Flush with no or an unknown placement type, an unknown selectivity
+ * level, more than 2^31 bytes, on a UC QP; an Atomic Write to a misaligned
+ * address; either as an ibv_send_wr (their arguments have no place there);
+ * a region with IBV_ACCESS_FLUSH_PERSISTENT (no memory of rxdp is
+ * persistent), registered or re-registered; a Flush WQE written into the
+ * ring past the library's checks
+ */
+static void test_flush_atomic_write_post_errors(void **state)
+{
+	struct qp_opts uc = default_opts;
+	struct pair *p = pair_new(&flush_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	uint32_t rkey = rxdp_emr_rkey(b->mr);
+	uint64_t va = (uintptr_t)b->buf, x = 7;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_ATOMIC_WRITE }, *bad;
+	struct rxdp_eqp_rings r;
+	struct rxdp_hca_swqe *d;
+	struct rxdp_emr *mr;
+	struct ibv_wc wc;
+	uint32_t prod;
+
+	assert_int_equal(tp_post_flush(a->qp, 1, 0, rkey, va, 8, 0, 0), EINVAL);
+	assert_int_equal(tp_post_flush(a->qp, 1, 0, rkey, va, 8, 4, 0), EINVAL);
+	assert_int_equal(tp_post_flush(a->qp, 1, 0, rkey, va, 8,
+				       RXDP_FLUSH_GLOBAL, 2),
+			 EINVAL);
+	assert_int_equal(tp_post_flush(a->qp, 1, 0, rkey, va, (1ULL << 31) + 1,
+				       RXDP_FLUSH_GLOBAL, RXDP_FLUSH_RANGE),
+			 EINVAL);
+	assert_int_equal(tp_post_atomic_write(a->qp, 1, 0, rkey, va + 4, &x),
+			 EINVAL);
+	wr.wr.rdma.remote_addr = va;
+	wr.wr.rdma.rkey = rkey;
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), EINVAL);
+	wr.opcode = (enum ibv_wr_opcode)RXDP_WR_FLUSH;
+	assert_int_equal(tp_post_send(a->qp, &wr, &bad), EINVAL);
+
+	errno = 0;
+	assert_null(rxdp_engine_reg_mr(b->e, b->buf, 4096, va,
+				       IBV_ACCESS_LOCAL_WRITE |
+					       RXDP_ACCESS_FLUSH_PERSISTENT));
+	assert_int_equal(errno, EINVAL);
+	mr = rxdp_engine_reg_mr(b->e, b->buf, 4096, va,
+				IBV_ACCESS_LOCAL_WRITE |
+					RXDP_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(mr);
+	assert_int_equal(rxdp_engine_rereg_mr(mr, NULL, va, 4096, va,
+					      IBV_ACCESS_LOCAL_WRITE |
+						      RXDP_ACCESS_FLUSH),
+			 -EINVAL);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+
+	/* past the library: the engine completes it in error in its turn */
+	rxdp_engine_qp_rings(a->qp, &r);
+	prod = atomic_load(&r.sq.wq->prod);
+	d = rxdp_hca_slot(r.sq.slots, prod, r.sq.size, r.sq.stride);
+	memset(d, 0, sizeof(*d));
+	d->wr_id = 77;
+	d->opcode = RXDP_WR_FLUSH;
+	d->send_flags = IBV_SEND_SIGNALED;
+	rxdp_hca_swqe_flush(d, rkey, va, 8, 0, 0);
+	atomic_store(&r.sq.wq->prod, prod + 1);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(wc.status, IBV_WC_LOC_QP_OP_ERR);
+	assert_int_equal(wc.opcode, RXDP_WC_FLUSH);
+	pair_free(p);
+
+	/* UC has neither (IBTA 1.5: RC only) */
+	uc.type = IBV_QPT_UC;
+	p = pair_new(&uc);
+	assert_int_equal(tp_post_flush(p->h[0].qp, 1, 0, rkey, va, 8,
+				       RXDP_FLUSH_GLOBAL, RXDP_FLUSH_RANGE),
+			 EINVAL);
+	assert_int_equal(tp_post_atomic_write(p->h[0].qp, 1, 0, rkey, va, &x),
+			 EINVAL);
+	pair_free(p);
+}
+
+/*
+ * Atomic Writes and Flushes on a lossy, duplicating, reordering wire, with
+ * progress threads: every one completes, in order, and each of two slots
+ * ends with the last value written to it (that a copy is not run again,
+ * test_atomic_write_dup shows: here one rarely comes late enough to tell)
+ */
+static void test_lossy_atomic_write(void **state)
+{
+	struct qp_opts o = flush_opts;
+	struct memwire_faults f = {
+		.loss = 300, .dup = 500, .reorder = 300, .seed = 4242
+	};
+	struct pair *p;
+	struct host *a, *b;
+	struct rxdp_emr *fl;
+	enum {
+		N = 600,
+		SLOTS = 2
+	};
+	static struct ibv_wc wc[N];
+	uint64_t x;
+
+	o.threads = 1;
+	o.timeout = 12;
+	o.sq = 1024;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	fl = rxdp_engine_reg_mr(b->e, b->buf, BUF, (uintptr_t)b->buf,
+				IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE |
+					RXDP_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(fl);
+	memwire_set_faults(p->w, &f);
+	for (int i = 0; i < N; i++) {
+		x = 0xc0de000000000000ULL + i;
+		if (i % 10 == 9)
+			post_flush(a, i, (uintptr_t)b->buf, rxdp_emr_rkey(fl),
+				   128, RXDP_FLUSH_GLOBAL, i & 1);
+		else
+			post_atomic_write(a, i,
+					  (uintptr_t)b->buf + 8 * (i % SLOTS),
+					  rxdp_emr_rkey(fl), &x,
+					  IBV_SEND_SIGNALED);
+	}
+	wait_wc(p, a->scq, wc, N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	/* slot 0 was written last by N - 2, slot 1 by N - 3 (N - 1 flushed) */
+	for (int s = 0; s < SLOTS; s++) {
+		memcpy(&x, b->buf + 8 * s, 8);
+		assert_true(x == 0xc0de000000000000ULL + (N - 2 - s));
+	}
+	assert_true(hwc(b, RXDP_HWC_DUP_REQ) > 0);
+	assert_int_equal(rxdp_engine_dereg_mr(fl), 0);
 	pair_free(p);
 }
 
@@ -2956,8 +3662,8 @@ static void test_fuzz_peer_input(void **state)
 			struct pkt_desc d = { 0 };
 			int n, op;
 
-			do {
-				op = rnd(&seed) % 0x18;
+			do { /* the RC range, Flush and Atomic Write too */
+				op = rnd(&seed) % 0x1e;
 			} while (!roce_opcode_flags(op));
 			d.opcode = op;
 			d.pkey = 0xffff;
@@ -2979,6 +3685,8 @@ static void test_fuzz_peer_input(void **state)
 			d.compare = rnd(&seed);
 			d.syndrome = rnd(&seed);
 			d.orig = rnd(&seed);
+			d.flush_type = rnd(&seed) & 7;
+			d.flush_level = rnd(&seed) & 3;
 			d.paylen = roce_opcode_flags(op) & ROCE_OPF_PAYLOAD
 					   ? rnd(&seed) % 1500
 					   : 0;
@@ -3168,6 +3876,15 @@ int main(void)
 		cmocka_unit_test(test_lossy),
 		cmocka_unit_test(test_lossy_atomics),
 		cmocka_unit_test(test_fence),
+		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_atomic_write_dup),
+		cmocka_unit_test(test_flush),
+		cmocka_unit_test(test_flush_atomic_write_access),
+		cmocka_unit_test(test_flush_atomic_write_invalid),
+		cmocka_unit_test(test_flush_bad_response),
+		cmocka_unit_test(test_flush_batched),
+		cmocka_unit_test(test_flush_atomic_write_post_errors),
+		cmocka_unit_test(test_lossy_atomic_write),
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_ud),

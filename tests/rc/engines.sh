@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Several engines per device (rxdpd --engines 2 on a veth with 2 queues):
-# two data-path threads per rxdpd, contexts spread over them, and packets
+# Several engines per device (rxdpd --engines 2 --cpus 0,1 on a veth with 2
+# queues): two data-path threads per rxdpd, each on its CPU of the list,
+# contexts spread over them, and packets
 # that arrive on the other engine's queue handed over to the QP's engine.
 # On a veth a frame arrives on the queue the sender sent it from, and an
 # engine sends from its own queue, so a pair whose two contexts sit on
@@ -19,17 +20,20 @@ require_cmd ib_write_bw ibv_rc_pingpong timeout
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 NETNS_QUEUES=2 NETNS_NO_IPV6=1 netns_pair
-RXDPD_ARGS="--engines 2" rxdp_hosts "$tmp"
+# engine k on the k-th CPU of --cpus, where there are two
+cpus=""
+[ "$(nproc)" -ge 2 ] && cpus="--cpus 0,1"
+RXDPD_ARGS="--engines 2 $cpus" rxdp_hosts "$tmp"
 
-threads() { # data-path threads of the rxdpd in NS
-	local p n=0 t
+threads() { # the CPUs each data-path thread of the rxdpd in NS may use
+	local p t
 	for p in $(pgrep -x rxdpd); do
 		[ "$(ip netns identify "$p")" = "$1" ] || continue
 		for t in /proc/"$p"/task/*; do
-			[ "$(cat "$t/comm")" = rxdp-datapath ] && n=$((n + 1))
+			[ "$(cat "$t/comm")" = rxdp-datapath ] &&
+				sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"
 		done
-	done
-	echo $n
+	done | sort | tr '\n' ' '
 }
 listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }
 
@@ -67,11 +71,22 @@ for h in A B; do
 done
 ta=$(threads "$NS_A")
 tb=$(threads "$NS_B")
-echo "data-path threads: A $ta, B $tb"
-[ "$ta" = 2 ] && [ "$tb" = 2 ] || ok=0
+echo "data-path threads' CPUs: A $ta, B $tb"
+want="0 1 "
+[ -n "$cpus" ] || want=$ta # any CPUs: counted only
+[ "$(echo "$ta" | wc -w)" = 2 ] && [ "$(echo "$tb" | wc -w)" = 2 ] ||
+	{ ok=0; echo "not two data-path threads per rxdpd"; }
+[ "$ta" = "$want" ] && [ "$tb" = "$want" ] ||
+	{ ok=0; echo "engines not each on its CPU of --cpus ($want)"; }
 ha=$(rxdp_counter "$NS_A" rx_handoffs)
 hb=$(rxdp_counter "$NS_B" rx_handoffs)
 echo "packets handed over between engines: A $ha, B $hb"
 [ $((ha + hb)) -gt 0 ] || { ok=0; echo "no packet crossed engines"; }
-[ $ok = 1 ] || fail "engines"
+if [ $ok = 0 ]; then
+	for ns in "$NS_A" "$NS_B"; do
+		echo "--- counters in $ns (not 0)"
+		ip netns exec "$ns" "$RXDP_BIN/rxdp-ctl" counters 2>&1 | grep -v ' 0$'
+	done
+	fail "engines"
+fi
 echo PASS

@@ -353,7 +353,8 @@ static int conn_create(struct host *h, int i, const struct qp_params *p)
 			IBV_QP_EX_WITH_RDMA_READ |
 			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-			IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+			IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
+			IBV_QP_EX_WITH_ATOMIC_WRITE | RXDP_QP_EX_WITH_FLUSH;
 		c->qp = ibv_create_qp_ex(h->ctx, &ix);
 		if (c->qp)
 			ia.cap = ix.cap;
@@ -371,6 +372,9 @@ static int conn_create(struct host *h, int i, const struct qp_params *p)
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			    IBV_ACCESS_REMOTE_ATOMIC;
+	/* the extended QPs (rxdp's only: Soft-RoCE 6.1 has no Flush) */
+	if (p->ex)
+		a.qp_access_flags |= RXDP_ACCESS_FLUSH_GLOBAL;
 	ret = ibv_modify_qp(c->qp, &a,
 			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				    IBV_QP_ACCESS_FLAGS);

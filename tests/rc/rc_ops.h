@@ -12,6 +12,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "common/ibta15.h"
+
 #define MIB (1024 * 1024)
 #define BUF_LEN (10 * MIB)
 #define RO_LEN 4096
@@ -46,6 +48,12 @@ enum {
 	C_MW_INV,
 	C_MW_DEALLOC,
 	C_MW_DEREG,
+	/*
+	 * IBTA 1.5: a region of the server's buffer that remote Flushes may
+	 * reach (IBV_ACCESS_FLUSH_GLOBAL): its rkey; val what a registration
+	 * with IBV_ACCESS_FLUSH_PERSISTENT got (an errno, 0: it succeeded)
+	 */
+	C_FLUSH_MR,
 };
 
 struct qp_params {
@@ -162,7 +170,10 @@ void srv_verify(uint64_t off, uint64_t len, uint32_t seed, const char *what);
 uint64_t srv_get64(uint64_t off);
 void srv_set64(uint64_t off, uint64_t v);
 
-/* rc_ops_mw.c: the server's side of C_MW_*, and the client's groups */
+/*
+ * rc_ops_mw.c: the server's side of C_MW_* and C_FLUSH_MR, and the
+ * client's groups
+ */
 void serve_mw(const struct req *q, struct rep *r);
 void serve_mw_close(void);
 void group_ext(void);

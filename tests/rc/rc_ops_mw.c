@@ -6,7 +6,8 @@
  *   ext  the device's extended caps and clock; every ibv_wr_* operation
  *        from a QP made by ibv_create_qp_ex, byte-checked at both ends
  *        (SGE lists, inline data from buffers changed before wr_complete,
- *        atomics' results), several WRs in one wr_start..wr_complete, all
+ *        atomics' results, IBTA 1.5's Atomic Write and Flush), several
+ *        WRs in one wr_start..wr_complete, all
  *        or none posted (wr_complete after a bad setter; wr_abort), no
  *        WR before RTS; completions read with ibv_start_poll and
  *        completion timestamps (the server's receives too: small ones
@@ -56,7 +57,7 @@ enum {
 };
 
 static struct ibv_mw *mws[MAX_MW];
-static struct ibv_mr *bind_mr, *ro_bind_mr;
+static struct ibv_mr *bind_mr, *ro_bind_mr, *flush_mr;
 
 static int bind_mrs(void)
 {
@@ -216,6 +217,25 @@ void serve_mw(const struct req *q, struct rep *r)
 		if (!r->status)
 			mws[i] = NULL;
 		break;
+	case C_FLUSH_MR: {
+		struct ibv_mr *pm;
+
+		if (!flush_mr)
+			flush_mr = ibv_reg_mr(srv.pd, srv.buf, BUF_LEN,
+					      IBV_ACCESS_LOCAL_WRITE |
+						      IBV_ACCESS_REMOTE_WRITE |
+						      RXDP_ACCESS_FLUSH_GLOBAL);
+		r->status = flush_mr ? 0 : errno;
+		r->rkey = flush_mr ? flush_mr->rkey : 0;
+		errno = 0;
+		pm = ibv_reg_mr(srv.pd, srv.buf, 4096,
+				IBV_ACCESS_LOCAL_WRITE |
+					RXDP_ACCESS_FLUSH_PERSISTENT);
+		r->val = pm ? 0 : (uint64_t)errno;
+		if (pm && ibv_dereg_mr(pm))
+			die("ibv_dereg_mr failed");
+		break;
+	}
 	case C_MW_DEREG:
 		/* r->val: what ibv_dereg_mr said; the region is there after */
 		r->val = (uint64_t)ibv_dereg_mr(bind_mr);
@@ -234,7 +254,8 @@ void serve_mw_close(void)
 		if (mws[i] && ibv_dealloc_mw(mws[i]))
 			die("ibv_dealloc_mw failed");
 	if ((bind_mr && ibv_dereg_mr(bind_mr)) ||
-	    (ro_bind_mr && ibv_dereg_mr(ro_bind_mr)))
+	    (ro_bind_mr && ibv_dereg_mr(ro_bind_mr)) ||
+	    (flush_mr && ibv_dereg_mr(flush_mr)))
 		die("ibv_dereg_mr (MW_BIND) failed");
 }
 
@@ -1037,6 +1058,77 @@ static void ex_atomics(void)
 	result(f0, "ibv_wr_atomic_fetch_add, ibv_wr_atomic_cmp_swp");
 }
 
+/*
+ * IBTA 1.5: an RDMA Write, an Atomic Write and a Flush of what the Write
+ * wrote, in one wr_start..wr_complete (ibv_wr_atomic_write; ibv_wr_flush
+ * where rdma-core 47's ibv_qp_ex has it): the Atomic Write's 8 bytes land
+ * as given, the Flush completes (IBV_WC_FLUSH, its length) once the Write
+ * is placed; a region with IBV_ACCESS_FLUSH_PERSISTENT is refused (no
+ * memory of rxdp is persistent), the caps say all three
+ */
+static void ex_atomic_write_flush(void)
+{
+	const uint8_t v[8] = { 'A', '1', '9', 0, 0xfe, 0xed, 0xbe, 0xef };
+	const uint64_t off = R_DST + 3 * MIB, aw = R_ATOMIC + 64;
+	struct conn *c = &cli.c[QP_EXT];
+	struct req q = { .cmd = C_FLUSH_MR, .qp = QP_EXT };
+	struct ibv_device_attr_ex da;
+	uint32_t seed = seed_next++, len = 10000;
+	struct excqe e[2];
+	struct rep r = rpc(&q);
+	uint64_t got;
+	int f0 = failures, ret;
+
+	CHECK(!ibv_query_device_ex(cli.ctx, NULL, &da) &&
+		      (da.device_cap_flags_ex &
+		       (RXDP_DEVICE_ATOMIC_WRITE | RXDP_DEVICE_FLUSH_GLOBAL |
+			RXDP_DEVICE_FLUSH_PERSISTENT)) ==
+			      (RXDP_DEVICE_ATOMIC_WRITE |
+			       RXDP_DEVICE_FLUSH_GLOBAL |
+			       RXDP_DEVICE_FLUSH_PERSISTENT),
+	      "device_cap_flags_ex %#" PRIx64 ": no Atomic Write or Flush",
+	      (uint64_t)da.device_cap_flags_ex);
+	CHECK(r.status == 0, "a region with IBV_ACCESS_FLUSH_GLOBAL: %s",
+	      strerror(r.status));
+	CHECK(r.val == EINVAL,
+	      "a region with IBV_ACCESS_FLUSH_PERSISTENT: errno %" PRIu64,
+	      r.val);
+	if (r.status)
+		return;
+	q = (struct req){ .cmd = C_FILL,
+			  .off = off - GUARD_LEN,
+			  .len = len + 2 * GUARD_LEN,
+			  .seed = GUARD };
+	rpc_ok(&q, "fill");
+	srv_set64(aw, 0);
+	fill(cli.buf + L_SRC, len, seed, 1, 0);
+	ibv_wr_start(c->qx);
+	c->qx->wr_id = 91;
+	c->qx->wr_flags = 0;
+	ibv_wr_rdma_write(c->qx, r.rkey, hello.addr + off);
+	ibv_wr_set_sge(c->qx, cli.mr->lkey, (uintptr_t)cli.buf + L_SRC, len);
+	c->qx->wr_id = 92;
+	c->qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(c->qx, r.rkey, hello.addr + aw, v);
+	c->qx->wr_id = 93;
+	rxdp_wr_flush(c->qx, r.rkey, hello.addr + off, len, RXDP_FLUSH_GLOBAL,
+		      RXDP_FLUSH_RANGE);
+	ret = ibv_wr_complete(c->qx);
+	CHECK(ret == 0, "ibv_wr_complete: %s", strerror(ret));
+	CHECK(poll_ex(c->scq_ex, e, 2, POLL_MS) == 2 && e[0].wr_id == 92 &&
+		      e[0].status == IBV_WC_SUCCESS &&
+		      e[0].opcode == IBV_WC_ATOMIC_WRITE &&
+		      e[0].byte_len == 8 && e[1].wr_id == 93 &&
+		      e[1].status == IBV_WC_SUCCESS &&
+		      e[1].opcode == (enum ibv_wc_opcode)RXDP_WC_FLUSH &&
+		      e[1].byte_len == len,
+	      "Atomic Write and Flush: completions");
+	srv_verify(off, len, seed, "the RDMA Write the Flush placed");
+	got = srv_get64(aw);
+	CHECK(!memcmp(&got, v, 8), "the Atomic Write left %#" PRIx64, got);
+	result(f0, "ibv_wr_atomic_write, ibv_wr_flush (IBTA 1.5)");
+}
+
 /* wr_complete posts all or none; wr_abort none; nothing before RTS */
 static void ex_all_or_none(void)
 {
@@ -1200,6 +1292,7 @@ void group_ext(void)
 			   "completed in order with timestamps");
 	}
 	ex_atomics();
+	ex_atomic_write_flush();
 	ex_all_or_none();
 	pair_down(QP_EXT);
 	printf("ok   (the server received through an SRQ from "

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ibta15.h"
+
 #define RXDP_HCA_LINE 64
 #define RXDP_HCA_MAX_CQE 65536 /* entries in one CQ */
 
@@ -114,6 +116,14 @@ struct rxdp_hca_event {
  *     (it finds the window), remote_qkey the region's L_Key (0: unbind, a
  *     type 1 window), remote_addr and compare_add the window's address and
  *     length, swap its access flags
+ * IBTA 1.5's operations carry their arguments in the WQE, no SGEs (only
+ * ibv_wr_atomic_write and ibv_wr_flush make them: ibv_send_wr has no place
+ * for what they need):
+ *   IBV_WR_ATOMIC_WRITE: remote_addr and rkey; compare_add holds the 8
+ *     bytes to write as the application gave them (they go on the wire and
+ *     into the target in that order)
+ *   RXDP_WR_FLUSH: remote_addr and rkey; compare_add the length, swap the
+ *     placement type (bits 7..0) and the selectivity level (bits 15..8)
  */
 struct rxdp_hca_swqe {
 	__u64 wr_id;
@@ -314,6 +324,17 @@ static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
 		if (c->qp_type != IBV_QPT_RC)
 			return EINVAL;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+	case RXDP_WR_FLUSH:
+		/*
+		 * IBTA 1.5 (A19): RC only, no local buffers; an Atomic Write
+		 * is 8 bytes at an 8-byte aligned address, as other atomics
+		 */
+		if (c->qp_type != IBV_QPT_RC ||
+		    (send_flags & IBV_SEND_INLINE) || num_sge ||
+		    (opcode == IBV_WR_ATOMIC_WRITE && (remote_addr & 7)))
+			return EINVAL;
+		break;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
 		/*
@@ -339,6 +360,20 @@ static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
 	return 0;
 }
 
+/*
+ * A Flush's own arguments (A19): at most 2^31 bytes (a RETH's DMA length,
+ * as any RDMA operation's), one or both placement types and nothing else,
+ * selectivity range or region
+ */
+static inline int rxdp_hca_flush_check(__u64 len, __u32 type, __u32 level)
+{
+	if (len > (1ULL << 31) || !type ||
+	    (type & ~(RXDP_FLUSH_GLOBAL | RXDP_FLUSH_PERSISTENT)) ||
+	    level > RXDP_FLUSH_MR)
+		return EINVAL;
+	return 0;
+}
+
 /* --- the owner's side (hca_post.c) -------------------------------------- */
 
 /* A work queue as its poster sees it: the header, its slots, their geometry */
@@ -359,6 +394,24 @@ struct rxdp_hca_poster {
 	void *arg;
 };
 
+/*
+ * The arguments of an Atomic Write (8 bytes at val) and of a Flush into a
+ * WQE whose wr_id, opcode and send_flags are set (the layout above)
+ */
+void rxdp_hca_swqe_atomic_write(struct rxdp_hca_swqe *d, __u32 rkey,
+				__u64 remote_addr, const void *val);
+void rxdp_hca_swqe_flush(struct rxdp_hca_swqe *d, __u32 rkey, __u64 remote_addr,
+			 __u64 len, __u8 type, __u8 level);
+/*
+ * A WQE built in its slot (the ibv_wr_* calls build them there) checked as
+ * ibv_post_send checks a WR: 0 or EINVAL
+ */
+int rxdp_hca_swqe_check(const struct rxdp_hca_qp_caps *c,
+			const struct rxdp_hca_swqe *d);
+/* Post one WQE built already, checked so: 0, EINVAL or ENOMEM (full) */
+int rxdp_hca_post_swqe(const struct rxdp_hca_ring *r,
+		       const struct rxdp_hca_qp_caps *c,
+		       const struct rxdp_hca_swqe *s);
 /* One send WR into slot d (checked already; total: its SGEs' bytes) */
 void rxdp_hca_swqe_fill(struct rxdp_hca_swqe *d, enum ibv_qp_type type,
 			const struct ibv_send_wr *wr, __u64 total,

@@ -103,6 +103,14 @@ int rxdp_hca_post_send(const struct rxdp_hca_ring *r,
 					  num_sge, total,
 					  wr->wr.atomic.remote_addr,
 					  num_sge ? wr->sg_list[0].length : 0);
+		/*
+		 * ibv_send_wr has no place for an Atomic Write's 8 bytes nor
+		 * a Flush's arguments: ibv_wr_atomic_write and ibv_wr_flush
+		 * post them (as rdma-core has them)
+		 */
+		if (wr->opcode == IBV_WR_ATOMIC_WRITE ||
+		    (__u32)wr->opcode == RXDP_WR_FLUSH)
+			err = EINVAL;
 		if (!err && c->qp_type == IBV_QPT_UD &&
 		    (!wr->wr.ud.ah || !p->ah_handle(wr->wr.ud.ah)))
 			err = EINVAL;
@@ -121,6 +129,66 @@ int rxdp_hca_post_send(const struct rxdp_hca_ring *r,
 	if (err)
 		*bad = wr;
 	return err;
+}
+
+void rxdp_hca_swqe_atomic_write(struct rxdp_hca_swqe *d, __u32 rkey,
+				__u64 remote_addr, const void *val)
+{
+	d->rkey = rkey;
+	d->remote_addr = remote_addr;
+	memcpy(&d->compare_add, val, sizeof(d->compare_add));
+}
+
+void rxdp_hca_swqe_flush(struct rxdp_hca_swqe *d, __u32 rkey, __u64 remote_addr,
+			 __u64 len, __u8 type, __u8 level)
+{
+	d->rkey = rkey;
+	d->remote_addr = remote_addr;
+	d->compare_add = len;
+	d->swap = type | (__u64)level << 8;
+}
+
+int rxdp_hca_swqe_check(const struct rxdp_hca_qp_caps *c,
+			const struct rxdp_hca_swqe *d)
+{
+	bool inl = d->send_flags & IBV_SEND_INLINE;
+	__u32 nsge = inl || send_wr_local(d->opcode) ? 0 : d->num_sge;
+	__u64 total = 0;
+
+	for (__u32 i = 0; i < nsge && i < c->max_send_sge; i++)
+		total += d->sge[i].length;
+	if (inl)
+		total = d->num_sge;
+	if (rxdp_hca_send_check(c, d->opcode, d->send_flags, inl ? 1 : nsge,
+				total, d->remote_addr,
+				nsge ? d->sge[0].length : 0))
+		return EINVAL;
+	if (d->opcode == RXDP_WR_FLUSH)
+		return rxdp_hca_flush_check(d->compare_add, d->swap & 0xff,
+					    (d->swap >> 8) & 0xff);
+	return 0;
+}
+
+int rxdp_hca_post_swqe(const struct rxdp_hca_ring *r,
+		       const struct rxdp_hca_qp_caps *c,
+		       const struct rxdp_hca_swqe *s)
+{
+	__u32 prod = atomic_load_explicit(&r->wq->prod, memory_order_relaxed);
+	__u32 done = atomic_load_explicit(&r->wq->done, memory_order_acquire);
+	size_t len = sizeof(*s);
+
+	if (rxdp_hca_swqe_check(c, s))
+		return EINVAL;
+	if (prod - done >= r->size)
+		return ENOMEM;
+	/* checked: the SGEs or inline bytes fit the slot */
+	if (s->send_flags & IBV_SEND_INLINE)
+		len += s->num_sge;
+	else if (!send_wr_local(s->opcode))
+		len += s->num_sge * sizeof(s->sge[0]);
+	memcpy(rxdp_hca_slot(r->slots, prod, r->size, r->stride), s, len);
+	atomic_store_explicit(&r->wq->prod, prod + 1, memory_order_release);
+	return 0;
 }
 
 int rxdp_hca_post_recv(const struct rxdp_hca_ring *r, __u32 max_sge,

@@ -416,14 +416,18 @@ static void hca_dev_free(struct hca_dev *hd)
 }
 
 /*
- * How many engines a device of nsock sockets runs: --engines, else one per
- * queue up to the CPUs its threads may use (--cpus, else every one)
+ * How many engines a device of nsock sockets runs: --engines N, or with
+ * --engines auto one per queue up to the CPUs its threads may use (--cpus,
+ * else every one); else one. One is the default for now: with two engines
+ * per host on the 2-core VM under a load of 10 or more, pingpongs whose
+ * packets crossed engines ran out of retries where one engine served
+ * them all (tests/rc/engines.sh; userspace/daemon/README.md).
  */
 static int hca_engines(int nsock)
 {
-	int n = rxdpd.engines;
+	int n = rxdpd.engines ? rxdpd.engines : 1;
 
-	if (!n) {
+	if (n < 0) {
 		cpu_set_t set;
 
 		n = rxdpd.ncpus_set ? CPU_COUNT(&rxdpd.cpus)

@@ -173,8 +173,9 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "SCHED_FIFO priority of the data-path threads, 1..99;\n"
 	  "0: a short EEVDF slice (default " STR(RXDPD_FIFO_DEFAULT) ")" },
 	{ "engines", 'e', "N",
-	  "data-path engines per device (default: one per RX\n"
-	  "queue, at most one per CPU --cpus allows)" },
+	  "data-path engines per device, at most one per RX\n"
+	  "queue (default 1; auto: one per queue, at most one\n"
+	  "per CPU --cpus allows)" },
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"
 	  "CPU (give them CPUs of their own with --cpus)" },
@@ -224,10 +225,14 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		rxdpd.poll = true;
 		return 0;
 	case 'e':
+		if (!strcmp(arg, "auto")) {
+			rxdpd.engines = -1;
+			return 0;
+		}
 		rxdpd.engines = (int)strtol(arg, &end, 10);
 		if (*end || end == arg || rxdpd.engines < 1 ||
 		    rxdpd.engines > RXDP_MAX_QUEUES) {
-			pr_err("--engines %s: a number 1..%d\n", arg,
+			pr_err("--engines %s: a number 1..%d, or auto\n", arg,
 			       RXDP_MAX_QUEUES);
 			return -1;
 		}

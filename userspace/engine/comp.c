@@ -376,6 +376,43 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 	req_retire(qp);
 }
 
+/* The one response of a one-PSN WQE at psn arrived: it is done */
+static void req_resp_done(struct rxdp_eqp *qp, struct swqe *w, uint32_t psn)
+{
+	w->done = true;
+	w->resp_psn = psn_add(psn, 1);
+	qp->rd_outstanding--;
+	qp->una = w->resp_psn;
+	qpmap_una(qp);
+	req_progress(qp);
+	req_retire(qp);
+}
+
+/*
+ * An Atomic Write or a Flush is answered by an RDMA Read Response Only
+ * with no payload (IBTA 1.5 A19; Soft-RoCE's send_read_response_ack()):
+ * done when it comes at the request's PSN. Anything else at that PSN
+ * (payload, another read response) is not an answer to it.
+ */
+static void req_rx_placed(struct rxdp_eqp *qp, struct pkt_info *pi,
+			  struct swqe *w, uint32_t psn)
+{
+	if (psn != w->first_psn)
+		return; /* stale */
+	if (pi->opcode != ROCE_RC_READ_RESPONSE_ONLY || pi->paylen) {
+		pr_warn("engine: QP %u: opcode 0x%x with %u bytes answers %s\n",
+			qp->qpn, pi->opcode, pi->paylen,
+			w->opcode == IBV_WR_ATOMIC_WRITE ? "an Atomic Write"
+							 : "a Flush");
+		w->status = IBV_WC_BAD_RESP_ERR;
+		w->done = true;
+		qp->rd_outstanding--;
+		req_retire(qp);
+		return;
+	}
+	req_resp_done(qp, w, psn);
+}
+
 static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 			     uint32_t psn)
 {
@@ -387,12 +424,17 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 	if (atomic_load(&qp->state) == IBV_QPS_ERR)
 		return;
 	w = req_oldest(qp, NULL);
-	if (!w || w->opcode != IBV_WR_RDMA_READ ||
-	    !psn_in_window(psn, w->first_psn, psn_add(w->first_psn, w->npkts)))
-		return; /* stale */
 	if (pi->aeth &&
 	    (aeth_syndrome(pi->aeth) & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK)
 		return;
+	if (w && (w->opcode == IBV_WR_ATOMIC_WRITE ||
+		  (unsigned int)w->opcode == RXDP_WR_FLUSH)) {
+		req_rx_placed(qp, pi, w, psn);
+		return;
+	}
+	if (!w || w->opcode != IBV_WR_RDMA_READ ||
+	    !psn_in_window(psn, w->first_psn, psn_add(w->first_psn, w->npkts)))
+		return; /* stale */
 	if (psn != w->resp_psn) {
 		/* a gap: responses were lost, ask for the rest once */
 		if (psn_after(psn, w->resp_psn) &&
@@ -462,13 +504,7 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 			  &tag))
 		return;
 	w->mem_seq = qp->mem_seq;
-	w->done = true;
-	w->resp_psn = psn_add(psn, 1);
-	qp->rd_outstanding--;
-	qp->una = w->resp_psn;
-	qpmap_una(qp);
-	req_progress(qp);
-	req_retire(qp);
+	req_resp_done(qp, w, psn);
 }
 
 static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)

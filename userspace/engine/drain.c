@@ -98,6 +98,10 @@ static bool swqe_take(struct rxdp_eqp *qp, const struct rxdp_hca_swqe *in,
 				h.remote_addr,
 				w->num_sge ? w->sge[0].length : 0))
 		return false;
+	if (h.opcode == RXDP_WR_FLUSH &&
+	    rxdp_hca_flush_check(h.compare_add, h.swap & 0xff,
+				 (h.swap >> 8) & 0xff))
+		return false;
 	w->length = (uint32_t)total;
 	switch (h.opcode) {
 	case IBV_WR_BIND_MW:
@@ -118,6 +122,19 @@ static bool swqe_take(struct rxdp_eqp *qp, const struct rxdp_hca_swqe *in,
 		w->compare_add = h.compare_add;
 		w->swap = h.swap;
 		w->length = 8;
+		break;
+	case IBV_WR_ATOMIC_WRITE: /* the layouts of common/hca.h */
+		w->raddr = h.remote_addr;
+		w->rkey = h.rkey;
+		w->compare_add = h.compare_add;
+		w->length = 8;
+		break;
+	case RXDP_WR_FLUSH:
+		w->raddr = h.remote_addr;
+		w->rkey = h.rkey;
+		w->length = (uint32_t)h.compare_add;
+		w->flush_type = h.swap & 0xff;
+		w->flush_level = (h.swap >> 8) & 0xff;
 		break;
 	default:
 		if (qp->type == IBV_QPT_UD) {

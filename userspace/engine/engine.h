@@ -301,7 +301,10 @@ int rxdp_engine_dealloc_pd(struct rxdp_epd *pd); /* -EBUSY while used */
  * by iova, as ibv_reg_mr_iova(3) says. access: enum ibv_access_flags; unknown bits
  * that libibverbs defines as optional (IBV_ACCESS_RELAXED_ORDERING, ...)
  * are accepted and ignored. Remote write/atomic need local write, as in
- * libibverbs (EINVAL otherwise). NULL + errno.
+ * libibverbs (EINVAL otherwise). IBV_ACCESS_FLUSH_GLOBAL (IBTA 1.5) lets
+ * remote Flushes through; IBV_ACCESS_FLUSH_PERSISTENT is EINVAL: no memory
+ * rxdp reaches is persistent (Soft-RoCE's answer for memory that is not
+ * pmem). NULL + errno.
  */
 struct rxdp_emr *rxdp_engine_reg_mr(struct rxdp_engine *e, void *addr,
 				    size_t len, uint64_t iova,

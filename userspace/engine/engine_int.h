@@ -176,8 +176,9 @@ struct swqe {
 	uint32_t length;
 	uint64_t raddr;
 	uint32_t rkey;
-	uint64_t compare_add;
+	uint64_t compare_add; /* Atomic Write: its 8 bytes, as given */
 	uint64_t swap;
+	uint8_t flush_type, flush_level; /* Flush (A19): FETH's PLT and SEL */
 	int num_sge;
 	struct ibv_sge *sge; /* this slot's share of the SGE pool */
 	/* Send with Invalidate, Local Invalidate: the R_Key to invalidate */
@@ -235,6 +236,7 @@ struct rxdp_esrq {
 enum rjob_type {
 	RJOB_READ,
 	RJOB_ATOMIC,
+	RJOB_PLACED, /* Atomic Write, Flush: a zero-length read response */
 };
 
 /* A queued response of the responder (IBTA 9.7.5.1: in PSN order) */
@@ -503,7 +505,7 @@ struct rxdp_engine {
 #define ENG_ACCESS_KNOWN                                     \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-	 IBV_ACCESS_MW_BIND)
+	 IBV_ACCESS_MW_BIND | RXDP_ACCESS_FLUSH)
 /*
  * An MR's: and on-demand paging (its memory is the owner's as mapped at
  * each access; rc_scatter_prep leaves it to rxdpd)
@@ -557,6 +559,8 @@ int eng_mem_write(struct rxdp_eqp *qp, uint64_t addr, const void *src,
 		  size_t len, const struct eng_wtag *tag);
 int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
 		   uint64_t compare, uint64_t swap_add, uint64_t *orig);
+int eng_mem_store64(struct rxdp_eqp *qp, uint64_t addr, uint64_t v,
+		    const struct eng_wtag *tag);
 bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
 void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
 		   uint32_t gen);
@@ -596,6 +600,8 @@ int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
 		   unsigned int need, struct pkt_sg *out, uint32_t *total);
 bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 		   uint64_t len, unsigned int need, uint64_t *addr);
+bool rc_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		    uint32_t len, uint32_t sel, unsigned int need);
 bool rc_req_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
 void rc_sq_free(struct rxdp_eqp *qp, uint32_t cons);
 bool rc_rq_take(struct rxdp_eqp *qp);

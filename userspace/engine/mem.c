@@ -765,6 +765,27 @@ int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
 	return -EAGAIN;
 }
 
+/*
+ * An Atomic Write (IBTA 1.5 A19) of 8 bytes at the owner's addr (8-byte
+ * aligned): in a window one store of the CPU's, which no reader sees torn,
+ * ordered after the writes before it; elsewhere queued with the other
+ * writes for the memory thread, whose pwrite() of 8 aligned bytes is as
+ * atomic as its atomics are (it writes their results the same way).
+ * 0, or -EAGAIN as eng_mem_write.
+ */
+int eng_mem_store64(struct rxdp_eqp *qp, uint64_t addr, uint64_t v,
+		    const struct eng_wtag *tag)
+{
+	uint64_t *p = (uint64_t *)mem_local(qp->pd->m, addr, 8);
+
+	if (p) {
+		__atomic_store_n(p, v, __ATOMIC_RELEASE);
+		qp->e->hwc[RXDP_HWC_PAYLOAD_DIRECT_BYTES] += 8;
+		return 0;
+	}
+	return eng_mem_write(qp, addr, &v, 8, tag);
+}
+
 /* --- completions (engine lock held) ------------------------------------------ */
 
 /* A write to qp's memory failed: what it was for fails too */

@@ -117,7 +117,7 @@ bool mw_access(const struct rxdp_eqp *qp, const struct rxdp_emr *mw,
 	       uint64_t va, uint64_t len, unsigned int need, uint64_t *addr)
 {
 	/* type 2B: only through the QP it was bound through */
-	if (!mw->mw_valid || !(mw->access & need) ||
+	if (!mw->mw_valid || (mw->access & need) != need ||
 	    (mw->mw_type == IBV_MW_TYPE_2 && mw->mw_qp != qp))
 		return false;
 	if (va < mw->iova || va - mw->iova > mw->len ||

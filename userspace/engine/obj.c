@@ -94,6 +94,16 @@ struct rxdp_emr *rxdp_engine_reg_mr_pd(struct rxdp_epd *pd, uint64_t addr,
 		errno = EINVAL;
 		return NULL;
 	}
+	/*
+	 * IBTA 1.5 A19: a persistent Flush places data in the persistence
+	 * domain, and no memory rxdp reaches is persistent memory (an
+	 * application's pages, re-backed by shmem): refused, as Soft-RoCE
+	 * refuses it for pages that are not pmem
+	 */
+	if (access & RXDP_ACCESS_FLUSH_PERSISTENT) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (!mr_range_ok(addr, len, iova, access)) {
 		errno = EINVAL;
 		return NULL;
@@ -151,6 +161,8 @@ int rxdp_engine_rereg_mr(struct rxdp_emr *mr, struct rxdp_epd *pd,
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
+	if (access & RXDP_ACCESS_FLUSH_PERSISTENT)
+		return -EINVAL; /* as a registration (above) */
 	if (!mr_range_ok(addr, len, iova, access) || pd->e != e || mr->mw_type)
 		return -EINVAL;
 	eng_lock(e);

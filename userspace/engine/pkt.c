@@ -137,6 +137,10 @@ static void put_ext(uint8_t *p, uint32_t flags, const struct pkt_desc *d)
 		deth_init((struct roce_deth *)p, d->qkey, d->sqp);
 		p += sizeof(struct roce_deth);
 	}
+	if (flags & ROCE_OPF_FETH) {
+		feth_init((struct roce_feth *)p, d->flush_type, d->flush_level);
+		p += sizeof(struct roce_feth);
+	}
 	if (flags & ROCE_OPF_RETH) {
 		reth_init((struct roce_reth *)p, d->va, d->rkey, d->dma_len);
 		p += sizeof(struct roce_reth);
@@ -363,6 +367,7 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 			pi->field = (type *)(ext + off);        \
 	} while (0)
 	EXT(ROCE_OPF_DETH, deth, struct roce_deth);
+	EXT(ROCE_OPF_FETH, feth, struct roce_feth);
 	EXT(ROCE_OPF_RETH, reth, struct roce_reth);
 	EXT(ROCE_OPF_ATOMICETH, atomiceth, struct roce_atomiceth);
 	EXT(ROCE_OPF_AETH, aeth, struct roce_aeth);

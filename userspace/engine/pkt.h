@@ -18,7 +18,10 @@
 #define PKT_IP4_LEN 20
 #define PKT_IP6_LEN 40
 #define PKT_UDP_LEN 8
-/* Largest header stack: Eth+VLAN, IPv6, UDP, BTH, RETH+ImmDt or AtomicETH */
+/*
+ * Largest header stack: Eth+VLAN, IPv6, UDP, BTH, RETH+ImmDt or AtomicETH
+ * (FETH+RETH is less)
+ */
 #define PKT_MAX_HDRS \
 	(PKT_ETH_LEN + PKT_VLAN_LEN + PKT_IP6_LEN + PKT_UDP_LEN + 12 + 28 + 8)
 
@@ -64,6 +67,9 @@ struct pkt_desc {
 	uint16_t pkey;
 	uint32_t dqpn;
 	uint32_t psn;
+	/* FETH: placement type, selectivity level */
+	uint8_t flush_type;
+	uint8_t flush_level;
 	/* RETH / AtomicETH */
 	uint64_t va;
 	uint32_t rkey;
@@ -108,6 +114,7 @@ struct pkt_info {
 	uint8_t opcode;
 	uint32_t flags; /* roce_opcode_flags(opcode) */
 	struct roce_bth *bth;
+	struct roce_feth *feth;
 	struct roce_reth *reth;
 	struct roce_aeth *aeth;
 	struct roce_atomiceth *atomiceth;

@@ -31,10 +31,17 @@ uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp)
 	return qp->timeout ? 4096ULL << qp->timeout : 0;
 }
 
+/*
+ * The WRs whose requests a response of their own answers (a read
+ * response, an atomic ACK; for IBTA 1.5's Atomic Write and Flush a
+ * zero-length read response, A19): each takes one of max_rd_atomic, a
+ * fence waits for them, and an ACK past one means its response was lost
+ */
 bool rc_is_rd_atomic(enum ibv_wr_opcode op)
 {
 	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_WRITE ||
+	       (unsigned int)op == RXDP_WR_FLUSH;
 }
 
 /* Build and queue one packet along pp (d->dqpn already set) */
@@ -181,24 +188,20 @@ int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
 
 /*
  * R_Key check for a remote access (IBTA 10.6.3.3 / 9.7.4.1.7-9): the key
- * must name an MR of the QP's PD with the right, the QP must grant it, and
- * [va, va+len) must lie inside the MR. A zero-length access checks nothing
- * (C9-88). true and *addr (the owner's address) if allowed.
+ * must name an MR of the QP's PD with the rights (every one in need), the
+ * QP must grant them, and [va, va+len) must lie inside the MR. true and
+ * *addr (the owner's address) if allowed.
  */
-bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
-		   uint64_t len, unsigned int need, uint64_t *addr)
+static bool rkey_range_ok(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+			  uint64_t len, unsigned int need, uint64_t *addr)
 {
-	struct rxdp_emr *mr;
+	struct rxdp_emr *mr = eng_key_lookup(qp->e, rkey);
 
-	*addr = 0;
-	if (!len)
-		return true;
-	mr = eng_key_lookup(qp->e, rkey);
-	if (!mr || mr->pd != qp->pd || !(qp->access & need))
+	if (!mr || mr->pd != qp->pd || (qp->access & need) != need)
 		return false;
 	if (mr->mw_type)
 		return mw_access(qp, mr, va, len, need, addr);
-	if (!(mr->access & need))
+	if ((mr->access & need) != need)
 		return false;
 	if (va < mr->iova || va - mr->iova > mr->len ||
 	    len > mr->len - (va - mr->iova))
@@ -207,10 +210,39 @@ bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 	return true;
 }
 
+/* ... where a zero-length access checks nothing (C9-88) */
+bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		   uint64_t len, unsigned int need, uint64_t *addr)
+{
+	*addr = 0;
+	return !len || rkey_range_ok(qp, rkey, va, len, need, addr);
+}
+
+/*
+ * A Flush (IBTA 1.5 A19): the key is checked whatever the length, as
+ * Soft-RoCE does (a zero-length Flush still says something of the memory
+ * it names); selectivity MR flushes the whole region the key names, a
+ * range must lie inside it. need: the placement types' access rights.
+ */
+bool rc_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		    uint32_t len, uint32_t sel, unsigned int need)
+{
+	struct rxdp_emr *mr = eng_key_lookup(qp->e, rkey);
+	uint64_t addr;
+
+	if (!mr)
+		return false;
+	if (sel == ROCE_FLUSH_MR)
+		return rkey_range_ok(qp, rkey, mr->iova, mr->len, need, &addr);
+	return rkey_range_ok(qp, rkey, va, len, need, &addr);
+}
+
 /* --- completions --------------------------------------------------------- */
 
 static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 {
+	if ((unsigned int)op == RXDP_WR_FLUSH)
+		return (enum ibv_wc_opcode)RXDP_WC_FLUSH;
 	switch (op) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -225,6 +257,8 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -659,7 +693,8 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 	eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
 	if (pi->flags & ROCE_OPF_REQUEST) {
-		if ((pi->flags & (ROCE_OPF_RETH)) && !pi->reth)
+		if (((pi->flags & ROCE_OPF_RETH) && !pi->reth) ||
+		    ((pi->flags & ROCE_OPF_FETH) && !pi->feth))
 			return;
 		resp_rx(qp, pi);
 	} else if (pi->flags & ROCE_OPF_RESPONSE) {

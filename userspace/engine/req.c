@@ -25,7 +25,8 @@ static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
 {
 	bool imm;
 
-	switch (w->opcode) {
+	/* unsigned: RXDP_WR_FLUSH is not in the installed enum */
+	switch ((unsigned int)w->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
@@ -59,6 +60,10 @@ static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
 		return ROCE_RC_READ_REQUEST;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		return ROCE_RC_COMPARE_SWAP;
+	case IBV_WR_ATOMIC_WRITE:
+		return ROCE_RC_ATOMIC_WRITE;
+	case RXDP_WR_FLUSH:
+		return ROCE_RC_FLUSH;
 	default:
 		return ROCE_RC_FETCH_ADD;
 	}
@@ -126,8 +131,8 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 		w->npkts = 0;
 		return false;
 	}
-	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+	/* one PSN but for a read: atomics, Atomic Write, Flush (A19) */
+	if (rc_is_rd_atomic(w->opcode) && w->opcode != IBV_WR_RDMA_READ)
 		w->npkts = 1;
 	else
 		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
@@ -203,7 +208,7 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			break;
 		d.psn = qp->send_psn;
 		d.opcode = req_opcode(qp, w, true, true);
-		switch (w->opcode) {
+		switch ((unsigned int)w->opcode) { /* RXDP_WR_FLUSH: not enum */
 		case IBV_WR_RDMA_READ:
 			off = w->resp_off;
 			d.psn = w->resp_psn;
@@ -220,6 +225,26 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 					     ? w->swap
 					     : w->compare_add;
 			d.compare = w->compare_add;
+			d.ackreq = 1;
+			break;
+		case IBV_WR_ATOMIC_WRITE:
+			/* A19: its 8 bytes the payload, as the WR gave them */
+			sg[0].addr = (uintptr_t)&w->compare_add;
+			sg[0].len = sg[0].span = 8;
+			d.sg = sg;
+			d.nsg = 1;
+			d.paylen = 8;
+			d.va = w->raddr;
+			d.rkey = w->rkey;
+			d.dma_len = 8;
+			d.ackreq = 1;
+			break;
+		case RXDP_WR_FLUSH:
+			d.flush_type = w->flush_type;
+			d.flush_level = w->flush_level;
+			d.va = w->raddr;
+			d.rkey = w->rkey;
+			d.dma_len = w->length;
 			d.ackreq = 1;
 			break;
 		default:

@@ -66,6 +66,29 @@ static struct rjob *resp_job_new(struct rxdp_eqp *qp)
 	return &qp->rjobs[qp->rjob_head % ENG_RJOBS];
 }
 
+/*
+ * Queue the one-packet response to the request at psn (an atomic ACK with
+ * orig, or RJOB_PLACED's), sent once what was written before it is
+ * (mem_seq): 1 if there is no room now
+ */
+static int resp_job_one(struct rxdp_eqp *qp, enum rjob_type type, uint32_t psn,
+			uint64_t orig)
+{
+	struct rjob *j = resp_job_new(qp);
+
+	if (!j)
+		return 1;
+	*j = (struct rjob){ .type = type,
+			    .psn = psn,
+			    .first_psn = psn,
+			    .npkts = 1,
+			    .orig = orig,
+			    .msn = qp->msn,
+			    .mem_seq = qp->mem_seq };
+	qp->rjob_head++;
+	return 0;
+}
+
 static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 {
 	if (qp->type == IBV_QPT_UC) {
@@ -260,13 +283,11 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	struct roce_atomiceth *a = pi->atomiceth;
 	uint64_t va = atomiceth_va(a), orig;
 	struct atomic_cache *c;
-	struct rjob *j;
 	uint64_t addr;
 	int err;
 
-	j = resp_job_new(qp);
-	if (!j)
-		return 1;
+	if (!resp_job_new(qp))
+		return 1; /* no room for the answer: it comes again */
 	/* 9.4.5: the target must be 8-byte aligned */
 	if (va & 7) {
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
@@ -298,15 +319,78 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	c->psn = psn;
 	c->orig = orig;
 	qp->msn = psn_add(qp->msn, 1);
-	*j = (struct rjob){ .type = RJOB_ATOMIC,
-			    .psn = psn,
-			    .first_psn = psn,
-			    .npkts = 1,
-			    .orig = orig,
-			    .msn = qp->msn,
-			    .mem_seq = qp->mem_seq };
-	qp->rjob_head++;
-	return 0;
+	return resp_job_one(qp, RJOB_ATOMIC, psn, orig);
+}
+
+/*
+ * Atomic Write (IBTA 1.5 A19): 8 bytes to an 8-byte aligned address,
+ * written as one (eng_mem_store64), with remote write rights (Soft-RoCE
+ * asks the QP and the region for IBV_ACCESS_REMOTE_WRITE, as for an RDMA
+ * Write); answered, as a Flush is, by a zero-length RDMA Read Response
+ * Only at its PSN (RJOB_PLACED; Soft-RoCE's send_read_response_ack())
+ */
+static int resp_atomic_write(struct rxdp_eqp *qp, struct pkt_info *pi,
+			     uint32_t psn)
+{
+	struct eng_wtag tag = { .psn = psn };
+	uint64_t va = reth_va(pi->reth), addr, v;
+
+	if (!resp_job_new(qp))
+		return 1; /* no room for the answer: it comes again */
+	if (reth_len(pi->reth) != 8 || pi->paylen != 8) {
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return -1;
+	}
+	if (!rc_rkey_check(qp, reth_rkey(pi->reth), va, 8,
+			   IBV_ACCESS_REMOTE_WRITE, &addr)) {
+		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+		return -1;
+	}
+	if (va & 7) { /* A19.4.2, as 9.4.5 for the other atomics */
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return -1;
+	}
+	memcpy(&v, pi->payload, 8);
+	if (eng_mem_store64(qp, addr, v, &tag))
+		return 2;
+	qp->msn = psn_add(qp->msn, 1);
+	return resp_job_one(qp, RJOB_PLACED, psn, 0);
+}
+
+/*
+ * Flush (A19): the placement types asked for need their access rights on
+ * the QP and the region (IBV_ACCESS_FLUSH_GLOBAL / _PERSISTENT). Global
+ * visibility is what rxdpd's writes have once done: the answer (a
+ * zero-length RDMA Read Response Only, as for an Atomic Write) waits for
+ * the writes before it (mem_seq) and a fence (resp_tx). Persistence
+ * no region of rxdp has (ibv_reg_mr refuses IBV_ACCESS_FLUSH_PERSISTENT,
+ * as Soft-RoCE refuses it for memory that is not pmem), so a persistent
+ * Flush is a remote access error.
+ */
+static int resp_flush(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
+{
+	uint32_t plt = feth_plt(pi->feth), sel = feth_sel(pi->feth);
+	unsigned int need = 0;
+
+	if (!resp_job_new(qp))
+		return 1;
+	/* reserved placement types and selectivity levels */
+	if (!plt || (plt & ~(ROCE_FLUSH_GLOBAL | ROCE_FLUSH_PERSISTENT)) ||
+	    sel > ROCE_FLUSH_MR) {
+		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+		return -1;
+	}
+	if (plt & ROCE_FLUSH_GLOBAL)
+		need |= RXDP_ACCESS_FLUSH_GLOBAL;
+	if (plt & ROCE_FLUSH_PERSISTENT)
+		need |= RXDP_ACCESS_FLUSH_PERSISTENT;
+	if (!rc_flush_check(qp, reth_rkey(pi->reth), reth_va(pi->reth),
+			    reth_len(pi->reth), sel, need)) {
+		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
+		return -1;
+	}
+	qp->msn = psn_add(qp->msn, 1);
+	return resp_job_one(qp, RJOB_PLACED, psn, 0);
 }
 
 /* 9.7.5.1.2-4: duplicates are answered, never executed twice */
@@ -319,23 +403,22 @@ static void resp_duplicate(struct rxdp_eqp *qp, struct pkt_info *pi,
 		resp_read(qp, pi, psn, true);
 		return;
 	}
+	/*
+	 * An Atomic Write run again would undo what later requests wrote
+	 * there (A19): it is answered, as a Flush, with what it was answered
+	 * the first time, when the writes it follows are done
+	 */
+	if (pi->flags & (ROCE_OPF_ATOMIC_WRITE | ROCE_OPF_FLUSH)) {
+		resp_job_one(qp, RJOB_PLACED, psn, 0);
+		return;
+	}
 	if (pi->flags & ROCE_OPF_ATOMIC) {
 		for (int i = 0; i < ENG_ATOMIC_CACHE; i++) {
 			struct atomic_cache *c = &qp->acache[i];
-			struct rjob *j;
 
 			if (!c->valid || c->psn != psn)
 				continue;
-			j = resp_job_new(qp);
-			if (!j)
-				return;
-			*j = (struct rjob){ .type = RJOB_ATOMIC,
-					    .psn = psn,
-					    .first_psn = psn,
-					    .npkts = 1,
-					    .orig = c->orig,
-					    .msn = qp->msn };
-			qp->rjob_head++;
+			resp_job_one(qp, RJOB_ATOMIC, psn, c->orig);
 			return;
 		}
 		return;
@@ -499,6 +582,10 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		r = resp_read(qp, pi, psn, false);
 	else if (f & ROCE_OPF_ATOMIC)
 		r = resp_atomic(qp, pi, psn);
+	else if (f & ROCE_OPF_ATOMIC_WRITE)
+		r = resp_atomic_write(qp, pi, psn);
+	else if (f & ROCE_OPF_FLUSH)
+		r = resp_flush(qp, pi, psn);
 	else
 		r = -1, resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 	if (r)
@@ -507,7 +594,7 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		qp->epsn = psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
 	else
 		qp->epsn = psn_add(psn, 1);
-	if (bth_ackreq(pi->bth) && !(f & (ROCE_OPF_READ | ROCE_OPF_ATOMIC)))
+	if (bth_ackreq(pi->bth) && !(f & ROCE_OPF_RD_ATOMIC))
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
 }
 
@@ -529,6 +616,10 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 		if (j->type == RJOB_ATOMIC) {
 			d.opcode = ROCE_RC_ATOMIC_ACK;
 			d.orig = j->orig;
+		} else if (j->type == RJOB_PLACED) {
+			/* what was written is seen by all before the answer */
+			atomic_thread_fence(memory_order_seq_cst);
+			d.opcode = ROCE_RC_READ_RESPONSE_ONLY;
 		} else {
 			uint32_t off = j->sent * qp->mtu;
 			bool first = j->sent == 0,

@@ -432,6 +432,15 @@ static int rxdp_query_device_ex(struct ibv_context *ctx,
 	ex.odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND |
 						     IBV_ODP_SUPPORT_RECV |
 						     IBV_ODP_SUPPORT_SRQ_RECV;
+	/*
+	 * IBTA 1.5's Atomic Write and Flush, both placement types, as
+	 * Soft-RoCE announces them (no region of rxdp is persistent memory:
+	 * ibv_reg_mr refuses IBV_ACCESS_FLUSH_PERSISTENT, as Soft-RoCE does
+	 * for memory that is not pmem)
+	 */
+	ex.device_cap_flags_ex |= RXDP_DEVICE_ATOMIC_WRITE |
+				  RXDP_DEVICE_FLUSH_GLOBAL |
+				  RXDP_DEVICE_FLUSH_PERSISTENT;
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
 	ex.phys_port_cnt_ex = 1;

@@ -11,6 +11,7 @@
  * 1 GHz): completion timestamps and ibv_query_rt_values_ex's raw clock
  * count it.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -228,7 +229,13 @@ struct ibv_cq_ex *rxdp_create_cq_ex(struct ibv_context *context,
 	(QP_OPS_UC | IBV_QP_EX_WITH_RDMA_READ |                           \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                              \
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | \
-	 IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE |     \
+	 RXDP_QP_EX_WITH_FLUSH)
+
+/* wr_flush where rdma-core 47's ibv_qp_ex has it (ibta15.h) */
+_Static_assert(offsetof(struct rxdp_qp, wr_flush) ==
+		       offsetof(struct rxdp_qp_ex47, wr_flush),
+	       "wr_flush where newer headers have it");
 
 static struct rxdp_qp *to_qp_ex(struct ibv_qp_ex *qp)
 {
@@ -255,23 +262,11 @@ static void wr_check_last(struct rxdp_qp *w)
 	uint32_t prod =
 		atomic_load_explicit(&w->sh->sq.prod, memory_order_relaxed);
 	const struct rxdp_hca_swqe *d;
-	bool inl, local;
-	uint32_t nsge;
-	uint64_t total = 0;
 
 	if (w->wr_err || w->wr_cur == prod)
 		return;
 	d = wr_slot(w, w->wr_cur - 1);
-	inl = d->send_flags & IBV_SEND_INLINE;
-	local = d->opcode == IBV_WR_BIND_MW || d->opcode == IBV_WR_LOCAL_INV;
-	nsge = inl || local ? 0 : d->num_sge;
-	for (uint32_t i = 0; i < nsge; i++)
-		total += d->sge[i].length;
-	if (inl)
-		total = d->num_sge;
-	if (rxdp_hca_send_check(&w->hcaps, d->opcode, d->send_flags,
-				inl ? 1 : nsge, total, d->remote_addr,
-				nsge ? d->sge[0].length : 0) ||
+	if (rxdp_hca_swqe_check(&w->hcaps, d) ||
 	    (w->qp.qp_type == IBV_QPT_UD && !d->ah))
 		wr_fail(w, EINVAL);
 }
@@ -393,6 +388,30 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qx, uint32_t rkey,
 				uint64_t remote_addr, uint64_t add)
 {
 	wr_atomic(qx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr, add, 0);
+}
+
+/* IBTA 1.5 (A19): the 8 bytes at atomic_wr, as they are, to remote_addr */
+static void wr_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey,
+			    uint64_t remote_addr, const void *atomic_wr)
+{
+	struct rxdp_hca_swqe *d = wr_new(qx, IBV_WR_ATOMIC_WRITE);
+
+	if (d)
+		rxdp_hca_swqe_atomic_write(d, rkey, remote_addr, atomic_wr);
+}
+
+/*
+ * IBTA 1.5 (A19): what was written before to [remote_addr, +len) (type:
+ * IBV_FLUSH_GLOBAL, IBV_FLUSH_PERSISTENT), or to the whole region rkey
+ * names (level IBV_FLUSH_MR), placed before this completes
+ */
+static void wr_flush(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t remote_addr,
+		     size_t len, uint8_t type, uint8_t level)
+{
+	struct rxdp_hca_swqe *d = wr_new(qx, (enum ibv_wr_opcode)RXDP_WR_FLUSH);
+
+	if (d)
+		rxdp_hca_swqe_flush(d, rkey, remote_addr, len, type, level);
 }
 
 /* Send, Send with Immediate, Send with Invalidate, Local Invalidate */
@@ -573,8 +592,10 @@ static void wr_abort(struct ibv_qp_ex *qx)
 	pthread_spin_unlock(&to_qp_ex(qx)->sq_lock);
 }
 
-static void qp_ex_set_ops(struct ibv_qp_ex *q, uint64_t ops)
+static void qp_ex_set_ops(struct rxdp_qp *w, uint64_t ops)
 {
+	struct ibv_qp_ex *q = &w->qp_ex;
+
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE)
 		q->wr_rdma_write = wr_rdma_write;
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
@@ -595,6 +616,10 @@ static void qp_ex_set_ops(struct ibv_qp_ex *q, uint64_t ops)
 		q->wr_bind_mw = wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
 		q->wr_send_inv = wr_send_inv;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		q->wr_atomic_write = wr_atomic_write;
+	if (ops & RXDP_QP_EX_WITH_FLUSH)
+		w->wr_flush = wr_flush;
 	q->wr_set_ud_addr = wr_set_ud_addr;
 	q->wr_set_sge = wr_set_sge;
 	q->wr_set_sge_list = wr_set_sge_list;
@@ -637,7 +662,7 @@ struct ibv_qp *rxdp_create_qp_ex(struct ibv_context *context,
 	if (!w)
 		return NULL;
 	w->ex = true;
-	qp_ex_set_ops(&w->qp_ex, ops);
+	qp_ex_set_ops(w, ops);
 	return &w->qp;
 }
 

@@ -65,7 +65,12 @@ struct rxdp_srq {
 struct rxdp_qp {
 	union {
 		struct ibv_qp qp;
-		struct ibv_qp_ex qp_ex; /* ibv_create_qp_ex, ibv_wr_* */
+		struct { /* as struct rxdp_qp_ex47 (ibta15.h) */
+			struct ibv_qp_ex qp_ex; /* ibv_create_qp_ex, ibv_wr_* */
+			void (*wr_flush)(struct ibv_qp_ex *qp, uint32_t rkey,
+					 uint64_t remote_addr, size_t len,
+					 uint8_t type, uint8_t level);
+		};
 	};
 	bool ex; /* made by ibv_create_qp_ex: ibv_qp_to_qp_ex gives qp_ex */
 	uint32_t handle;
