@@ -22,9 +22,11 @@
 # of the guests' network reaches ours: the taps and the bridge live in
 # VM_NS, which has no address and no route.
 #
-# VM_IMAGE names a derived image (tests/vm/variant.sh: systemd, bullseye)
-# for the guests vm_start boots next; its `init` file says what the kernel
-# starts (the base image's: /sbin/rxdp-init).
+# VM_IMAGE names a derived image (tests/vm/variant.sh: systemd, bullseye,
+# backports) for the guests vm_start boots next; its `init` file says what
+# the kernel starts (the base image's: /sbin/rxdp-init). VM_NIC_OPTS adds
+# properties to their virtio-net-pci devices (",iommu_platform=on", as
+# tests/vm/zerocopy.sh needs).
 #
 # QEMU uses KVM where the CPU offers vmx/svm and /dev/kvm opens, TCG
 # otherwise (about 100 times slower: tests keep message counts small).
@@ -87,7 +89,7 @@ _vm_launch() {
 		-virtfs "local,path=$_vm_root,mount_tag=rxdp,security_model=none,readonly=on" \
 		-virtfs "local,path=$dir/job,mount_tag=job,security_model=none" \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
-		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")${VM_NIC_OPTS:-}" \
 		-device virtio-rng-pci \
 		>"$dir/qemu.log" 2>&1 &
 	pid=$!

@@ -36,6 +36,7 @@
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
 #include "features.h"
+#include "xsks.h"
 #include "rxdp_xdp.skel.h"
 
 /* The program's two variants, by function name in bpf/rxdp_xdp.bpf.c */
@@ -131,9 +132,11 @@ static const struct rxdp_cmdline loader_cmdline = {
 	       "under\n"
 	       "           " RXDP_BPFFS_ROOT "/net<netns inode>/IFNAME/\n"
 	       "  detach   detach it and remove the pins\n"
-	       "  status   attach mode, pin path, verdict counters and QPs of "
-	       "IFNAME,\n"
-	       "           or of every interface of this network namespace\n",
+	       "  status   attach mode, pin path, AF_XDP sockets (zero-copy or "
+	       "copy),\n"
+	       "           verdict counters and QPs of IFNAME, or of every "
+	       "interface of\n"
+	       "           this network namespace\n",
 	.opts = loader_opts,
 	.footer = "Needs CAP_SYS_ADMIN (and CAP_NET_ADMIN to attach or "
 		  "detach). Exit status: 0\n"
@@ -791,6 +794,34 @@ out:
 		close(st_fd);
 }
 
+/*
+ * The AF_XDP sockets bound on the interface and the mode of each, from the
+ * kernel (rxdpd binds them at the device's first verbs context)
+ */
+static void print_xsks(int ifindex)
+{
+	struct rxdp_xsk_diag x[RXDP_MAX_QUEUES];
+	int n = rxdp_xsks_list(ifindex, x, RXDP_MAX_QUEUES);
+
+	if (n == -ENOENT) {
+		printf("xsks: unknown (this kernel does not list AF_XDP "
+		       "sockets: CONFIG_XDP_SOCKETS_DIAG)\n");
+		return;
+	}
+	if (n < 0) {
+		printf("xsks: unknown (sock_diag: %s)\n", strerror(-n));
+		return;
+	}
+	printf("xsks: %d%s\n", n,
+	       n ? ""
+		 : " (rxdpd binds them at the device's first verbs context)");
+	for (int i = 0; i < n; i++)
+		printf("  queue %u %s (socket inode %u, UMEM %u of %u-byte "
+		       "frames)\n",
+		       x[i].queue, x[i].zerocopy ? "zero-copy" : "copy",
+		       x[i].inode, x[i].umem_id, x[i].chunk_size);
+}
+
 /* 1 printed, 0 nothing of rxdp's on this interface, -errno */
 static int status_one(const char *ifname, int ifindex, int ncpu)
 {
@@ -837,6 +868,7 @@ static int status_one(const char *ifname, int ifindex, int ncpu)
 	printf("pins: %s%s\n", dir, pins ? "" : " (missing)");
 	if (!pins)
 		return 1;
+	print_xsks(ifindex);
 	print_verdicts(dir, ncpu);
 	print_qps(dir, ncpu);
 	return 1;

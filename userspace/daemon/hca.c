@@ -51,6 +51,7 @@
 #include "common/hca.h"
 #include "common/hw_counters.h"
 #include "common/log.h"
+#include "daemon/mtu.h"
 #include "daemon/rxdpd.h"
 #include "engine/engine.h"
 
@@ -395,8 +396,9 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	nq = l->num_rx_queues ? l->num_rx_queues : 1;
 	if (nq > RXDP_MAX_QUEUES)
 		nq = RXDP_MAX_QUEUES;
-	hd->port =
-		rxdp_xsk_port_open(&hd->umem, l->ifindex, nq, HCA_RING, &why);
+	hd->port = rxdp_xsk_port_open(
+		&hd->umem, l->ifindex, nq, HCA_RING,
+		rxdp_roce_max_frame(rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap)), &why);
 	if (!hd->port) {
 		snprintf(msg, msglen,
 			 "cannot bind AF_XDP sockets on %s: %s (%s)", l->ifname,
@@ -460,6 +462,21 @@ err:
 		bpf_map_delete_elem(l->dev->maps.xsks, &q);
 	hca_dev_free(hd);
 	return NULL;
+}
+
+__u32 hca_mtu_cap(const struct rxdp_link *l)
+{
+	if (l->dev && l->dev->hca &&
+	    !(rxdp_xsk_port_bind_flags(l->dev->hca->port) & XDP_USE_SG))
+		return RXDP_MTU_CAP_NOSG;
+	return rxdpd.mtu_cap;
+}
+
+int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max)
+{
+	if (!l->dev || !l->dev->hca)
+		return 0;
+	return rxdp_xsk_port_modes(l->dev->hca->port, modes, max);
 }
 
 void hca_dev_release(struct rxdp_link *l)
