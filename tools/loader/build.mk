@@ -7,6 +7,6 @@ LOADER_OBJS := $(OBJ)/tools/loader/rxdp_loader.o $(OBJ)/tools/loader/features.o 
 $(BIN)/rxdp-loader: $(LOADER_OBJS) $(LIB)/librxdp-common.a
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lxdp -lbpf -lelf -lz
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lxdp -lbpf -lelf -lz -lmnl
 
 BINS += $(BIN)/rxdp-loader

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/if_xdp.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -31,6 +32,7 @@
 #include "common/pins.h"
 #include "common/bpffs.h"
 #include "common/caps.h"
+#include "common/ctl_client.h"
 #include "common/log.h"
 #include "common/opts.h"
 #include "rxdp/maps.h"
@@ -795,6 +797,30 @@ out:
 }
 
 /*
+ * The sockets as rxdpd bound them, where the kernel does not list them
+ * (no CONFIG_XDP_SOCKETS_DIAG): rxdpd reads each one's mode from the
+ * kernel too (XDP_OPTIONS). why: the reason the kernel's list is missing.
+ */
+static void print_xsks_rxdpd(int ifindex, const char *why)
+{
+	struct rxdp_ctl *c = rxdp_ctl_connect(NULL);
+	struct rxdp_dev_info d;
+
+	if (!c || rxdp_ctl_query_device(c, (__u32)ifindex, &d)) {
+		printf("xsks: unknown (%s; rxdpd does not serve it)\n", why);
+		rxdp_ctl_close(c);
+		return;
+	}
+	rxdp_ctl_close(c);
+	printf("xsks: %u (as rxdpd bound them; %s)\n", d.nxsks, why);
+	for (__u32 q = 0; q < d.nxsks && q < RXDP_CTL_MAX_XSKS; q++)
+		printf("  queue %u %s (%s)\n", q,
+		       d.xsk_modes[q] & XDP_ZEROCOPY ? "zero-copy" : "copy",
+		       d.xsk_modes[q] & XDP_USE_SG ? "multi-buffer"
+						   : "one frame a packet");
+}
+
+/*
  * The AF_XDP sockets bound on the interface and the mode of each, from the
  * kernel (rxdpd binds them at the device's first verbs context)
  */
@@ -802,14 +828,14 @@ static void print_xsks(int ifindex)
 {
 	struct rxdp_xsk_diag x[RXDP_MAX_QUEUES];
 	int n = rxdp_xsks_list(ifindex, x, RXDP_MAX_QUEUES);
+	char why[128];
 
-	if (n == -ENOENT) {
-		printf("xsks: unknown (this kernel does not list AF_XDP "
-		       "sockets: CONFIG_XDP_SOCKETS_DIAG)\n");
-		return;
-	}
 	if (n < 0) {
-		printf("xsks: unknown (sock_diag: %s)\n", strerror(-n));
+		snprintf(why, sizeof(why), "%s",
+			 n == -ENOENT ? "this kernel does not list AF_XDP "
+					"sockets: CONFIG_XDP_SOCKETS_DIAG"
+				      : strerror(-n));
+		print_xsks_rxdpd(ifindex, why);
 		return;
 	}
 	printf("xsks: %d%s\n", n,
