@@ -81,6 +81,15 @@ mount -t proc proc "$mnt/proc"
 mount -t sysfs sys "$mnt/sys"
 cp /etc/resolv.conf "$mnt/etc/resolv.conf"
 in_root() { chroot "$mnt" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }
+# apt_from SUITE: the image's apt reads SUITE of the mirror too, its lists
+# fetched (the variant removes the source again)
+apt_from() {
+	echo "deb $mirror $1 main" >"$mnt/etc/apt/sources.list.d/$1.list"
+	in_root apt-get update -qq >"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+}
 
 case $name in
 systemd)
@@ -115,11 +124,7 @@ systemd)
 	;;
 bullseye)
 	echo "variant.sh: Debian 11's kernel in the guest image" >&2
-	echo "deb $mirror bullseye main" >"$mnt/etc/apt/sources.list.d/bullseye.list"
-	in_root apt-get update -qq >"$work/apt.log" 2>&1 || {
-		tail -n 30 "$work/apt.log" >&2
-		exit 1
-	}
+	apt_from bullseye
 	# the kernel bullseye's linux-image-amd64 names (the metapackage
 	# itself is bookworm's in the image)
 	kpkg=$(in_root apt-cache show linux-image-amd64/bullseye |
@@ -143,11 +148,7 @@ bullseye)
 	;;
 backports)
 	echo "variant.sh: trixie-backports' kernel in the guest image" >&2
-	echo "deb $mirror trixie-backports main" >"$mnt/etc/apt/sources.list.d/backports.list"
-	in_root apt-get update -qq >"$work/apt.log" 2>&1 || {
-		tail -n 30 "$work/apt.log" >&2
-		exit 1
-	}
+	apt_from trixie-backports
 	# the kernel trixie-backports' linux-image-amd64 names, and the
 	# packages that hold its files (image, modules, base files), unpacked
 	# rather than installed: their dependencies are Debian 13's
@@ -170,7 +171,7 @@ backports)
 		# /lib is a link to /usr/lib in the image: keep it one
 		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$mnt" || exit 1
 	done
-	rm -rf "$mnt/tmp/debs" "$mnt/etc/apt/sources.list.d/backports.list"
+	rm -rf "$mnt/tmp/debs" "$mnt/etc/apt/sources.list.d/trixie-backports.list"
 	# Debian 13's kernels keep the image and its config beside the
 	# modules (their maintainer scripts link them into /boot); older
 	# ones in /boot. mkinitramfs reads the config.
