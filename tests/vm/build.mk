@@ -10,8 +10,9 @@
 #  zerocopy.sh  rxdp to rxdp with zero-copy AF_XDP, on trixie-backports'
 #            kernel (variant.sh backports: virtio-net has zero-copy from
 #            Linux 6.13) and virtio-net devices with the DMA API
-#            (iommu_platform=on): the mode seen three ways, RC/UC/UD and
-#            perftest byte-checked, RC through loss
+#            (iommu_platform=on) and two queue pairs: every socket's mode
+#            seen three ways, RC/UC/UD and perftest byte-checked, RC
+#            through loss
 #  service.sh  the Debian package in guests whose PID 1 is systemd
 #            (variant.sh systemd): rxdp.service configured, started, a
 #            pingpong through the installed files, restarted when killed,
