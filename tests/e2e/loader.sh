@@ -79,6 +79,11 @@ id_b=$(bpftool -j map show pinned "$DIR_B/stats" | sed -n 's/^{"id":\([0-9]*\),.
 st=$(nsa "$LOADER" status "$IF") || fail "status: $st"
 grep -qx "$IF: attached, mode native" <<<"$st" || fail "status mode: $st"
 grep -qx "pins: $DIR_A" <<<"$st" || fail "status pin path: $st"
+# no rxdpd here: no AF_XDP socket on the interface, in the kernel's list,
+# or unknown where the kernel keeps none (and no rxdpd can tell)
+grep -qx -e "xsks: 0 (rxdpd binds them at the device's first verbs context)" \
+	-e "xsks: unknown (this kernel does not list AF_XDP sockets: CONFIG_XDP_SOCKETS_DIAG; rxdpd does not serve it)" \
+	<<<"$st" || fail "status sockets: $st"
 st_all=$(nsb "$LOADER" status) || fail "status (all): $st_all"
 grep -qx "pins: $DIR_B" <<<"$st_all" || fail "status (all) in B: $st_all"
 grep -q "$BR" <<<"$(nsa "$LOADER" status)" && fail "status lists $BR"

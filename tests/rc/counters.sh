@@ -8,6 +8,9 @@
 #  - another user reads the device's counters, but not a QP's of root's
 #    (null: rxdpd does not tell whether it exists)
 #  - link_downed counts the port going down
+#  - each AF_XDP socket's mode, copy mode on veth (no zero-copy there:
+#    tests/vm/zerocopy.sh has it), as rxdp-ctl devices (text and --json)
+#    and rxdp-loader status (the kernel's sock_diag) show it
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -77,6 +80,35 @@ print("ok   %d counters per device and per QP; the QP sent %d packets "
 print("ok   another user reads the device's counters, not root's QPs'")
 EOF
 grep -q '^  rdma_sends  *[1-9]' "$tmp/b.txt" || fail "rxdp-ctl counters (text)"
+
+# the data path's sockets: copy mode, every one, seen by rxdpd and by the
+# kernel
+ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" devices >"$tmp/devs" ||
+	fail "rxdp-ctl devices"
+ip netns exec "$NS_B" "$RXDP_BIN/rxdp-loader" status "$IF_B" >"$tmp/status" ||
+	fail "rxdp-loader status"
+grep -E "AF_XDP|^xsks|^  queue" "$tmp/devs" "$tmp/status"
+n=$(grep -c "^    AF_XDP socket of queue [0-9]*: " "$tmp/devs")
+[ "$n" -ge 1 ] && grep -qx "    AF_XDP socket of queue 0: copy mode\(, multi-buffer\)\?" "$tmp/devs" ||
+	fail "rxdp-ctl devices: no copy-mode socket of queue 0: $(cat "$tmp/devs")"
+[ "$(grep -c "^    AF_XDP socket of queue [0-9]*: copy mode" "$tmp/devs")" = "$n" ] ||
+	fail "rxdp-ctl devices: a socket not in copy mode: $(cat "$tmp/devs")"
+# the kernel's list (sock_diag), or rxdpd's where the kernel has none
+# (CONFIG_XDP_SOCKETS_DIAG off, as on the 2-core VM's kernel)
+grep -qx "xsks: $n\( (as rxdpd bound them; .*)\)\?" "$tmp/status" ||
+	fail "rxdp-loader status lists other than the $n sockets: $(cat "$tmp/status")"
+[ "$(grep -cE "^  queue [0-9]+ copy \((socket inode [0-9]+, UMEM [0-9]+ of 4096-byte frames|multi-buffer|one frame a packet)\)$" \
+	"$tmp/status")" = "$n" ] ||
+	fail "rxdp-loader status: not $n copy-mode sockets: $(cat "$tmp/status")"
+python3 - "$tmp/b.json" "$n" <<'EOF2' || fail "rxdp-ctl --json: xsks"
+import json, sys
+x = json.load(open(sys.argv[1]))["devices"][0]["xsks"]
+assert len(x) == int(sys.argv[2]), x
+assert [s["queue"] for s in x] == list(range(len(x))), x
+assert all(s["mode"] == "copy" for s in x), x
+print("ok   %d AF_XDP socket(s) in copy mode (rxdp-ctl, --json, rxdp-loader "
+      "status)" % len(x))
+EOF2
 
 ip -n "$NS_A" link set "$IF_A" down
 for _ in $(seq 50); do

@@ -7,9 +7,15 @@
 #  rxdp.sh   rxdp to rxdp over virtio-net with native XDP
 #  oldkernel.sh  Debian 11's 5.10 (variant.sh bullseye): rxdp-loader refuses
 #            it in one line naming the BPF atomics it lacks
+#  zerocopy.sh  rxdp to rxdp with zero-copy AF_XDP, on trixie-backports'
+#            kernel (variant.sh backports: virtio-net has zero-copy from
+#            Linux 6.13) and virtio-net devices with the DMA API
+#            (iommu_platform=on) and two queue pairs: every socket's mode
+#            seen three ways, RC/UC/UD and perftest byte-checked, RC
+#            through loss
 #  service.sh  the Debian package in guests whose PID 1 is systemd
 #            (variant.sh systemd): rxdp.service configured, started, a
 #            pingpong through the installed files, restarted when killed,
 #            stopped
 TESTS += tests/vm/image.sh tests/vm/rxe.sh tests/vm/rxdp.sh tests/vm/oldkernel.sh \
-	 tests/vm/service.sh
+	 tests/vm/zerocopy.sh tests/vm/service.sh

@@ -4,7 +4,8 @@
 #   guest.sh rxdp-up PEER   rxdp on eth0: rxdp-loader attach, rxdpd
 #   guest.sh rxe-up PEER    the kernel's Soft-RoCE on eth0 (rxe0)
 #   guest.sh down           whichever is up, removed
-#   guest.sh diag           the stack's counters (and rxdpd's log)
+#   guest.sh diag           the stack's counters (and rxdpd's log, its
+#                           sockets' drops, eth0's and its queues' counts)
 #
 # PEER is the other guest's address. Each "up" writes /run/vm.env, which
 # the test's commands source: DEV and GID (the device and its IPv4 GID
@@ -86,6 +87,10 @@ diag)
 	if [ -f /run/rxdpd.pid ]; then
 		"$tree/build/bin/rxdp-ctl" stats
 		grep -v "client pid" /tmp/rxdpd.log | tail -n 20
+		# the sockets' own drops, and what the link and its queues moved
+		ss --xdp -e | grep -e umem -e stats
+		ip -s link show dev eth0
+		grep "virtio.*-\(input\|output\)" /proc/interrupts
 	fi
 	rdma link show rxe0/1 >/dev/null 2>&1 && rdma statistic show link rxe0/1
 	;;

@@ -22,9 +22,12 @@
 # of the guests' network reaches ours: the taps and the bridge live in
 # VM_NS, which has no address and no route.
 #
-# VM_IMAGE names a derived image (tests/vm/variant.sh: systemd, bullseye)
-# for the guests vm_start boots next; its `init` file says what the kernel
-# starts (the base image's: /sbin/rxdp-init).
+# VM_IMAGE names a derived image (tests/vm/variant.sh: systemd, bullseye,
+# backports) for the guests vm_start boots next; its `init` file says what
+# the kernel starts (the base image's: /sbin/rxdp-init). VM_NIC_OPTS adds
+# properties to their virtio-net-pci devices (",iommu_platform=on", as
+# tests/vm/zerocopy.sh needs); VM_QUEUES=N (default 1) gives them N queue
+# pairs (a multi-queue tap, mq=on), which the guests' 2 CPUs all use.
 #
 # QEMU uses KVM where the CPU offers vmx/svm and /dev/kvm opens, TCG
 # otherwise (about 100 times slower: tests keep message counts small).
@@ -73,7 +76,12 @@ _vm_launch() {
 	tap=rxt${name,,}$RXDP_TEST_ID
 	dir=$VM_DIR/$name
 	mkdir -p "$dir/job"
-	ip -n "$VM_NS" tuntap add dev "$tap" mode tap || fail "cannot create $tap"
+	local q=${VM_QUEUES:-1} mq="" tapq="" tapmq=()
+	if [ "$q" -gt 1 ]; then
+		mq=",mq=on,vectors=$((2 * q + 2))" tapq=",queues=$q" tapmq=(multi_queue)
+	fi
+	ip -n "$VM_NS" tuntap add dev "$tap" mode tap "${tapmq[@]}" ||
+		fail "cannot create $tap"
 	ip -n "$VM_NS" link set "$tap" master "$VM_BR" up
 	# the MAC says which guest: 52:54:00 (QEMU's), then the guest's letter
 	# shellcheck disable=SC2046
@@ -86,8 +94,8 @@ _vm_launch() {
 		-drive "file=$img/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
 		-virtfs "local,path=$_vm_root,mount_tag=rxdp,security_model=none,readonly=on" \
 		-virtfs "local,path=$dir/job,mount_tag=job,security_model=none" \
-		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
-		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")" \
+		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no$tapq" \
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")$mq${VM_NIC_OPTS:-}" \
 		-device virtio-rng-pci \
 		>"$dir/qemu.log" 2>&1 &
 	pid=$!

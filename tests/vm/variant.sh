@@ -4,6 +4,7 @@
 #
 #   tests/vm/variant.sh systemd    build it unless cached; print its directory
 #   tests/vm/variant.sh bullseye
+#   tests/vm/variant.sh backports
 #
 #   systemd   systemd as PID 1 (bookworm's), which starts the image's
 #             /sbin/rxdp-init as a service (rxdp-guest.service): the jobs
@@ -12,6 +13,13 @@
 #   bullseye  Debian 11's kernel (linux-image-amd64 of bullseye, 5.10) and
 #             its initramfs, on the same root file system: a kernel older
 #             than rxdp supports (tests/vm/oldkernel.sh)
+#   backports the kernel of trixie-backports (Debian 13's backports:
+#             linux-image-amd64 there, 7.3 in 2026) and an initramfs,
+#             on the same root file system: virtio-net with AF_XDP
+#             zero-copy, which needs Linux 6.13 (tests/vm/zerocopy.sh);
+#             bookworm-backports' 6.12 has the driver's zero-copy receive
+#             path but does not offer zero-copy (its xdp_features lack
+#             XSK_ZEROCOPY: bind() with XDP_ZEROCOPY is EOPNOTSUPP)
 #
 # The directory holds what image.sh's does, and `init`, the guest's init
 # (tests/vm/lib.sh boots it). Named after the base image and a hash of this
@@ -22,9 +30,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=${1:-}
 case $name in
-systemd | bullseye) ;;
+systemd | bullseye | backports) ;;
 *)
-	echo "usage: variant.sh systemd|bullseye" >&2
+	echo "usage: variant.sh systemd|bullseye|backports" >&2
 	exit 2
 	;;
 esac
@@ -73,6 +81,15 @@ mount -t proc proc "$mnt/proc"
 mount -t sysfs sys "$mnt/sys"
 cp /etc/resolv.conf "$mnt/etc/resolv.conf"
 in_root() { chroot "$mnt" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }
+# apt_from SUITE: the image's apt reads SUITE of the mirror too, its lists
+# fetched (the variant removes the source again)
+apt_from() {
+	echo "deb $mirror $1 main" >"$mnt/etc/apt/sources.list.d/$1.list"
+	in_root apt-get update -qq >"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+}
 
 case $name in
 systemd)
@@ -107,11 +124,7 @@ systemd)
 	;;
 bullseye)
 	echo "variant.sh: Debian 11's kernel in the guest image" >&2
-	echo "deb $mirror bullseye main" >"$mnt/etc/apt/sources.list.d/bullseye.list"
-	in_root apt-get update -qq >"$work/apt.log" 2>&1 || {
-		tail -n 30 "$work/apt.log" >&2
-		exit 1
-	}
+	apt_from bullseye
 	# the kernel bullseye's linux-image-amd64 names (the metapackage
 	# itself is bookworm's in the image)
 	kpkg=$(in_root apt-cache show linux-image-amd64/bullseye |
@@ -129,6 +142,53 @@ bullseye)
 		exit 1
 	}
 	cp "$mnt/boot/vmlinuz-$kver" "$work/img/vmlinuz"
+	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
+	echo "$kver" >"$work/img/version"
+	echo /sbin/rxdp-init >"$work/img/init"
+	;;
+backports)
+	echo "variant.sh: trixie-backports' kernel in the guest image" >&2
+	apt_from trixie-backports
+	# the kernel trixie-backports' linux-image-amd64 names, and the
+	# packages that hold its files (image, modules, base files), unpacked
+	# rather than installed: their dependencies are Debian 13's
+	# (linux-base >= 4.17), the image's user space Debian 12's, and the
+	# guest needs only the kernel, its modules and an initramfs, which
+	# bookworm's depmod and mkinitramfs make
+	kver=$(in_root apt-cache show linux-image-amd64/trixie-backports |
+		sed -n 's/^Depends: .*linux-image-\([0-9][^ ,]*\).*/\1/p' | head -n 1)
+	[ -n "$kver" ] || { echo "variant.sh: no trixie-backports kernel package" >&2; exit 1; }
+	debs=linux-image-$kver
+	for p in linux-binary linux-modules linux-base; do
+		in_root apt-cache show "$p-$kver" >/dev/null 2>&1 && debs="$debs $p-$kver"
+	done
+	mkdir -p "$mnt/tmp/debs"
+	in_root sh -c "cd /tmp/debs && apt-get download -q $debs" >>"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+	for d in "$mnt"/tmp/debs/*.deb; do
+		# /lib is a link to /usr/lib in the image: keep it one
+		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$mnt" || exit 1
+	done
+	rm -rf "$mnt/tmp/debs" "$mnt/etc/apt/sources.list.d/trixie-backports.list"
+	# Debian 13's kernels keep the image and its config beside the
+	# modules (their maintainer scripts link them into /boot); older
+	# ones in /boot. mkinitramfs reads the config.
+	mods=$mnt/lib/modules/$kver
+	vmlinuz=$mnt/boot/vmlinuz-$kver
+	[ -f "$mods/vmlinuz" ] && vmlinuz=$mods/vmlinuz
+	[ -f "$mods/config" ] && cp "$mods/config" "$mnt/boot/config-$kver"
+	in_root depmod "$kver" &&
+		in_root mkinitramfs -o "/boot/initrd.img-$kver" "$kver" >>"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+	[ -f "$vmlinuz" ] && [ -f "$mnt/boot/initrd.img-$kver" ] || {
+		echo "variant.sh: no $kver kernel or initramfs" >&2
+		exit 1
+	}
+	cp "$vmlinuz" "$work/img/vmlinuz"
 	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
 	echo "$kver" >"$work/img/version"
 	echo /sbin/rxdp-init >"$work/img/init"

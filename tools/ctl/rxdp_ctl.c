@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include <linux/if_xdp.h>
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
@@ -263,6 +264,12 @@ static void text_problems(const struct snapshot *s)
 	printf("  %s\n", p);
 }
 
+/* An AF_XDP socket's mode (struct rxdp_dev_info's xsk_modes) */
+static const char *xsk_mode(__u16 m)
+{
+	return m & XDP_ZEROCOPY ? "zero-copy" : "copy";
+}
+
 static void text_devices(const struct snapshot *s)
 {
 	printf("DEVICES (%d)\n", s->ndevs);
@@ -284,6 +291,14 @@ static void text_devices(const struct snapshot *s)
 		       d->num_rx_queues, d->gid_tbl_len, d->max_qp);
 		printf("    node /dev/infiniband/%s\n",
 		       d->dev_node[0] ? d->dev_node : "(none)");
+		if (!d->nxsks)
+			printf("    AF_XDP sockets: none yet (rxdpd binds them "
+			       "at the first verbs context)\n");
+		for (__u32 q = 0; q < d->nxsks && q < RXDP_CTL_MAX_XSKS; q++)
+			printf("    AF_XDP socket of queue %u: %s mode%s\n", q,
+			       xsk_mode(d->xsk_modes[q]),
+			       d->xsk_modes[q] & XDP_USE_SG ? ", multi-buffer"
+							    : "");
 	}
 }
 
@@ -433,6 +448,12 @@ static void json_device(const struct snapshot *s, int i, unsigned int what)
 	       d->gid_tbl_len, d->max_qp);
 	json_key("dev_node");
 	json_str(d->dev_node);
+	printf(",\"xsks\":[");
+	for (__u32 q = 0; q < d->nxsks && q < RXDP_CTL_MAX_XSKS; q++)
+		printf("%s{\"queue\":%u,\"mode\":\"%s\",\"multi_buffer\":%s}",
+		       q ? "," : "", q, xsk_mode(d->xsk_modes[q]),
+		       d->xsk_modes[q] & XDP_USE_SG ? "true" : "false");
+	putchar(']');
 	if (what & W_GIDS) {
 		int n = 0;
 
@@ -794,7 +815,9 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	.doc = "Show what rxdpd, the daemon of this network namespace, "
 	       "knows. WHAT is one of:\n"
 	       "  devices   the verbs devices (rxdp_IFNAME), their port "
-	       "state, MTU, GUID\n"
+	       "state, MTU, GUID,\n"
+	       "            and the mode of each AF_XDP socket (zero-copy "
+	       "or copy)\n"
 	       "  gids      each device's GID table\n"
 	       "  qps       the QPs: owner pid, state, PSNs, receive "
 	       "counters\n"

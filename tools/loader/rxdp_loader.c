@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/if_xdp.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,11 +33,13 @@
 #include "common/pins.h"
 #include "common/bpffs.h"
 #include "common/caps.h"
+#include "common/ctl_client.h"
 #include "common/log.h"
 #include "common/opts.h"
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
 #include "features.h"
+#include "xsks.h"
 #include "rxdp_xdp.skel.h"
 
 /* The program's two variants, by function name in bpf/rxdp_xdp.bpf.c */
@@ -132,9 +135,11 @@ static const struct rxdp_cmdline loader_cmdline = {
 	       "under\n"
 	       "           " RXDP_BPFFS_ROOT "/net<netns inode>/IFNAME/\n"
 	       "  detach   detach it and remove the pins\n"
-	       "  status   attach mode, pin path, verdict counters and QPs of "
-	       "IFNAME,\n"
-	       "           or of every interface of this network namespace\n",
+	       "  status   attach mode, pin path, AF_XDP sockets (zero-copy or "
+	       "copy),\n"
+	       "           verdict counters and QPs of IFNAME, or of every "
+	       "interface of\n"
+	       "           this network namespace\n",
 	.opts = loader_opts,
 	.footer = "Needs CAP_SYS_ADMIN (and CAP_NET_ADMIN to attach or "
 		  "detach). Exit status: 0\n"
@@ -821,6 +826,58 @@ out:
 		close(st_fd);
 }
 
+/*
+ * The sockets as rxdpd bound them, where the kernel does not list them
+ * (no CONFIG_XDP_SOCKETS_DIAG): rxdpd reads each one's mode from the
+ * kernel too (XDP_OPTIONS). why: the reason the kernel's list is missing.
+ */
+static void print_xsks_rxdpd(int ifindex, const char *why)
+{
+	struct rxdp_ctl *c = rxdp_ctl_connect(NULL);
+	struct rxdp_dev_info d;
+
+	if (!c || rxdp_ctl_query_device(c, (__u32)ifindex, &d)) {
+		printf("xsks: unknown (%s; rxdpd does not serve it)\n", why);
+		rxdp_ctl_close(c);
+		return;
+	}
+	rxdp_ctl_close(c);
+	printf("xsks: %u (as rxdpd bound them; %s)\n", d.nxsks, why);
+	for (__u32 q = 0; q < d.nxsks && q < RXDP_CTL_MAX_XSKS; q++)
+		printf("  queue %u %s (%s)\n", q,
+		       d.xsk_modes[q] & XDP_ZEROCOPY ? "zero-copy" : "copy",
+		       d.xsk_modes[q] & XDP_USE_SG ? "multi-buffer"
+						   : "one frame a packet");
+}
+
+/*
+ * The AF_XDP sockets bound on the interface and the mode of each, from the
+ * kernel (rxdpd binds them at the device's first verbs context)
+ */
+static void print_xsks(int ifindex)
+{
+	struct rxdp_xsk_diag x[RXDP_MAX_QUEUES];
+	int n = rxdp_xsks_list(ifindex, x, RXDP_MAX_QUEUES);
+	char why[128];
+
+	if (n < 0) {
+		snprintf(why, sizeof(why), "%s",
+			 n == -ENOENT ? "this kernel does not list AF_XDP "
+					"sockets: CONFIG_XDP_SOCKETS_DIAG"
+				      : strerror(-n));
+		print_xsks_rxdpd(ifindex, why);
+		return;
+	}
+	printf("xsks: %d%s\n", n,
+	       n ? ""
+		 : " (rxdpd binds them at the device's first verbs context)");
+	for (int i = 0; i < n; i++)
+		printf("  queue %u %s (socket inode %u, UMEM %u of %u-byte "
+		       "frames)\n",
+		       x[i].queue, x[i].zerocopy ? "zero-copy" : "copy",
+		       x[i].inode, x[i].umem_id, x[i].chunk_size);
+}
+
 /* 1 printed, 0 nothing of rxdp's on this interface, -errno */
 static int status_one(const char *ifname, int ifindex, int ncpu)
 {
@@ -867,6 +924,7 @@ static int status_one(const char *ifname, int ifindex, int ncpu)
 	printf("pins: %s%s\n", dir, pins ? "" : " (missing)");
 	if (!pins)
 		return 1;
+	print_xsks(ifindex);
 	print_verdicts(dir, ncpu);
 	print_mcast(dir);
 	print_qps(dir, ncpu);

@@ -29,7 +29,7 @@
 
 #include "common/ctl_client.h"
 
-#define RXDP_CTL_VERSION 3
+#define RXDP_CTL_VERSION 4
 
 /* Abstract socket name (a NUL byte is put in front of it) */
 #define RXDP_CTL_ABSTRACT_NAME "rxdp/rxdpd"

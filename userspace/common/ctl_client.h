@@ -28,6 +28,7 @@ const char *rxdp_ctl_strerror(struct rxdp_ctl *c); /* last daemon message */
 int rxdp_ctl_fd(struct rxdp_ctl *c); /* for poll(): async notifications */
 
 #define RXDP_NAME_MAX 64
+#define RXDP_CTL_MAX_XSKS 16
 
 struct rxdp_dev_info {
 	char name[RXDP_NAME_MAX]; /* verbs device name, "rxdp_<ifname>" */
@@ -49,6 +50,14 @@ struct rxdp_dev_info {
 	 * (its ibv_device dev_name; empty: none), see daemon/devnode.c
 	 */
 	char dev_node[RXDP_NAME_MAX];
+	/*
+	 * The data path's AF_XDP sockets, one per RX queue (rxdpd binds them
+	 * at the device's first verbs context: 0 before), and each one's
+	 * mode as the kernel has it: XDP_ZEROCOPY or XDP_COPY, with
+	 * XDP_USE_SG where bound multi-buffer (<linux/if_xdp.h>)
+	 */
+	__u32 nxsks;
+	__u16 xsk_modes[RXDP_CTL_MAX_XSKS];
 };
 
 int rxdp_ctl_list_devices(struct rxdp_ctl *c, struct rxdp_dev_info *out,
@@ -155,7 +164,6 @@ int rxdp_ctl_query_qp(struct rxdp_ctl *c, __u32 ifindex, __u32 qpn,
 #ifndef XDP_PKT_CONTD
 #define XDP_PKT_CONTD (1 << 0) /* xdp_desc.options: the packet goes on */
 #endif
-#define RXDP_CTL_MAX_XSKS 16
 
 /*
  * A verbs context on this connection (one per connection): rxdpd runs its

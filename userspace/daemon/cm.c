@@ -335,7 +335,7 @@ static __u8 port_mtu(int ifindex)
 {
 	struct rxdp_link *l = link_by_index(ifindex);
 
-	return l ? (__u8)rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap) : IBV_MTU_1024;
+	return l ? (__u8)rxdp_ib_mtu(l->mtu, hca_mtu_cap(l)) : IBV_MTU_1024;
 }
 
 static __u8 ack_timeout(const struct cm_id *id)

@@ -315,8 +315,8 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	guid[7] = l->mac[5];
 	memcpy(&out->node_guid, guid, 8);
 	out->port_state = dev_port_active(l) ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	out->active_mtu = rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
-	out->max_mtu = rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap);
+	out->active_mtu = rxdp_ib_mtu(l->mtu, hca_mtu_cap(l));
+	out->max_mtu = rxdp_ib_mtu(l->mtu, hca_mtu_cap(l));
 	out->if_mtu = l->mtu;
 	out->gid_tbl_len = RXDP_GID_TBL_LEN;
 	out->num_rx_queues = l->num_rx_queues < RXDP_MAX_QUEUES
@@ -325,4 +325,5 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	out->speed_mbps = l->speed_mbps;
 	out->max_qp = RXDP_MAX_QP - RXDP_QPN_MIN;
 	memcpy(out->dev_node, l->dev->dev_node, sizeof(out->dev_node));
+	out->nxsks = (__u32)hca_xsk_modes(l, out->xsk_modes, RXDP_CTL_MAX_XSKS);
 }

@@ -51,6 +51,7 @@
 #include "common/hca.h"
 #include "common/hw_counters.h"
 #include "common/log.h"
+#include "daemon/mtu.h"
 #include "daemon/rxdpd.h"
 #include "engine/engine.h"
 
@@ -497,7 +498,9 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	nq = l->num_rx_queues ? l->num_rx_queues : 1;
 	if (nq > RXDP_MAX_QUEUES)
 		nq = RXDP_MAX_QUEUES;
-	port = rxdp_xsk_port_open(&hd->umem, l->ifindex, nq, HCA_RING, &why);
+	port = rxdp_xsk_port_open(
+		&hd->umem, l->ifindex, nq, HCA_RING,
+		rxdp_roce_max_frame(rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap)), &why);
 	if (!port) {
 		snprintf(msg, msglen,
 			 "cannot bind AF_XDP sockets on %s: %s (%s)", l->ifname,
@@ -590,6 +593,38 @@ err:
 		bpf_map_delete_elem(l->dev->maps.xsks, &q);
 	hca_dev_free(hd);
 	return NULL;
+}
+
+__u32 hca_mtu_cap(const struct rxdp_link *l)
+{
+	/* every socket of the device is bound alike: engine 0's say */
+	if (l->dev && l->dev->hca &&
+	    !(rxdp_xsk_port_bind_flags(l->dev->hca->eng[0].port) &
+	      XDP_USE_SG))
+		return RXDP_MTU_CAP_NOSG;
+	return rxdpd.mtu_cap;
+}
+
+int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max)
+{
+	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	__u16 m[RXDP_CTL_MAX_XSKS][RXDP_CTL_MAX_XSKS];
+	int cnt[RXDP_CTL_MAX_XSKS], n = 0;
+
+	if (!hd)
+		return 0;
+	for (int k = 0; k < hd->ne; k++)
+		cnt[k] = rxdp_xsk_port_modes(hd->eng[k].port, m[k],
+					     RXDP_CTL_MAX_XSKS);
+	/* queue q is engine q mod ne's (q / ne)-th socket */
+	for (int q = 0; n < max; q++) {
+		int k = q % hd->ne, i = q / hd->ne;
+
+		if (i >= cnt[k])
+			break;
+		modes[n++] = m[k][i];
+	}
+	return n;
 }
 
 void hca_dev_release(struct rxdp_link *l)

@@ -32,6 +32,16 @@ static inline __u32 rxdp_ib_mtu(__u32 if_mtu, __u32 cap)
 	return mtu;
 }
 
+/*
+ * The largest RoCE frame of a path MTU (enum ibv_mtu), Ethernet header to
+ * ICRC: Ethernet (14) and a VLAN tag (4), the true worst case of the
+ * headers (84, above) and the payload
+ */
+static inline __u32 rxdp_roce_max_frame(__u32 ib_mtu)
+{
+	return 14 + 4 + 84 + (128U << ib_mtu);
+}
+
 /* The cap for a kernel release ("6.18.0-rc1", uname -r) */
 static inline __u32 rxdp_mtu_cap(const char *release)
 {

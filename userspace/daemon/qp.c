@@ -358,7 +358,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 		pp = &path;
 	}
 	ret = hca_qp_modify(qp, attr, mask, pp,
-			    rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap), msg, msglen);
+			    rxdp_ib_mtu(l->mtu, hca_mtu_cap(l)), msg, msglen);
 	if (!ret)
 		pr_debug("rxdp_%s: QP %#x modified (mask %#x)\n", l->ifname,
 			 qpn, mask);

@@ -284,6 +284,17 @@ void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
 int hca_qp_charge(uid_t uid, char *msg, size_t msglen);
 void hca_qp_uncharge(uid_t uid);
 void hca_dev_release(struct rxdp_link *l);
+/*
+ * The largest path MTU (enum ibv_mtu) the device's data path carries:
+ * rxdpd.mtu_cap, or 2048 once its sockets are bound without multi-buffer
+ * (zero-copy on a driver that has no zero-copy multi-buffer)
+ */
+__u32 hca_mtu_cap(const struct rxdp_link *l);
+/*
+ * Its AF_XDP sockets' modes (rxdp_xsk_port_modes(): XDP_ZEROCOPY or
+ * XDP_COPY, XDP_USE_SG), in queue order; 0 before the data path is up
+ */
+int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max);
 /* A port/GID/device event to every context on ifindex */
 void hca_port_event(int ifindex, __u32 type, __u32 port);
 /*

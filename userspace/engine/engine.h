@@ -555,14 +555,17 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
  * if the device has fewer), on umem, each with its rings mapped and its
  * fill ring stocked before bind() (what kernels before 6.4 require). Binds
  * zero-copy if the driver can, else copy mode; multi-buffer (XDP_USE_SG)
- * if the kernel can, else not. Frames whose destination MAC is the
- * source's (a QP of this device talking to one of the same device) never
- * reach the wire: they come back as received frames. The port closes its
- * sockets. NULL + errno; *why gets a short reason.
+ * if the kernel and the mode can, else not. max_frame: the largest frame
+ * (Ethernet header to ICRC) the sockets must receive; where one UMEM frame
+ * holds it, zero-copy is worth more than multi-buffer, else the reverse
+ * (xsk.c, bind_modes()). Frames whose destination MAC is the source's (a
+ * QP of this device talking to one of the same device) never reach the
+ * wire: they come back as received frames. The port closes its sockets.
+ * NULL + errno; *why gets a short reason.
  */
 struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 					 uint32_t nqueues, uint32_t ring_size,
-					 const char **why);
+					 uint32_t max_frame, const char **why);
 /* As bound: XDP_COPY or XDP_ZEROCOPY, XDP_USE_SG; sockets (queues) */
 /*
  * Several engines on one port: a new port with the sockets k, k + n,
@@ -574,6 +577,12 @@ struct rxdp_xsk_port *rxdp_xsk_port_split(struct rxdp_xsk_port *p, int k,
 					  int n);
 uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p);
 int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max);
+/*
+ * Each socket's mode as the kernel has it (XDP_OPTIONS): XDP_ZEROCOPY or
+ * XDP_COPY, with XDP_USE_SG where bound multi-buffer; in queue order, up
+ * to max; the count. Any thread.
+ */
+int rxdp_xsk_port_modes(struct rxdp_xsk_port *p, uint16_t *modes, int max);
 /*
  * Frames the kernel received for the port's sockets and dropped because
  * a socket had no room (its RX ring full, its fill ring empty) or for

@@ -50,6 +50,9 @@
 #define AF_XDP 44
 #endif
 
+#ifndef XDP_PACKET_HEADROOM
+#define XDP_PACKET_HEADROOM 256 /* what the kernel keeps before a frame */
+#endif
 #define XSK_BUSY_RETRIES 50 /* x 10 ms: a closed socket's queue frees late */
 
 struct xsk_sock {
@@ -370,22 +373,42 @@ static int sock_bind(int fd, int ifindex, uint32_t queue, uint16_t flags,
 }
 
 /*
+ * The modes queue 0 tries, best first; the count. Zero-copy spares the
+ * kernel a copy of every frame (the driver receives into the UMEM and
+ * sends from it); multi-buffer (XDP_USE_SG) carries a frame larger than a
+ * UMEM frame in several. A driver with zero-copy but not zero-copy
+ * multi-buffer (xdp_zc_max_segs 1: virtio-net, ...) refuses the pair, and
+ * then the largest frame the port receives decides: where one UMEM frame
+ * holds it, zero-copy alone; else copy mode with multi-buffer (Linux 6.6),
+ * zero-copy alone only where the kernel has no multi-buffer.
+ */
+static int bind_modes(const struct rxdp_xsk_port *p, uint32_t max_frame,
+		      uint16_t *modes)
+{
+	bool one_frame = max_frame <= p->umem->frame_size - XDP_PACKET_HEADROOM;
+	int n = 0;
+
+	modes[n++] = XDP_ZEROCOPY | XDP_USE_SG;
+	if (one_frame)
+		modes[n++] = XDP_ZEROCOPY;
+	modes[n++] = XDP_COPY | XDP_USE_SG;
+	if (!one_frame)
+		modes[n++] = XDP_ZEROCOPY;
+	modes[n++] = XDP_COPY;
+	return n;
+}
+
+/*
  * Socket q, bound: its rings are mapped and its fill ring stocked first
  * (kernels before 6.4 refuse to map a bound socket's fill and completion
- * rings). Queue 0 tries zero-copy and multi-buffer, and falls back; the
- * others share its UMEM (and its mode). A failed bind starts over with a
- * new socket.
+ * rings). Queue 0 tries the modes of bind_modes() in turn; the others share
+ * its UMEM (and its mode). A failed bind starts over with a new socket.
  */
 static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
-		     uint64_t share, const char **why)
+		     uint64_t share, uint32_t max_frame, const char **why)
 {
-	static const uint16_t modes[] = {
-		XDP_ZEROCOPY | XDP_USE_SG,
-		XDP_COPY | XDP_USE_SG,
-		XDP_ZEROCOPY,
-		XDP_COPY,
-	};
-	int nmodes = q ? 1 : (int)(sizeof(modes) / sizeof(modes[0]));
+	uint16_t modes[4];
+	int nmodes = q ? 1 : bind_modes(p, max_frame, modes);
 	int err = -EINVAL;
 
 	for (int m = 0; m < nmodes; m++) {
@@ -435,7 +458,7 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 
 struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 					 uint32_t nqueues, uint32_t ring_size,
-					 const char **why)
+					 uint32_t max_frame, const char **why)
 {
 	struct rxdp_xsk_port *p;
 	uint64_t share;
@@ -453,7 +476,7 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 	share = umem->size / umem->frame_size / nqueues;
 	for (uint32_t q = 0; q < nqueues; q++) {
 		p->s[q].fd = -1;
-		err = sock_open(p, ifindex, q, share, why);
+		err = sock_open(p, ifindex, q, share, max_frame, why);
 		if (err && q > 0 && err == -EINVAL) {
 			/*
 			 * The count was an upper bound (a veth made without
@@ -529,6 +552,23 @@ int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max)
 
 	for (int i = 0; i < p->n && n < max; i++)
 		fds[n++] = p->s[i].fd;
+	return n;
+}
+
+int rxdp_xsk_port_modes(struct rxdp_xsk_port *p, uint16_t *modes, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < p->n && n < max; i++) {
+		struct xdp_options opt = { 0 };
+		socklen_t len = sizeof(opt);
+		uint16_t m = XDP_COPY;
+
+		if (!getsockopt(p->s[i].fd, SOL_XDP, XDP_OPTIONS, &opt, &len) &&
+		    (opt.flags & XDP_OPTIONS_ZEROCOPY))
+			m = XDP_ZEROCOPY;
+		modes[n++] = m | (p->sg ? XDP_USE_SG : 0);
+	}
 	return n;
 }
 
