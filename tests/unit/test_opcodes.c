@@ -2,7 +2,8 @@
 /*
  * include/rxdp/opcodes.h against IBTA Vol 1 9.2.1 Table 38 (opcodes) and
  * 9.3 Table 39 (extended headers per opcode), written out again here
- * independently, one row per opcode, plus the RoCEv2 CNP (A17.9.3).
+ * independently, one row per opcode, plus the RoCEv2 CNP (A17.9.3) and
+ * IBTA 1.5's FLUSH and ATOMIC WRITE (A19).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@ enum {
 	I = 1 << 5, /* ImmDt 4 */
 	V = 1 << 6, /* IETH 4 */
 	C = 1 << 7, /* CNP body 16 */
+	F = 1 << 8, /* FETH 4 (A19), before the RETH */
 };
 
 enum pos {
@@ -43,7 +45,9 @@ enum kind {
 	WRITE,
 	READ,
 	ATOMIC,
-	ACK
+	ACK,
+	FLUSH, /* A19 */
+	ATOMIC_WRITE /* A19 */
 };
 
 struct row {
@@ -86,6 +90,8 @@ static const struct row ibta[] = {
 	{ 0x14, RC, A, 0, ONLY, REQ, ATOMIC, 0 }, /* FetchAdd */
 	{ 0x16, RC, V, 1, LAST, REQ, SEND, 1 }, /* SEND Last w/ Invalidate */
 	{ 0x17, RC, V, 1, ONLY, REQ, SEND, 1 }, /* SEND Only w/ Invalidate */
+	{ 0x1c, RC, F | R, 0, ONLY, REQ, FLUSH, 0 }, /* FLUSH (A19) */
+	{ 0x1d, RC, R, 1, ONLY, REQ, ATOMIC_WRITE, 0 }, /* ATOMIC WRITE (A19) */
 	/* UC: SEND and RDMA WRITE only, same shapes as RC */
 	{ 0x20, UC, 0, 1, FIRST, REQ, SEND, 1 },
 	{ 0x21, UC, 0, 1, MIDDLE, REQ, SEND, 1 },
@@ -109,17 +115,19 @@ static const struct row ibta[] = {
 static const struct {
 	unsigned int ours, flag, size;
 } hdr_map[] = {
-	{ D, ROCE_OPF_DETH, 8 },	 { R, ROCE_OPF_RETH, 16 },
-	{ A, ROCE_OPF_ATOMICETH, 28 },	 { K, ROCE_OPF_AETH, 4 },
-	{ O, ROCE_OPF_ATOMICACKETH, 8 }, { I, ROCE_OPF_IMMDT, 4 },
-	{ V, ROCE_OPF_IETH, 4 },	 { C, ROCE_OPF_CNP, 16 },
+	/* wire order (IBTA 9.3; the FETH before the RETH, A19) */
+	{ F, ROCE_OPF_FETH, 4 },  { D, ROCE_OPF_DETH, 8 },
+	{ R, ROCE_OPF_RETH, 16 }, { A, ROCE_OPF_ATOMICETH, 28 },
+	{ K, ROCE_OPF_AETH, 4 },  { O, ROCE_OPF_ATOMICACKETH, 8 },
+	{ I, ROCE_OPF_IMMDT, 4 }, { V, ROCE_OPF_IETH, 4 },
+	{ C, ROCE_OPF_CNP, 16 },
 };
 
 #define N_HDRS (sizeof(hdr_map) / sizeof(hdr_map[0]))
 #define ALL_HDRS                                                              \
 	(ROCE_OPF_DETH | ROCE_OPF_RETH | ROCE_OPF_ATOMICETH | ROCE_OPF_AETH | \
 	 ROCE_OPF_ATOMICACKETH | ROCE_OPF_IMMDT | ROCE_OPF_IETH |             \
-	 ROCE_OPF_CNP)
+	 ROCE_OPF_CNP | ROCE_OPF_FETH)
 
 /* assert_int_equal that names the opcode under test when it fails */
 static int cur_op;
@@ -165,6 +173,8 @@ static void check_row(const struct row *r)
 	EQ(!!(f & ROCE_OPF_READ), r->kind == READ);
 	EQ(!!(f & ROCE_OPF_ATOMIC), r->kind == ATOMIC);
 	EQ(!!(f & ROCE_OPF_ACK), r->kind == ACK);
+	EQ(!!(f & ROCE_OPF_FLUSH), r->kind == FLUSH);
+	EQ(!!(f & ROCE_OPF_ATOMIC_WRITE), r->kind == ATOMIC_WRITE);
 	EQ(!!(f & ROCE_OPF_SEND), r->consumes_rwqe);
 	EQ(f & (ROCE_OPF_SVC_RC | ROCE_OPF_SVC_UC | ROCE_OPF_SVC_UD), r->svc);
 	EQ(roce_opcode_allowed(r->opcode, ROCE_OPF_SVC_RC), !!(r->svc & RC));
