@@ -60,7 +60,7 @@ for g in A B; do
 		VM_FAILED+=("guest $g: rxdp-loader status: not 2 sockets")
 	[ "$(grep -c "zc:1" "$VM_DIR/mode.$g")" = 2 ] && ! grep -q "zc:0" "$VM_DIR/mode.$g" ||
 		VM_FAILED+=("guest $g: ss --xdp: not 2 zero-copy sockets")
-	grep -q "data path up: 2 queue(s), zero-copy mode$" "$VM_DIR/mode.$g" ||
+	grep -q "data path up: 2 queue(s), [0-9]* engine(s), zero-copy mode$" "$VM_DIR/mode.$g" ||
 		VM_FAILED+=("guest $g: rxdpd's log: not zero-copy on 2 queues")
 done
 [ ${#VM_FAILED[@]} = 0 ] || fail "not in zero-copy mode: ${VM_FAILED[*]}"
