@@ -25,7 +25,8 @@
 # 3) runs of each figure; the report quotes medians and the spread.
 # RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
 # "raw tcp rxdp loss extras pairs poll") choose what runs; RXDP_BENCH_MIB (default
-# 1024) how much each bandwidth run moves.
+# 1024) how much each bandwidth run moves; RXDP_BENCH_ENGINES (default auto)
+# rxdpd's --engines in the pairs section.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -43,6 +44,7 @@ MTUS=${RXDP_BENCH_MTUS:-9000 1500}
 SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs poll} "
 LOSSES="0 0.1 1"
 MIB=${RXDP_BENCH_MIB:-1024} # moved by each bandwidth run
+ENGINES=${RXDP_BENCH_ENGINES:-auto} # rxdpd --engines of the pairs section
 bin=$root/build/bin
 mkdir -p "$out"
 samples=$out/samples.tsv
@@ -387,11 +389,11 @@ bench_loss() {
 bench_pairs() {
 	local r k i pids rcs fin
 	MTU=9000
-	echo "# pairs at once over a veth with 4 queues, MTU $MTU: ib_write_bw -D 3 (rxdpd --engines auto) and iperf3 -P"
+	echo "# pairs at once over a veth with 4 queues, MTU $MTU: ib_write_bw -D 3 (rxdpd --engines $ENGINES) and iperf3 -P"
 	NETNS_QUEUES=4 NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
 	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
 	on_exit "kill $! 2>/dev/null"
-	RXDPD_ARGS="--engines auto" rxdp_hosts "$tmp"
+	RXDPD_ARGS="--engines $ENGINES" rxdp_hosts "$tmp"
 	for r in $(seq "$REPEAT"); do
 		for k in 1 2 4 8; do
 			iperf "pairs tcp iperf3" "$k" -t 3 -l 65536 -P "$k"
