@@ -1976,6 +1976,7 @@ static void test_ud_multicast(void **state)
 			assert_int_equal(rxdp_engine_destroy_qp(many[n]), 0);
 	}
 	tp_ah_fini(&ah);
+	assert_int_equal(rxdp_engine_destroy_ah(ah.eah), 0);
 	assert_int_equal(rxdp_engine_destroy_qp(extra[1]), 0);
 	assert_int_equal(rxdp_engine_destroy_qp(rcqp), 0);
 	pair_free(p);
