@@ -195,10 +195,10 @@ int rxdp_hca_post_recv(const struct rxdp_hca_ring *r, __u32 max_sge,
 		       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	for (; wr; wr = wr->next) {
-		__u32 prod =
-			atomic_load_explicit(&r->wq->prod, memory_order_relaxed);
-		__u32 done =
-			atomic_load_explicit(&r->wq->done, memory_order_acquire);
+		__u32 prod = atomic_load_explicit(&r->wq->prod,
+						  memory_order_relaxed);
+		__u32 done = atomic_load_explicit(&r->wq->done,
+						  memory_order_acquire);
 		struct rxdp_hca_rwqe *d;
 
 		if (wr->num_sge < 0 || (__u32)wr->num_sge > max_sge) {
@@ -239,8 +239,7 @@ void rxdp_hca_cq_scatter(const struct rxdp_hca_cqd *d)
 	}
 }
 
-int rxdp_hca_poll(struct rxdp_hca_cq *sh, __u32 size, int n,
-		  struct ibv_wc *wc)
+int rxdp_hca_poll(struct rxdp_hca_cq *sh, __u32 size, int n, struct ibv_wc *wc)
 {
 	const struct rxdp_hca_cqd *data = rxdp_hca_cq_data(sh, size);
 	__u32 cons, prod, m = size - 1;

@@ -575,8 +575,8 @@ static bool cm_slot_ok(const struct cm_client *cl, bool channels)
 		if (c->uid == cl->c->uid)
 			mine += n;
 	}
-	return channels ? rxdpd_slot_ok(cl->c->uid, mine, all,
-					CM_ALL_CHANNELS, CM_USER_CHANNELS)
+	return channels ? rxdpd_slot_ok(cl->c->uid, mine, all, CM_ALL_CHANNELS,
+					CM_USER_CHANNELS)
 			: rxdpd_slot_ok(cl->c->uid, mine, all, CM_ALL_IDS,
 					CM_USER_IDS);
 }

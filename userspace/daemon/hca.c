@@ -599,8 +599,7 @@ __u32 hca_mtu_cap(const struct rxdp_link *l)
 {
 	/* every socket of the device is bound alike: engine 0's say */
 	if (l->dev && l->dev->hca &&
-	    !(rxdp_xsk_port_bind_flags(l->dev->hca->eng[0].port) &
-	      XDP_USE_SG))
+	    !(rxdp_xsk_port_bind_flags(l->dev->hca->eng[0].port) & XDP_USE_SG))
 		return RXDP_MTU_CAP_NOSG;
 	return rxdpd.mtu_cap;
 }

@@ -237,8 +237,7 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 			memcpy(pay + copied,
 			       (const void *)(uintptr_t)d->sg[i].addr, n);
 		else if ((err = d->mem->read(d->mem->arg, pay + copied,
-					     d->sg[i].addr, n,
-					     d->sg[i].span)))
+					     d->sg[i].addr, n, d->sg[i].span)))
 			return err;
 		copied += n;
 	}
