@@ -9,6 +9,14 @@
 #     librdmacm.so.1                    directory of their own: programs
 #                                       use them through LD_LIBRARY_PATH,
 #                                       the system's rdma-core stays
+#   $(libdir)/rxdp/system/libibverbs.so.1
+#                                       a link to the above, alone: the
+#                                       directory to name in
+#                                       /etc/ld.so.conf.d for rxdp's
+#                                       libibverbs system-wide (it hands
+#                                       the kernel's devices to rdma-core's;
+#                                       its librdmacm does not yet, so it
+#                                       stays out)
 #   $(libexecdir)/rxdp/rxdp-ifaces      attaches/detaches the configured
 #                                       interfaces (rxdp.service)
 #   $(unitdir)/rxdp.service             the service (Type=notify)
@@ -52,6 +60,8 @@ install: all
 	$(Q)$(INSTALL) -m 755 $(BIN)/rxdp-ctl "$(DESTDIR)$(bindir)/"
 	$(Q)$(INSTALL) -m 644 $(LIB)/libibverbs.so.1 $(LIB)/librdmacm.so.1 \
 		"$(DESTDIR)$(libdir)/rxdp/"
+	$(Q)$(INSTALL) -d "$(DESTDIR)$(libdir)/rxdp/system"
+	$(Q)ln -sf ../libibverbs.so.1 "$(DESTDIR)$(libdir)/rxdp/system/libibverbs.so.1"
 	$(Q)$(DIST_SUBST) dist/rxdp-ifaces > "$(DESTDIR)$(libexecdir)/rxdp/rxdp-ifaces"
 	$(Q)chmod 755 "$(DESTDIR)$(libexecdir)/rxdp/rxdp-ifaces"
 	$(Q)$(DIST_SUBST) dist/rxdp.service.in > "$(DESTDIR)$(unitdir)/rxdp.service"
@@ -69,11 +79,13 @@ uninstall:
 	rm -f "$(DESTDIR)$(sbindir)/rxdpd" "$(DESTDIR)$(sbindir)/rxdp-loader" \
 		"$(DESTDIR)$(bindir)/rxdp-ctl" \
 		"$(DESTDIR)$(libdir)/rxdp/libibverbs.so.1" \
+		"$(DESTDIR)$(libdir)/rxdp/system/libibverbs.so.1" \
 		"$(DESTDIR)$(libdir)/rxdp/librdmacm.so.1" \
 		"$(DESTDIR)$(libexecdir)/rxdp/rxdp-ifaces" \
 		"$(DESTDIR)$(unitdir)/rxdp.service" \
 		"$(DESTDIR)$(unitdir)/run-rxdp-bpffs.mount" \
 		$(DIST_MAN:%="$(DESTDIR)$(mandir)/%")
-	-rmdir "$(DESTDIR)$(libdir)/rxdp" "$(DESTDIR)$(libexecdir)/rxdp"
+	-rmdir "$(DESTDIR)$(libdir)/rxdp/system" "$(DESTDIR)$(libdir)/rxdp" \
+		"$(DESTDIR)$(libexecdir)/rxdp"
 
 .PHONY: install uninstall

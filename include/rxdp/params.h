@@ -32,6 +32,13 @@
 /* The destination QPN of every multicast datagram (IBTA 10.5.2.4) */
 #define RXDP_MCAST_QPN 0xffffffU
 
+/*
+ * Every rxdp verbs device's ibv_device.dev_name starts so (its null device
+ * node in /dev/infiniband, daemon/devnode.c); a kernel device's is uverbsN,
+ * so rxdp's librdmacm tells rxdp's devices from rdma-core's by it
+ */
+#define RXDP_DEV_NAME_PREFIX "uverbs-rxdp-"
+
 /* bpffs: mounted here in the root mount namespace, visible to `ip netns exec` */
 #define RXDP_BPFFS_ROOT "/run/rxdp/bpffs"
 

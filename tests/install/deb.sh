@@ -47,6 +47,8 @@ for f in usr/sbin/rxdpd usr/sbin/rxdp-loader usr/bin/rxdp-ctl \
 	usr/share/man/man8/rxdp-loader.8.gz usr/share/man/man1/rxdp-ctl.1.gz; do
 	grep -qx "$f" <<<"$files" || fail "the package lacks $f: $files"
 done
+dpkg-deb -c "$deb" | grep -q ' \./usr/lib/x86_64-linux-gnu/rxdp/system/libibverbs\.so\.1 -> \.\./libibverbs\.so\.1$' ||
+	fail "the package lacks rxdp/system/libibverbs.so.1 -> ../libibverbs.so.1"
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/rxdp/rxdp.conf ||
 	fail "rxdp.conf is not a conffile"
 dpkg-deb -f "$deb" Depends | grep -q 'libxdp1' || fail "Depends: $(dpkg-deb -f "$deb" Depends)"

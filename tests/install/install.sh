@@ -39,6 +39,8 @@ want="755 etc
 755 usr/lib/x86_64-linux-gnu/rxdp
 644 usr/lib/x86_64-linux-gnu/rxdp/libibverbs.so.1
 644 usr/lib/x86_64-linux-gnu/rxdp/librdmacm.so.1
+755 usr/lib/x86_64-linux-gnu/rxdp/system
+777 usr/lib/x86_64-linux-gnu/rxdp/system/libibverbs.so.1
 755 usr/libexec
 755 usr/libexec/rxdp
 755 usr/libexec/rxdp/rxdp-ifaces
@@ -74,6 +76,9 @@ for l in libibverbs librdmacm; do
 	readelf -d "$S/usr/lib/x86_64-linux-gnu/rxdp/$l.so.1" | grep -q "SONAME.*\[$l.so.1\]" ||
 		bad "$l.so.1: no SONAME $l.so.1"
 done
+# the system-wide directory holds rxdp's libibverbs alone (README)
+[ "$(readlink "$S/usr/lib/x86_64-linux-gnu/rxdp/system/libibverbs.so.1")" = ../libibverbs.so.1 ] ||
+	bad "rxdp/system/libibverbs.so.1 is not a link to ../libibverbs.so.1"
 # an edited configuration survives another install; KEEP_CONFIG=0 replaces it
 echo 'INTERFACES="eth9"' >>"$S/etc/rxdp/rxdp.conf"
 minstall DESTDIR="$S" PREFIX=/usr libdir=/usr/lib/x86_64-linux-gnu sysconfdir=/etc unitdir=/lib/systemd/system

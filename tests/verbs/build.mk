@@ -7,6 +7,8 @@
 #                    in a namespace (root; skips until rxdpd is built)
 #  pyverbs.sh        rdma-core's pyverbs suite (Debian's python3-pyverbs)
 #                    on one rxdp host (root)
+#  coexist           one process, several devices side by side (run in the
+#                    guests by tests/vm/coexist.sh: rxdp's and Soft-RoCE's)
 #
 # This file is read before userspace/*/build.mk, so prerequisites name the
 # library files literally (recipes may use their variables: they expand late).
@@ -36,6 +38,14 @@ $(VERBS_EVENTS_TEST): $(OBJ)/tests/verbs/test_verbs_events.o $(FAKE_RXDPD) \
 		$(FAKE_RXDPD) $(VERBS_OBJS) $(VERBS_LINK) $(VERBS_LDLIBS) \
 		-lcmocka
 
+VERBS_COEXIST := $(BUILD)/tests/verbs/coexist
+
+$(VERBS_COEXIST): $(OBJ)/tests/verbs/coexist.o $(OBJ)/tests/lib/vtest.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
+
+TEST_BINS += $(VERBS_COEXIST)
 TESTS += $(VERBS_TEST) $(VERBS_EVENTS_TEST) tests/verbs/check-abi.sh \
 	 tests/verbs/devinfo-netns.sh tests/verbs/pyverbs.sh
 # (test_verbs_shell runs Debian binaries on the library: not sanitized)

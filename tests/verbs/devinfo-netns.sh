@@ -100,6 +100,22 @@ echo "ok: ibv_devinfo -v: PORT_ACTIVE, Ethernet, active_mtu, RoCE v2 GIDs"
 LD_DEBUG=files LD_LIBRARY_PATH="$libdir" nsx ibv_devinfo -d "$dev" > /dev/null 2> "$tmp/ld.out"
 grep -q "$libdir/libibverbs.so.1" "$tmp/ld.out" || fail "our libibverbs was not loaded"
 ! grep -q 'x86_64-linux-gnu/libibverbs.so' "$tmp/ld.out" || fail "the system libibverbs was loaded"
+echo "ok: rdma-core's libibverbs not loaded (the kernel has no RDMA device)"
+
+# rdma-core's own library beside rxdp's (userspace/verbs/rdmacore.c), made
+# to load here: it is loaded in a namespace of its own, lists nothing (no
+# kernel RDMA device), says nothing, and every answer stays rxdp's
+sys=$(find /usr/lib /usr/lib64 -name libibverbs.so.1 -path '*linux-gnu*' 2>/dev/null | head -n 1)
+[ -n "$sys" ] || fail "no rdma-core libibverbs.so.1 on this host"
+RXDP_RDMA_CORE=$sys LD_DEBUG=files LD_LIBRARY_PATH="$libdir" \
+	nsx ibv_devinfo -v -d "$dev" > "$tmp/devinfo-sys.out" 2> "$tmp/ld-sys.out" ||
+	fail "ibv_devinfo -v -d $dev with rdma-core's library beside"
+grep -q "file=$sys \[1\];" "$tmp/ld-sys.out" ||
+	fail "rdma-core's library was not loaded into a namespace of its own"
+grep -v -e '^ *[0-9]*:' -e '^$' "$tmp/ld-sys.out" > "$tmp/stderr-sys.out"
+[ ! -s "$tmp/stderr-sys.out" ] || fail "ibv_devinfo said: $(head -n 3 "$tmp/stderr-sys.out")"
+diff "$out" "$tmp/devinfo-sys.out" || fail "ibv_devinfo -v differs with rdma-core's library beside"
+echo "ok: rdma-core's libibverbs beside rxdp's: loaded apart, nothing changed"
 
 # After detaching, the device disappears from the list (bounded wait)
 nsx "$bin/rxdp-loader" detach "$ifa" >> "$tmp/loader.log" 2>&1 || fail "rxdp-loader detach"

@@ -13,9 +13,14 @@
 #            (iommu_platform=on) and two queue pairs: every socket's mode
 #            seen three ways, RC/UC/UD and perftest byte-checked, RC
 #            through loss
+#  coexist.sh  rxdp beside Soft-RoCE in the same guests (a second link
+#            each): one ibv_devices listing both, one process using both,
+#            traffic on each through rxdp's library (LD_LIBRARY_PATH in
+#            one guest, installed system-wide in the other), rping on
+#            Soft-RoCE with Debian's librdmacm over rxdp's libibverbs
 #  service.sh  the Debian package in guests whose PID 1 is systemd
 #            (variant.sh systemd): rxdp.service configured, started, a
 #            pingpong through the installed files, restarted when killed,
 #            stopped
 TESTS += tests/vm/image.sh tests/vm/rxe.sh tests/vm/rxdp.sh tests/vm/oldkernel.sh \
-	 tests/vm/zerocopy.sh tests/vm/service.sh
+	 tests/vm/zerocopy.sh tests/vm/coexist.sh tests/vm/service.sh

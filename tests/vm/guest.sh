@@ -2,7 +2,9 @@
 # The RDMA stack of a test guest (runs inside it, from the shared tree):
 #
 #   guest.sh rxdp-up PEER   rxdp on eth0: rxdp-loader attach, rxdpd
-#   guest.sh rxe-up PEER    the kernel's Soft-RoCE on eth0 (rxe0)
+#   guest.sh rxe-up PEER [IFACE]
+#                           the kernel's Soft-RoCE on IFACE (rxe0; eth0)
+#   guest.sh gid DEV        DEV's IPv4 GID index, once its port is active
 #   guest.sh down           whichever is up, removed
 #   guest.sh diag           the stack's counters (and rxdpd's log, its
 #                           sockets' drops, eth0's and its queues' counts)
@@ -23,9 +25,9 @@ ipv4_gid() {
 		sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1
 }
 
-# eth0's IPv4 address
+# the IPv4 address of $1 (eth0)
 addr() {
-	ip -4 -br addr show dev eth0 | awk '{ sub("/.*", "", $3); print $3 }'
+	ip -4 -br addr show dev "${1:-eth0}" | awk '{ sub("/.*", "", $3); print $3 }'
 }
 
 # wait_gid DEV: until DEV's port is ACTIVE with an IPv4 GID; prints it
@@ -62,12 +64,12 @@ rxe-up)
 	# what udev and rdma-core's service would load: the RDMA-CM's user
 	# access, and Soft-RoCE itself
 	modprobe -a rdma_ucm rdma_rxe || exit 1
-	rdma link add rxe0 type rxe netdev eth0 || exit 1
+	rdma link add rxe0 type rxe netdev "${3:-eth0}" || exit 1
 	gid=$(wait_gid rxe0) || exit 1
 	cat >"$env" <<-EOF
-		DEV=rxe0 GID=$gid ADDR=$(addr) PEER=$2 STACK=rxe
+		DEV=rxe0 GID=$gid ADDR=$(addr "${3:-eth0}") PEER=$2 STACK=rxe
 	EOF
-	echo "Soft-RoCE: rxe0 on eth0 (kernel $(uname -r)), GID index $gid"
+	echo "Soft-RoCE: rxe0 on ${3:-eth0} (kernel $(uname -r)), GID index $gid"
 	;;
 down)
 	if [ -f /run/rxdpd.pid ]; then
@@ -82,6 +84,9 @@ down)
 	fi
 	rm -f "$env"
 	;;
+gid)
+	wait_gid "$2"
+	;;
 diag)
 	# after a failure: what each stack counted, and rxdpd's last words
 	if [ -f /run/rxdpd.pid ]; then
@@ -95,7 +100,7 @@ diag)
 	rdma link show rxe0/1 >/dev/null 2>&1 && rdma statistic show link rxe0/1
 	;;
 *)
-	echo "usage: guest.sh rxdp-up|rxe-up PEER | down | diag" >&2
+	echo "usage: guest.sh rxdp-up PEER | rxe-up PEER [IFACE] | gid DEV | down | diag" >&2
 	exit 2
 	;;
 esac

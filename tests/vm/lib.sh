@@ -22,6 +22,10 @@
 # of the guests' network reaches ours: the taps and the bridge live in
 # VM_NS, which has no address and no route.
 #
+# VM_NICS=2 (before vm_net) gives each guest a second link, eth1, on a
+# bridge of its own (VM_BR1) at the same host number in 198.18.1.0/24
+# (VM_ADDR1_A, VM_ADDR1_B): two stacks on two interfaces of one guest.
+#
 # VM_IMAGE names a derived image (tests/vm/variant.sh: systemd, bullseye,
 # backports) for the guests vm_start boots next; its `init` file says what
 # the kernel starts (the base image's: /sbin/rxdp-init). VM_NIC_OPTS adds
@@ -47,6 +51,12 @@ vm_net() {
 	# no STP, no learning delay: frames pass as soon as the ports are up
 	ip -n "$VM_NS" link set "$VM_BR" type bridge stp_state 0 forward_delay 0
 	ip -n "$VM_NS" link set "$VM_BR" up
+	if [ "${VM_NICS:-1}" -ge 2 ]; then
+		VM_BR1=rxbs$RXDP_TEST_ID
+		ip -n "$VM_NS" link add "$VM_BR1" type bridge || fail "cannot create the second bridge"
+		ip -n "$VM_NS" link set "$VM_BR1" type bridge stp_state 0 forward_delay 0
+		ip -n "$VM_NS" link set "$VM_BR1" up
+	fi
 }
 
 _vm_kvm() {
@@ -83,6 +93,15 @@ _vm_launch() {
 	ip -n "$VM_NS" tuntap add dev "$tap" mode tap "${tapmq[@]}" ||
 		fail "cannot create $tap"
 	ip -n "$VM_NS" link set "$tap" master "$VM_BR" up
+	local nic1=() addr1=""
+	if [ "${VM_NICS:-1}" -ge 2 ]; then
+		ip -n "$VM_NS" tuntap add dev "rxs${name,,}$RXDP_TEST_ID" mode tap ||
+			fail "cannot create rxs${name,,}$RXDP_TEST_ID"
+		ip -n "$VM_NS" link set "rxs${name,,}$RXDP_TEST_ID" master "$VM_BR1" up
+		nic1=(-netdev "tap,id=n1,ifname=rxs${name,,}$RXDP_TEST_ID,script=no,downscript=no"
+			-device "virtio-net-pci,netdev=n1,mac=52:54:00:00:01:$(printf %02x "'$name")")
+		addr1=" rxdp.addr1=198.18.1.${addr##*.}/24"
+	fi
 	# the MAC says which guest: 52:54:00 (QEMU's), then the guest's letter
 	# shellcheck disable=SC2046
 	ip netns exec "$VM_NS" qemu-system-x86_64 -name "rxdp-$name" \
@@ -90,12 +109,13 @@ _vm_launch() {
 		-nodefaults -display none -no-reboot \
 		-serial "file:$dir/console.log" \
 		-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
-		-append "console=ttyS0 root=/dev/vda rw init=$init panic=-1 loglevel=4 net.ifnames=0 rxdp.addr=$addr/24" \
+		-append "console=ttyS0 root=/dev/vda rw init=$init panic=-1 loglevel=4 net.ifnames=0 rxdp.addr=$addr/24$addr1" \
 		-drive "file=$img/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
 		-virtfs "local,path=$_vm_root,mount_tag=rxdp,security_model=none,readonly=on" \
 		-virtfs "local,path=$dir/job,mount_tag=job,security_model=none" \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no$tapq" \
 		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")$mq${VM_NIC_OPTS:-}" \
+		"${nic1[@]}" \
 		-device virtio-rng-pci \
 		>"$dir/qemu.log" 2>&1 &
 	pid=$!
@@ -203,6 +223,8 @@ vm_built() {
 
 VM_ADDR_A=198.18.0.1
 VM_ADDR_B=198.18.0.2
+VM_ADDR1_A=198.18.1.1
+VM_ADDR1_B=198.18.1.2
 VM_FAILED=()
 
 vm_guests() {

@@ -38,7 +38,7 @@
 #include "daemon/rxdpd.h"
 
 #define DEVNODE_DIR "/dev/infiniband"
-#define DEVNODE_PREFIX "uverbs-rxdp-"
+#define DEVNODE_PREFIX RXDP_DEV_NAME_PREFIX
 
 /* "uverbs-rxdp-<netns inode>-": this namespace's nodes; "" if unknown */
 static const char *devnode_prefix(void)

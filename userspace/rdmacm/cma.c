@@ -28,6 +28,7 @@
 
 #include "common/ctl.h"
 #include "common/ctl_cm.h"
+#include "rxdp/params.h"
 #include "rdmacm/rdmacm_priv.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,7 +91,7 @@ static int devs_sync(int refresh)
 {
 	struct ibv_device **list;
 	struct cma_dev *nd;
-	int n;
+	int n, k = 0;
 
 	if (dev_list && !refresh)
 		return 0;
@@ -103,20 +104,29 @@ static int devs_sync(int refresh)
 		return err_ret(ENOMEM);
 	}
 	for (int i = 0; i < n; i++) {
-		nd[i].device = list[i];
-		nd[i].ifindex = ibv_get_device_index(list[i]);
+		/*
+		 * rxdp's devices only: rdma-core's (which rxdp's libibverbs
+		 * lists too) are the kernel RDMA-CM's, and their index is no
+		 * interface's
+		 */
+		if (strncmp(list[i]->dev_name, RXDP_DEV_NAME_PREFIX,
+			    strlen(RXDP_DEV_NAME_PREFIX)))
+			continue;
+		nd[k].device = list[i];
+		nd[k].ifindex = ibv_get_device_index(list[i]);
 		/* keep what was opened: contexts live as long as the process */
 		for (int j = 0; j < ndevs; j++) {
-			if (devs[j].ifindex == nd[i].ifindex && devs[j].verbs) {
-				nd[i] = devs[j];
+			if (devs[j].ifindex == nd[k].ifindex && devs[j].verbs) {
+				nd[k] = devs[j];
 				break;
 			}
 		}
+		k++;
 	}
 	/* the old list stays allocated: opened devices point into it */
 	free(devs);
 	devs = nd;
-	ndevs = n;
+	ndevs = k;
 	dev_list = list;
 	return 0;
 }

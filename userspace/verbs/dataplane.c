@@ -33,6 +33,7 @@
 
 #include "common/hca.h"
 #include "verbs/provider.h"
+#include "verbs/rdmacore.h"
 
 /*
  * One object request on the context's connection (and an fd to send, or
@@ -435,6 +436,9 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_pd *p;
 
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_alloc_pd, ctx);
+
 	if (!ctx)
 		return fail_ptr(EINVAL);
 	p = calloc(1, sizeof(*p));
@@ -457,6 +461,9 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 	struct rxdp_pd *p = to_rxdp_pd(pd);
 	struct rxdp_ctl_obj o = { .handle = pd ? pd->handle : 0 };
 	int ret;
+
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_dealloc_pd, pd);
 
 	if (!pd)
 		return EINVAL;
@@ -559,6 +566,9 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			  int access)
 {
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_reg_mr, pd, addr, length, access);
+
 	return reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
 }
 
@@ -566,12 +576,20 @@ struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
 			       uint64_t iova, int access)
 {
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_reg_mr_iova, pd, addr, length, iova,
+				access);
+
 	return reg_mr(pd, addr, length, iova, (unsigned int)access);
 }
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 				uint64_t iova, unsigned int access)
 {
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_reg_mr_iova2, pd, addr, length, iova,
+				access);
+
 	return reg_mr(pd, addr, length, iova, access);
 }
 
@@ -580,6 +598,9 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	struct rxdp_mr *m = (struct rxdp_mr *)mr;
 	struct rxdp_ctl_obj o = { 0 };
 	int ret;
+
+	if (rxdp_foreign(mr))
+		return RXDP_SYS(ibv_dereg_mr, mr);
 
 	if (!mr)
 		return EINVAL;
@@ -618,6 +639,10 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	struct ibv_pd *npd;
 	unsigned int acc;
 	bool remap;
+
+	if (rxdp_foreign(mr))
+		return RXDP_SYS(ibv_rereg_mr, mr, flags, pd, addr, length,
+				access);
 
 	if (!mr || !flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
 	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
@@ -781,6 +806,9 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 	struct rxdp_ctl_obj o = { 0 };
 	int fd;
 
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_create_comp_channel, ctx);
+
 	if (!ctx)
 		return fail_ptr(EINVAL);
 	ch = calloc(1, sizeof(*ch));
@@ -806,6 +834,9 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct ibv_context *ctx = channel->context;
 	struct rxdp_ctl_obj o = { .handle = ch->handle };
 	int busy, ret;
+
+	if (rxdp_foreign(channel))
+		return RXDP_SYS(ibv_destroy_comp_channel, channel);
 
 	pthread_mutex_lock(&ctx->mutex);
 	busy = channel->refcnt;
@@ -861,9 +892,12 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 			     void *cq_context, struct ibv_comp_channel *channel,
 			     int comp_vector)
 {
-	struct rxdp_cq *w =
-		cq_create(context, cqe, cq_context, channel, comp_vector, 0);
+	struct rxdp_cq *w;
 
+	if (rxdp_foreign_ctx(context))
+		return RXDP_SYS(ibv_create_cq, context, cqe, cq_context,
+				channel, comp_vector);
+	w = cq_create(context, cqe, cq_context, channel, comp_vector, 0);
 	return w ? &w->cq : NULL;
 }
 
@@ -878,6 +912,9 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	struct rxdp_ctl_obj o = { 0 };
 	struct shm m;
 	int fd, ret;
+
+	if (rxdp_foreign(cq))
+		return RXDP_SYS(ibv_resize_cq, cq, cqe);
 
 	if (!cq || cqe < 1 || cqe > RXDP_VERBS_MAX_CQE)
 		return EINVAL;
@@ -908,6 +945,9 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	struct rxdp_ctl_obj o = { 0 };
 	uint32_t comp_read, async_read;
 	int ret, keep;
+
+	if (rxdp_foreign(cq))
+		return RXDP_SYS(ibv_destroy_cq, cq);
 
 	if (!cq)
 		return EINVAL;
@@ -1019,8 +1059,11 @@ struct rxdp_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 			     struct ibv_qp_init_attr *init_attr)
 {
-	struct rxdp_qp *w = qp_create(pd, init_attr);
+	struct rxdp_qp *w;
 
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_create_qp, pd, init_attr);
+	w = qp_create(pd, init_attr);
 	return w ? &w->qp : NULL;
 }
 
@@ -1124,6 +1167,9 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	struct rxdp_qp_attr ra;
 	int ret;
 
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_modify_qp, qp, attr, attr_mask);
+
 	if (!qp || !attr)
 		return EINVAL;
 	c = to_rxdp_ctx(qp->context);
@@ -1154,6 +1200,9 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr)
 {
 	struct rxdp_qp *w = to_qp(qp);
+
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_query_qp, qp, attr, attr_mask, init_attr);
 
 	if (!qp || !attr || !init_attr)
 		return EINVAL;
@@ -1207,6 +1256,9 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	uint32_t none, read;
 	int ret, keep;
 
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_destroy_qp, qp);
+
 	if (!qp)
 		return EINVAL;
 	if (qp->qp_type == IBV_QPT_UD || qp->qp_type == IBV_QPT_UC)
@@ -1251,6 +1303,9 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
 	struct rxdp_qp *w = to_qp(qp);
+
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_qp_to_qp_ex, qp);
 
 	return w->ex ? &w->qp_ex : fail_ptr(EOPNOTSUPP);
 }
@@ -1307,8 +1362,11 @@ struct rxdp_srq *srq_create(struct ibv_pd *pd,
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 			       struct ibv_srq_init_attr *srq_init_attr)
 {
-	struct rxdp_srq *w = srq_create(pd, srq_init_attr);
+	struct rxdp_srq *w;
 
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_create_srq, pd, srq_init_attr);
+	w = srq_create(pd, srq_init_attr);
 	return w ? &w->srq : NULL;
 }
 
@@ -1336,6 +1394,9 @@ int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 {
 	struct ibv_srq_attr a;
 
+	if (rxdp_foreign(srq))
+		return RXDP_SYS(ibv_modify_srq, srq, srq_attr, srq_attr_mask);
+
 	if (!srq || !srq_attr)
 		return EINVAL;
 	a = *srq_attr;
@@ -1344,6 +1405,9 @@ int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
 {
+	if (rxdp_foreign(srq))
+		return RXDP_SYS(ibv_query_srq, srq, srq_attr);
+
 	if (!srq || !srq_attr)
 		return EINVAL;
 	memset(srq_attr, 0, sizeof(*srq_attr));
@@ -1356,6 +1420,9 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	struct rxdp_ctl_obj o = { 0 };
 	uint32_t none, read;
 	int ret, keep;
+
+	if (rxdp_foreign(srq))
+		return RXDP_SYS(ibv_destroy_srq, srq);
 
 	if (!srq)
 		return EINVAL;
@@ -1383,6 +1450,9 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_vah *w;
 	struct rxdp_ah a;
+
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_create_ah, pd, attr);
 
 	if (!pd || !attr)
 		return fail_ptr(EINVAL);
@@ -1415,6 +1485,9 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 	struct rxdp_vah *w = (struct rxdp_vah *)ah;
 	struct rxdp_ctl_obj o = { 0 };
 	int ret;
+
+	if (rxdp_foreign(ah))
+		return RXDP_SYS(ibv_destroy_ah, ah);
 
 	if (!ah)
 		return EINVAL;
@@ -1451,6 +1524,10 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 	uint8_t ours[16] = { 0 };
 	const uint8_t *ip = (const uint8_t *)grh;
 	uint32_t i;
+
+	if (rxdp_foreign_ctx(context))
+		return RXDP_SYS(ibv_init_ah_from_wc, context, port_num, wc, grh,
+				ah_attr);
 
 	if (!context || !wc || !grh || !ah_attr ||
 	    !(wc->wc_flags & IBV_WC_GRH)) {
@@ -1508,6 +1585,9 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 {
 	struct ibv_ah_attr attr;
 
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_create_ah_from_wc, pd, wc, grh, port_num);
+
 	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
 		return NULL;
 	return ibv_create_ah(pd, &attr);
@@ -1537,10 +1617,16 @@ static int mcast_call(struct ibv_qp *qp, const union ibv_gid *gid,
 
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_attach_mcast, qp, gid, lid);
+
 	return mcast_call(qp, gid, RXDP_CTL_MCAST_ATTACH);
 }
 
 int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_detach_mcast, qp, gid, lid);
+
 	return mcast_call(qp, gid, RXDP_CTL_MCAST_DETACH);
 }

@@ -18,6 +18,7 @@
 
 #include "rxdp/params.h"
 #include "verbs/provider.h"
+#include "verbs/rdmacore.h"
 
 /* The tools and the library were built against this header's layouts */
 _Static_assert(offsetof(struct rxdp_device, ibdev) == 0,
@@ -62,7 +63,7 @@ static void dev_fill(struct rxdp_device *d, const struct rxdp_dev_info *info)
 			 (int)sizeof(ib->dev_name) - 1, d->info.dev_node);
 	else
 		snprintf(ib->dev_name, sizeof(ib->dev_name),
-			 "uverbs-rxdp-none-%u", d->info.ifindex);
+			 RXDP_DEV_NAME_PREFIX "none-%u", d->info.ifindex);
 	snprintf(ib->dev_path, sizeof(ib->dev_path),
 		 "/sys/class/infiniband_verbs/%s", ib->dev_name);
 	snprintf(ib->ibdev_path, sizeof(ib->ibdev_path), "%s%s",
@@ -109,11 +110,11 @@ static struct rxdp_ctl *ctl_connect_quiet(void)
 
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
+	struct ibv_device **raw, **list, **sys = NULL;
 	struct rxdp_dev_info *infos = NULL;
-	struct ibv_device **list;
+	int n = 0, i, k = 0, nsys = 0;
 	struct rxdp_device *d;
 	struct rxdp_ctl *ctl;
-	int n = 0, i, k = 0;
 
 	rxdp_verbs_log_init();
 	ctl = ctl_connect_quiet();
@@ -140,12 +141,33 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		rxdp_ctl_close(ctl);
 	}
 
-	list = calloc(n + 1, sizeof(*list));
-	if (!list) {
+	/*
+	 * rdma-core's devices first, so that a program that takes the first
+	 * device takes the one it took before rxdp was installed. Slot 0,
+	 * before what the program sees, keeps rdma-core's list for
+	 * ibv_free_device_list().
+	 */
+	rxdp_sys_load();
+	if (rxdp_sys_loaded()) {
+		int saved = errno;
+
+		sys = RXDP_SYS(ibv_get_device_list, &nsys);
+		if (!sys) /* ENOSYS: the kernel's RDMA devices are gone */
+			nsys = 0;
+		errno = saved;
+	}
+	raw = calloc(1 + nsys + n + 1, sizeof(*raw));
+	if (!raw) {
+		if (sys)
+			RXDP_SYS_VOID(ibv_free_device_list, sys);
 		free(infos);
 		errno = ENOMEM;
 		return NULL;
 	}
+	raw[0] = (struct ibv_device *)sys;
+	list = raw + 1;
+	for (i = 0; i < nsys; i++)
+		list[k++] = sys[i];
 
 	pthread_mutex_lock(&dev_lock);
 	for (d = dev_cache; d; d = d->next)
@@ -157,7 +179,8 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 			if (!d)
 				continue;
 			d->next = dev_cache;
-			dev_cache = d;
+			/* rxdp_dev_ours() reads the list without the lock */
+			__atomic_store_n(&dev_cache, d, __ATOMIC_RELEASE);
 		}
 		dev_fill(d, &infos[i]);
 		d->listed = 1;
@@ -173,21 +196,43 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 
 void ibv_free_device_list(struct ibv_device **list)
 {
-	free(list);
+	struct ibv_device **raw = list - 1;
+
+	if (raw[0])
+		RXDP_SYS_VOID(ibv_free_device_list,
+			      (struct ibv_device **)raw[0]);
+	free(raw);
+}
+
+/* Devices are never freed, so one once listed stays in the list */
+bool rxdp_dev_ours(const struct ibv_device *device)
+{
+	const struct rxdp_device *d;
+
+	for (d = __atomic_load_n(&dev_cache, __ATOMIC_ACQUIRE); d; d = d->next)
+		if (&d->ibdev == device)
+			return true;
+	return false;
 }
 
 const char *ibv_get_device_name(struct ibv_device *device)
 {
+	if (rxdp_foreign_dev(device))
+		return RXDP_SYS(ibv_get_device_name, device);
 	return device->name;
 }
 
 __be64 ibv_get_device_guid(struct ibv_device *device)
 {
+	if (rxdp_foreign_dev(device))
+		return RXDP_SYS(ibv_get_device_guid, device);
 	return (__be64)to_rxdp_dev(device)->info.node_guid;
 }
 
 int ibv_get_device_index(struct ibv_device *device)
 {
+	if (rxdp_foreign_dev(device))
+		return RXDP_SYS(ibv_get_device_index, device);
 	return (int)to_rxdp_dev(device)->info.ifindex;
 }
 
@@ -231,6 +276,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct ibv_context *ctx;
 	int err, mem_fd;
 
+	if (rxdp_foreign_dev(device))
+		return RXDP_SYS(ibv_open_device, device);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		errno = ENOMEM;
@@ -321,6 +368,8 @@ int ibv_close_device(struct ibv_context *ctx)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_close_device, ctx);
 	regmem_ctx_gone(c);
 	rxdp_ctl_close(c->ctl);
 	close(ctx->async_fd);
@@ -382,6 +431,9 @@ int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 {
 	struct rxdp_dev_info info;
 	int ret;
+
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_query_device, ctx, attr);
 
 	ret = rxdp_device_refresh(to_rxdp_ctx(ctx), &info);
 	if (ret < 0) {
@@ -539,10 +591,13 @@ static int rxdp_query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 int ibv_query_port(struct ibv_context *ctx, uint8_t port_num,
 		   struct _compat_ibv_port_attr *port_attr)
 {
-	int ret = rxdp_query_port_ex(
+	int ret;
+
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_query_port, ctx, port_num, port_attr);
+	ret = rxdp_query_port_ex(
 		ctx, port_num, (struct ibv_port_attr *)port_attr,
 		offsetof(struct ibv_port_attr, port_cap_flags2));
-
 	if (ret)
 		errno = ret;
 	return ret;
@@ -575,6 +630,9 @@ int ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
 	struct rxdp_gid_entry e;
 	int ret;
 
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_query_gid, ctx, port_num, index, gid);
+
 	if (index < 0) {
 		errno = EINVAL;
 		return -1;
@@ -597,6 +655,10 @@ int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
 	struct ibv_gid_entry out;
 	struct rxdp_gid_entry e;
 	int ret;
+
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(_ibv_query_gid_ex, ctx, port_num, gid_index,
+				entry, flags, entry_size);
 
 	if (flags || entry_size < sizeof(out))
 		return EINVAL;
@@ -622,6 +684,10 @@ ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
 	struct ibv_port_attr pa;
 	size_t n = 0;
 	int i, ret;
+
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(_ibv_query_gid_table, ctx, entries, max_entries,
+				flags, entry_size);
 
 	if (flags || entry_size < sizeof(*entries))
 		return -EINVAL;
@@ -658,6 +724,9 @@ int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
 	struct rxdp_gid_entry e;
 	int ret;
 
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_query_gid_type, ctx, port_num, index, type);
+
 	ret = query_gid_entry(ctx, port_num, index, &e);
 	if (ret < 0) {
 		errno = -ret;
@@ -674,6 +743,9 @@ int ibv_query_pkey(struct ibv_context *ctx, uint8_t port_num, int index,
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 	__u16 val;
 	int ret;
+
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_query_pkey, ctx, port_num, index, pkey);
 
 	if (port_num != 1 || index < 0) {
 		errno = EINVAL;
@@ -695,6 +767,9 @@ int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port_num, __be16 pkey)
 {
 	__be16 p;
 	int i;
+
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_get_pkey_index, ctx, port_num, pkey);
 
 	for (i = 0;; i++) {
 		if (ibv_query_pkey(ctx, port_num, i, &p))
@@ -733,6 +808,10 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx,
 	struct rxdp_path path;
 	struct rxdp_ah ah;
 	int ret;
+
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_resolve_eth_l2_from_gid, ctx, attr, eth_mac,
+				vid);
 
 	if (!attr->is_global) {
 		errno = EINVAL;

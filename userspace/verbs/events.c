@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "verbs/rdmacore.h"
 #include "verbs/verbs_priv.h"
 
 void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
@@ -200,6 +201,9 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	struct ibv_cq *ev;
 	int ret;
 
+	if (rxdp_foreign(channel))
+		return RXDP_SYS(ibv_get_cq_event, channel, cq, cq_context);
+
 	do {
 		ret = read_record(channel->fd, &ev, sizeof(ev));
 		if (ret) {
@@ -214,6 +218,11 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 
 void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
+	if (rxdp_foreign(cq)) {
+		RXDP_SYS_VOID(ibv_ack_cq_events, cq, nevents);
+		return;
+	}
+
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
 	pthread_cond_signal(&cq->cond);
@@ -308,6 +317,9 @@ int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 	const void *obj;
 	int ret;
 
+	if (rxdp_foreign_ctx(ctx))
+		return RXDP_SYS(ibv_get_async_event, ctx, event);
+
 	do {
 		ret = read_record(ctx->async_fd, &r, sizeof(r));
 		if (ret == -EIO) {
@@ -330,6 +342,15 @@ int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 /* Count the acknowledgement on the object the event is about */
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
+	/* a CQ, QP, SRQ and WQ each begin with their context */
+	const struct {
+		struct ibv_context *context;
+	} *obj = event_obj(event);
+
+	if (obj && rxdp_foreign(obj)) {
+		RXDP_SYS_VOID(ibv_ack_async_event, event);
+		return;
+	}
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR: {
 		struct ibv_cq *cq = event->element.cq;

@@ -12,6 +12,7 @@
 #include <rdma/ib_user_sa.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "verbs/rdmacore.h"
 #include "verbs/verbs_priv.h"
 
 /* --- logging -------------------------------------------------------------- */
@@ -213,6 +214,10 @@ enum ibv_rate mbps_to_ibv_rate(int mbps)
  */
 int ibv_fork_init(void)
 {
+	/* rdma-core's devices need it as they always did */
+	rxdp_sys_load();
+	if (rxdp_sys_loaded())
+		return RXDP_SYS(ibv_fork_init);
 	return 0;
 }
 
@@ -224,12 +229,16 @@ enum ibv_fork_status ibv_is_fork_initialized(void)
 int ibv_dontfork_range(void *base, size_t size);
 int ibv_dontfork_range(void *base, size_t size)
 {
+	if (rxdp_sys_loaded())
+		return RXDP_SYS(ibv_dontfork_range, base, size);
 	return 0;
 }
 
 int ibv_dofork_range(void *base, size_t size);
 int ibv_dofork_range(void *base, size_t size)
 {
+	if (rxdp_sys_loaded())
+		return RXDP_SYS(ibv_dofork_range, base, size);
 	return 0;
 }
 
@@ -345,38 +354,57 @@ void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
 /* Importing objects shares a kernel uverbs file between processes: none here */
 struct ibv_context *ibv_import_device(int cmd_fd)
 {
+	/* ... but rdma-core's kernel devices have them */
+	rxdp_sys_load();
+	if (rxdp_sys_loaded())
+		return RXDP_SYS(ibv_import_device, cmd_fd);
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
 struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
 {
+	if (rxdp_foreign_ctx(context))
+		return RXDP_SYS(ibv_import_pd, context, pd_handle);
+
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
 void ibv_unimport_pd(struct ibv_pd *pd)
 {
+	if (rxdp_foreign(pd))
+		RXDP_SYS_VOID(ibv_unimport_pd, pd);
 }
 
 struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_import_mr, pd, mr_handle);
+
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
 void ibv_unimport_mr(struct ibv_mr *mr)
 {
+	if (rxdp_foreign(mr))
+		RXDP_SYS_VOID(ibv_unimport_mr, mr);
 }
 
 struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
+	if (rxdp_foreign_ctx(context))
+		return RXDP_SYS(ibv_import_dm, context, dm_handle);
+
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
 void ibv_unimport_dm(struct ibv_dm *dm)
 {
+	if (rxdp_foreign(dm))
+		RXDP_SYS_VOID(ibv_unimport_dm, dm);
 }
 
 /* dma-buf memory is device memory; rxdp registers host memory only */
@@ -384,6 +412,10 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				 size_t length, uint64_t iova, int fd,
 				 int access)
 {
+	if (rxdp_foreign(pd))
+		return RXDP_SYS(ibv_reg_dmabuf_mr, pd, offset, length, iova, fd,
+				access);
+
 	errno = EOPNOTSUPP;
 	return NULL;
 }
@@ -391,11 +423,17 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 /* Enhanced Connection Establishment is a ConnectX option */
 int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_query_ece, qp, ece);
+
 	return EOPNOTSUPP;
 }
 
 int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_set_ece, qp, ece);
+
 	return EOPNOTSUPP;
 }
 
@@ -403,5 +441,8 @@ int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
 			       uint32_t flags)
 {
+	if (rxdp_foreign(qp))
+		return RXDP_SYS(ibv_query_qp_data_in_order, qp, op, flags);
+
 	return 0;
 }
