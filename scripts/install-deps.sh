@@ -28,7 +28,7 @@ pkgs=(
 	iproute2 tcpdump tshark python3 python3-scapy python3-fusepy strace
 	iperf3 sockperf python3-matplotlib ethtool
 	ucx-utils libucx-dev openmpi-bin libopenmpi-dev
-	qemu-system-x86 debootstrap e2fsprogs
+	qemu-system-x86 debootstrap e2fsprogs curl gpgv xz-utils
 	dpkg-dev debhelper lintian systemd man-db python3-prometheus-client
 )
 

@@ -7,6 +7,8 @@
 #  rxdp.sh   rxdp to rxdp over virtio-net with native XDP
 #  oldkernel.sh  Debian 11's 5.10 (variant.sh bullseye): rxdp-loader refuses
 #            it in one line naming the BPF atomics it lacks
+#  jammy.sh  Ubuntu 22.04's 5.15 (variant.sh jammy), the oldest kernel
+#            rxdp claims: rxdp to rxdp on the single-buffer XDP program
 #  zerocopy.sh  rxdp to rxdp with zero-copy AF_XDP, on trixie-backports'
 #            kernel (variant.sh backports: virtio-net has zero-copy from
 #            Linux 6.13) and virtio-net devices with the DMA API
@@ -23,4 +25,4 @@
 #            pingpong through the installed files, restarted when killed,
 #            stopped
 TESTS += tests/vm/image.sh tests/vm/rxe.sh tests/vm/rxdp.sh tests/vm/oldkernel.sh \
-	 tests/vm/zerocopy.sh tests/vm/coexist.sh tests/vm/service.sh
+	 tests/vm/jammy.sh tests/vm/zerocopy.sh tests/vm/coexist.sh tests/vm/service.sh

@@ -5,6 +5,7 @@
 #   tests/vm/variant.sh systemd    build it unless cached; print its directory
 #   tests/vm/variant.sh bullseye
 #   tests/vm/variant.sh backports
+#   tests/vm/variant.sh jammy
 #
 #   systemd   systemd as PID 1 (bookworm's), which starts the image's
 #             /sbin/rxdp-init as a service (rxdp-guest.service): the jobs
@@ -20,6 +21,14 @@
 #             bookworm-backports' 6.12 has the driver's zero-copy receive
 #             path but does not offer zero-copy (its xdp_features lack
 #             XSK_ZEROCOPY: bind() with XDP_ZEROCOPY is EOPNOTSUPP)
+#   jammy     Ubuntu 22.04's kernel (linux-image-generic of jammy-updates,
+#             5.15) and an initramfs, on the same root file system: the
+#             oldest kernel rxdp claims (tests/vm/jammy.sh). Ubuntu's
+#             archive (archive.ubuntu.com, or $RXDP_VM_UBUNTU) is read
+#             over HTTP and checked as apt would: InRelease must carry a
+#             good signature by Ubuntu's archive key (fingerprint below,
+#             the key from ubuntu-keyring), and every file fetched after it
+#             the SHA-256 the signed index gives
 #
 # The directory holds what image.sh's does, and `init`, the guest's init
 # (tests/vm/lib.sh boots it). Named after the base image and a hash of this
@@ -30,9 +39,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=${1:-}
 case $name in
-systemd | bullseye | backports) ;;
+systemd | bullseye | backports | jammy) ;;
 *)
-	echo "usage: variant.sh systemd|bullseye|backports" >&2
+	echo "usage: variant.sh systemd|bullseye|backports|jammy" >&2
 	exit 2
 	;;
 esac
@@ -189,6 +198,64 @@ backports)
 		exit 1
 	}
 	cp "$vmlinuz" "$work/img/vmlinuz"
+	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
+	echo "$kver" >"$work/img/version"
+	echo /sbin/rxdp-init >"$work/img/init"
+	;;
+jammy)
+	echo "variant.sh: Ubuntu 22.04's kernel in the guest image" >&2
+	ubuntu=${RXDP_VM_UBUNTU:-http://archive.ubuntu.com/ubuntu}
+	# Ubuntu Archive Automatic Signing Key (2018)
+	ubuntu_fpr=F6ECB3762474EDA9D21B7022871920D1991BC93C
+	u=$work/ubuntu
+	mkdir -p "$u"
+	fetch() { curl -fsS --retry 3 -o "$2" "$ubuntu/$1" || { echo "variant.sh: cannot fetch $ubuntu/$1" >&2; exit 1; }; }
+	# sha_ok FILE SUM: FILE's SHA-256 is SUM
+	sha_ok() {
+		[ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ] ||
+			{ echo "variant.sh: $1: SHA-256 mismatch" >&2; exit 1; }
+	}
+	fetch pool/main/u/ubuntu-keyring/ubuntu-keyring_2021.03.26_all.deb "$u/keyring.deb"
+	dpkg-deb --fsys-tarfile "$u/keyring.deb" |
+		tar -xO ./usr/share/keyrings/ubuntu-archive-keyring.gpg >"$u/keyring.gpg"
+	fetch dists/jammy-updates/InRelease "$u/InRelease"
+	gpgv --status-fd 1 --keyring "$u/keyring.gpg" --output "$u/Release" "$u/InRelease" \
+		2>/dev/null | grep -q "^\[GNUPG:\] VALIDSIG $ubuntu_fpr " ||
+		{ echo "variant.sh: jammy-updates' InRelease has no good signature by $ubuntu_fpr" >&2; exit 1; }
+	idx=main/binary-amd64/Packages.xz
+	sum=$(awk -v f="$idx" '/^SHA256:/ { s = 1; next } /^[^ ]/ { s = 0 } s && $3 == f { print $1 }' "$u/Release")
+	[ -n "$sum" ] || { echo "variant.sh: no $idx in jammy-updates' Release" >&2; exit 1; }
+	fetch "dists/jammy-updates/$idx" "$u/Packages.xz"
+	sha_ok "$u/Packages.xz" "$sum"
+	xz -dc "$u/Packages.xz" >"$u/Packages"
+	# field PKG NAME: the field NAME of package PKG
+	field() {
+		awk -v p="$1" -v f="$2:" '$1 == "Package:" { m = ($2 == p) } m && $1 == f { sub(/^[^ ]+ /, ""); print; exit }' "$u/Packages"
+	}
+	kver=$(field linux-image-generic Depends | grep -o 'linux-image-5\.15[^ ,]*' | head -n 1)
+	kver=${kver#linux-image-}
+	[ -n "$kver" ] || { echo "variant.sh: no 5.15 kernel in jammy-updates" >&2; exit 1; }
+	mkdir -p "$mnt/tmp/debs"
+	for p in linux-image-$kver linux-modules-$kver linux-modules-extra-$kver; do
+		f=$(field "$p" Filename)
+		[ -n "$f" ] || { echo "variant.sh: no $p in jammy-updates" >&2; exit 1; }
+		fetch "$f" "$mnt/tmp/debs/$p.deb"
+		sha_ok "$mnt/tmp/debs/$p.deb" "$(field "$p" SHA256)"
+	done
+	for d in "$mnt"/tmp/debs/*.deb; do
+		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$mnt" || exit 1
+	done
+	rm -rf "$mnt/tmp/debs"
+	in_root depmod "$kver" &&
+		in_root mkinitramfs -o "/boot/initrd.img-$kver" "$kver" >>"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+	[ -f "$mnt/boot/vmlinuz-$kver" ] && [ -f "$mnt/boot/initrd.img-$kver" ] || {
+		echo "variant.sh: no $kver kernel or initramfs" >&2
+		exit 1
+	}
+	cp "$mnt/boot/vmlinuz-$kver" "$work/img/vmlinuz"
 	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
 	echo "$kver" >"$work/img/version"
 	echo /sbin/rxdp-init >"$work/img/init"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The oldest kernel rxdp claims, Linux 5.15, as Ubuntu 22.04 runs it:
+# two guests on jammy-updates' linux-image-generic (tests/vm/variant.sh
+# jammy; Debian 12's user space), rxdp to rxdp over virtio-net. The kernel
+# lacks multi-buffer XDP (5.18), so rxdp-loader must load the single-buffer
+# program (rxdp_xdp_linear) and rxdpd's port offer 2048 bytes at most (the
+# guests' 1500-byte links: 1024); then
+# the pingpongs with -c, perftest and rc_ops (every RC operation, the error
+# completions), byte-checked, and rping (RDMA-CM).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/vm/lib.sh"
+
+require_root
+require_cmd qemu-system-x86_64 timeout
+vm_built
+
+VM_IMAGE=jammy
+vm_guests
+kver=$(cat "$VM_DIR/A/job/ready")
+[[ "$kver" == 5.15.* ]] || fail "the guests run $kver, not 5.15"
+vm_stack A rxdp
+vm_stack B rxdp
+out=$(vm_run A 30 '/rxdp/build/bin/rxdp-loader status eth0 | head -n 3;
+	. /run/vm.env; ibv_devinfo -d rxdp_eth0 | grep -e max_mtu -e active_mtu')
+echo "$out"
+grep -q "rxdp_xdp_linear" <<<"$out" ||
+	fail "rxdp-loader did not load the single-buffer program on $kver"
+grep -qE "max_mtu:\s+(256|512|1024|2048) " <<<"$out" ||
+	fail "the port offers more than 2048 bytes without multi-buffer XDP"
+vm_pp ibv_rc_pingpong -c -n 20 -s 4100
+vm_pp ibv_ud_pingpong -c -n 20 -s 512
+vm_pt ib_send_bw -n 100 -s 65536 --report_gbits
+vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
+vm_pt ib_read_lat -n 100 -s 2
+vm_rc_ops basic errors
+vm_rping
+vm_run A 30 'grep "data path up" /tmp/rxdpd.log' || VM_FAILED+=("AF_XDP data path")
+
+if [ ${#VM_FAILED[@]} -gt 0 ]; then
+	echo "failed: ${VM_FAILED[*]}"
+	exit 1
+fi
+echo "PASS: rxdp to rxdp on Linux $kver (Ubuntu 22.04's kernel)"
