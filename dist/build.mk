@@ -15,8 +15,8 @@
 #                                       /etc/ld.so.conf.d for rxdp's
 #                                       libibverbs system-wide (it hands
 #                                       the kernel's devices to rdma-core's;
-#                                       its librdmacm does not yet, so it
-#                                       stays out)
+#                                       its librdmacm keeps wildcard binds
+#                                       rxdp's, so it stays out: README)
 #   $(libexecdir)/rxdp/rxdp-ifaces      attaches/detaches the configured
 #                                       interfaces (rxdp.service)
 #   $(unitdir)/rxdp.service             the service (Type=notify)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The RDMA connection manager between two rxdp hosts, with rdma-core's own
 # programs on build/lib's librdmacm.so.1 and libibverbs.so.1:
-#   rping -v -C 100 (data verified; over IPv6 too), ucmatose (4 connections, and a
+#   rping -v -C 100 (data verified; over IPv6 too; and with rdma-core's
+#   libraries loaded beside, channels made epoll sets), ucmatose (4 connections, and a
 #   migration to another channel), udaddy (UD: SIDR), rdma_server and
 #   rdma_client (rdma_create_ep, synchronous ids), ib_write_bw -R and
 #   ib_send_lat -R, rstream (rsockets: latency and bandwidth, verified);
@@ -98,6 +99,17 @@ cm_pair "rping (IPv6)" 7174 "$RPING" -s -a "$ADDR6_B" -v -C 20 -- \
 	"$RPING" -c -a "$ADDR6_B" -v -C 20
 [ "$(grep -c "^ping data: rdma-ping-" "$tmp/rping (IPv6).cli")" -eq 20 ] ||
 	fail "rping over IPv6: not every ping verified"
+# rdma-core's libraries loaded beside rxdp's in both programs (as where the
+# kernel has RDMA devices; forced here, where it has none): the channels
+# become epoll sets of rxdpd's socket and rdma-core's channel, rxdp's ids
+# stay rxdp's, and rping's event thread, which blocks in rdma_get_cm_event
+# while the main thread loads libraries, neither hangs nor misses an event
+sys=$(find /usr/lib /usr/lib64 -name libibverbs.so.1 -path '*linux-gnu*' 2>/dev/null | head -n 1)
+[ -n "$sys" ] || fail "no rdma-core libibverbs.so.1 on this host"
+cm_pair "rping (rdma-core beside)" 7174 env RXDP_RDMA_CORE="$sys" "$RPING" -s -a "$ADDR_B" -v -C 20 -- \
+	env RXDP_RDMA_CORE="$sys" "$RPING" -c -a "$ADDR_B" -v -C 20
+[ "$(grep -c "^ping data: rdma-ping-" "$tmp/rping (rdma-core beside).cli")" -eq 20 ] ||
+	fail "rping with rdma-core's libraries beside: not every ping verified"
 cm_pair ucmatose 7471 ucmatose -c 4 -C 20 -- ucmatose -s "$ADDR_B" -c 4 -C 20
 grep -q "return status 0" "$tmp/ucmatose.cli" || fail "ucmatose client"
 cm_pair "ucmatose (migrated)" 7471 ucmatose -m -C 5 -- ucmatose -m -s "$ADDR_B" -C 5

@@ -19,7 +19,8 @@
 #            each): one ibv_devices listing both, one process using both,
 #            traffic on each through rxdp's library (LD_LIBRARY_PATH in
 #            one guest, installed system-wide in the other), rping on
-#            Soft-RoCE with Debian's librdmacm over rxdp's libibverbs
+#            Soft-RoCE with Debian's librdmacm over rxdp's libibverbs,
+#            and rping, ucmatose, udaddy on Soft-RoCE through rxdp's
 #  service.sh  the Debian package in guests whose PID 1 is systemd
 #            (variant.sh systemd): rxdp.service configured, started, a
 #            pingpong through the installed files, restarted when killed,

@@ -13,7 +13,9 @@
 #   across the guests, ibv_rc_pingpong -c and ib_write_bw on each device;
 #   rping on rxe0 with Debian's librdmacm in both guests, on rxdp's
 #   system-wide libibverbs in B (what a host's RDMA-CM programs keep doing
-#   after the install), and rping on rxdp_eth0 with rxdp's librdmacm.
+#   after the install), rping on rxdp_eth0 with rxdp's librdmacm, and
+#   rping, ucmatose and udaddy on rxe0 with rxdp's librdmacm, which hands
+#   their ids to rdma-core's (userspace/rdmacm/sys.c).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -90,6 +92,16 @@ vm_pair "rping on rxe0 (rdma-core's librdmacm)" 120 \
 vm_pair "rping on rxdp_eth0 (rxdp's librdmacm)" 120 \
 	"/rxdp/tests/lib/rping-run -s -a $VM_ADDR_A -C 10 -S 1024 -V" \
 	"LD_LIBRARY_PATH=/rxdp/build/lib /rxdp/tests/lib/rping-run -c -a $VM_ADDR_A -C 10 -S 1024 -V"
+# rxdp's librdmacm on both sides, on Soft-RoCE's addresses: it hands
+# those ids to rdma-core's librdmacm (userspace/rdmacm/sys.c)
+rx="LD_LIBRARY_PATH=/rxdp/build/lib"
+vm_pair "rping on rxe0 (rxdp's librdmacm)" 120 \
+	"/rxdp/tests/lib/rping-run -s -a $VM_ADDR1_A -C 10 -S 1024 -V" \
+	"$rx /rxdp/tests/lib/rping-run -c -a $VM_ADDR1_A -C 10 -S 1024 -V"
+vm_pair "ucmatose on rxe0 (rxdp's librdmacm)" 120 \
+	"ucmatose -b $VM_ADDR1_A -c 2 -C 10" "$rx ucmatose -s $VM_ADDR1_A -c 2 -C 10"
+vm_pair "udaddy on rxe0 (rxdp's librdmacm)" 120 \
+	"udaddy -b $VM_ADDR1_A -c 2 -C 10" "$rx udaddy -s $VM_ADDR1_A -c 2 -C 10"
 VM_LISTEN_PORT=18515
 
 if [ ${#VM_FAILED[@]} -gt 0 ]; then

@@ -10,6 +10,14 @@ $(COMMON_LIB): $(COMMON_OBJS)
 
 LIBS += $(COMMON_LIB)
 
+# rdma-core's own libraries, loaded beside rxdp's where the kernel has RDMA
+# devices (sysdl.c): their paths as the toolchain finds them, symlinks kept
+rdma_core_lib = $(if $(findstring /,$(1)),$(abspath $(1)))
+RDMA_CORE_VERBS := $(call rdma_core_lib,$(shell $(CC) -print-file-name=libibverbs.so.1))
+RDMA_CORE_CM := $(call rdma_core_lib,$(shell $(CC) -print-file-name=librdmacm.so.1))
+$(OBJ)/userspace/common/sysdl.o: CFLAGS += \
+	-DRXDP_RDMA_CORE_VERBS='"$(RDMA_CORE_VERBS)"' -DRXDP_RDMA_CORE_CM='"$(RDMA_CORE_CM)"'
+
 # The version every tool's --version prints: VERSION, and the commit when
 # built from a git tree. Rewritten only when it changes, so that only
 # opts.o is rebuilt then.

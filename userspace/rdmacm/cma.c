@@ -17,17 +17,20 @@
  * reported about the id was acknowledged.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <endian.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/ctl.h"
 #include "common/ctl_cm.h"
+#include "common/log.h"
 #include "rxdp/params.h"
 #include "rdmacm/rdmacm_priv.h"
 
@@ -164,6 +167,16 @@ static struct cma_dev *dev_find(int ifindex)
 				return &devs[i];
 	}
 	return NULL;
+}
+
+int cma_is_rxdp_ifindex(int ifindex)
+{
+	int found;
+
+	pthread_mutex_lock(&lock);
+	found = dev_find(ifindex) != NULL;
+	pthread_mutex_unlock(&lock);
+	return found;
 }
 
 int cma_attach_dev(struct cma_id *id, int ifindex)
@@ -314,6 +327,35 @@ static void route_update(struct cma_id *id, const struct rxdp_cm_info *in)
 
 /* --- event channels ----------------------------------------------------------- */
 
+/*
+ * rdma-core's channel beside rxdpd's, both in an epoll set the program
+ * sees as the channel's fd (rdma_get_cm_event() reads each); without it,
+ * the channel serves rxdp's ids alone
+ */
+static void sys_channel(struct cma_chan *ch)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	int ep = -1;
+
+	ch->sys = CMA_SYS(rdma_create_event_channel);
+	if (ch->sys)
+		ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep >= 0 &&
+	    !fcntl(ch->sys->fd, F_SETFL,
+		   fcntl(ch->sys->fd, F_GETFL) | O_NONBLOCK) &&
+	    !epoll_ctl(ep, EPOLL_CTL_ADD, ch->sock, &e) &&
+	    !epoll_ctl(ep, EPOLL_CTL_ADD, ch->sys->fd, &e)) {
+		ch->ch.fd = ep;
+		return;
+	}
+	pr_debug("rdma-core's event channel: %s\n", strerror(errno));
+	if (ep >= 0)
+		close(ep);
+	if (ch->sys)
+		CMA_SYS_VOID(rdma_destroy_event_channel, ch->sys);
+	ch->sys = NULL;
+}
+
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
 	struct rxdp_ctl_cm cm;
@@ -330,8 +372,10 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 		errno = e;
 		return NULL;
 	}
-	ch->ch.fd = fd;
+	ch->ch.fd = ch->sock = fd;
 	ch->handle = cm.channel;
+	if (cma_sys_load())
+		sys_channel(ch);
 	return &ch->ch;
 }
 
@@ -343,7 +387,11 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	cm_req(&cm, RXDP_CM_CHANNEL_DESTROY, NULL);
 	cm.channel = ch->handle;
 	cma_call(&cm, NULL);
-	close(ch->ch.fd);
+	close(ch->sock);
+	if (ch->sys) {
+		CMA_SYS_VOID(rdma_destroy_event_channel, ch->sys);
+		close(ch->ch.fd);
+	}
 	free(ch);
 }
 
@@ -379,7 +427,7 @@ static struct cma_id *id_take_event(uint32_t handle)
 	return id;
 }
 
-static void id_insert(struct cma_id *id)
+void cma_id_insert(struct cma_id *id)
 {
 	pthread_mutex_lock(&lock);
 	id->next = ids;
@@ -403,9 +451,8 @@ static void id_remove(struct cma_id *id)
 	pthread_mutex_unlock(&lock);
 }
 
-static struct cma_id *id_alloc(struct rdma_event_channel *channel,
-			       void *context, enum rdma_port_space ps,
-			       enum ibv_qp_type qp_type)
+struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context,
+			    enum rdma_port_space ps, enum ibv_qp_type qp_type)
 {
 	struct cma_id *id = calloc(1, sizeof(*id));
 
@@ -450,7 +497,7 @@ static int create_id(struct rdma_event_channel *channel,
 
 	if (!out)
 		return err_ret(EINVAL);
-	id = id_alloc(channel, context, ps, qp_type);
+	id = cma_id_alloc(channel, context, ps, qp_type);
 	if (!id)
 		return -1;
 	cm_req(&cm, RXDP_CM_CREATE_ID, NULL);
@@ -464,7 +511,7 @@ static int create_id(struct rdma_event_channel *channel,
 		return err_ret(e);
 	}
 	id->handle = cm.id;
-	id_insert(id);
+	cma_id_insert(id);
 	*out = &id->id;
 	return 0;
 }
@@ -495,6 +542,8 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 
 	if (!event)
 		return err_ret(EINVAL);
+	if (evt->sys)
+		CMA_SYS(rdma_ack_cm_event, evt->sys);
 	ack_event(evt);
 	free(evt);
 	return 0;
@@ -519,9 +568,19 @@ int rdma_destroy_id(struct rdma_cm_id *cm_id)
 
 	if (!cm_id)
 		return err_ret(EINVAL);
-	cm_req(&cm, RXDP_CM_DESTROY_ID, id);
-	if (cma_call(&cm, NULL))
-		return -1;
+	if (id->sys) {
+		/* rdma-core waits for its events' acks, which are ours */
+		if (cm_id->event) {
+			rdma_ack_cm_event(cm_id->event);
+			cm_id->event = NULL;
+		}
+		if (CMA_SYS(rdma_destroy_id, id->sys))
+			return -1;
+	} else {
+		cm_req(&cm, RXDP_CM_DESTROY_ID, id);
+		if (cma_call(&cm, NULL))
+			return -1;
+	}
 	id_remove(id);
 	if (cm_id->event) {
 		rdma_ack_cm_event(cm_id->event);
@@ -561,6 +620,51 @@ static int complete(struct cma_id *id)
 	return 0;
 }
 
+/*
+ * id becomes rdma-core's (cma_sys_wants): an rdma-core id on its channel's
+ * rdma-core side stands behind it, and rxdpd forgets its own
+ */
+static int to_sys(struct cma_id *id)
+{
+	struct rdma_event_channel *ch = to_cma_chan(id->id.channel)->sys;
+	struct rxdp_ctl_cm cm;
+	struct rdma_cm_id *s;
+
+	if (CMA_SYS(rdma_create_id, ch, &s, id, id->id.ps))
+		return -1;
+	cm_req(&cm, RXDP_CM_DESTROY_ID, id);
+	cma_call(&cm, NULL);
+	id->handle = UINT32_MAX;
+	id->sys = s;
+	cma_sys_mirror(id, 0);
+	return 0;
+}
+
+/* An rdma-core operation's end: a synchronous id waits for its event */
+static int sys_done(struct cma_id *id, int ret)
+{
+	cma_sys_mirror(id, ret);
+	return ret ? ret : complete(id);
+}
+
+/* rdma_create_ep()'s connection data goes where no parameters are given */
+static int sys_connect(struct cma_id *id, struct rdma_conn_param *p)
+{
+	struct rdma_conn_param def = {
+		.responder_resources = RDMA_MAX_RESP_RES,
+		.initiator_depth = RDMA_MAX_INIT_DEPTH,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+
+	if (!p && id->connect) {
+		def.private_data = id->connect;
+		def.private_data_len = (uint8_t)id->connect_len;
+		p = &def;
+	}
+	return sys_done(id, CMA_SYS(rdma_connect, id->sys, p));
+}
+
 int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 {
 	struct cma_id *id = to_cma_id(cm_id);
@@ -568,11 +672,17 @@ int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 
 	if (!cm_id || !sa_len(addr))
 		return err_ret(EINVAL);
+	if (cma_sys_wants(id, addr, NULL) && to_sys(id))
+		return -1;
+	if (id->sys)
+		return cma_sys_mirror(id,
+				      CMA_SYS(rdma_bind_addr, id->sys, addr));
 	cm_req(&cm, RXDP_CM_BIND, id);
 	sa_to_cm(addr, &cm.src);
 	if (cma_call(&cm, NULL))
 		return -1;
 	route_update(id, &cm.info);
+	id->bound = 1;
 	return 0;
 }
 
@@ -584,6 +694,11 @@ int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,
 
 	if (!cm_id || !sa_len(dst_addr) || (src_addr && !sa_len(src_addr)))
 		return err_ret(EINVAL);
+	if (cma_sys_wants(id, src_addr, dst_addr) && to_sys(id))
+		return -1;
+	if (id->sys)
+		return sys_done(id, CMA_SYS(rdma_resolve_addr, id->sys,
+					    src_addr, dst_addr, timeout_ms));
 	cm_req(&cm, RXDP_CM_RESOLVE_ADDR, id);
 	sa_to_cm(src_addr, &cm.src);
 	sa_to_cm(dst_addr, &cm.dst);
@@ -601,6 +716,9 @@ int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 
 	if (!cm_id)
 		return err_ret(EINVAL);
+	if (id->sys)
+		return sys_done(id, CMA_SYS(rdma_resolve_route, id->sys,
+					    timeout_ms));
 	cm_req(&cm, RXDP_CM_RESOLVE_ROUTE, id);
 	cm.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
 	if (cma_call(&cm, NULL))
@@ -619,6 +737,9 @@ int rdma_init_qp_attr(struct rdma_cm_id *cm_id, struct ibv_qp_attr *qp_attr,
 
 	if (!cm_id || !qp_attr || !qp_attr_mask)
 		return err_ret(EINVAL);
+	if (id->sys)
+		return CMA_SYS(rdma_init_qp_attr, id->sys, qp_attr,
+			       qp_attr_mask);
 	cm_req(&cm, RXDP_CM_INIT_QP_ATTR, id);
 	cm.value = qp_attr->qp_state;
 	if (cma_call(&cm, NULL))
@@ -817,6 +938,9 @@ int rdma_create_qp_ex(struct rdma_cm_id *cm_id,
 
 	if (!cm_id || !attr || cm_id->qp)
 		return err_ret(EINVAL);
+	if (id->sys)
+		return cma_sys_mirror(id, CMA_SYS(rdma_create_qp_ex, id->sys,
+						  attr));
 	if (!cm_id->verbs)
 		return err_ret(ENODEV);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
@@ -888,6 +1012,13 @@ int rdma_create_qp(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 
 void rdma_destroy_qp(struct rdma_cm_id *cm_id)
 {
+	struct cma_id *id = to_cma_id(cm_id);
+
+	if (id->sys) {
+		CMA_SYS_VOID(rdma_destroy_qp, id->sys);
+		cma_sys_mirror(id, 0);
+		return;
+	}
 	ibv_destroy_qp(cm_id->qp);
 	cm_id->qp = NULL;
 	destroy_cqs(cm_id);
@@ -900,6 +1031,10 @@ int rdma_create_srq_ex(struct rdma_cm_id *cm_id,
 
 	if (!cm_id || !attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
 		return err_ret(EINVAL);
+	if (to_cma_id(cm_id)->sys)
+		return cma_sys_mirror(to_cma_id(cm_id),
+				      CMA_SYS(rdma_create_srq_ex,
+					      to_cma_id(cm_id)->sys, attr));
 	if (attr->srq_type != IBV_SRQT_BASIC)
 		return err_ret(EOPNOTSUPP);
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
@@ -934,6 +1069,13 @@ int rdma_create_srq(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 
 void rdma_destroy_srq(struct rdma_cm_id *cm_id)
 {
+	struct cma_id *id = to_cma_id(cm_id);
+
+	if (id->sys) {
+		CMA_SYS_VOID(rdma_destroy_srq, id->sys);
+		cma_sys_mirror(id, 0);
+		return;
+	}
 	ibv_destroy_srq(cm_id->srq);
 	cm_id->srq = NULL;
 	destroy_cqs(cm_id);
@@ -1005,6 +1147,8 @@ int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 	uint8_t srq = conn_param ? conn_param->srq : 0;
 	struct rxdp_ctl_cm cm;
 
+	if (cm_id && id->sys)
+		return sys_connect(id, conn_param);
 	if (!cm_id || valid_param(id, conn_param))
 		return -1;
 	if (!id->dev)
@@ -1040,6 +1184,9 @@ int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
 
 	if (!cm_id)
 		return err_ret(EINVAL);
+	if (id->sys)
+		return cma_sys_mirror(id,
+				      CMA_SYS(rdma_listen, id->sys, backlog));
 	cm_req(&cm, RXDP_CM_LISTEN, id);
 	cm.backlog = backlog > 0 ? (uint32_t)backlog : 0;
 	if (cma_call(&cm, NULL))
@@ -1104,6 +1251,8 @@ int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 	uint32_t qp_num;
 	uint8_t srq;
 
+	if (cm_id && id->sys)
+		return sys_done(id, CMA_SYS(rdma_accept, id->sys, conn_param));
 	if (!cm_id || (!cm_id->qp && !conn_param))
 		return err_ret(EINVAL);
 	qp_num = cm_id->qp ? cm_id->qp->qp_num : conn_param->qp_num;
@@ -1158,6 +1307,9 @@ static int reject(struct rdma_cm_id *cm_id, const void *pd, uint8_t len,
 
 	if (!cm_id)
 		return err_ret(EINVAL);
+	if (id->sys)
+		return reason ? CMA_SYS(rdma_reject_ece, id->sys, pd, len)
+			      : CMA_SYS(rdma_reject, id->sys, pd, len);
 	cm_req(&cm, RXDP_CM_REJECT, id);
 	cm.reason = reason;
 	if (pd && len) {
@@ -1186,6 +1338,8 @@ int rdma_notify(struct rdma_cm_id *cm_id, enum ibv_event_type event)
 
 	if (!cm_id)
 		return err_ret(EINVAL);
+	if (to_cma_id(cm_id)->sys)
+		return CMA_SYS(rdma_notify, to_cma_id(cm_id)->sys, event);
 	cm_req(&cm, RXDP_CM_NOTIFY, to_cma_id(cm_id));
 	cm.value = event;
 	return cma_call(&cm, NULL);
@@ -1196,6 +1350,8 @@ int rdma_disconnect(struct rdma_cm_id *cm_id)
 	struct cma_id *id = to_cma_id(cm_id);
 	struct rxdp_ctl_cm cm;
 
+	if (cm_id && id->sys)
+		return sys_done(id, CMA_SYS(rdma_disconnect, id->sys));
 	if (!cm_id || !cm_id->verbs)
 		return err_ret(EINVAL);
 	if (modify_err(cm_id))
@@ -1228,6 +1384,10 @@ err : {
 
 int rdma_establish(struct rdma_cm_id *cm_id)
 {
+	if (cm_id && to_cma_id(cm_id)->sys)
+		return cma_sys_mirror(to_cma_id(cm_id),
+				      CMA_SYS(rdma_establish,
+					      to_cma_id(cm_id)->sys));
 	if (!cm_id || cm_id->qp)
 		return err_ret(EINVAL);
 	return conn_resp(to_cma_id(cm_id));
@@ -1300,6 +1460,10 @@ int rdma_join_multicast_ex(struct rdma_cm_id *cm_id,
 	struct cma_mc *mc, *m;
 	uint16_t flags = RDMA_MC_JOIN_FLAG_FULLMEMBER;
 	uint32_t info_sgid_index;
+
+	if (cm_id && id->sys)
+		return sys_done(id, CMA_SYS(rdma_join_multicast_ex, id->sys,
+					    attr, context));
 
 	if (!cm_id || !attr ||
 	    !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) ||
@@ -1422,6 +1586,8 @@ int rdma_leave_multicast(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 
 	if (!cm_id || !sa_len(addr))
 		return err_ret(EINVAL);
+	if (id->sys)
+		return CMA_SYS(rdma_leave_multicast, id->sys, addr);
 	mc = mc_take(id, addr);
 	if (!mc)
 		return err_ret(EADDRNOTAVAIL);
@@ -1508,11 +1674,12 @@ static int conn_req(struct cma_event *evt, struct cma_id *l,
 {
 	struct cma_id *id;
 
-	id = id_alloc(l->id.channel, l->id.context, l->id.ps, l->id.qp_type);
+	id = cma_id_alloc(l->id.channel, l->id.context, l->id.ps,
+			  l->id.qp_type);
 	if (!id)
 		goto err;
 	id->handle = r->id;
-	id_insert(id);
+	cma_id_insert(id);
 	evt->event.listen_id = &l->id;
 	evt->event.id = &id->id;
 	id->initiator_depth = r->conn.initiator_depth;
@@ -1557,7 +1724,19 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		return err_ret(EINVAL);
 	evt = NULL;
 retry:
-	n = read(channel->fd, &r, sizeof(r));
+	if (to_cma_chan(channel)->sys) {
+		/* rxdpd's events and rdma-core's, whichever comes first */
+		int got = cma_sys_wait(to_cma_chan(channel), &r, sizeof(r),
+				       event);
+
+		if (got <= 0) {
+			free(evt);
+			return got;
+		}
+		n = sizeof(r);
+	} else {
+		n = read(channel->fd, &r, sizeof(r));
+	}
 	if (n != (ssize_t)sizeof(r)) {
 		int e = n < 0 ? errno : n == 0 ? ENODEV : EPROTO;
 
@@ -1700,6 +1879,9 @@ int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 
 	if (!cm_id || !optval)
 		return err_ret(EINVAL);
+	if (to_cma_id(cm_id)->sys)
+		return CMA_SYS(rdma_set_option, to_cma_id(cm_id)->sys, level,
+			       optname, optval, optlen);
 	cm_req(&cm, RXDP_CM_SET_OPTION, to_cma_id(cm_id));
 	cm.level = (uint32_t)level;
 	cm.optname = (uint32_t)optname;
@@ -1739,7 +1921,8 @@ static void move_unread(struct cma_id *id, struct rdma_event_channel *from,
 		ssize_t got;
 
 		cm_req(&cm, RXDP_CM_REPOST, NULL);
-		got = recv(from->fd, &cm.event, sizeof(cm.event), MSG_DONTWAIT);
+		got = recv(to_cma_chan(from)->sock, &cm.event, sizeof(cm.event),
+			   MSG_DONTWAIT);
 		if (got != (ssize_t)sizeof(cm.event) || ++n > 4096)
 			break;
 		cm.channel =
@@ -1772,15 +1955,19 @@ int rdma_migrate_id(struct rdma_cm_id *cm_id,
 	}
 	cm_req(&cm, RXDP_CM_MIGRATE_ID, id);
 	cm.channel = to_cma_chan(channel)->handle;
-	if (cma_call(&cm, NULL)) {
-		int e = errno;
+	if (id->sys ? !to_cma_chan(channel)->sys ||
+			      CMA_SYS(rdma_migrate_id, id->sys,
+				      to_cma_chan(channel)->sys)
+		    : cma_call(&cm, NULL)) {
+		int e = id->sys && !to_cma_chan(channel)->sys ? ENODEV : errno;
 
 		if (sync)
 			rdma_destroy_event_channel(channel);
 		return err_ret(e);
 	}
 	old = cm_id->channel;
-	move_unread(id, old, channel);
+	if (!id->sys)
+		move_unread(id, old, channel);
 	if (id->sync) {
 		if (cm_id->event) {
 			rdma_ack_cm_event(cm_id->event);
@@ -1891,6 +2078,8 @@ int rdma_set_local_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
 {
 	struct cma_id *id = to_cma_id(cm_id);
 
+	if (cm_id && id->sys)
+		return CMA_SYS(rdma_set_local_ece, id->sys, ece);
 	if (!cm_id || cm_id->qp || !ece || !ece->vendor_id || ece->comp_mask)
 		return err_ret(EINVAL);
 	id->local_ece.vendor_id = ece->vendor_id;
@@ -1902,6 +2091,8 @@ int rdma_get_remote_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
 {
 	struct cma_id *id = to_cma_id(cm_id);
 
+	if (cm_id && id->sys)
+		return CMA_SYS(rdma_get_remote_ece, id->sys, ece);
 	if (!cm_id || cm_id->qp || !ece)
 		return err_ret(EINVAL);
 	ece->vendor_id = id->remote_ece.vendor_id;

@@ -28,9 +28,16 @@ struct cma_dev {
 	uint8_t max_resp_res, max_init_depth;
 };
 
+/*
+ * ch.fd is the socket rxdpd writes the channel's events to (sock), or,
+ * where rdma-core's librdmacm is loaded beside this one (sys.c), an epoll
+ * set of that socket and rdma-core's channel (sys): readable when either is
+ */
 struct cma_chan {
 	struct rdma_event_channel ch;
 	uint32_t handle;
+	int sock;
+	struct rdma_event_channel *sys;
 };
 
 /* A multicast group an id joined (rdma_join_multicast) */
@@ -62,11 +69,14 @@ struct cma_id {
 	struct ibv_ece local_ece, remote_ece;
 	struct ibv_sa_path_rec path;
 	struct cma_mc *mc_list; /* groups joined (under mut) */
+	int bound; /* bound by rxdpd: stays rxdp's */
+	struct rdma_cm_id *sys; /* rdma-core's id this one stands for */
 };
 
 struct cma_event {
 	struct rdma_cm_event event;
 	struct cma_id *id_priv; /* whose events_completed the ack counts */
+	struct rdma_cm_event *sys; /* rdma-core's, acknowledged with this one */
 	uint8_t private_data[RXDP_CM_PDATA_MAX];
 };
 
@@ -74,6 +84,84 @@ struct cma_event {
 int cma_call(struct rxdp_ctl_cm *cm, int *fd);
 /* The id's device, opened if needed (ENODEV if none) */
 int cma_attach_dev(struct cma_id *id, int ifindex);
+
+/*
+ * rdma-core's librdmacm beside this one (sys.c): addresses on interfaces
+ * rxdpd does not serve are the kernel's RDMA-CM's, where the kernel has
+ * RDMA devices. An id whose first bind or resolve names such an address
+ * hands everything to an rdma-core id (cma_id.sys), whose fields it
+ * mirrors, and whose events come through its channel translated.
+ */
+#define CMA_SYS_CALLS(X)                            \
+	X(rdma_create_event_channel, "RDMACM_1.0")  \
+	X(rdma_destroy_event_channel, "RDMACM_1.0") \
+	X(rdma_create_id, "RDMACM_1.0")             \
+	X(rdma_destroy_id, "RDMACM_1.0")            \
+	X(rdma_bind_addr, "RDMACM_1.0")             \
+	X(rdma_resolve_addr, "RDMACM_1.0")          \
+	X(rdma_resolve_route, "RDMACM_1.0")         \
+	X(rdma_init_qp_attr, "RDMACM_1.2")          \
+	X(rdma_create_qp_ex, "RDMACM_1.0")          \
+	X(rdma_destroy_qp, "RDMACM_1.0")            \
+	X(rdma_create_srq_ex, "RDMACM_1.0")         \
+	X(rdma_destroy_srq, "RDMACM_1.0")           \
+	X(rdma_connect, "RDMACM_1.0")               \
+	X(rdma_listen, "RDMACM_1.0")                \
+	X(rdma_accept, "RDMACM_1.0")                \
+	X(rdma_reject, "RDMACM_1.0")                \
+	X(rdma_reject_ece, "RDMACM_1.3")            \
+	X(rdma_notify, "RDMACM_1.0")                \
+	X(rdma_disconnect, "RDMACM_1.0")            \
+	X(rdma_establish, "RDMACM_1.2")             \
+	X(rdma_join_multicast_ex, "RDMACM_1.1")     \
+	X(rdma_leave_multicast, "RDMACM_1.0")       \
+	X(rdma_set_option, "RDMACM_1.0")            \
+	X(rdma_migrate_id, "RDMACM_1.0")            \
+	X(rdma_get_cm_event, "RDMACM_1.0")          \
+	X(rdma_ack_cm_event, "RDMACM_1.0")          \
+	X(rdma_set_local_ece, "RDMACM_1.3")         \
+	X(rdma_get_remote_ece, "RDMACM_1.3")
+
+struct cma_sys_calls {
+#define CMA_SYS_MEMBER(fn, ver) void *p_##fn;
+	CMA_SYS_CALLS(CMA_SYS_MEMBER)
+#undef CMA_SYS_MEMBER
+};
+
+extern struct cma_sys_calls cma_sys;
+
+/* Load rdma-core's librdmacm if the kernel has RDMA devices: is it? */
+int cma_sys_load(void);
+void cma_sys_errno(void);
+/* id's fields made its rdma-core id's; ret passed through */
+int cma_sys_mirror(struct cma_id *id, int ret);
+/* Should id, bound to nothing yet, go to rdma-core for src (or dst)? */
+int cma_sys_wants(struct cma_id *id, const struct sockaddr *src,
+		  const struct sockaddr *dst);
+/* The next event of ch: 1 an rxdpd record in r, 0 rdma-core's in *out */
+int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
+		 struct rdma_cm_event **out);
+
+/* rdma-core's FN(...) with its errno made ours */
+#define CMA_SYS(fn, ...)                                                \
+	({                                                              \
+		__auto_type r_ =                                        \
+			((__typeof__(&fn))cma_sys.p_##fn)(__VA_ARGS__); \
+		cma_sys_errno();                                        \
+		r_;                                                     \
+	})
+
+#define CMA_SYS_VOID(fn, ...)                                   \
+	do {                                                    \
+		((__typeof__(&fn))cma_sys.p_##fn)(__VA_ARGS__); \
+		cma_sys_errno();                                \
+	} while (0)
+
+/* what sys.c needs of cma.c */
+struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context,
+			    enum rdma_port_space ps, enum ibv_qp_type qp_type);
+void cma_id_insert(struct cma_id *id);
+int cma_is_rxdp_ifindex(int ifindex);
 
 static inline struct cma_id *to_cma_id(struct rdma_cm_id *id)
 {

@@ -10,11 +10,6 @@ VERBS_SO   := $(LIB)/libibverbs.so.1
 # What the verbs objects link with (also used by tests/verbs)
 VERBS_LINK   := $(COMMON_LIB)
 VERBS_LDLIBS := -lmnl -lpthread -ldl
-# rdma-core's own library, loaded beside this one where the kernel has RDMA
-# devices (rdmacore.c): its path as the toolchain finds it, symlinks kept
-RDMA_CORE_FOUND := $(shell $(CC) -print-file-name=libibverbs.so.1)
-RDMA_CORE_VERBS := $(if $(findstring /,$(RDMA_CORE_FOUND)),$(abspath $(RDMA_CORE_FOUND)))
-$(OBJ)/userspace/verbs/rdmacore.o: CFLAGS += -DRXDP_RDMA_CORE_LIB='"$(RDMA_CORE_VERBS)"'
 
 $(VERBS_SO): $(VERBS_OBJS) $(VERBS_LINK) $(VERBS_MAP)
 	$(msg) LD $@

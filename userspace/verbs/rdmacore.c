@@ -12,25 +12,16 @@
  * Loaded only once the kernel has RDMA devices (/sys/class/infiniband_verbs
  * has an entry), so on a host without any nothing changes. RXDP_RDMA_CORE
  * names the library to load instead of the one found at build time, or
- * turns this off with "0".
+ * turns this off with "0" (common/sysdl.c).
  */
-#include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "common/sysdl.h"
 #include "verbs/provider.h"
 #include "verbs/rdmacore.h"
-
-#ifndef RXDP_RDMA_CORE_LIB
-#define RXDP_RDMA_CORE_LIB ""
-#endif
-#define RXDP_RDMA_CORE_ENV "RXDP_RDMA_CORE"
-#define RXDP_SYSFS_VERBS "/sys/class/infiniband_verbs"
 
 struct rxdp_sys_verbs rxdp_sys;
 int rxdp_sys_on;
@@ -43,34 +34,6 @@ void rxdp_sys_errno(void)
 {
 	if (sys_errno_location)
 		errno = *sys_errno_location();
-}
-
-/* Does the kernel have an RDMA device (a uverbs node) at all? */
-static bool kernel_has_rdma(void)
-{
-	struct dirent *e;
-	bool any = false;
-	DIR *d;
-
-	d = opendir(RXDP_SYSFS_VERBS);
-	if (!d)
-		return false;
-	while (!any && (e = readdir(d)))
-		any = e->d_name[0] != '.';
-	closedir(d);
-	return any;
-}
-
-/* Is PATH this very library (an install that put rxdp in rdma-core's place)? */
-static bool is_this_library(const char *path)
-{
-	struct stat self, other;
-	Dl_info info;
-
-	if (!dladdr((void *)is_this_library, &info) || !info.dli_fname ||
-	    stat(info.dli_fname, &self) || stat(path, &other))
-		return false;
-	return self.st_dev == other.st_dev && self.st_ino == other.st_ino;
 }
 
 /* Why rdma-core's devices are not listed, once a process */
@@ -88,28 +51,21 @@ static void give_up(const char *fmt, ...)
 
 static void sys_open(const char *path)
 {
-	const char *missing = NULL;
+	const char *missing = NULL, *why = NULL;
 	struct rxdp_sys_verbs v;
-	void *h, *libc;
-	Lmid_t lm;
+	void *h;
 
-	if (path[0] != '/') {
-		give_up("rxdp: rdma-core's libibverbs.so.1 was not found when "
-			"rxdp was built; the kernel's RDMA devices are not "
-			"listed (set " RXDP_RDMA_CORE_ENV " to its path)\n");
-		return;
-	}
-	if (is_this_library(path)) {
+	if (path[0] == '/' && rxdp_sysdl_is_self(path, (void *)sys_open)) {
 		give_up("rxdp: %s is rxdp's own library, not rdma-core's; the "
 			"kernel's RDMA devices are not listed\n",
 			path);
 		return;
 	}
-	h = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
+	h = rxdp_sysdl_open(path, path, &why);
 	if (!h) {
 		give_up("rxdp: cannot load rdma-core's libibverbs: %s; the "
 			"kernel's RDMA devices are not listed\n",
-			dlerror());
+			why);
 		return;
 	}
 #define RXDP_SYS_RESOLVE(fn, ver)       \
@@ -118,17 +74,12 @@ static void sys_open(const char *path)
 		missing = #fn "@" ver;
 	RXDP_SYS_VERBS(RXDP_SYS_RESOLVE)
 #undef RXDP_SYS_RESOLVE
-	/* its errno is its own libc's, which the namespace loaded again */
-	libc = NULL;
-	if (!dlinfo(h, RTLD_DI_LMID, &lm))
-		libc = dlmopen(lm, "libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	if (libc)
-		sys_errno_location = dlsym(libc, "__errno_location");
+	sys_errno_location = rxdp_sysdl_errno(h);
 	if (missing || !sys_errno_location) {
 		give_up("rxdp: %s lacks %s; the kernel's RDMA devices are not "
 			"listed\n",
 			path, missing ? missing : "libc's __errno_location");
-		dlclose(h);
+		sys_errno_location = NULL;
 		return;
 	}
 	rxdp_sys = v;
@@ -138,18 +89,16 @@ static void sys_open(const char *path)
 
 void rxdp_sys_load(void)
 {
-	const char *path = getenv(RXDP_RDMA_CORE_ENV);
-	bool forced = path && path[0];
+	const char *path;
 
 	if (rxdp_sys_loaded() ||
 	    __atomic_load_n(&sys_given_up, __ATOMIC_RELAXED))
 		return;
-	if (forced && !strcmp(path, "0"))
-		return;
-	if (!forced && !kernel_has_rdma())
+	path = rxdp_sysdl_verbs_path();
+	if (!path)
 		return;
 	pthread_mutex_lock(&sys_lock);
 	if (!rxdp_sys_loaded() && !sys_given_up)
-		sys_open(forced ? path : RXDP_RDMA_CORE_LIB);
+		sys_open(path);
 	pthread_mutex_unlock(&sys_lock);
 }

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rdma-core's librdmacm beside rxdp's (rdmacm_priv.h): loaded by its real
+ * path into the namespace of rdma-core's libibverbs (common/sysdl.c), once
+ * the kernel has RDMA devices; its ids stand behind ours for the addresses
+ * rxdpd does not serve, and its events come out of our channels.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/sysdl.h"
+#include "rdmacm/rdmacm_priv.h"
+
+struct cma_sys_calls cma_sys;
+static int sys_state; /* 0 not tried, 1 loaded, -1 not to be */
+static pthread_mutex_t sys_lock = PTHREAD_MUTEX_INITIALIZER;
+static int *(*sys_errno_location)(void);
+
+void cma_sys_errno(void)
+{
+	if (sys_errno_location)
+		errno = *sys_errno_location();
+}
+
+static int sys_open(void)
+{
+	const char *verbs = rxdp_sysdl_verbs_path(), *why = NULL;
+	const char *path = rxdp_sysdl_cm_path(), *missing = NULL;
+	struct cma_sys_calls c;
+	void *h;
+
+	if (!verbs)
+		return -1;
+	if (path[0] == '/' && rxdp_sysdl_is_self(path, (void *)sys_open)) {
+		pr_warn("rxdp: %s is rxdp's own librdmacm, not rdma-core's; "
+			"the kernel's RDMA-CM is not used\n",
+			path);
+		return -1;
+	}
+	h = rxdp_sysdl_open(verbs, path, &why);
+	if (!h) {
+		pr_warn("rxdp: cannot load rdma-core's librdmacm: %s; the "
+			"kernel's RDMA-CM is not used\n",
+			why);
+		return -1;
+	}
+#define CMA_SYS_RESOLVE(fn, ver)        \
+	c.p_##fn = dlvsym(h, #fn, ver); \
+	if (!c.p_##fn && !missing)      \
+		missing = #fn "@" ver;
+	CMA_SYS_CALLS(CMA_SYS_RESOLVE)
+#undef CMA_SYS_RESOLVE
+	sys_errno_location = rxdp_sysdl_errno(h);
+	if (missing || !sys_errno_location) {
+		pr_warn("rxdp: %s lacks %s; the kernel's RDMA-CM is not used\n",
+			path, missing ? missing : "libc's __errno_location");
+		sys_errno_location = NULL;
+		return -1;
+	}
+	cma_sys = c;
+	pr_debug("rdma-core's librdmacm loaded from %s\n", path);
+	return 1;
+}
+
+int cma_sys_load(void)
+{
+	int s = __atomic_load_n(&sys_state, __ATOMIC_ACQUIRE);
+
+	if (s)
+		return s > 0;
+	pthread_mutex_lock(&sys_lock);
+	if (!sys_state)
+		__atomic_store_n(&sys_state, sys_open(), __ATOMIC_RELEASE);
+	s = sys_state;
+	pthread_mutex_unlock(&sys_lock);
+	return s > 0;
+}
+
+int cma_sys_mirror(struct cma_id *id, int ret)
+{
+	struct rdma_cm_id *s = id->sys, *c = &id->id;
+	int e = errno;
+
+	c->verbs = s->verbs;
+	c->route = s->route;
+	c->port_num = s->port_num;
+	c->ps = s->ps;
+	c->qp_type = s->qp_type;
+	c->pd = s->pd;
+	c->qp = s->qp;
+	c->srq = s->srq;
+	c->send_cq = s->send_cq;
+	c->recv_cq = s->recv_cq;
+	c->send_cq_channel = s->send_cq_channel;
+	c->recv_cq_channel = s->recv_cq_channel;
+	errno = e;
+	return ret;
+}
+
+static int sa_is_any(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return 0;
+}
+
+static int sa_same_ip(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return 0;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return 0;
+}
+
+/* The interface that holds address sa, or 0 */
+static int addr_ifindex(const struct sockaddr *sa)
+{
+	struct ifaddrs *all, *a;
+	int ifindex = 0;
+
+	if (getifaddrs(&all))
+		return 0;
+	for (a = all; a && !ifindex; a = a->ifa_next)
+		if (a->ifa_addr && sa_same_ip(a->ifa_addr, sa))
+			ifindex = (int)if_nametoindex(a->ifa_name);
+	freeifaddrs(all);
+	return ifindex;
+}
+
+/* The source address the kernel's routes give toward dst */
+static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
+{
+	socklen_t len = sizeof(*src);
+	struct sockaddr_storage d;
+	int fd, ret;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(&d, dst,
+	       dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					  : sizeof(struct sockaddr_in));
+	/* any port: connect() on a datagram socket only picks the route */
+	if (d.ss_family == AF_INET)
+		((struct sockaddr_in *)&d)->sin_port = htons(4791);
+	else
+		((struct sockaddr_in6 *)&d)->sin6_port = htons(4791);
+	fd = socket(d.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	ret = connect(fd, (struct sockaddr *)&d,
+		      d.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					      : sizeof(struct sockaddr_in));
+	if (!ret)
+		ret = getsockname(fd, (struct sockaddr *)src, &len);
+	close(fd);
+	return ret;
+}
+
+int cma_sys_wants(struct cma_id *id, const struct sockaddr *src,
+		  const struct sockaddr *dst)
+{
+	struct sockaddr_storage via;
+	int ifindex;
+
+	if (id->sys || id->bound || !to_cma_chan(id->id.channel)->sys)
+		return 0;
+	if (!src || sa_is_any(src)) {
+		/* a wildcard bind stays rxdp's; a resolve goes by the route */
+		if (!dst || route_src(dst, &via))
+			return 0;
+		src = (struct sockaddr *)&via;
+	}
+	if (src->sa_family != AF_INET && src->sa_family != AF_INET6)
+		return 0;
+	ifindex = addr_ifindex(src);
+	return ifindex && !cma_is_rxdp_ifindex(ifindex);
+}
+
+/*
+ * rdma-core's next event on ch's channel, with the ids in it ours: a
+ * connection request brings a new rdma-core id, which gets an id of ours
+ */
+static int sys_event(struct cma_chan *ch, struct rdma_cm_event **out)
+{
+	struct rdma_cm_event *se;
+	struct cma_event *evt;
+	struct cma_id *id;
+
+	if (CMA_SYS(rdma_get_cm_event, ch->sys, &se))
+		return -1;
+	evt = calloc(1, sizeof(*evt));
+	if (!evt) {
+		CMA_SYS(rdma_ack_cm_event, se);
+		errno = ENOMEM;
+		return -1;
+	}
+	evt->sys = se;
+	evt->event = *se;
+	if (se->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		struct cma_id *l = se->listen_id->context;
+
+		id = cma_id_alloc(l->id.channel, l->id.context, l->id.ps,
+				  l->id.qp_type);
+		if (!id) {
+			CMA_SYS(rdma_reject, se->id, NULL, 0);
+			CMA_SYS(rdma_ack_cm_event, se);
+			CMA_SYS(rdma_destroy_id, se->id);
+			free(evt);
+			errno = ENOMEM;
+			return -1;
+		}
+		id->sys = se->id;
+		se->id->context = id;
+		cma_id_insert(id);
+		evt->event.listen_id = &l->id;
+		if (l->sync && rdma_migrate_id(&id->id, NULL)) {
+			rdma_destroy_id(&id->id);
+			CMA_SYS(rdma_ack_cm_event, se);
+			free(evt);
+			return -1;
+		}
+	} else {
+		id = se->id->context;
+	}
+	pthread_mutex_lock(&id->mut);
+	id->events_reported++;
+	pthread_mutex_unlock(&id->mut);
+	evt->id_priv = id;
+	evt->event.id = &id->id;
+	cma_sys_mirror(id, 0);
+	*out = &evt->event;
+	return 0;
+}
+
+int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
+		 struct rdma_cm_event **out)
+{
+	struct epoll_event e;
+
+	for (;;) {
+		ssize_t n = recv(ch->sock, r, len, MSG_DONTWAIT);
+
+		if (n == (ssize_t)len)
+			return 1;
+		if (n >= 0) {
+			errno = n == 0 ? ENODEV : EPROTO;
+			return -1;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (!sys_event(ch, out))
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+		/* the program made the channel non-blocking: so are we */
+		if (fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (epoll_wait(ch->ch.fd, &e, 1, -1) < 0 && errno != EINTR)
+			return -1;
+	}
+}
