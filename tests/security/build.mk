@@ -9,6 +9,9 @@
 #                  victim's pingpongs between the hosts finish while they
 #                  stall their own memory, leap their rings' indexes, take
 #                  memory and connection slots until refused
+#  setuid.sh       a set-user-ID program on rxdp's libibverbs ignores the
+#                  variables that name a library to load or the socket to
+#                  give its /proc/self/mem to
 # sec_peer: their verbs program (system <infiniband/verbs.h>, build/lib's
 # libibverbs at run time); forge.py: the attacker (scapy.contrib.roce).
 SEC_PEER := $(BUILD)/tests/security/sec_peer
@@ -26,4 +29,4 @@ $(SEC_HOG): $(OBJ)/tests/security/hog.o
 
 TEST_BINS += $(SEC_PEER) $(SEC_HOG)
 TESTS += tests/security/hostile_net.sh tests/security/keys.sh \
-	 tests/security/isolation.sh
+	 tests/security/isolation.sh tests/security/setuid.sh

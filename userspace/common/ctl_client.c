@@ -39,7 +39,11 @@ struct rxdp_ctl *rxdp_ctl_connect(const char *path)
 	int err;
 
 	if (!path)
-		path = getenv(RXDP_CTL_ENV);
+		/*
+		 * not in a set-user-ID program: a socket of the caller's
+		 * would be handed that program's /proc/self/mem
+		 */
+		path = secure_getenv(RXDP_CTL_ENV);
 	err = rxdp_ctl_sockaddr(path, &sun, &sunlen);
 	if (err) {
 		errno = -err;

@@ -39,7 +39,8 @@ static bool kernel_has_rdma(void)
  */
 const char *rxdp_sysdl_verbs_path(void)
 {
-	const char *env = getenv(RXDP_RDMA_CORE_ENV);
+	/* never in a set-user-ID program: it names code to load */
+	const char *env = secure_getenv(RXDP_RDMA_CORE_ENV);
 
 	if (env && env[0])
 		return strcmp(env, "0") ? env : NULL;
@@ -48,7 +49,7 @@ const char *rxdp_sysdl_verbs_path(void)
 
 const char *rxdp_sysdl_cm_path(void)
 {
-	const char *env = getenv(RXDP_RDMA_CORE_CM_ENV);
+	const char *env = secure_getenv(RXDP_RDMA_CORE_CM_ENV);
 
 	return env && env[0] ? env : RXDP_RDMA_CORE_CM;
 }

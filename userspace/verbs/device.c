@@ -96,7 +96,7 @@ static void say_why_none(const char *fmt, ...)
 static struct rxdp_ctl *ctl_connect_quiet(void)
 {
 	struct rxdp_ctl *ctl = rxdp_ctl_connect(NULL);
-	const char *sock = getenv(RXDP_CTL_ENV);
+	const char *sock = secure_getenv(RXDP_CTL_ENV);
 
 	if (!ctl)
 		say_why_none("no RDMA devices: no rxdpd in this network "
@@ -835,7 +835,7 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx,
 
 const char *ibv_get_sysfs_path(void)
 {
-	const char *env = getenv("SYSFS_PATH");
+	const char *env = secure_getenv("SYSFS_PATH");
 
 	return env && *env ? env : "/sys";
 }
