@@ -8,7 +8,9 @@
 
 #include "vtest.h"
 
-static void vt_die(const char *prog, const char *what)
+int vt_failed;
+
+void vt_die(const char *prog, const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
 	exit(1);

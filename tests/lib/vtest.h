@@ -9,7 +9,25 @@
 #define RXDP_TESTS_VTEST_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <infiniband/verbs.h>
+
+/* Set by VT_CHECK: some check failed (the program's exit code) */
+extern int vt_failed;
+
+/* A check that goes on: "FAIL <message>" on stderr, vt_failed set */
+#define VT_CHECK(c, ...)                              \
+	do {                                          \
+		if (!(c)) {                           \
+			fprintf(stderr, "FAIL ");     \
+			fprintf(stderr, __VA_ARGS__); \
+			fprintf(stderr, "\n");        \
+			vt_failed = 1;                \
+		}                                     \
+	} while (0)
+
+/* "prog: what: strerror(errno)" on stderr, and exit 1 */
+void vt_die(const char *prog, const char *what) __attribute__((noreturn));
 
 /* The device called name, opened */
 struct ibv_context *vt_open(const char *prog, const char *name);

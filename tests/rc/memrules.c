@@ -44,23 +44,6 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qa, *qb;
 static int gid_index;
-static int failed;
-
-#define CHECK(c, ...)                                 \
-	do {                                          \
-		if (!(c)) {                           \
-			fprintf(stderr, "FAIL ");     \
-			fprintf(stderr, __VA_ARGS__); \
-			fprintf(stderr, "\n");        \
-			failed = 1;                   \
-		}                                     \
-	} while (0)
-
-static void die(const char *what)
-{
-	fprintf(stderr, "memrules: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static void qp_to_rts(struct ibv_qp *q, uint32_t dest)
 {
@@ -79,12 +62,12 @@ static void setup(const char *dev)
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
 	if (!cq)
-		die("PD/CQ");
+		vt_die("memrules", "PD/CQ");
 	ia.send_cq = ia.recv_cq = cq;
 	qa = ibv_create_qp(pd, &ia);
 	qb = ibv_create_qp(pd, &ia);
 	if (!qa || !qb)
-		die("ibv_create_qp");
+		vt_die("memrules", "ibv_create_qp");
 	qp_to_rts(qa, qb->qp_num);
 	qp_to_rts(qb, qa->qp_num);
 }
@@ -139,7 +122,7 @@ static int mapped_as(const void *addr)
 	FILE *f = fopen("/proc/self/maps", "re");
 
 	if (!f)
-		die("/proc/self/maps");
+		vt_die("memrules", "/proc/self/maps");
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long s, e, ino;
 		char perm[5], path[256] = "";
@@ -204,7 +187,7 @@ static void test_race(void)
 	race_buf = mmap(NULL, RACE_LEN, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (race_buf == MAP_FAILED)
-		die("mmap");
+		vt_die("memrules", "mmap");
 	memset(race_buf, 0, RACE_LEN);
 	for (uintptr_t i = 0; i < WRITERS; i++)
 		pthread_create(&t[i], NULL, race_writer, (void *)i);
@@ -215,23 +198,23 @@ static void test_race(void)
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 
 		if (!mr)
-			die("ibv_reg_mr");
+			vt_die("memrules", "ibv_reg_mr");
 		shared += mapped_as(race_buf) == 1 &&
 			  mapped_as(race_buf + RACE_LEN - 1) == 1;
 		if (ibv_dereg_mr(mr))
-			die("ibv_dereg_mr");
+			vt_die("memrules", "ibv_dereg_mr");
 	}
 	atomic_store(&race_stop, true);
 	for (int i = 0; i < WRITERS; i++)
 		pthread_join(t[i], NULL);
-	CHECK(shared == RACE_ROUNDS,
-	      "race: the region was shared with rxdpd in %d rounds of %d",
-	      shared, RACE_ROUNDS);
-	CHECK(!atomic_load(&race_lost),
-	      "race: %lu of %lu writes lost while the region was registered "
-	      "and deregistered",
-	      atomic_load(&race_lost), atomic_load(&race_writes));
-	if (!failed)
+	VT_CHECK(shared == RACE_ROUNDS,
+		 "race: the region was shared with rxdpd in %d rounds of %d",
+		 shared, RACE_ROUNDS);
+	VT_CHECK(!atomic_load(&race_lost),
+		 "race: %lu of %lu writes lost while the region was registered "
+		 "and deregistered",
+		 atomic_load(&race_lost), atomic_load(&race_writes));
+	if (!vt_failed)
 		printf("ok   race: %lu writes by %d threads during %d "
 		       "registrations, none lost\n",
 		       atomic_load(&race_writes), WRITERS, RACE_ROUNDS);
@@ -254,11 +237,12 @@ static void test_fork(void)
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	smr = ibv_reg_mr(pd, src, len, 0);
 	if (!mr || !smr || pipe(p2c) || pipe(c2p))
-		die("setup");
-	CHECK(mapped_as(buf) == 1, "fork: the buffer is not shared with rxdpd");
+		vt_die("memrules", "setup");
+	VT_CHECK(mapped_as(buf) == 1,
+		 "fork: the buffer is not shared with rxdpd");
 	pid = fork();
 	if (pid < 0)
-		die("fork");
+		vt_die("memrules", "fork");
 	if (!pid) {
 		/* the child: its own copy, as it was at fork() */
 		int bad = !all_bytes(buf, len, 'A') || mapped_as(buf) != 0;
@@ -271,25 +255,25 @@ static void test_fork(void)
 		_exit(bad);
 	}
 	if (read(c2p[0], &c, 1) != 1)
-		die("child");
-	CHECK(all_bytes(buf, len, 'A'),
-	      "fork: the child's writes reached the parent's buffer");
+		vt_die("memrules", "child");
+	VT_CHECK(all_bytes(buf, len, 'A'),
+		 "fork: the child's writes reached the parent's buffer");
 	memset(src, 'C', len);
-	CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
-			 mr->rkey) == IBV_WC_SUCCESS,
-	      "fork: RDMA Write after fork failed");
-	CHECK(all_bytes(buf, len, 'C'),
-	      "fork: the RDMA Write after fork did not reach the parent");
+	VT_CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
+			    mr->rkey) == IBV_WC_SUCCESS,
+		 "fork: RDMA Write after fork failed");
+	VT_CHECK(all_bytes(buf, len, 'C'),
+		 "fork: the RDMA Write after fork did not reach the parent");
 	if (write(p2c[1], &c, 1) != 1 || waitpid(pid, &st, 0) != pid)
-		die("child");
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "fork: the child saw %s (status %#x)",
-	      WEXITSTATUS(st) & 1 ? "a buffer not its own copy"
-				  : "the parent's RDMA Write",
-	      st);
+		vt_die("memrules", "child");
+	VT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		 "fork: the child saw %s (status %#x)",
+		 WEXITSTATUS(st) & 1 ? "a buffer not its own copy"
+				     : "the parent's RDMA Write",
+		 st);
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(smr);
-	if (!failed)
+	if (!vt_failed)
 		printf("ok   fork%s: the child has its own copy; the parent's "
 		       "buffer stays the HCA's\n",
 		       getenv("RDMAV_FORK_SAFE") ? " (RDMAV_FORK_SAFE)" : "");
@@ -311,13 +295,13 @@ static uint8_t *target(size_t len, struct ibv_mr **mr, uint8_t **src,
 
 	*src = malloc(len);
 	if (buf == MAP_FAILED || !*src)
-		die("memory");
+		vt_die("memrules", "memory");
 	memset(buf, 'A', len);
 	*mr = ibv_reg_mr(pd, buf, len,
 			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	*smr = ibv_reg_mr(pd, *src, len, 0);
 	if (!*mr || !*smr)
-		die("ibv_reg_mr");
+		vt_die("memrules", "ibv_reg_mr");
 	return buf;
 }
 
@@ -326,20 +310,20 @@ static void test_dontneed(void)
 	size_t len = 8 * 4096;
 	struct ibv_mr *mr, *smr;
 	uint8_t *src, *buf = target(len, &mr, &src, &smr);
-	CHECK(!madvise(buf, len, MADV_DONTNEED), "dontneed: madvise");
-	CHECK(all_bytes(buf, len, 'A'),
-	      "dontneed: a registered range lost its contents");
+	VT_CHECK(!madvise(buf, len, MADV_DONTNEED), "dontneed: madvise");
+	VT_CHECK(all_bytes(buf, len, 'A'),
+		 "dontneed: a registered range lost its contents");
 	memset(src, 'C', len);
-	CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
-			 mr->rkey) == IBV_WC_SUCCESS,
-	      "dontneed: RDMA Write failed");
-	CHECK(all_bytes(buf, len, 'C'),
-	      "dontneed: the RDMA Write is not in the process's memory");
+	VT_CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
+			    mr->rkey) == IBV_WC_SUCCESS,
+		 "dontneed: RDMA Write failed");
+	VT_CHECK(all_bytes(buf, len, 'C'),
+		 "dontneed: the RDMA Write is not in the process's memory");
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(smr);
 	munmap(buf, len);
 	free(src);
-	if (!failed)
+	if (!vt_failed)
 		printf("ok   dontneed: contents kept, the MR still the "
 		       "process's memory\n");
 }
@@ -353,32 +337,32 @@ static void test_munmap(void)
 	if (munmap(buf, len) ||
 	    mmap(buf, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != buf)
-		die("munmap/mmap");
+		vt_die("memrules", "munmap/mmap");
 	memset(src, 'C', len);
-	CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
-			 mr->rkey) == IBV_WC_SUCCESS,
-	      "munmap: an RDMA Write to the old MR failed");
-	CHECK(all_bytes(buf, len, 0),
-	      "munmap: an RDMA Write to the old MR reached the new memory");
+	VT_CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
+			    mr->rkey) == IBV_WC_SUCCESS,
+		 "munmap: an RDMA Write to the old MR failed");
+	VT_CHECK(all_bytes(buf, len, 0),
+		 "munmap: an RDMA Write to the old MR reached the new memory");
 	mr2 = ibv_reg_mr(pd, buf, len,
 			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!mr2)
-		die("ibv_reg_mr (new memory)");
+		vt_die("memrules", "ibv_reg_mr (new memory)");
 	memset(src, 'D', len);
-	CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
-			 mr2->rkey) == IBV_WC_SUCCESS,
-	      "munmap: an RDMA Write to the new MR failed");
-	CHECK(all_bytes(buf, len, 'D'),
-	      "munmap: the RDMA Write to the new MR is not in the new memory");
+	VT_CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
+			    mr2->rkey) == IBV_WC_SUCCESS,
+		 "munmap: an RDMA Write to the new MR failed");
+	VT_CHECK(all_bytes(buf, len, 'D'), "munmap: the RDMA Write to the new "
+					   "MR is not in the new memory");
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(mr2);
 	ibv_dereg_mr(smr);
-	CHECK(mapped_as(buf) == 0 && all_bytes(buf, len, 'D'),
-	      "munmap: the new memory is not private and intact after "
-	      "deregistration");
+	VT_CHECK(mapped_as(buf) == 0 && all_bytes(buf, len, 'D'),
+		 "munmap: the new memory is not private and intact after "
+		 "deregistration");
 	munmap(buf, len);
 	free(src);
-	if (!failed)
+	if (!vt_failed)
 		printf("ok   munmap: the old MR keeps its pages, a new MR gets "
 		       "the new ones\n");
 }
@@ -397,26 +381,26 @@ static void test_private(void)
 	/* two MRs over the same pages share them */
 	mr2 = ibv_reg_mr(pd, buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr || !mr2)
-		die("ibv_reg_mr");
-	CHECK(mapped_as(buf) == 1, "private: not shared while registered");
+		vt_die("memrules", "ibv_reg_mr");
+	VT_CHECK(mapped_as(buf) == 1, "private: not shared while registered");
 	ibv_dereg_mr(mr);
-	CHECK(mapped_as(buf + 4096) == 1,
-	      "private: given back while another MR is over it");
+	VT_CHECK(mapped_as(buf + 4096) == 1,
+		 "private: given back while another MR is over it");
 	ibv_dereg_mr(mr2);
-	CHECK(mapped_as(buf) == 0 && mapped_as(buf + len - 1) == 0,
-	      "private: not private anonymous memory after deregistration");
-	CHECK(all_bytes(buf, len, 'A'), "private: contents changed");
+	VT_CHECK(mapped_as(buf) == 0 && mapped_as(buf + len - 1) == 0,
+		 "private: not private anonymous memory after deregistration");
+	VT_CHECK(all_bytes(buf, len, 'A'), "private: contents changed");
 	/* anonymous memory again: what the kernel frees reads as zero */
 	madvise(buf, len, MADV_DONTNEED);
-	CHECK(all_bytes(buf, len, 0),
-	      "private: MADV_DONTNEED after deregistration kept the bytes");
+	VT_CHECK(all_bytes(buf, len, 0),
+		 "private: MADV_DONTNEED after deregistration kept the bytes");
 	/* as pinning it would on an HCA: memory that is not there */
 	munmap(buf, len);
 	errno = 0;
-	CHECK(!ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE) &&
-		      errno == EFAULT,
-	      "private: an MR over unmapped memory (errno %d)", errno);
-	if (!failed)
+	VT_CHECK(!ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE) &&
+			 errno == EFAULT,
+		 "private: an MR over unmapped memory (errno %d)", errno);
+	if (!vt_failed)
 		printf("ok   private: deregistration gives back private "
 		       "anonymous memory; unmapped memory is EFAULT\n");
 }
@@ -431,27 +415,28 @@ static void test_shared(const char *path)
 	struct ibv_mr *mr, *smr;
 
 	if (fd < 0 || ftruncate(fd, (off_t)len))
-		die(path);
+		vt_die("memrules", path);
 	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (buf == MAP_FAILED)
-		die("mmap");
+		vt_die("memrules", "mmap");
 	mr = ibv_reg_mr(pd, buf, len,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				IBV_ACCESS_REMOTE_READ |
 				IBV_ACCESS_REMOTE_ATOMIC);
 	smr = ibv_reg_mr(pd, src, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr || !smr)
-		die("ibv_reg_mr");
-	CHECK(mapped_as(buf) == -1, "shared: a shared file mapping was moved");
+		vt_die("memrules", "ibv_reg_mr");
+	VT_CHECK(mapped_as(buf) == -1,
+		 "shared: a shared file mapping was moved");
 	for (int r = 0; r < 16; r++) {
 		memset(src, 'a' + r, len);
-		CHECK(rdma_write(src, smr->lkey, (uint32_t)len, (uintptr_t)buf,
-				 mr->rkey) == IBV_WC_SUCCESS,
-		      "shared: RDMA Write %d failed", r);
+		VT_CHECK(rdma_write(src, smr->lkey, (uint32_t)len,
+				    (uintptr_t)buf, mr->rkey) == IBV_WC_SUCCESS,
+			 "shared: RDMA Write %d failed", r);
 	}
-	CHECK(pread(fd, check, len, 0) == (ssize_t)len &&
-		      all_bytes(check, len, 'a' + 15),
-	      "shared: the RDMA Writes are not in the file");
+	VT_CHECK(pread(fd, check, len, 0) == (ssize_t)len &&
+			 all_bytes(check, len, 'a' + 15),
+		 "shared: the RDMA Writes are not in the file");
 	/* an RDMA Read of it (staged), twice: the second sees the change */
 	for (int r = 0; r < 2; r++) {
 		enum ibv_wc_status st;
@@ -460,9 +445,9 @@ static void test_shared(const char *path)
 		memset(src, 0, len);
 		st = post1(IBV_WR_RDMA_READ, src, smr->lkey, (uint32_t)len,
 			   (uintptr_t)buf, mr->rkey, 0, 0);
-		CHECK(st == IBV_WC_SUCCESS && all_bytes(src, len, 'r' + r),
-		      "shared: RDMA Read %d of the file mapping: %s, %#x", r,
-		      ibv_wc_status_str(st), src[0]);
+		VT_CHECK(st == IBV_WC_SUCCESS && all_bytes(src, len, 'r' + r),
+			 "shared: RDMA Read %d of the file mapping: %s, %#x", r,
+			 ibv_wc_status_str(st), src[0]);
 	}
 	/* atomics on it (done by rxdpd's memory thread for the client) */
 	memset(buf, 0, 8);
@@ -471,18 +456,18 @@ static void test_shared(const char *path)
 					      smr->lkey, 8, (uintptr_t)buf,
 					      mr->rkey, 3, 0);
 
-		CHECK(st == IBV_WC_SUCCESS &&
-			      *(uint64_t *)src == (uint64_t)r * 3,
-		      "shared: fetch and add %d: %s, %llu", r,
-		      ibv_wc_status_str(st),
-		      (unsigned long long)*(uint64_t *)src);
+		VT_CHECK(st == IBV_WC_SUCCESS &&
+				 *(uint64_t *)src == (uint64_t)r * 3,
+			 "shared: fetch and add %d: %s, %llu", r,
+			 ibv_wc_status_str(st),
+			 (unsigned long long)*(uint64_t *)src);
 	}
-	CHECK(post1(IBV_WR_ATOMIC_CMP_AND_SWP, src, smr->lkey, 8,
-		    (uintptr_t)buf, mr->rkey, 15, 99) == IBV_WC_SUCCESS &&
-		      *(uint64_t *)src == 15 && *(uint64_t *)buf == 99,
-	      "shared: compare and swap: orig %llu, now %llu",
-	      (unsigned long long)*(uint64_t *)src,
-	      (unsigned long long)*(uint64_t *)buf);
+	VT_CHECK(post1(IBV_WR_ATOMIC_CMP_AND_SWP, src, smr->lkey, 8,
+		       (uintptr_t)buf, mr->rkey, 15, 99) == IBV_WC_SUCCESS &&
+			 *(uint64_t *)src == 15 && *(uint64_t *)buf == 99,
+		 "shared: compare and swap: orig %llu, now %llu",
+		 (unsigned long long)*(uint64_t *)src,
+		 (unsigned long long)*(uint64_t *)buf);
 	/* a Send into it: the receive completes once its bytes are there */
 	{
 		struct ibv_sge sge = { .addr = (uintptr_t)buf,
@@ -497,14 +482,14 @@ static void test_shared(const char *path)
 
 		memset(src, 's', len);
 		if (ibv_post_recv(qb, &rw, &rbad))
-			die("ibv_post_recv");
+			vt_die("memrules", "ibv_post_recv");
 		st[0] = post1(IBV_WR_SEND, src, smr->lkey, (uint32_t)len, 0, 0,
 			      0, 0);
 		st[1] = wait_wc(&id[1]);
-		CHECK(st[0] == IBV_WC_SUCCESS && st[1] == IBV_WC_SUCCESS &&
-			      all_bytes(buf, len, 's'),
-		      "shared: a Send into the file mapping (%d, %d)", st[0],
-		      st[1]);
+		VT_CHECK(st[0] == IBV_WC_SUCCESS && st[1] == IBV_WC_SUCCESS &&
+				 all_bytes(buf, len, 's'),
+			 "shared: a Send into the file mapping (%d, %d)", st[0],
+			 st[1]);
 	}
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(smr);
@@ -513,7 +498,7 @@ static void test_shared(const char *path)
 	unlink(path);
 	free(src);
 	free(check);
-	if (!failed)
+	if (!vt_failed)
 		printf("ok   shared: RDMA Writes, Reads, atomics and a Send of "
 		       "%zu bytes on a shared file mapping\n",
 		       len);
@@ -543,5 +528,5 @@ int main(int argc, char **argv)
 		test_shared(argv[4]);
 	else
 		return 2;
-	return failed;
+	return vt_failed;
 }

@@ -55,24 +55,7 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qa, *qb;
 static int gid_index;
-static int failed;
 static long page;
-
-#define CHECK(c, ...)                                 \
-	do {                                          \
-		if (!(c)) {                           \
-			fprintf(stderr, "FAIL ");     \
-			fprintf(stderr, __VA_ARGS__); \
-			fprintf(stderr, "\n");        \
-			failed = 1;                   \
-		}                                     \
-	} while (0)
-
-static void die(const char *what)
-{
-	fprintf(stderr, "odp: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static void qp_to_rts(struct ibv_qp *q, uint32_t dest)
 {
@@ -92,13 +75,13 @@ static void qps_new(void)
 	struct ibv_wc wc;
 
 	if (qa && (ibv_destroy_qp(qa) || ibv_destroy_qp(qb)))
-		die("ibv_destroy_qp");
+		vt_die("odp", "ibv_destroy_qp");
 	while (ibv_poll_cq(cq, 1, &wc) > 0)
 		;
 	qa = ibv_create_qp(pd, &ia);
 	qb = ibv_create_qp(pd, &ia);
 	if (!qa || !qb)
-		die("ibv_create_qp");
+		vt_die("odp", "ibv_create_qp");
 	qp_to_rts(qa, qb->qp_num);
 	qp_to_rts(qb, qa->qp_num);
 }
@@ -109,7 +92,7 @@ static void setup(const char *dev)
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
 	if (!cq)
-		die("PD/CQ");
+		vt_die("odp", "PD/CQ");
 	qps_new();
 }
 
@@ -155,7 +138,7 @@ static void send_recv(void *src, uint32_t slkey, void *dst, uint32_t dlkey,
 
 	*ss = *rs = IBV_WC_GENERAL_ERR;
 	if (ibv_post_recv(qb, &rwr, &rbad) || ibv_post_send(qa, &swr, &sbad))
-		die("post");
+		vt_die("odp", "post");
 	for (int i = 0; i < 2; i++) {
 		struct ibv_wc wc = wait_wc();
 
@@ -189,7 +172,7 @@ static size_t resident(void *p, size_t len)
 	unsigned char *v = malloc(n);
 
 	if (!v || mincore(p, len, v))
-		die("mincore");
+		vt_die("odp", "mincore");
 	for (size_t i = 0; i < n; i++)
 		r += v[i] & 1;
 	free(v);
@@ -205,7 +188,7 @@ static bool private_anon(const void *addr)
 	FILE *f = fopen("/proc/self/maps", "re");
 
 	if (!f)
-		die("/proc/self/maps");
+		vt_die("odp", "/proc/self/maps");
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long s, e, ino;
 		char perm[5];
@@ -227,7 +210,7 @@ static uint8_t *fresh(size_t len)
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
-		die("mmap");
+		vt_die("odp", "mmap");
 	return p;
 }
 
@@ -251,22 +234,22 @@ static void test_caps(void)
 
 	memset(&a, 0, sizeof(a));
 	if (ibv_query_device_ex(ctx, NULL, &a))
-		die("ibv_query_device_ex");
-	CHECK(a.odp_caps.general_caps ==
-		      (IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT),
-	      "caps: general_caps 0x%llx",
-	      (unsigned long long)a.odp_caps.general_caps);
-	CHECK(a.odp_caps.per_transport_caps.rc_odp_caps == rc,
-	      "caps: rc_odp_caps 0x%x",
-	      a.odp_caps.per_transport_caps.rc_odp_caps);
-	CHECK(a.odp_caps.per_transport_caps.uc_odp_caps == uc,
-	      "caps: uc_odp_caps 0x%x",
-	      a.odp_caps.per_transport_caps.uc_odp_caps);
-	CHECK(a.odp_caps.per_transport_caps.ud_odp_caps == ud,
-	      "caps: ud_odp_caps 0x%x",
-	      a.odp_caps.per_transport_caps.ud_odp_caps);
-	CHECK(!a.xrc_odp_caps, "caps: xrc_odp_caps 0x%x", a.xrc_odp_caps);
-	if (!failed)
+		vt_die("odp", "ibv_query_device_ex");
+	VT_CHECK(a.odp_caps.general_caps ==
+			 (IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT),
+		 "caps: general_caps 0x%llx",
+		 (unsigned long long)a.odp_caps.general_caps);
+	VT_CHECK(a.odp_caps.per_transport_caps.rc_odp_caps == rc,
+		 "caps: rc_odp_caps 0x%x",
+		 a.odp_caps.per_transport_caps.rc_odp_caps);
+	VT_CHECK(a.odp_caps.per_transport_caps.uc_odp_caps == uc,
+		 "caps: uc_odp_caps 0x%x",
+		 a.odp_caps.per_transport_caps.uc_odp_caps);
+	VT_CHECK(a.odp_caps.per_transport_caps.ud_odp_caps == ud,
+		 "caps: ud_odp_caps 0x%x",
+		 a.odp_caps.per_transport_caps.ud_odp_caps);
+	VT_CHECK(!a.xrc_odp_caps, "caps: xrc_odp_caps 0x%x", a.xrc_odp_caps);
+	if (!vt_failed)
 		printf("ok   caps: ODP, implicit ODP; RC, UC and UD "
 		       "operations\n");
 }
@@ -284,10 +267,10 @@ static void memlock_small(void)
 	struct rlimit rl = { 64 << 10, 64 << 10 };
 
 	if (syscall(SYS_capget, &h, d))
-		die("capget");
+		vt_die("odp", "capget");
 	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
 	if (syscall(SYS_capset, &h, d) || setrlimit(RLIMIT_MEMLOCK, &rl))
-		die("dropping CAP_IPC_LOCK / RLIMIT_MEMLOCK");
+		vt_die("odp", "dropping CAP_IPC_LOCK / RLIMIT_MEMLOCK");
 }
 
 static void test_untouched(void)
@@ -302,63 +285,67 @@ static void test_untouched(void)
 	dmr = ibv_reg_mr(pd, dst, n, IBV_ACCESS_LOCAL_WRITE);
 	omr = ibv_reg_mr(pd, orig, 8, IBV_ACCESS_LOCAL_WRITE);
 	if (!src || !dst || !orig || !smr || !dmr || !omr)
-		die("source/destination buffers");
+		vt_die("odp", "source/destination buffers");
 	memlock_small();
 	pinned = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
-	CHECK(!pinned && errno == ENOMEM,
-	      "untouched: a pinned MR of 16 MiB under a 64 KiB "
-	      "RLIMIT_MEMLOCK: %s",
-	      pinned ? "registered" : strerror(errno));
+	VT_CHECK(!pinned && errno == ENOMEM,
+		 "untouched: a pinned MR of 16 MiB under a 64 KiB "
+		 "RLIMIT_MEMLOCK: %s",
+		 pinned ? "registered" : strerror(errno));
 	mr = ibv_reg_mr(pd, buf, len, ODP_ALL);
 	if (!mr)
-		die("ibv_reg_mr (ODP, 16 MiB, 64 KiB RLIMIT_MEMLOCK)");
-	CHECK(private_anon(buf) && private_anon(buf + len - 1),
-	      "untouched: the ODP MR's memory was re-backed");
-	CHECK(!resident(buf, len), "untouched: registering populated %zu bytes",
-	      resident(buf, len));
+		vt_die("odp",
+		       "ibv_reg_mr (ODP, 16 MiB, 64 KiB RLIMIT_MEMLOCK)");
+	VT_CHECK(private_anon(buf) && private_anon(buf + len - 1),
+		 "untouched: the ODP MR's memory was re-backed");
+	VT_CHECK(!resident(buf, len),
+		 "untouched: registering populated %zu bytes",
+		 resident(buf, len));
 
 	/* RDMA Write into pages never touched, 1 MiB in */
 	memset(src, 'W', n);
-	CHECK(post1(IBV_WR_RDMA_WRITE, src, smr->lkey, (uint32_t)n,
-		    (uintptr_t)buf + n, mr->rkey, 0, 0) == IBV_WC_SUCCESS,
-	      "untouched: RDMA Write failed");
-	CHECK(all_bytes(buf + n, n, 'W'), "untouched: RDMA Write's bytes");
-	CHECK(resident(buf, n) == 0, "untouched: pages outside the write");
+	VT_CHECK(post1(IBV_WR_RDMA_WRITE, src, smr->lkey, (uint32_t)n,
+		       (uintptr_t)buf + n, mr->rkey, 0, 0) == IBV_WC_SUCCESS,
+		 "untouched: RDMA Write failed");
+	VT_CHECK(all_bytes(buf + n, n, 'W'), "untouched: RDMA Write's bytes");
+	VT_CHECK(resident(buf, n) == 0, "untouched: pages outside the write");
 
 	/* RDMA Read of pages never touched: zeros */
 	memset(dst, 'x', n);
-	CHECK(post1(IBV_WR_RDMA_READ, dst, dmr->lkey, (uint32_t)n,
-		    (uintptr_t)buf + 4 * n, mr->rkey, 0, 0) == IBV_WC_SUCCESS,
-	      "untouched: RDMA Read failed");
-	CHECK(all_bytes(dst, n, 0), "untouched: RDMA Read's bytes");
+	VT_CHECK(post1(IBV_WR_RDMA_READ, dst, dmr->lkey, (uint32_t)n,
+		       (uintptr_t)buf + 4 * n, mr->rkey, 0,
+		       0) == IBV_WC_SUCCESS,
+		 "untouched: RDMA Read failed");
+	VT_CHECK(all_bytes(dst, n, 0), "untouched: RDMA Read's bytes");
 
 	/* atomics on an untouched page */
-	CHECK(post1(IBV_WR_ATOMIC_FETCH_AND_ADD, orig, omr->lkey, 8,
-		    (uintptr_t)buf + 6 * n, mr->rkey, 5, 0) == IBV_WC_SUCCESS,
-	      "untouched: Fetch&Add failed");
-	CHECK(*orig == 0 && *(uint64_t *)(buf + 6 * n) == 5,
-	      "untouched: Fetch&Add: orig %llu, now %llu",
-	      (unsigned long long)*orig,
-	      (unsigned long long)*(uint64_t *)(buf + 6 * n));
+	VT_CHECK(post1(IBV_WR_ATOMIC_FETCH_AND_ADD, orig, omr->lkey, 8,
+		       (uintptr_t)buf + 6 * n, mr->rkey, 5,
+		       0) == IBV_WC_SUCCESS,
+		 "untouched: Fetch&Add failed");
+	VT_CHECK(*orig == 0 && *(uint64_t *)(buf + 6 * n) == 5,
+		 "untouched: Fetch&Add: orig %llu, now %llu",
+		 (unsigned long long)*orig,
+		 (unsigned long long)*(uint64_t *)(buf + 6 * n));
 
 	/* Send from untouched ODP pages into an untouched ODP receive */
 	send_recv(buf + 8 * n, mr->lkey, buf + 10 * n, mr->lkey, (uint32_t)n,
 		  &ss, &rs);
-	CHECK(ss == IBV_WC_SUCCESS && rs == IBV_WC_SUCCESS &&
-		      all_bytes(buf + 10 * n, n, 0),
-	      "untouched: Send %s, receive %s", ibv_wc_status_str(ss),
-	      ibv_wc_status_str(rs));
+	VT_CHECK(ss == IBV_WC_SUCCESS && rs == IBV_WC_SUCCESS &&
+			 all_bytes(buf + 10 * n, n, 0),
+		 "untouched: Send %s, receive %s", ibv_wc_status_str(ss),
+		 ibv_wc_status_str(rs));
 	/* and a small one (a receive rxdpd may hand to the library) */
 	memset(buf + 12 * n, 's', 64);
 	send_recv(buf + 12 * n, mr->lkey, buf + 14 * n, mr->lkey, 64, &ss, &rs);
-	CHECK(ss == IBV_WC_SUCCESS && rs == IBV_WC_SUCCESS &&
-		      all_bytes(buf + 14 * n, 64, 's'),
-	      "untouched: small Send %s, receive %s", ibv_wc_status_str(ss),
-	      ibv_wc_status_str(rs));
-	CHECK(!ibv_dereg_mr(mr), "untouched: ibv_dereg_mr");
-	CHECK(private_anon(buf) && all_bytes(buf + n, n, 'W'),
-	      "untouched: memory after deregistration");
-	if (!failed)
+	VT_CHECK(ss == IBV_WC_SUCCESS && rs == IBV_WC_SUCCESS &&
+			 all_bytes(buf + 14 * n, 64, 's'),
+		 "untouched: small Send %s, receive %s", ibv_wc_status_str(ss),
+		 ibv_wc_status_str(rs));
+	VT_CHECK(!ibv_dereg_mr(mr), "untouched: ibv_dereg_mr");
+	VT_CHECK(private_anon(buf) && all_bytes(buf + n, n, 'W'),
+		 "untouched: memory after deregistration");
+	if (!vt_failed)
 		printf("ok   untouched: 16 MiB ODP MR under a 64 KiB "
 		       "RLIMIT_MEMLOCK, not populated nor re-backed; Write, "
 		       "Read, Fetch&Add, Send and receive fault pages in\n");
@@ -378,71 +365,72 @@ static void test_munmap(void)
 	enum ibv_wc_status st, ss, rs;
 
 	if (!mr || !smr)
-		die("ibv_reg_mr");
+		vt_die("odp", "ibv_reg_mr");
 	memset(buf, 'A', len);
 	if (munmap(hole, page))
-		die("munmap");
+		vt_die("odp", "munmap");
 	memset(src, 'B', len);
 
 	st = post1(IBV_WR_RDMA_WRITE, src, smr->lkey, (uint32_t)page,
 		   (uintptr_t)hole, mr->rkey, 0, 0);
-	CHECK(st == IBV_WC_REM_ACCESS_ERR, "munmap: RDMA Write to the hole: %s",
-	      ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_REM_ACCESS_ERR,
+		 "munmap: RDMA Write to the hole: %s", ibv_wc_status_str(st));
 	qps_new();
 	/* across the edge: the mapped part may be written, the WR fails */
 	st = post1(IBV_WR_RDMA_WRITE, src, smr->lkey, (uint32_t)(2 * page),
 		   (uintptr_t)buf + page + page / 2, mr->rkey, 0, 0);
-	CHECK(st == IBV_WC_REM_ACCESS_ERR,
-	      "munmap: RDMA Write across the hole: %s", ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_REM_ACCESS_ERR,
+		 "munmap: RDMA Write across the hole: %s",
+		 ibv_wc_status_str(st));
 	qps_new();
 	st = post1(IBV_WR_RDMA_READ, src, smr->lkey, 64, (uintptr_t)hole,
 		   mr->rkey, 0, 0);
-	CHECK(st == IBV_WC_REM_ACCESS_ERR, "munmap: RDMA Read of the hole: %s",
-	      ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_REM_ACCESS_ERR,
+		 "munmap: RDMA Read of the hole: %s", ibv_wc_status_str(st));
 	qps_new();
 	st = post1(IBV_WR_ATOMIC_FETCH_AND_ADD, src, smr->lkey, 8,
 		   (uintptr_t)hole, mr->rkey, 1, 0);
-	CHECK(st == IBV_WC_REM_ACCESS_ERR, "munmap: Fetch&Add in the hole: %s",
-	      ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_REM_ACCESS_ERR,
+		 "munmap: Fetch&Add in the hole: %s", ibv_wc_status_str(st));
 	qps_new();
 	/* local: an RDMA Write, and a Send, from the hole */
 	st = post1(IBV_WR_RDMA_WRITE, hole, mr->lkey, 64, (uintptr_t)src,
 		   smr->rkey, 0, 0);
-	CHECK(st == IBV_WC_LOC_PROT_ERR, "munmap: RDMA Write from the hole: %s",
-	      ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
+		 "munmap: RDMA Write from the hole: %s", ibv_wc_status_str(st));
 	qps_new();
 	st = post1(IBV_WR_RDMA_READ, hole, mr->lkey, 64, (uintptr_t)src,
 		   smr->rkey, 0, 0);
-	CHECK(st == IBV_WC_LOC_PROT_ERR, "munmap: RDMA Read into the hole: %s",
-	      ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
+		 "munmap: RDMA Read into the hole: %s", ibv_wc_status_str(st));
 	qps_new();
 	/* receives into the hole: a small Send and a large one */
 	for (uint32_t n = 32; n <= 4096; n *= 128) {
 		send_recv(src, smr->lkey, hole, mr->lkey, n, &ss, &rs);
-		CHECK(ss != IBV_WC_SUCCESS && rs != IBV_WC_SUCCESS,
-		      "munmap: a %u-byte Send into the hole: send %s, "
-		      "receive %s",
-		      n, ibv_wc_status_str(ss), ibv_wc_status_str(rs));
+		VT_CHECK(ss != IBV_WC_SUCCESS && rs != IBV_WC_SUCCESS,
+			 "munmap: a %u-byte Send into the hole: send %s, "
+			 "receive %s",
+			 n, ibv_wc_status_str(ss), ibv_wc_status_str(rs));
 		qps_new();
 	}
-	CHECK(all_bytes(buf, 2 * page, 'A') ||
-		      all_bytes(buf + page + page / 2, page / 2, 'B'),
-	      "munmap: the mapped pages around the hole");
-	CHECK(all_bytes(buf + 3 * page, page, 'A'),
-	      "munmap: the page after the hole was written");
+	VT_CHECK(all_bytes(buf, 2 * page, 'A') ||
+			 all_bytes(buf + page + page / 2, page / 2, 'B'),
+		 "munmap: the mapped pages around the hole");
+	VT_CHECK(all_bytes(buf + 3 * page, page, 'A'),
+		 "munmap: the page after the hole was written");
 
 	/* new memory in the hole: the MR follows the page tables */
 	if (mmap(hole, page, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != hole)
-		die("mmap");
+		vt_die("odp", "mmap");
 	memset(src, 'C', page);
 	st = post1(IBV_WR_RDMA_WRITE, src, smr->lkey, (uint32_t)page,
 		   (uintptr_t)hole, mr->rkey, 0, 0);
-	CHECK(st == IBV_WC_SUCCESS && all_bytes(hole, page, 'C'),
-	      "munmap: RDMA Write to new memory in the hole: %s",
-	      ibv_wc_status_str(st));
-	CHECK(!ibv_dereg_mr(mr) && !ibv_dereg_mr(smr), "munmap: dereg");
-	if (!failed)
+	VT_CHECK(st == IBV_WC_SUCCESS && all_bytes(hole, page, 'C'),
+		 "munmap: RDMA Write to new memory in the hole: %s",
+		 ibv_wc_status_str(st));
+	VT_CHECK(!ibv_dereg_mr(mr) && !ibv_dereg_mr(smr), "munmap: dereg");
+	if (!vt_failed)
 		printf("ok   munmap: a hole in an ODP MR is an access error "
 		       "for "
 		       "Write, Read, atomics, Send and receive; new memory "
@@ -462,47 +450,49 @@ static void test_implicit(void)
 	enum ibv_wc_status st;
 
 	if (!imr)
-		die("ibv_reg_mr (implicit ODP)");
-	CHECK(imr->addr == NULL && imr->length == SIZE_MAX,
-	      "implicit: addr %p length %zu", imr->addr, imr->length);
+		vt_die("odp", "ibv_reg_mr (implicit ODP)");
+	VT_CHECK(imr->addr == NULL && imr->length == SIZE_MAX,
+		 "implicit: addr %p length %zu", imr->addr, imr->length);
 	bad = ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE);
-	CHECK(!bad, "implicit: registered without IBV_ACCESS_ON_DEMAND");
+	VT_CHECK(!bad, "implicit: registered without IBV_ACCESS_ON_DEMAND");
 
 	/* heap -> fresh mapping, 40 MiB in (untouched), through imr alone */
 	memset(heap, 'h', 3000);
 	st = post1(IBV_WR_RDMA_WRITE, heap, imr->lkey, 3000,
 		   (uintptr_t)far + (40 << 20) + 123, imr->rkey, 0, 0);
-	CHECK(st == IBV_WC_SUCCESS &&
-		      all_bytes(far + (40 << 20) + 123, 3000, 'h'),
-	      "implicit: RDMA Write heap -> mmap: %s", ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_SUCCESS &&
+			 all_bytes(far + (40 << 20) + 123, 3000, 'h'),
+		 "implicit: RDMA Write heap -> mmap: %s",
+		 ibv_wc_status_str(st));
 	/* stack <- RDMA Read of the fresh mapping's bytes */
 	memset(stack, 0, sizeof(stack));
 	st = post1(IBV_WR_RDMA_READ, stack, imr->lkey, sizeof(stack),
 		   (uintptr_t)far + (40 << 20) + 200, imr->rkey, 0, 0);
-	CHECK(st == IBV_WC_SUCCESS && all_bytes(stack, sizeof(stack), 'h'),
-	      "implicit: RDMA Read mmap -> stack: %s", ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_SUCCESS && all_bytes(stack, sizeof(stack), 'h'),
+		 "implicit: RDMA Read mmap -> stack: %s",
+		 ibv_wc_status_str(st));
 	/* an atomic on a global */
 	st = post1(IBV_WR_ATOMIC_CMP_AND_SWP, res, imr->lkey, 8,
 		   (uintptr_t)&in_data, imr->rkey, 40, 41);
-	CHECK(st == IBV_WC_SUCCESS && *res == 40 &&
-		      *(volatile uint64_t *)&in_data == 41,
-	      "implicit: Compare&Swap on a global: %s, orig %llu, now %llu",
-	      ibv_wc_status_str(st), (unsigned long long)*res,
-	      (unsigned long long)in_data);
+	VT_CHECK(st == IBV_WC_SUCCESS && *res == 40 &&
+			 *(volatile uint64_t *)&in_data == 41,
+		 "implicit: Compare&Swap on a global: %s, orig %llu, now %llu",
+		 ibv_wc_status_str(st), (unsigned long long)*res,
+		 (unsigned long long)in_data);
 	/* an address nothing maps */
 	st = post1(IBV_WR_RDMA_WRITE, heap, imr->lkey, 64, 4096, imr->rkey, 0,
 		   0);
-	CHECK(st == IBV_WC_REM_ACCESS_ERR,
-	      "implicit: RDMA Write to address 4096: %s",
-	      ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_REM_ACCESS_ERR,
+		 "implicit: RDMA Write to address 4096: %s",
+		 ibv_wc_status_str(st));
 	qps_new();
 	st = post1(IBV_WR_RDMA_WRITE, (void *)4096, imr->lkey, 64,
 		   (uintptr_t)far, imr->rkey, 0, 0);
-	CHECK(st == IBV_WC_LOC_PROT_ERR,
-	      "implicit: RDMA Write from address 4096: %s",
-	      ibv_wc_status_str(st));
-	CHECK(!ibv_dereg_mr(imr), "implicit: dereg");
-	if (!failed)
+	VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
+		 "implicit: RDMA Write from address 4096: %s",
+		 ibv_wc_status_str(st));
+	VT_CHECK(!ibv_dereg_mr(imr), "implicit: dereg");
+	if (!vt_failed)
 		printf("ok   implicit: one MR for the address space: heap, "
 		       "stack, globals and fresh mappings; nothing mapped is "
 		       "an access error\n");
@@ -529,10 +519,10 @@ static struct ibv_qp *xqp(enum ibv_qp_type type, struct ibv_srq *srq)
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
 	if (!q)
-		die("ibv_create_qp (UC/UD)");
+		vt_die("odp", "ibv_create_qp (UC/UD)");
 	mask |= type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
 	if (ibv_modify_qp(q, &a, mask))
-		die("INIT");
+		vt_die("odp", "INIT");
 	return q;
 }
 
@@ -544,7 +534,7 @@ static void xqp_rts(struct ibv_qp *q, uint32_t dest)
 
 	if (q->qp_type == IBV_QPT_UC) {
 		if (ibv_query_gid(ctx, 1, gid_index, &a.ah_attr.grh.dgid))
-			die("ibv_query_gid");
+			vt_die("odp", "ibv_query_gid");
 		a.path_mtu = IBV_MTU_1024;
 		a.dest_qp_num = dest;
 		a.ah_attr.is_global = 1;
@@ -555,10 +545,10 @@ static void xqp_rts(struct ibv_qp *q, uint32_t dest)
 			IBV_QP_RQ_PSN;
 	}
 	if (ibv_modify_qp(q, &a, mask))
-		die("RTR");
+		vt_die("odp", "RTR");
 	a.qp_state = IBV_QPS_RTS;
 	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("RTS");
+		vt_die("odp", "RTS");
 }
 
 /*
@@ -600,7 +590,7 @@ static enum ibv_wc_status xsend(struct ibv_qp *q, struct ibv_ah *ah,
 		 : ibv_post_recv(dst, &rwr, &rbad)) ||
 	    (wsrc && ibv_post_send(q, &wwr, &bad)) ||
 	    ibv_post_send(q, &swr, &bad))
-		die("post (UC/UD)");
+		vt_die("odp", "post (UC/UD)");
 	for (int i = 0; i < 2; i++) {
 		struct ibv_wc wc = wait_wc();
 
@@ -610,7 +600,7 @@ static enum ibv_wc_status xsend(struct ibv_qp *q, struct ibv_ah *ah,
 		} else if (wc.status != IBV_WC_SUCCESS) {
 			fprintf(stderr, "FAIL transports: send %s\n",
 				ibv_wc_status_str(wc.status));
-			failed = 1;
+			vt_failed = 1;
 		}
 	}
 	return rst;
@@ -636,12 +626,12 @@ static void test_transports(void)
 	enum ibv_wc_status st;
 
 	if (!mr || !srq || ibv_query_gid(ctx, 1, gid_index, &aa.grh.dgid))
-		die("ODP MR / SRQ");
+		vt_die("odp", "ODP MR / SRQ");
 	aa.grh.sgid_index = (uint8_t)gid_index;
 	aa.grh.hop_limit = 1;
 	ah = ibv_create_ah(pd, &aa);
 	if (!ah)
-		die("ibv_create_ah");
+		vt_die("odp", "ibv_create_ah");
 	for (int use_srq = 0; use_srq < 2; use_srq++) {
 		struct ibv_srq *q = use_srq ? srq : NULL;
 		uint8_t *base = buf + (size_t)use_srq * (4 << 20);
@@ -656,11 +646,11 @@ static void test_transports(void)
 		xqp_rts(ub, ua->qp_num);
 		st = xsend(ua, NULL, ub, q, mr->lkey, mr->rkey, src, wdst, src,
 			   rbuf, n, n, &got);
-		CHECK(st == IBV_WC_SUCCESS && got == n &&
-			      all_bytes(rbuf, n, 'u') &&
-			      all_bytes(wdst, n, 'u'),
-		      "transports: UC%s: receive %s, %u bytes",
-		      use_srq ? " (SRQ)" : "", ibv_wc_status_str(st), got);
+		VT_CHECK(st == IBV_WC_SUCCESS && got == n &&
+				 all_bytes(rbuf, n, 'u') &&
+				 all_bytes(wdst, n, 'u'),
+			 "transports: UC%s: receive %s, %u bytes",
+			 use_srq ? " (SRQ)" : "", ibv_wc_status_str(st), got);
 		ibv_destroy_qp(ua);
 		ibv_destroy_qp(ub);
 
@@ -672,17 +662,17 @@ static void test_transports(void)
 		memset(src, 'd', 512);
 		st = xsend(da, ah, db, q, mr->lkey, 0, NULL, NULL, src,
 			   rbuf + (1 << 19), 512, 512 + 40, &got);
-		CHECK(st == IBV_WC_SUCCESS && got == 512 + 40 &&
-			      all_bytes(rbuf + (1 << 19) + 40, 512, 'd'),
-		      "transports: UD%s: receive %s, %u bytes",
-		      use_srq ? " (SRQ)" : "", ibv_wc_status_str(st), got);
+		VT_CHECK(st == IBV_WC_SUCCESS && got == 512 + 40 &&
+				 all_bytes(rbuf + (1 << 19) + 40, 512, 'd'),
+			 "transports: UD%s: receive %s, %u bytes",
+			 use_srq ? " (SRQ)" : "", ibv_wc_status_str(st), got);
 		ibv_destroy_qp(da);
 		ibv_destroy_qp(db);
 	}
 	ibv_destroy_ah(ah);
 	ibv_destroy_srq(srq);
-	CHECK(!ibv_dereg_mr(mr), "transports: dereg");
-	if (!failed)
+	VT_CHECK(!ibv_dereg_mr(mr), "transports: dereg");
+	if (!vt_failed)
 		printf("ok   transports: UC Send, Write and receive (RQ, SRQ), "
 		       "UD Send and receive (RQ, SRQ) in untouched ODP "
 		       "memory\n");
@@ -699,7 +689,7 @@ static bool rebacked(const void *addr)
 	FILE *f = fopen("/proc/self/maps", "re");
 
 	if (!f)
-		die("/proc/self/maps");
+		vt_die("odp", "/proc/self/maps");
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long s, e;
 
@@ -723,36 +713,37 @@ static void test_rereg(void)
 	mr = ibv_reg_mr(pd, buf, len,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!mr || !smr)
-		die("ibv_reg_mr");
-	CHECK(rebacked(buf), "rereg: a pinned MR is not shared with rxdpd");
+		vt_die("odp", "ibv_reg_mr");
+	VT_CHECK(rebacked(buf), "rereg: a pinned MR is not shared with rxdpd");
 	/* to ODP: given back as private memory, and it follows the tables */
-	CHECK(!ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-			    ODP_ALL),
-	      "rereg: to ODP: %s", strerror(errno));
-	CHECK(private_anon(buf) && all_bytes(buf, len, 'A'),
-	      "rereg: to ODP: the memory is not private and intact");
+	VT_CHECK(!ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			       ODP_ALL),
+		 "rereg: to ODP: %s", strerror(errno));
+	VT_CHECK(private_anon(buf) && all_bytes(buf, len, 'A'),
+		 "rereg: to ODP: the memory is not private and intact");
 	if (munmap(buf + page, page))
-		die("munmap");
+		vt_die("odp", "munmap");
 	memset(src, 'B', 64);
 	st = post1(IBV_WR_RDMA_WRITE, src, smr->lkey, 64, (uintptr_t)buf + page,
 		   mr->rkey, 0, 0);
-	CHECK(st == IBV_WC_REM_ACCESS_ERR, "rereg: ODP hole: %s",
-	      ibv_wc_status_str(st));
+	VT_CHECK(st == IBV_WC_REM_ACCESS_ERR, "rereg: ODP hole: %s",
+		 ibv_wc_status_str(st));
 	qps_new();
 	/* back to pinned, over the mapped part: shared again */
-	CHECK(!ibv_rereg_mr(mr,
-			    IBV_REREG_MR_CHANGE_ACCESS |
-				    IBV_REREG_MR_CHANGE_TRANSLATION,
-			    NULL, buf + 2 * page, 2 * page,
-			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
-	      "rereg: back from ODP: %s", strerror(errno));
-	CHECK(rebacked(buf + 2 * page), "rereg: back from ODP: not shared");
+	VT_CHECK(!ibv_rereg_mr(mr,
+			       IBV_REREG_MR_CHANGE_ACCESS |
+				       IBV_REREG_MR_CHANGE_TRANSLATION,
+			       NULL, buf + 2 * page, 2 * page,
+			       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE),
+		 "rereg: back from ODP: %s", strerror(errno));
+	VT_CHECK(rebacked(buf + 2 * page), "rereg: back from ODP: not shared");
 	st = post1(IBV_WR_RDMA_WRITE, src, smr->lkey, 64,
 		   (uintptr_t)buf + 2 * page, mr->rkey, 0, 0);
-	CHECK(st == IBV_WC_SUCCESS && all_bytes(buf + 2 * page, 64, 'B'),
-	      "rereg: back from ODP: RDMA Write %s", ibv_wc_status_str(st));
-	CHECK(!ibv_dereg_mr(mr) && !ibv_dereg_mr(smr), "rereg: dereg");
-	if (!failed)
+	VT_CHECK(st == IBV_WC_SUCCESS && all_bytes(buf + 2 * page, 64, 'B'),
+		 "rereg: back from ODP: RDMA Write %s", ibv_wc_status_str(st));
+	VT_CHECK(!ibv_dereg_mr(mr) && !ibv_dereg_mr(smr), "rereg: dereg");
+	if (!vt_failed)
 		printf("ok   rereg: to ODP gives the memory back, from ODP "
 		       "shares it again\n");
 }
@@ -773,21 +764,21 @@ static void test_advise(void)
 	int r;
 
 	if (!mr || !ro || !pin || !imr || !pd2)
-		die("ibv_reg_mr / ibv_alloc_pd");
+		vt_die("odp", "ibv_reg_mr / ibv_alloc_pd");
 	sge.lkey = mr->lkey;
-#define ADVISE(p, advice, flags, sg, n, want, what)                        \
-	do {                                                               \
-		r = ibv_advise_mr(p, advice, flags, sg, n);                \
-		CHECK(r == (want), "advise: %s: %d (%s), not %d", what, r, \
-		      strerror(r), want);                                  \
+#define ADVISE(p, advice, flags, sg, n, want, what)                           \
+	do {                                                                  \
+		r = ibv_advise_mr(p, advice, flags, sg, n);                   \
+		VT_CHECK(r == (want), "advise: %s: %d (%s), not %d", what, r, \
+			 strerror(r), want);                                  \
 	} while (0)
 
 	ADVISE(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 	       IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1, 0, "sync PREFETCH_WRITE");
-	CHECK(resident(buf, 8 * page) == (size_t)(8 * page) &&
-		      resident(buf + 8 * page, len - 8 * page) == 0,
-	      "advise: sync prefetch: %zu of %zu bytes resident",
-	      resident(buf, len), (size_t)(8 * page));
+	VT_CHECK(resident(buf, 8 * page) == (size_t)(8 * page) &&
+			 resident(buf + 8 * page, len - 8 * page) == 0,
+		 "advise: sync prefetch: %zu of %zu bytes resident",
+		 resident(buf, len), (size_t)(8 * page));
 	sge.addr += 8 * page;
 	ADVISE(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, IBV_ADVISE_MR_FLAG_FLUSH,
 	       &sge, 1, 0, "sync PREFETCH");
@@ -836,7 +827,7 @@ static void test_advise(void)
 	       &sge, 0, EINVAL, "no SGE");
 	/* a hole: sync prefetch fails, async does not say */
 	if (munmap(buf + 32 * page, page))
-		die("munmap");
+		vt_die("odp", "munmap");
 	sge.lkey = mr->lkey;
 	sge.addr = (uintptr_t)buf + 30 * page;
 	sge.length = (uint32_t)(4 * page);
@@ -848,7 +839,7 @@ static void test_advise(void)
 	ibv_dereg_mr(mr);
 	ibv_dereg_mr(ro);
 	ibv_dereg_mr(imr);
-	if (!failed)
+	if (!vt_failed)
 		printf("ok   advise: sync prefetch faults the range in; "
 		       "errors for bad keys, ranges, rights, flags, advice\n");
 }
@@ -880,5 +871,5 @@ int main(int argc, char **argv)
 		test_advise();
 	else
 		return 2;
-	return failed;
+	return vt_failed;
 }

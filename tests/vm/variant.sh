@@ -100,6 +100,39 @@ apt_from() {
 	}
 }
 
+# kernel_from_debs KVER: the kernel packages in $mnt/tmp/debs unpacked
+# rather than installed (their dependencies are another release's; the
+# guest needs only the kernel, its modules and an initramfs, which the
+# image's depmod and mkinitramfs make), made the variant's kernel
+kernel_from_debs() {
+	local kver=$1 d mods vmlinuz
+	for d in "$mnt"/tmp/debs/*.deb; do
+		# /lib is a link to /usr/lib in the image: keep it one
+		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$mnt" || exit 1
+	done
+	rm -rf "$mnt/tmp/debs"
+	# Debian 13's kernels keep the image and its config beside the
+	# modules (their maintainer scripts link them into /boot); older
+	# ones in /boot. mkinitramfs reads the config.
+	mods=$mnt/lib/modules/$kver
+	vmlinuz=$mnt/boot/vmlinuz-$kver
+	[ -f "$mods/vmlinuz" ] && vmlinuz=$mods/vmlinuz
+	[ -f "$mods/config" ] && cp "$mods/config" "$mnt/boot/config-$kver"
+	in_root depmod "$kver" &&
+		in_root mkinitramfs -o "/boot/initrd.img-$kver" "$kver" >>"$work/apt.log" 2>&1 || {
+		tail -n 30 "$work/apt.log" >&2
+		exit 1
+	}
+	[ -f "$vmlinuz" ] && [ -f "$mnt/boot/initrd.img-$kver" ] || {
+		echo "variant.sh: no $kver kernel or initramfs" >&2
+		exit 1
+	}
+	cp "$vmlinuz" "$work/img/vmlinuz"
+	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
+	echo "$kver" >"$work/img/version"
+	echo /sbin/rxdp-init >"$work/img/init"
+}
+
 case $name in
 systemd)
 	echo "variant.sh: systemd in the guest image" >&2
@@ -176,31 +209,8 @@ backports)
 		tail -n 30 "$work/apt.log" >&2
 		exit 1
 	}
-	for d in "$mnt"/tmp/debs/*.deb; do
-		# /lib is a link to /usr/lib in the image: keep it one
-		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$mnt" || exit 1
-	done
-	rm -rf "$mnt/tmp/debs" "$mnt/etc/apt/sources.list.d/trixie-backports.list"
-	# Debian 13's kernels keep the image and its config beside the
-	# modules (their maintainer scripts link them into /boot); older
-	# ones in /boot. mkinitramfs reads the config.
-	mods=$mnt/lib/modules/$kver
-	vmlinuz=$mnt/boot/vmlinuz-$kver
-	[ -f "$mods/vmlinuz" ] && vmlinuz=$mods/vmlinuz
-	[ -f "$mods/config" ] && cp "$mods/config" "$mnt/boot/config-$kver"
-	in_root depmod "$kver" &&
-		in_root mkinitramfs -o "/boot/initrd.img-$kver" "$kver" >>"$work/apt.log" 2>&1 || {
-		tail -n 30 "$work/apt.log" >&2
-		exit 1
-	}
-	[ -f "$vmlinuz" ] && [ -f "$mnt/boot/initrd.img-$kver" ] || {
-		echo "variant.sh: no $kver kernel or initramfs" >&2
-		exit 1
-	}
-	cp "$vmlinuz" "$work/img/vmlinuz"
-	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
-	echo "$kver" >"$work/img/version"
-	echo /sbin/rxdp-init >"$work/img/init"
+	rm -f "$mnt/etc/apt/sources.list.d/trixie-backports.list"
+	kernel_from_debs "$kver"
 	;;
 jammy)
 	echo "variant.sh: Ubuntu 22.04's kernel in the guest image" >&2
@@ -242,23 +252,7 @@ jammy)
 		fetch "$f" "$mnt/tmp/debs/$p.deb"
 		sha_ok "$mnt/tmp/debs/$p.deb" "$(field "$p" SHA256)"
 	done
-	for d in "$mnt"/tmp/debs/*.deb; do
-		dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$mnt" || exit 1
-	done
-	rm -rf "$mnt/tmp/debs"
-	in_root depmod "$kver" &&
-		in_root mkinitramfs -o "/boot/initrd.img-$kver" "$kver" >>"$work/apt.log" 2>&1 || {
-		tail -n 30 "$work/apt.log" >&2
-		exit 1
-	}
-	[ -f "$mnt/boot/vmlinuz-$kver" ] && [ -f "$mnt/boot/initrd.img-$kver" ] || {
-		echo "variant.sh: no $kver kernel or initramfs" >&2
-		exit 1
-	}
-	cp "$mnt/boot/vmlinuz-$kver" "$work/img/vmlinuz"
-	cp "$mnt/boot/initrd.img-$kver" "$work/img/initrd.img"
-	echo "$kver" >"$work/img/version"
-	echo /sbin/rxdp-init >"$work/img/init"
+	kernel_from_debs "$kver"
 	;;
 esac
 rm -rf "$mnt"/var/cache/apt/archives/*.deb "$mnt"/var/lib/apt/lists/*

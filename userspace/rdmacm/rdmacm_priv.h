@@ -17,6 +17,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "common/ctl_cm.h"
+#include "common/sysdl.h"
 
 /* An rxdp device as the CM uses it: its verbs context and default PD */
 struct cma_dev {
@@ -143,19 +144,9 @@ int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
 		 struct rdma_cm_event **out);
 
 /* rdma-core's FN(...) with its errno made ours */
-#define CMA_SYS(fn, ...)                                                \
-	({                                                              \
-		__auto_type r_ =                                        \
-			((__typeof__(&fn))cma_sys.p_##fn)(__VA_ARGS__); \
-		cma_sys_errno();                                        \
-		r_;                                                     \
-	})
-
-#define CMA_SYS_VOID(fn, ...)                                   \
-	do {                                                    \
-		((__typeof__(&fn))cma_sys.p_##fn)(__VA_ARGS__); \
-		cma_sys_errno();                                \
-	} while (0)
+#define CMA_SYS(fn, ...) RXDP_SYSDL_CALL(cma_sys, cma_sys_errno, fn, __VA_ARGS__)
+#define CMA_SYS_VOID(fn, ...)                                                  \
+	RXDP_SYSDL_VOID(cma_sys, cma_sys_errno, fn, __VA_ARGS__)
 
 /* what sys.c needs of cma.c */
 struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context,

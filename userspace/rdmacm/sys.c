@@ -22,7 +22,7 @@
 #include "rdmacm/rdmacm_priv.h"
 
 struct cma_sys_calls cma_sys;
-static int sys_state; /* 0 not tried, 1 loaded, -1 not to be */
+static int sys_state; /* 0 not (yet), 1 loaded, -1 never: said why */
 static pthread_mutex_t sys_lock = PTHREAD_MUTEX_INITIALIZER;
 static int *(*sys_errno_location)(void);
 
@@ -40,7 +40,7 @@ static int sys_open(void)
 	void *h;
 
 	if (!verbs)
-		return -1;
+		return 0; /* no kernel RDMA device yet: ask again next time */
 	if (path[0] == '/' && rxdp_sysdl_is_self(path, (void *)sys_open)) {
 		pr_warn("rxdp: %s is rxdp's own librdmacm, not rdma-core's; "
 			"the kernel's RDMA-CM is not used\n",
@@ -82,6 +82,7 @@ int cma_sys_load(void)
 	if (!sys_state)
 		__atomic_store_n(&sys_state, sys_open(), __ATOMIC_RELEASE);
 	s = sys_state;
+	/* 0 stays: a later channel looks again */
 	pthread_mutex_unlock(&sys_lock);
 	return s > 0;
 }

@@ -16,6 +16,8 @@
 #include <infiniband/verbs.h>
 #include <stdbool.h>
 
+#include "common/sysdl.h"
+
 struct rxdp_device;
 
 /* Every verb handed to rdma-core, with the version node it is taken from */
@@ -122,19 +124,10 @@ static inline bool rxdp_foreign_ctx(const struct ibv_context *ctx)
 /* An object of either kind: every verbs object names its context */
 #define rxdp_foreign(obj) ((obj) && rxdp_foreign_ctx((obj)->context))
 
-/* Call rdma-core's FN(...) and take its errno; the value of the call */
-#define RXDP_SYS(fn, ...)                                                \
-	({                                                               \
-		__auto_type r_ =                                         \
-			((__typeof__(&fn))rxdp_sys.p_##fn)(__VA_ARGS__); \
-		rxdp_sys_errno();                                        \
-		r_;                                                      \
-	})
-
-#define RXDP_SYS_VOID(fn, ...)                                   \
-	do {                                                     \
-		((__typeof__(&fn))rxdp_sys.p_##fn)(__VA_ARGS__); \
-		rxdp_sys_errno();                                \
-	} while (0)
+/* rdma-core's FN(...), its errno taken: the value of the call */
+#define RXDP_SYS(fn, ...)                                                      \
+	RXDP_SYSDL_CALL(rxdp_sys, rxdp_sys_errno, fn, __VA_ARGS__)
+#define RXDP_SYS_VOID(fn, ...)                                                 \
+	RXDP_SYSDL_VOID(rxdp_sys, rxdp_sys_errno, fn, __VA_ARGS__)
 
 #endif
