@@ -36,17 +36,18 @@ int *(*rxdp_sysdl_errno(void *handle))(void);
  * rdma-core's fn(...) through table.p_fn, typed as this library's fn, then
  * take_errno() (its errno made ours): the value of the call
  */
-#define RXDP_SYSDL_CALL(table, take_errno, fn, ...)                            \
-	({                                                                     \
-		__auto_type r_ = ((__typeof__(&fn))(table).p_##fn)(__VA_ARGS__); \
-		take_errno();                                                  \
-		r_;                                                            \
+#define RXDP_SYSDL_CALL(table, take_errno, fn, ...)                     \
+	({                                                              \
+		__auto_type r_ =                                        \
+			((__typeof__(&fn))(table).p_##fn)(__VA_ARGS__); \
+		take_errno();                                           \
+		r_;                                                     \
 	})
 
-#define RXDP_SYSDL_VOID(table, take_errno, fn, ...)                            \
-	do {                                                                   \
-		((__typeof__(&fn))(table).p_##fn)(__VA_ARGS__);                \
-		take_errno();                                                  \
+#define RXDP_SYSDL_VOID(table, take_errno, fn, ...)             \
+	do {                                                    \
+		((__typeof__(&fn))(table).p_##fn)(__VA_ARGS__); \
+		take_errno();                                   \
 	} while (0)
 
 #endif

@@ -144,8 +144,9 @@ int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
 		 struct rdma_cm_event **out);
 
 /* rdma-core's FN(...) with its errno made ours */
-#define CMA_SYS(fn, ...) RXDP_SYSDL_CALL(cma_sys, cma_sys_errno, fn, __VA_ARGS__)
-#define CMA_SYS_VOID(fn, ...)                                                  \
+#define CMA_SYS(fn, ...) \
+	RXDP_SYSDL_CALL(cma_sys, cma_sys_errno, fn, __VA_ARGS__)
+#define CMA_SYS_VOID(fn, ...) \
 	RXDP_SYSDL_VOID(cma_sys, cma_sys_errno, fn, __VA_ARGS__)
 
 /* what sys.c needs of cma.c */

@@ -125,9 +125,9 @@ static inline bool rxdp_foreign_ctx(const struct ibv_context *ctx)
 #define rxdp_foreign(obj) ((obj) && rxdp_foreign_ctx((obj)->context))
 
 /* rdma-core's FN(...), its errno taken: the value of the call */
-#define RXDP_SYS(fn, ...)                                                      \
+#define RXDP_SYS(fn, ...) \
 	RXDP_SYSDL_CALL(rxdp_sys, rxdp_sys_errno, fn, __VA_ARGS__)
-#define RXDP_SYS_VOID(fn, ...)                                                 \
+#define RXDP_SYS_VOID(fn, ...) \
 	RXDP_SYSDL_VOID(rxdp_sys, rxdp_sys_errno, fn, __VA_ARGS__)
 
 #endif
