@@ -47,14 +47,25 @@ static int ethtool_ioctl(const char *ifname, void *cmd)
 	return ret;
 }
 
-/* RX queues from ethtool (namespace-correct, unlike /sys after setns) */
-static void link_query_ethtool(struct rxdp_link *l)
+/*
+ * The RX queues the interface has now (ethtool's channels:
+ * namespace-correct, unlike /sys after setns), 0 if it does not say
+ */
+static __u32 link_rx_queues(const struct rxdp_link *l)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ethtool_cmd ec = { .cmd = ETHTOOL_GSET };
 
-	if (!ethtool_ioctl(l->ifname, &ch) && ch.rx_count + ch.combined_count)
-		l->num_rx_queues = ch.rx_count + ch.combined_count;
+	return ethtool_ioctl(l->ifname, &ch) ? 0
+					     : ch.rx_count + ch.combined_count;
+}
+
+static void link_query_ethtool(struct rxdp_link *l)
+{
+	struct ethtool_cmd ec = { .cmd = ETHTOOL_GSET };
+	__u32 nq = link_rx_queues(l);
+
+	if (nq)
+		l->num_rx_queues = nq;
 	if (!ethtool_ioctl(l->ifname, &ec)) {
 		__u32 speed = ethtool_cmd_speed(&ec);
 
@@ -246,6 +257,8 @@ void dev_check(struct rxdp_link *l)
 	if (l->dev && l->dev->maps.ino == st.st_ino) {
 		dev_xdp_check(l);
 		dev_port_update(l);
+		if (l->dev->hca) /* ethtool -L says nothing over rtnetlink */
+			hca_queues_follow(l, link_rx_queues(l));
 		return;
 	}
 	if (l->dev)

@@ -82,8 +82,16 @@ struct hca_eng {
 struct hca_dev {
 	struct rxdp_umem umem;
 	struct rxdp_engine_group *group;
-	int ne;
+	int ne; /* engines running */
+	int max_ne; /* engines it may run: more start as queues come */
 	struct hca_eng eng[RXDP_CTL_MAX_XSKS];
+	/* queues 0 .. nq - 1 have a socket: queue q engine q_eng[q]'s
+	 * q_idx[q]-th */
+	__u32 nq;
+	__u8 q_eng[RXDP_MAX_QUEUES], q_idx[RXDP_MAX_QUEUES];
+	__u32 nq_failed; /* a queue count it could not follow */
+	/* what every engine is made with, but its port, page and CPUs */
+	struct rxdp_engine_config cfg;
 	/*
 	 * AHs by handle - 1, device-wide: their objects (control thread) and
 	 * engine AHs, which the data-path thread looks up (under the engine
@@ -393,6 +401,19 @@ static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 
 /* --- devices ------------------------------------------------------------ */
 
+/* What an engine (stopped, or never started) had */
+static void hca_eng_free(struct hca_eng *he)
+{
+	rxdp_xsk_port_destroy(he->port);
+	if (he->page)
+		munmap(he->page, sizeof(*he->page));
+	if (he->page_fd >= 0)
+		close(he->page_fd);
+	he->port = NULL;
+	he->page = NULL;
+	he->page_fd = -1;
+}
+
 static void hca_dev_free(struct hca_dev *hd)
 {
 	if (!hd)
@@ -400,15 +421,8 @@ static void hca_dev_free(struct hca_dev *hd)
 	for (int i = 0; i < hd->ne; i++)
 		rxdp_engine_destroy(hd->eng[i].e);
 	rxdp_engine_group_destroy(hd->group);
-	for (int i = 0; i < hd->ne; i++) {
-		struct hca_eng *he = &hd->eng[i];
-
-		rxdp_xsk_port_destroy(he->port);
-		if (he->page)
-			munmap(he->page, sizeof(*he->page));
-		if (he->page_fd >= 0)
-			close(he->page_fd);
-	}
+	for (int i = 0; i < hd->ne; i++)
+		hca_eng_free(&hd->eng[i]);
 	mcast_leave_all(&hd->joins);
 	rxdp_umem_destroy(&hd->umem);
 	free(hd->ahs);
@@ -417,14 +431,14 @@ static void hca_dev_free(struct hca_dev *hd)
 }
 
 /*
- * How many engines a device of nsock sockets runs: --engines N, or with
- * --engines auto one per queue up to the CPUs its threads may use (--cpus,
+ * How many engines a device may run, one per queue at most: --engines N,
+ * or with --engines auto as many as the CPUs its threads may use (--cpus,
  * else every one); else one. One is the default for now: with two engines
  * per host on the 2-core VM under a load of 10 or more, pingpongs whose
  * packets crossed engines ran out of retries where one engine served
  * them all (tests/rc/engines.sh; userspace/daemon/README.md).
  */
-static int hca_engines(int nsock)
+static int hca_max_engines(void)
 {
 	int n = rxdpd.engines ? rxdpd.engines : 1;
 
@@ -436,8 +450,8 @@ static int hca_engines(int nsock)
 			    ? CPU_COUNT(&set)
 			    : 1;
 	}
-	if (n > nsock)
-		n = nsock;
+	if (n > RXDP_CTL_MAX_XSKS)
+		n = RXDP_CTL_MAX_XSKS;
 	return n < 1 ? 1 : n;
 }
 
@@ -463,12 +477,41 @@ static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
 	return &he->cpus;
 }
 
+/* Engine k of hd, on its port (he->port): its page and its thread */
+static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
+{
+	struct rxdp_engine_config cfg = hd->cfg;
+	struct hca_eng *he = &hd->eng[k];
+
+	/* its page: clients may only map it read-only after the seal */
+	he->page_fd = shm_create("rxdp-device", sizeof(*he->page),
+				 (void **)&he->page);
+	if (he->page_fd < 0 || fcntl(he->page_fd, F_ADD_SEALS,
+				     F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
+		snprintf(msg, msglen, "cannot make the device page: %s",
+			 strerror(errno));
+		return -1;
+	}
+	cfg.port = he->port;
+	cfg.sleep_word = &he->page->sleeping;
+	cfg.stream_word = &he->page->streaming;
+	cfg.cpus = hca_engine_cpus(he, k, hd->max_ne);
+	cfg.group_index = k;
+	he->e = rxdp_engine_create(&cfg);
+	if (!he->e) {
+		snprintf(msg, msglen, "cannot start the engine: %s",
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* The device's data path, made at its first context */
 static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 				   size_t msglen)
 {
-	struct rxdp_engine_config cfg = { 0 };
 	struct hca_dev *hd = l->dev->hca;
+	struct rxdp_engine_config *cfg;
 	struct rxdp_xsk_port *port;
 	int fds[RXDP_CTL_MAX_XSKS], n, ret;
 	const char *why = "";
@@ -523,7 +566,13 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	/* queue q's socket goes to engine q % ne */
-	hd->ne = hca_engines(n);
+	hd->max_ne = hca_max_engines();
+	hd->ne = hd->max_ne < n ? hd->max_ne : n;
+	hd->nq = (__u32)n;
+	for (int q = 0; q < n; q++) {
+		hd->q_eng[q] = (__u8)(q % hd->ne);
+		hd->q_idx[q] = (__u8)(q / hd->ne);
+	}
 	for (int k = 0; k < hd->ne; k++) {
 		hd->eng[k].port = rxdp_xsk_port_split(port, k, hd->ne);
 		if (!hd->eng[k].port) {
@@ -534,52 +583,32 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
-	hd->group = hd->ne > 1 ? rxdp_engine_group_create(hd->ne) : NULL;
-	if (hd->ne > 1 && !hd->group) {
+	hd->group = hd->max_ne > 1 ? rxdp_engine_group_create(hd->max_ne)
+				   : NULL;
+	if (hd->max_ne > 1 && !hd->group) {
 		snprintf(msg, msglen, "out of memory");
 		goto err;
 	}
-	cfg.ops = &rxdp_xsk_port_ops;
-	cfg.psn_table = l->dev->maps.psn;
-	cfg.maps = &l->dev->emaps;
-	cfg.progress_thread = 1;
-	cfg.event_cb = on_event;
-	cfg.event_arg = hd;
-	cfg.ah_lookup = on_ah_lookup;
-	cfg.ah_arg = hd;
-	cfg.mcast_cb = on_mcast;
-	cfg.mcast_arg = hd;
+	cfg = &hd->cfg;
+	cfg->ops = &rxdp_xsk_port_ops;
+	cfg->psn_table = l->dev->maps.psn;
+	cfg->maps = &l->dev->emaps;
+	cfg->progress_thread = 1;
+	cfg->event_cb = on_event;
+	cfg->event_arg = hd;
+	cfg->ah_lookup = on_ah_lookup;
+	cfg->ah_arg = hd;
+	cfg->mcast_cb = on_mcast;
+	cfg->mcast_arg = hd;
 	hd->ifindex = l->ifindex;
-	cfg.fifo_prio = rxdpd.fifo_prio;
-	cfg.poll = rxdpd.poll;
-	cfg.group = hd->group;
+	cfg->fifo_prio = rxdpd.fifo_prio;
+	cfg->poll = rxdpd.poll;
+	cfg->group = hd->group;
 	if (flags & XDP_USE_SG)
-		cfg.max_mtu = 4096;
-	for (int k = 0; k < hd->ne; k++) {
-		struct hca_eng *he = &hd->eng[k];
-
-		/* its page: clients may only map it read-only after the seal */
-		he->page_fd = shm_create("rxdp-device", sizeof(*he->page),
-					 (void **)&he->page);
-		if (he->page_fd < 0 ||
-		    fcntl(he->page_fd, F_ADD_SEALS,
-			  F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
-			snprintf(msg, msglen, "cannot make the device page: %s",
-				 strerror(errno));
+		cfg->max_mtu = 4096;
+	for (int k = 0; k < hd->ne; k++)
+		if (hca_eng_start(hd, k, msg, msglen))
 			goto err;
-		}
-		cfg.port = he->port;
-		cfg.sleep_word = &he->page->sleeping;
-		cfg.stream_word = &he->page->streaming;
-		cfg.cpus = hca_engine_cpus(he, k, hd->ne);
-		cfg.group_index = k;
-		he->e = rxdp_engine_create(&cfg);
-		if (!he->e) {
-			snprintf(msg, msglen, "cannot start the engine: %s",
-				 strerror(errno));
-			goto err;
-		}
-	}
 	l->dev->hca = hd;
 	pr_info("rxdp_%s: data path up: %d queue(s), %d engine(s), %s "
 		"mode%s%s\n",
@@ -595,6 +624,96 @@ err:
 	return NULL;
 }
 
+struct hca_port_add {
+	int ifindex;
+	__u32 queue;
+	const char *why;
+};
+
+static int hca_port_add(void *port, void *arg)
+{
+	struct hca_port_add *a = arg;
+
+	return rxdp_xsk_port_add(port, a->ifindex, a->queue, &a->why);
+}
+
+/*
+ * Queue q's socket, the next one: a new engine's first while the device
+ * may run more, else on engine q mod ne, running. Its fd, or -errno.
+ */
+static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
+{
+	struct hca_port_add a = { .ifindex = hd->ifindex, .queue = q };
+	int k = hd->ne, fd, fds[RXDP_CTL_MAX_XSKS];
+	struct hca_eng *he = &hd->eng[k];
+
+	if (hd->ne < hd->max_ne) {
+		he->port = rxdp_xsk_port_like(hd->eng[0].port);
+		fd = he->port
+			     ? rxdp_xsk_port_add(he->port, a.ifindex, q, &a.why)
+			     : -ENOMEM;
+		if (fd < 0)
+			snprintf(msg, len, "%s: %s",
+				 a.why ? a.why : "out of memory",
+				 strerror(-fd));
+		else if (hca_eng_start(hd, k, msg, len))
+			fd = -EAGAIN;
+		if (fd < 0) {
+			hca_eng_free(he);
+			return fd;
+		}
+		hd->ne++;
+	} else {
+		k = (int)(q % (__u32)hd->ne);
+		he = &hd->eng[k];
+		fd = rxdp_engine_port_call(he->e, hca_port_add, &a);
+		if (fd < 0) {
+			snprintf(msg, len, "%s: %s", a.why, strerror(-fd));
+			return fd;
+		}
+	}
+	hd->q_eng[q] = (__u8)k;
+	hd->q_idx[q] =
+		(__u8)(rxdp_xsk_port_fds(he->port, fds, RXDP_CTL_MAX_XSKS) - 1);
+	return fd;
+}
+
+void hca_queues_follow(struct rxdp_link *l, __u32 count)
+{
+	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	char msg[200];
+
+	if (!hd)
+		return;
+	if (count > RXDP_MAX_QUEUES)
+		count = RXDP_MAX_QUEUES;
+	if (count <= hd->nq || count == hd->nq_failed)
+		return;
+	while (hd->nq < count) {
+		__u32 q = hd->nq;
+		int fd = hca_queue_add(hd, q, msg, sizeof(msg));
+
+		if (fd < 0) {
+			/* tried again when the count changes (each try makes a
+			 * UMEM) */
+			pr_warn("rxdp_%s: cannot serve RX queue %u: %s (tried "
+				"again when the interface's queues change)\n",
+				l->ifname, q, msg);
+			hd->nq_failed = count;
+			return;
+		}
+		if (bpf_map_update_elem(l->dev->maps.xsks, &q, &fd, BPF_ANY))
+			pr_warn("rxdp_%s: cannot put queue %u's AF_XDP socket "
+				"in the XSK map: %s\n",
+				l->ifname, q, strerror(errno));
+		hd->nq++;
+		pr_info("rxdp_%s: RX queue %u served by engine %d: %u "
+			"queue(s), "
+			"%d engine(s)\n",
+			l->ifname, q, hd->q_eng[q], hd->nq, hd->ne);
+	}
+}
+
 __u32 hca_mtu_cap(const struct rxdp_link *l)
 {
 	/* every socket of the device is bound alike: engine 0's say */
@@ -608,21 +727,14 @@ int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max)
 {
 	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
 	__u16 m[RXDP_CTL_MAX_XSKS][RXDP_CTL_MAX_XSKS];
-	int cnt[RXDP_CTL_MAX_XSKS], n = 0;
+	int n = 0;
 
 	if (!hd)
 		return 0;
 	for (int k = 0; k < hd->ne; k++)
-		cnt[k] = rxdp_xsk_port_modes(hd->eng[k].port, m[k],
-					     RXDP_CTL_MAX_XSKS);
-	/* queue q is engine q mod ne's (q / ne)-th socket */
-	for (int q = 0; n < max; q++) {
-		int k = q % hd->ne, i = q / hd->ne;
-
-		if (i >= cnt[k])
-			break;
-		modes[n++] = m[k][i];
-	}
+		rxdp_xsk_port_modes(hd->eng[k].port, m[k], RXDP_CTL_MAX_XSKS);
+	for (__u32 q = 0; q < hd->nq && n < max; q++)
+		modes[n++] = m[hd->q_eng[q]][hd->q_idx[q]];
 	return n;
 }
 

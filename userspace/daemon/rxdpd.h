@@ -285,6 +285,13 @@ int hca_qp_charge(uid_t uid, char *msg, size_t msglen);
 void hca_qp_uncharge(uid_t uid);
 void hca_dev_release(struct rxdp_link *l);
 /*
+ * The interface now has count RX queues (ethtool -L): the data path, if
+ * up, binds a socket on each new one, on a new engine while the device may
+ * run more (--engines), else on one running. Queues never go: the kernel
+ * refuses to take one from under an AF_XDP socket.
+ */
+void hca_queues_follow(struct rxdp_link *l, __u32 count);
+/*
  * The largest path MTU (enum ibv_mtu) the device's data path carries:
  * rxdpd.mtu_cap, or 2048 once its sockets are bound without multi-buffer
  * (zero-copy on a driver that has no zero-copy multi-buffer)

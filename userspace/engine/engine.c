@@ -657,6 +657,31 @@ void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd)
 	close(fd);
 }
 
+/* The port's fds, added to the thread's set (again: EEXIST is no matter) */
+static void eng_watch_port(struct rxdp_engine *e)
+{
+	int fds[RXDP_CTL_MAX_XSKS];
+	int nfds = 0;
+
+	if (e->cfg.ops->poll_fds)
+		nfds = e->cfg.ops->poll_fds(e->cfg.port, fds,
+					    RXDP_CTL_MAX_XSKS);
+	for (int i = 0; i < nfds; i++)
+		eng_epoll_add(e, fds[i], false);
+}
+
+int rxdp_engine_port_call(struct rxdp_engine *e,
+			  int (*fn)(void *port, void *arg), void *arg)
+{
+	int ret;
+
+	eng_lock(e);
+	ret = fn(e->cfg.port, arg);
+	eng_watch_port(e);
+	eng_unlock(e);
+	return ret;
+}
+
 /*
  * Poll mode (cfg.poll): nothing but passes, for a thread with a CPU of its
  * own. No wake-up is ever needed: the sleeping word stays 0, so posters
@@ -682,14 +707,8 @@ static void eng_poll_loop(struct rxdp_engine *e)
 static void *eng_thread(void *arg)
 {
 	struct rxdp_engine *e = arg;
-	int fds[RXDP_CTL_MAX_XSKS];
-	int nfds = 0;
 
-	if (e->cfg.ops->poll_fds)
-		nfds = e->cfg.ops->poll_fds(e->cfg.port, fds,
-					    RXDP_CTL_MAX_XSKS);
-	for (int i = 0; i < nfds; i++)
-		eng_epoll_add(e, fds[i], false);
+	eng_watch_port(e);
 
 	/* what top -H and /proc/PID/task/TID/comm show */
 	pthread_setname_np(pthread_self(), "rxdp-datapath");

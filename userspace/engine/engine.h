@@ -237,6 +237,13 @@ void rxdp_engine_progress(struct rxdp_engine *e);
  */
 int rxdp_engine_doorbell(struct rxdp_engine *e);
 void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd);
+/*
+ * fn(port, arg) with the engine's lock held, so its thread leaves the port
+ * alone meanwhile (a port that gains a socket: rxdp_xsk_port_add()); the
+ * thread then waits on every fd the port has. fn's return value.
+ */
+int rxdp_engine_port_call(struct rxdp_engine *e,
+			  int (*fn)(void *port, void *arg), void *arg);
 
 /* Counters, for tools and tests */
 struct rxdp_engine_stats {
@@ -575,6 +582,18 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
  */
 struct rxdp_xsk_port *rxdp_xsk_port_split(struct rxdp_xsk_port *p, int k,
 					  int n);
+/*
+ * A queue the interface gained (ethtool -L) while p runs: a socket bound
+ * on it in p's mode, on a UMEM of its own (p's is all handed out), with
+ * as many frames as each of p's sockets; the frames it receives and its
+ * fd are p's from now. Only with p's engine stopped or its lock held
+ * (rxdp_engine_port_call()). The socket's fd, or -errno with *why.
+ */
+int rxdp_xsk_port_add(struct rxdp_xsk_port *p, int ifindex, uint32_t queue,
+		      const char **why);
+/* A port with no socket yet, on p's UMEM and in p's mode: for an engine
+ * started for a new queue (rxdp_xsk_port_add() gives it its sockets) */
+struct rxdp_xsk_port *rxdp_xsk_port_like(const struct rxdp_xsk_port *p);
 uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p);
 int rxdp_xsk_port_fds(struct rxdp_xsk_port *p, int *fds, int max);
 /*

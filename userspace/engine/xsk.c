@@ -71,6 +71,8 @@ struct xsk_sock {
 	uint32_t tx_frames;
 	uint32_t queued; /* TX descriptors reserved, not yet submitted */
 	bool kick;
+	uint8_t *area; /* its UMEM's: the port's, or own_umem's */
+	struct rxdp_umem *own_umem; /* a socket added later has its own */
 };
 
 struct rxdp_xsk_port {
@@ -91,6 +93,7 @@ struct rxdp_xsk_port {
 	bool bind_zerocopy; /* else copy mode: every TX needs a sendto() */
 	uint32_t bind_flags;
 	bool own_fds; /* made by rxdp_xsk_port_open(): closed with the port */
+	uint64_t share; /* UMEM frames per socket */
 	/* loopback: TX buffers (UMEM addresses, lengths) to receive */
 	uint64_t *loop_addr;
 	uint32_t *loop_len;
@@ -197,6 +200,10 @@ static void sock_fini(struct xsk_sock *s, bool close_fd)
 	free(s->refill);
 	if (close_fd && s->fd >= 0)
 		close(s->fd);
+	if (s->own_umem) {
+		rxdp_umem_destroy(s->own_umem);
+		free(s->own_umem);
+	}
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 }
@@ -236,6 +243,7 @@ static struct rxdp_xsk_port *port_alloc(struct rxdp_umem *umem, int nfds,
 	p->sg = !!(bind_flags & XDP_USE_SG);
 	p->bind_flags = bind_flags;
 	p->tx_buf = umem->frame_size * (p->sg ? 2 : 1);
+	p->share = umem->size / umem->frame_size / nfds;
 	p->rx_addrs = calloc(ring_size, sizeof(*p->rx_addrs));
 	p->rx_joined_size = 4 * umem->frame_size;
 	p->rx_joined = malloc(p->rx_joined_size);
@@ -250,14 +258,17 @@ static struct rxdp_xsk_port *port_alloc(struct rxdp_umem *umem, int nfds,
 /*
  * Map socket i's rings, stock its fill ring with its share of the UMEM
  * (half), and make the other half its TX pool. share: frames per socket.
+ * A socket with a UMEM of its own has all of it, from its start.
  */
 static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
 {
 	struct xsk_sock *s = &p->s[i];
-	struct rxdp_umem *umem = p->umem;
-	uint64_t base = i * share * umem->frame_size;
+	struct rxdp_umem *umem = s->own_umem ? s->own_umem : p->umem;
+	uint64_t base = s->own_umem ? 0 : i * share * umem->frame_size;
 	uint32_t nrx = share / 2, ntx = share - nrx, idx;
 	int err;
+
+	s->area = umem->area;
 
 	/* no more in flight than a ring holds */
 	if (nrx > p->ring_size)
@@ -325,19 +336,22 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 	return p;
 }
 
-/* A socket on (ifindex, queue) with its rings sized, not yet mapped/bound */
-static int sock_new(struct rxdp_xsk_port *p, bool first)
+/*
+ * A socket with its rings sized, not yet mapped or bound; reg: the UMEM it
+ * registers (its first socket), or NULL for one that will share another's
+ */
+static int sock_new(struct rxdp_xsk_port *p, const struct rxdp_umem *reg)
 {
 	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	int ring = (int)p->ring_size;
 
 	if (fd < 0)
 		return -errno;
-	if (first) {
+	if (reg) {
 		struct xdp_umem_reg mr = {
-			.addr = (__u64)(uintptr_t)p->umem->area,
-			.len = p->umem->size,
-			.chunk_size = p->umem->frame_size,
+			.addr = (__u64)(uintptr_t)reg->area,
+			.len = reg->size,
+			.chunk_size = reg->frame_size,
 		};
 
 		if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)))
@@ -416,7 +430,7 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 				   : modes[m] | XDP_USE_NEED_WAKEUP;
 
 		for (int tries = 0; tries <= XSK_BUSY_RETRIES; tries++) {
-			int fd = sock_new(p, q == 0);
+			int fd = sock_new(p, q == 0 ? p->umem : NULL);
 
 			if (fd < 0) {
 				*why = "cannot create the AF_XDP socket";
@@ -541,6 +555,76 @@ struct rxdp_xsk_port *rxdp_xsk_port_split(struct rxdp_xsk_port *p, int k, int n)
 	return q;
 }
 
+int rxdp_xsk_port_add(struct rxdp_xsk_port *p, int ifindex, uint32_t queue,
+		      const char **why)
+{
+	uint64_t frames = p->share < 2 * (uint64_t)p->ring_size
+				  ? p->share
+				  : 2 * (uint64_t)p->ring_size;
+	uint16_t flags = (uint16_t)rxdp_xsk_port_bind_flags(p) |
+			 XDP_USE_NEED_WAKEUP;
+	struct xsk_sock *s, *ns;
+	int err, fd;
+
+	*why = "cannot allocate the socket's UMEM";
+	if (p->n >= RXDP_CTL_MAX_XSKS || frames < 4)
+		return -EINVAL;
+	ns = realloc(p->s, (p->n + 1) * sizeof(*p->s));
+	if (!ns)
+		return -ENOMEM;
+	p->s = ns;
+	s = &p->s[p->n];
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->own_umem = calloc(1, sizeof(*s->own_umem));
+	if (!s->own_umem)
+		return -ENOMEM;
+	err = rxdp_umem_create(s->own_umem, (uint32_t)frames,
+			       p->umem->frame_size);
+	if (err) {
+		free(s->own_umem);
+		s->own_umem = NULL;
+		return err;
+	}
+	fd = sock_new(p, s->own_umem);
+	if (fd < 0) {
+		*why = "cannot create the AF_XDP socket";
+		sock_fini(s, true);
+		return fd;
+	}
+	s->fd = fd;
+	err = sock_init(p, p->n, frames);
+	if (!err)
+		err = sock_bind(fd, ifindex, queue, flags, -1);
+	if (err) {
+		*why = err == -EBUSY ? "the queue is in use"
+				     : "cannot bind the AF_XDP socket";
+		if (p->n == 0) {
+			free(p->loop_addr);
+			free(p->loop_len);
+			p->loop_addr = NULL;
+			p->loop_len = NULL;
+		}
+		sock_fini(s, true);
+		return err;
+	}
+	p->n++;
+	return fd;
+}
+
+struct rxdp_xsk_port *rxdp_xsk_port_like(const struct rxdp_xsk_port *p)
+{
+	struct rxdp_xsk_port *q =
+		port_alloc(p->umem, 1, p->ring_size, p->bind_flags);
+
+	if (q) {
+		q->share = p->share;
+		q->bind_zerocopy = p->bind_zerocopy;
+		q->own_fds = true;
+	}
+	return q;
+}
+
 uint32_t rxdp_xsk_port_bind_flags(struct rxdp_xsk_port *p)
 {
 	return p->bind_flags | (p->bind_zerocopy ? XDP_ZEROCOPY : XDP_COPY);
@@ -618,7 +702,7 @@ static void *xp_tx_get(void *port, uint32_t *cap)
 	if (!s->nfree)
 		return NULL;
 	*cap = p->tx_buf;
-	return (uint8_t *)p->umem->area + s->free[--s->nfree];
+	return s->area + s->free[--s->nfree];
 }
 
 static void xp_tx_abort(void *port, void *buf)
@@ -626,14 +710,14 @@ static void xp_tx_abort(void *port, void *buf)
 	struct rxdp_xsk_port *p = port;
 	struct xsk_sock *s = &p->s[0];
 
-	s->free[s->nfree++] = (uint8_t *)buf - (uint8_t *)p->umem->area;
+	s->free[s->nfree++] = (uint8_t *)buf - s->area;
 }
 
 static void xp_tx_put(void *port, void *buf, uint32_t len)
 {
 	struct rxdp_xsk_port *p = port;
 	struct xsk_sock *s = &p->s[0];
-	uint64_t addr = (uint8_t *)buf - (uint8_t *)p->umem->area;
+	uint64_t addr = (uint8_t *)buf - s->area;
 	uint32_t fs = p->umem->frame_size, n = (len + fs - 1) / fs, idx;
 
 	if (len >= 12 && !memcmp(buf, (uint8_t *)buf + 6, 6)) {
@@ -770,8 +854,8 @@ static bool rx_join(struct rxdp_xsk_port *p, struct xsk_sock *s, uint32_t idx,
 			p->drops_rx_big++;
 			return false;
 		}
-		memcpy(p->rx_joined + len,
-		       xsk_umem__get_data(p->umem->area, x->addr), x->len);
+		memcpy(p->rx_joined + len, xsk_umem__get_data(s->area, x->addr),
+		       x->len);
 		len += x->len;
 	}
 	f->data = p->rx_joined;
@@ -794,7 +878,7 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 		for (k = 0; k < n; k++) {
 			uint32_t i = (p->loop_head + k) % p->loop_cap;
 
-			f[k].data = (uint8_t *)p->umem->area + p->loop_addr[i];
+			f[k].data = p->s[0].area + p->loop_addr[i];
 			f[k].len = p->loop_len[i];
 			f[k].cookie = p->loop_addr[i];
 		}
@@ -831,8 +915,8 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 				if (rx_join(p, s, idx, d, e, &f[got]))
 					got++;
 			} else {
-				f[got].data = xsk_umem__get_data(p->umem->area,
-								 x->addr);
+				f[got].data =
+					xsk_umem__get_data(s->area, x->addr);
 				f[got].len = x->len;
 				got++;
 			}
