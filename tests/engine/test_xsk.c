@@ -5,7 +5,8 @@
  * (made here with libxdp, whose default XDP program redirects the queue's
  * frames to the socket; rxdpd and rxdp's own classifier do this in
  * production), and RC traffic of every kind between the two engines, with
- * progress threads, checked byte for byte. Needs root: exits 77 otherwise,
+ * progress threads, checked byte for byte; first, a socket added to a
+ * running engine's port for the veth's second queue. Needs root: exits 77 otherwise,
  * or when the kernel cannot do AF_XDP on veth.
  */
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
@@ -279,6 +281,49 @@ static void post_recv(struct side *s, uint64_t id, uint32_t off, uint32_t len)
 static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, (1u << 20) + 7 };
 
 /* Every RC opcode over AF_XDP; b is passive for writes and reads */
+struct add_args {
+	int ifindex;
+	uint32_t queue;
+	const char *why;
+};
+
+static int add_queue(void *port, void *arg)
+{
+	struct add_args *a = arg;
+
+	return rxdp_xsk_port_add(port, a->ifindex, a->queue, &a->why);
+}
+
+/*
+ * A queue gained while the engine runs (rxdpd follows ethtool -L this
+ * way): a queue the veth does not have is refused and leaves the port as
+ * it was; its second queue gets a socket of its own UMEM. The traffic
+ * tests after run on the port of two sockets.
+ */
+static void test_xsk_port_add(void **state)
+{
+	struct add_args a = { 0 };
+	int fds[4], fd;
+
+	(void)state;
+	assert_int_equal(enter_ns(ns[0]), 0);
+	a.ifindex = (int)if_nametoindex(ifn[0]);
+	assert_true(a.ifindex > 0);
+	a.queue = 2;
+	fd = rxdp_engine_port_call(sides[0].e, add_queue, &a);
+	assert_true(fd < 0);
+	assert_non_null(a.why);
+	assert_int_equal(rxdp_xsk_port_fds(sides[0].port, fds, 4), 1);
+	a.queue = 1;
+	a.why = NULL;
+	fd = rxdp_engine_port_call(sides[0].e, add_queue, &a);
+	if (fd < 0)
+		fprintf(stderr, "queue 1: %s: %s\n", a.why, strerror(-fd));
+	assert_true(fd >= 0);
+	assert_int_equal(rxdp_xsk_port_fds(sides[0].port, fds, 4), 2);
+	assert_int_equal(fds[1], fd);
+}
+
 static void test_xsk_rc(void **state)
 {
 	struct side *a = &sides[0], *b = &sides[1];
@@ -424,6 +469,7 @@ static void bench_write(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xsk_port_add),
 		cmocka_unit_test(test_xsk_rc),
 		cmocka_unit_test(bench_write),
 	};
@@ -441,7 +487,8 @@ int main(void)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (sh("ip netns add %s && ip netns add %s", ns[0], ns[1]) ||
-	    sh("ip link add %s netns %s type veth peer name %s netns %s",
+	    sh("ip link add %s netns %s numrxqueues 2 numtxqueues 2 type veth "
+	       "peer name %s netns %s numrxqueues 2 numtxqueues 2",
 	       ifn[0], ns[0], ifn[1], ns[1]) ||
 	    sh("ip -n %s link set %s address 02:00:00:00:aa:01 up", ns[0],
 	       ifn[0]) ||
