@@ -83,8 +83,8 @@ threads=$(for p in $(pgrep -x rxdpd); do
 done | wc -l)
 [ "$threads" = 2 ] || fail "A runs $threads data-path threads, not 2"
 nx=$(ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" --json devices |
-	python3 -c "import json,sys; print(len(json.load(sys.stdin)['devices'][0]['xsks']))")
-[ "$nx" = 4 ] || fail "rxdp-ctl devices shows $nx AF_XDP sockets on A, not 4"
+	python3 -c "import json,sys; d=json.load(sys.stdin)['devices'][0]; print(d['rx_queues'], len(d['xsks']))")
+[ "$nx" = "4 4" ] || fail "rxdp-ctl devices shows A's RX queues and AF_XDP sockets as $nx, not 4 4"
 
 r2=$(redirected 2)
 r3=$(redirected 3)

@@ -241,6 +241,7 @@ void dev_check(struct rxdp_link *l)
 {
 	char dir[512], path[600];
 	struct stat st;
+	__u32 nq;
 	int ret;
 
 	if (!l->ifname[0])
@@ -257,8 +258,11 @@ void dev_check(struct rxdp_link *l)
 	if (l->dev && l->dev->maps.ino == st.st_ino) {
 		dev_xdp_check(l);
 		dev_port_update(l);
-		if (l->dev->hca) /* ethtool -L says nothing over rtnetlink */
-			hca_queues_follow(l, link_rx_queues(l));
+		/* ethtool -L says nothing over rtnetlink: asked here */
+		nq = link_rx_queues(l);
+		if (nq)
+			l->num_rx_queues = nq;
+		hca_queues_follow(l, nq);
 		return;
 	}
 	if (l->dev)

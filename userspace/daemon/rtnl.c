@@ -200,7 +200,9 @@ static void handle_link(const struct nlmsghdr *nlh)
 	l->flags = m.flags;
 	if (m.mtu)
 		l->mtu = m.mtu;
-	if (m.num_rx_queues)
+	/* the queues allocated: ethtool's count (dev.c), where there is
+	 * one, is the queues in use */
+	if (m.num_rx_queues && !l->num_rx_queues)
 		l->num_rx_queues = m.num_rx_queues;
 	/* the device (if any) follows: its port state and events */
 	dev_check(l);
