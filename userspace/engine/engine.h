@@ -550,7 +550,8 @@ struct rxdp_xsk_port;
  * ring_size entries in each ring). The UMEM's frames are split between the
  * sockets: half of each share goes to the fill ring, half is for TX.
  * bind_flags: as the sockets were bound (XDP_USE_SG: multi-buffer, TX
- * buffers of two frames). The port does not close the fds. Mapping the
+ * buffers of two frames). The port does not close these fds (it does those
+ * of sockets rxdp_xsk_port_add() gives it). Mapping the
  * rings of a bound socket needs Linux 6.4 or later. NULL + errno.
  */
 struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,

@@ -212,8 +212,8 @@ void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->n; i++)
-		sock_fini(&p->s[i], p->own_fds);
+	for (int i = 0; i < p->n; i++) /* an added socket is the port's */
+		sock_fini(&p->s[i], p->own_fds || p->s[i].own_umem);
 	free(p->s);
 	free(p->rx_addrs);
 	free(p->rx_joined);
