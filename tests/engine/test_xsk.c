@@ -281,19 +281,6 @@ static void post_recv(struct side *s, uint64_t id, uint32_t off, uint32_t len)
 static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, (1u << 20) + 7 };
 
 /* Every RC opcode over AF_XDP; b is passive for writes and reads */
-struct add_args {
-	int ifindex;
-	uint32_t queue;
-	const char *why;
-};
-
-static int add_queue(void *port, void *arg)
-{
-	struct add_args *a = arg;
-
-	return rxdp_xsk_port_add(port, a->ifindex, a->queue, &a->why);
-}
-
 /*
  * A queue gained while the engine runs (rxdpd follows ethtool -L this
  * way): a queue the veth does not have is refused and leaves the port as
@@ -302,7 +289,7 @@ static int add_queue(void *port, void *arg)
  */
 static void test_xsk_port_add(void **state)
 {
-	struct add_args a = { 0 };
+	struct rxdp_xsk_queue_add a = { 0 };
 	int fds[4], fd;
 
 	(void)state;
@@ -310,13 +297,13 @@ static void test_xsk_port_add(void **state)
 	a.ifindex = (int)if_nametoindex(ifn[0]);
 	assert_true(a.ifindex > 0);
 	a.queue = 2;
-	fd = rxdp_engine_port_call(sides[0].e, add_queue, &a);
+	fd = rxdp_engine_port_call(sides[0].e, rxdp_xsk_port_add_call, &a);
 	assert_true(fd < 0);
 	assert_non_null(a.why);
 	assert_int_equal(rxdp_xsk_port_fds(sides[0].port, fds, 4), 1);
 	a.queue = 1;
 	a.why = NULL;
-	fd = rxdp_engine_port_call(sides[0].e, add_queue, &a);
+	fd = rxdp_engine_port_call(sides[0].e, rxdp_xsk_port_add_call, &a);
 	if (fd < 0)
 		fprintf(stderr, "queue 1: %s: %s\n", a.why, strerror(-fd));
 	assert_true(fd >= 0);

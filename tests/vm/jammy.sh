@@ -29,13 +29,7 @@ grep -q "rxdp_xdp_linear" <<<"$out" ||
 	fail "rxdp-loader did not load the single-buffer program on $kver"
 grep -qE "max_mtu:\s+(256|512|1024|2048) " <<<"$out" ||
 	fail "the port offers more than 2048 bytes without multi-buffer XDP"
-vm_pp ibv_rc_pingpong -c -n 20 -s 4100
-vm_pp ibv_ud_pingpong -c -n 20 -s 512
-vm_pt ib_send_bw -n 100 -s 65536 --report_gbits
-vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
-vm_pt ib_read_lat -n 100 -s 2
-vm_rc_ops basic errors
-vm_rping
+vm_rxdp_traffic 100
 vm_run A 30 'grep "data path up" /tmp/rxdpd.log' || VM_FAILED+=("AF_XDP data path")
 
 if [ ${#VM_FAILED[@]} -gt 0 ]; then

@@ -208,6 +208,8 @@ vm_run() {
 #   vm_rc_ops [GROUP...]   tests/rc/rc_ops between them
 #   vm_rping               rping (RDMA-CM)
 #   vm_cm                  rping, udaddy, ucmatose, ib_send_bw -R
+#   vm_rxdp_traffic N      rxdp to rxdp: pingpongs, perftest (N 64 KiB
+#                          sends), rc_ops and rping
 #   vm_mckey GROUP         mckey: a receiver in A joined to GROUP, then a
 #                          sender in B, 10 messages, all received
 #   vm_built               fail unless what the guests run is built
@@ -315,6 +317,19 @@ vm_rping() {
 	vm_pair "rping" 120 "$rping -s -a \$ADDR -C 10 -S 1024 -V" \
 		"$rping -c -a \$PEER -C 10 -S 1024 -V"
 	VM_LISTEN_PORT=18515
+}
+
+# vm_rxdp_traffic N: rxdp to rxdp between the guests: the pingpongs (-c),
+# ib_send_bw (N messages of 64 KiB), ib_write_bw, ib_read_lat, rc_ops (every
+# RC operation, the error completions) and rping
+vm_rxdp_traffic() {
+	vm_pp ibv_rc_pingpong -c -n 20 -s 4100
+	vm_pp ibv_ud_pingpong -c -n 20 -s 512
+	vm_pt ib_send_bw -n "$1" -s 65536 --report_gbits
+	vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
+	vm_pt ib_read_lat -n 100 -s 2
+	vm_rc_ops basic errors
+	vm_rping
 }
 
 # vm_cm: vm_rping, then the other RDMA-CM programs: udaddy (UD, SIDR),

@@ -19,14 +19,8 @@ vm_built
 vm_guests
 vm_stack A rxdp
 vm_stack B rxdp
-vm_pp ibv_rc_pingpong -c -n 20 -s 4100
-vm_pp ibv_ud_pingpong -c -n 20 -s 512
-vm_pt ib_send_bw -n 300 -s 65536 --report_gbits
-vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
-vm_pt ib_read_lat -n 100 -s 2
-vm_rc_ops basic errors
-# RDMA-CM
-vm_rping
+# 300 sends: the slow-responder case of the header
+vm_rxdp_traffic 300
 # the data path rxdpd set up on virtio-net: native XDP, AF_XDP sockets
 vm_run A 30 '/rxdp/build/bin/rxdp-loader status eth0 | head -n 2; grep "data path up" /tmp/rxdpd.log' |
 	tee "$VM_DIR/status"

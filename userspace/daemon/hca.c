@@ -621,26 +621,13 @@ err:
 	return NULL;
 }
 
-struct hca_port_add {
-	int ifindex;
-	__u32 queue;
-	const char *why;
-};
-
-static int hca_port_add(void *port, void *arg)
-{
-	struct hca_port_add *a = arg;
-
-	return rxdp_xsk_port_add(port, a->ifindex, a->queue, &a->why);
-}
-
 /*
  * Queue q's socket, the next one: a new engine's first while the device
  * may run more, else on engine q mod ne, running. Its fd, or -errno.
  */
 static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
 {
-	struct hca_port_add a = { .ifindex = hd->ifindex, .queue = q };
+	struct rxdp_xsk_queue_add a = { .ifindex = hd->ifindex, .queue = q };
 	int k = hd->ne, fd, fds[RXDP_CTL_MAX_XSKS];
 	struct hca_eng *he = &hd->eng[k];
 
@@ -663,7 +650,7 @@ static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
 	} else {
 		k = (int)(q % (__u32)hd->ne);
 		he = &hd->eng[k];
-		fd = rxdp_engine_port_call(he->e, hca_port_add, &a);
+		fd = rxdp_engine_port_call(he->e, rxdp_xsk_port_add_call, &a);
 		if (fd < 0) {
 			snprintf(msg, len, "%s: %s", a.why, strerror(-fd));
 			return fd;

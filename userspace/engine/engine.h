@@ -592,6 +592,13 @@ struct rxdp_xsk_port *rxdp_xsk_port_split(struct rxdp_xsk_port *p, int k,
  */
 int rxdp_xsk_port_add(struct rxdp_xsk_port *p, int ifindex, uint32_t queue,
 		      const char **why);
+/* rxdp_xsk_port_add() as rxdp_engine_port_call() calls it: arg is this */
+struct rxdp_xsk_queue_add {
+	int ifindex;
+	uint32_t queue;
+	const char *why; /* set when it fails */
+};
+int rxdp_xsk_port_add_call(void *port, void *arg);
 /* A port with no socket yet, on p's UMEM and in p's mode: for an engine
  * started for a new queue (rxdp_xsk_port_add() gives it its sockets) */
 struct rxdp_xsk_port *rxdp_xsk_port_like(const struct rxdp_xsk_port *p);

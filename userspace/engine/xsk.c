@@ -612,6 +612,13 @@ int rxdp_xsk_port_add(struct rxdp_xsk_port *p, int ifindex, uint32_t queue,
 	return fd;
 }
 
+int rxdp_xsk_port_add_call(void *port, void *arg)
+{
+	struct rxdp_xsk_queue_add *a = arg;
+
+	return rxdp_xsk_port_add(port, a->ifindex, a->queue, &a->why);
+}
+
 struct rxdp_xsk_port *rxdp_xsk_port_like(const struct rxdp_xsk_port *p)
 {
 	struct rxdp_xsk_port *q =
