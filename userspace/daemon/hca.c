@@ -435,7 +435,7 @@ static void hca_dev_free(struct hca_dev *hd)
  * or with --engines auto as many as the CPUs its threads may use (--cpus,
  * else every one); else one. One is the default for now: with two engines
  * per guest in zero-copy mode on virtio-net, a pingpong's requests never
- * reached the wire in one run of tests/vm/zerocopy.sh of three
+ * reached the wire in one run of tests/vm/zerocopy.sh of four
  * (userspace/daemon/README.md).
  */
 static int hca_max_engines(void)
