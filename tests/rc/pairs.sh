@@ -76,6 +76,12 @@ round() {
 			echo "--- $f"
 			tail -n 6 "$f"
 		done
+		# what the engines said of their QPs (resends, errors)
+		for f in "$tmp"/rxdpd-[AB].log; do
+			echo "--- ${f##*/}: $(grep -c "resend from" "$f") resends, the last:"
+			grep -v "client pid\|context on\|created for\|modified\|destroyed" "$f" |
+				tail -n 15
+		done
 	fi
 	counters
 	[ $ok = 1 ]

@@ -114,7 +114,8 @@ _vm_launch() {
 		-virtfs "local,path=$_vm_root,mount_tag=rxdp,security_model=none,readonly=on" \
 		-virtfs "local,path=$dir/job,mount_tag=job,security_model=none" \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no$tapq" \
-		-device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")$mq${VM_NIC_OPTS:-}" \
+		-monitor "unix:$dir/monitor,server=on,wait=off" \
+		-device "virtio-net-pci,id=nic0,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")$mq${VM_NIC_OPTS:-}" \
 		"${nic1[@]}" \
 		-device virtio-rng-pci \
 		>"$dir/qemu.log" 2>&1 &
@@ -125,7 +126,7 @@ _vm_launch() {
 
 # vm_start NAME ADDR [NAME ADDR]...: boot the guests side by side
 vm_start() {
-	local img name dir pid n=0 args=("$@") i
+	local img name dir pid n=0 args=("$@") i retried
 	if [ -n "${VM_IMAGE:-}" ]; then
 		img=$("$_vm_root/tests/vm/variant.sh" "$VM_IMAGE")
 		case $? in
@@ -143,7 +144,24 @@ vm_start() {
 		name=${args[i]}
 		dir=$VM_DIR/$name
 		eval "pid=\$VM_PID_$name"
+		retried=0
 		while [ ! -f "$dir/job/ready" ]; do
+			# a kernel that panics while booting under TCG (seen once in
+			# the timer softirq, before init ran) is QEMU's or the
+			# guest's, not what the test is about: boot that guest again,
+			# once
+			if ! kill -0 "$pid" 2>/dev/null && [ $retried = 0 ] &&
+				grep -q "Kernel panic" "$dir/console.log" 2>/dev/null; then
+				retried=1
+				echo "guest $name: its kernel panicked while booting, booting it again:"
+				grep -m 3 -e "RIP:" -e "Kernel panic" "$dir/console.log"
+				mv "$dir/console.log" "$dir/console.log.panic"
+				ip -n "$VM_NS" link del "rxt${name,,}$RXDP_TEST_ID" 2>/dev/null
+				ip -n "$VM_NS" link del "rxs${name,,}$RXDP_TEST_ID" 2>/dev/null
+				_vm_launch "$name" "${args[i + 1]}" "$img"
+				eval "pid=\$VM_PID_$name"
+				continue
+			fi
 			if ! kill -0 "$pid" 2>/dev/null || [ $n -ge $((VM_BOOT_TIMEOUT * 10)) ]; then
 				cat "$dir/qemu.log"
 				tail -n 40 "$dir/console.log"
@@ -272,12 +290,64 @@ vm_pair() {
 			echo "--- $f"
 			grep -v -e '^-*$' -e '^ok ' "$out.$f" | head -n 40
 		done
-		for g in A B; do
-			echo "--- guest $g"
-			vm_run "$g" 30 /rxdp/tests/vm/guest.sh diag
-		done
+		vm_diag
 		VM_FAILED+=("$name")
 	fi
+}
+
+# vm_diag: after a failure, what each guest's stack counted (guest.sh
+# diag), then the host's view: the taps' counters (a frame a guest did not
+# take is a TX drop there, one QEMU did not deliver is missing from RX),
+# the tap queues each QEMU holds attached, QEMU's last words and its
+# virtqueues' indices (rx0, tx0, rx1, tx1)
+vm_diag() {
+	local g pid q cmds
+	for g in A B; do
+		echo "--- guest $g"
+		vm_run "$g" 30 /rxdp/tests/vm/guest.sh diag
+	done
+	echo "--- host"
+	ip -n "$VM_NS" -s -s link show type tun
+	for g in A B; do
+		eval "pid=\${VM_PID_$g:-}"
+		echo "QEMU $g: tap queues attached: $(cat /proc/"$pid"/fdinfo/* 2>/dev/null | grep -c '^iff:')"
+		tail -n 5 "$VM_DIR/$g/qemu.log" 2>/dev/null
+		cmds=()
+		for q in 0 1 2 3; do
+			cmds+=("info virtio-queue-status /machine/peripheral/nic0/virtio-backend $q")
+		done
+		_vm_monitor "$g" "${cmds[@]}" |
+			grep -e "queue_index" -e "idx" -e "inuse" -e "signalled" -e "desc:" | sed "s/^/  $g: /"
+	done
+}
+
+# _vm_monitor NAME CMD...: QEMU's human monitor of guest NAME, each
+# argument one command; prints what it answers
+_vm_monitor() {
+	local name=$1
+	shift
+	/usr/bin/python3 - "$VM_DIR/$name/monitor" "$@" <<'PY' 2>&1
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(2)
+def drain():
+    out = b""
+    try:
+        while not out.endswith(b"(qemu) "):
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        pass
+    return out.decode(errors="replace")
+drain()
+for c in sys.argv[2:]:
+    s.sendall(c.encode() + b"\n")
+    # the first line is the monitor's echo of the command
+    print(drain().replace("(qemu) ", "").split("\n", 1)[-1])
+PY
 }
 
 vm_pt() {
@@ -378,10 +448,7 @@ vm_mckey() {
 			echo "--- $f"
 			head -n 40 "$out.$f"
 		done
-		for g in A B; do
-			echo "--- guest $g"
-			vm_run "$g" 30 /rxdp/tests/vm/guest.sh diag
-		done
+		vm_diag
 		VM_FAILED+=("$name")
 	fi
 }
