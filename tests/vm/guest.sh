@@ -96,6 +96,7 @@ diag)
 		ss --xdp -e | grep -e umem -e stats
 		ip -s link show dev eth0
 		grep "virtio.*-\(input\|output\)" /proc/interrupts
+		dmesg | tail -n 12
 	fi
 	rdma link show rxe0/1 >/dev/null 2>&1 && rdma statistic show link rxe0/1
 	;;

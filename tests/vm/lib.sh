@@ -30,7 +30,8 @@
 # backports) for the guests vm_start boots next; its `init` file says what
 # the kernel starts (the base image's: /sbin/rxdp-init). VM_NIC_OPTS adds
 # properties to their virtio-net-pci devices (",iommu_platform=on", as
-# tests/vm/zerocopy.sh needs); VM_QUEUES=N (default 1) gives them N queue
+# tests/vm/zerocopy.sh needs), VM_TAP_OPTS to their taps (",vnet_hdr=off");
+# VM_QUEUES=N (default 1) gives them N queue
 # pairs (a multi-queue tap, mq=on), which the guests' 2 CPUs all use.
 #
 # QEMU uses KVM where the CPU offers vmx/svm and /dev/kvm opens, TCG
@@ -113,7 +114,7 @@ _vm_launch() {
 		-drive "file=$img/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
 		-virtfs "local,path=$_vm_root,mount_tag=rxdp,security_model=none,readonly=on" \
 		-virtfs "local,path=$dir/job,mount_tag=job,security_model=none" \
-		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no$tapq" \
+		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no$tapq${VM_TAP_OPTS:-}" \
 		-monitor "unix:$dir/monitor,server=on,wait=off" \
 		-device "virtio-net-pci,id=nic0,netdev=n0,mac=52:54:00:00:00:$(printf %02x "'$name")$mq${VM_NIC_OPTS:-}" \
 		"${nic1[@]}" \

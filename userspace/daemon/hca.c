@@ -432,17 +432,14 @@ static void hca_dev_free(struct hca_dev *hd)
 
 /*
  * How many engines a device may run, one per queue at most: --engines N,
- * or with --engines auto as many as the CPUs its threads may use (--cpus,
- * else every one); else one. One is the default for now: with two engines
- * per guest in zero-copy mode on virtio-net, a pingpong's requests never
- * reached the wire in one run of tests/vm/zerocopy.sh of four
- * (userspace/daemon/README.md).
+ * else (auto, the default) as many as the CPUs its threads may use
+ * (--cpus, else every one)
  */
 static int hca_max_engines(void)
 {
-	int n = rxdpd.engines ? rxdpd.engines : 1;
+	int n = rxdpd.engines;
 
-	if (n < 0) {
+	if (n <= 0) {
 		cpu_set_t set;
 
 		n = rxdpd.ncpus_set ? CPU_COUNT(&rxdpd.cpus)

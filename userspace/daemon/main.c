@@ -174,7 +174,7 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "0: a short EEVDF slice (default " STR(RXDPD_FIFO_DEFAULT) ")" },
 	{ "engines", 'e', "N",
 	  "data-path engines per device, at most one per RX\n"
-	  "queue (default 1; auto: one per queue, at most one\n"
+	  "queue (default auto: one per queue, at most one\n"
 	  "per CPU --cpus allows)" },
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"

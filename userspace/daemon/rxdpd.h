@@ -160,7 +160,7 @@ struct rxdpd {
 	cpu_set_t cpus; /* where data-path threads run, if ncpus_set */
 	bool ncpus_set;
 	bool poll; /* --poll: data-path threads spin, never sleep */
-	int engines; /* --engines: per device (0: one; -1 auto: a queue's, up to the CPUs) */
+	int engines; /* --engines: per device (0, -1 auto: a queue's, up to the CPUs) */
 	gid_t group; /* --group: who may use the devices, with root */
 	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
