@@ -1,7 +1,8 @@
 #!/bin/bash
 # The RDMA stack of a test guest (runs inside it, from the shared tree):
 #
-#   guest.sh rxdp-up PEER   rxdp on eth0: rxdp-loader attach, rxdpd
+#   guest.sh rxdp-up PEER   rxdp on eth0: rxdp-loader attach, rxdpd (its
+#                           options from $RXDPD_ARGS)
 #   guest.sh rxe-up PEER [IFACE]
 #                           the kernel's Soft-RoCE on IFACE (rxe0; eth0)
 #   guest.sh gid DEV        DEV's IPv4 GID index, once its port is active
@@ -50,7 +51,8 @@ rxdp-up)
 	mkdir -p /run/rxdp
 	"$tree/build/bin/rxdp-loader" attach eth0 || exit 1
 	# its own session: a job's timeout does not reach it
-	setsid "$tree/build/bin/rxdpd" --verbose >/tmp/rxdpd.log 2>&1 </dev/null &
+	# shellcheck disable=SC2086 # RXDPD_ARGS: rxdpd's options, split
+	setsid "$tree/build/bin/rxdpd" --verbose ${RXDPD_ARGS:-} >/tmp/rxdpd.log 2>&1 </dev/null &
 	echo $! >/run/rxdpd.pid
 	export LD_LIBRARY_PATH=$tree/build/lib
 	gid=$(wait_gid rxdp_eth0) || { cat /tmp/rxdpd.log; exit 1; }

@@ -214,8 +214,10 @@ vm_run() {
 # --- the RDMA stacks in the guests, and programs between them --------------
 #
 #   vm_guests              vm_net, then guests A (VM_ADDR_A) and B booted
-#   vm_stack NAME STACK    rxdp or rxe (Soft-RoCE) in guest NAME, whatever
-#                          ran there before removed (tests/vm/guest.sh)
+#   vm_stack NAME STACK [ARGS]
+#                          rxdp or rxe (Soft-RoCE) in guest NAME, whatever
+#                          ran there before removed (tests/vm/guest.sh);
+#                          ARGS: rxdpd's options
 #   vm_pair NAME SECS SERVER-CMD CLIENT-CMD
 #                          SERVER-CMD in A, then CLIENT-CMD in B, each with
 #                          DEV, GID, ADDR and PEER (the other guest's
@@ -254,9 +256,9 @@ vm_guests() {
 }
 
 vm_stack() {
-	local name=$1 stack=$2 peer=$VM_ADDR_B
+	local name=$1 stack=$2 peer=$VM_ADDR_B args=${3:-}
 	[ "$name" = B ] && peer=$VM_ADDR_A
-	vm_run "$name" 60 "/rxdp/tests/vm/guest.sh down && /rxdp/tests/vm/guest.sh $stack-up $peer" |
+	vm_run "$name" 60 "/rxdp/tests/vm/guest.sh down && RXDPD_ARGS='$args' /rxdp/tests/vm/guest.sh $stack-up $peer" |
 		sed "s/^/guest $name: /"
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "guest $name: cannot bring $stack up"
 }

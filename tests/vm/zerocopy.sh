@@ -23,7 +23,9 @@
 # UC and UD pingpongs (-c), perftest's write and read bandwidth tests, and
 # RC through loss (an XDP program on the host's tap devices drops ~3% of
 # the RoCE frames the guests send, ACKs spared: tests/rc/lossy.bpf.c),
-# whose recovery the requesters' counters must show.
+# whose recovery the requesters' counters must show. Last, A's rxdpd again
+# with --xsk copy: its sockets in copy mode on this zero-copy driver, and
+# a pingpong with B's zero-copy ones.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -121,6 +123,19 @@ done
 
 # still zero-copy after all of it
 [ "$(vm_run A 30 'ss --xdp -e' | grep -c "zc:1")" = 2 ] || VM_FAILED+=("no longer zero-copy")
+
+# --xsk copy on the same driver: A's sockets in copy mode (B's stay
+# zero-copy), and traffic between the two, without the loss
+for t in rxta$RXDP_TEST_ID rxtb$RXDP_TEST_ID; do
+	ip -n "$VM_NS" link set dev "$t" xdpgeneric off
+done
+vm_stack A rxdp "--xsk copy"
+vm_run A 30 '/rxdp/build/bin/rxdp-ctl devices | grep "AF_XDP"; ss --xdp -e | grep -o "zc:[01]"' >"$VM_DIR/mode.copy"
+sed "s/^/guest A, --xsk copy: /" "$VM_DIR/mode.copy"
+[ "$(grep -c "AF_XDP socket of queue [01]: copy mode" "$VM_DIR/mode.copy")" = 2 ] &&
+	[ "$(grep -c "zc:0" "$VM_DIR/mode.copy")" = 2 ] ||
+	VM_FAILED+=("--xsk copy: not 2 sockets in copy mode")
+vm_pp ibv_rc_pingpong -c -n 20 -s 4100
 
 if [ ${#VM_FAILED[@]} -gt 0 ]; then
 	echo "failed: ${VM_FAILED[*]}"

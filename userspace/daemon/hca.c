@@ -540,7 +540,8 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		nq = RXDP_MAX_QUEUES;
 	port = rxdp_xsk_port_open(
 		&hd->umem, l->ifindex, nq, HCA_RING,
-		rxdp_roce_max_frame(rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap)), &why);
+		rxdp_roce_max_frame(rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap)),
+		rxdpd.xsk_mode, &why);
 	if (!port) {
 		snprintf(msg, msglen,
 			 "cannot bind AF_XDP sockets on %s: %s (%s)", l->ifname,

@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <linux/if_xdp.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -176,6 +177,9 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "data-path engines per device, at most one per RX\n"
 	  "queue (default auto: one per queue, at most one\n"
 	  "per CPU --cpus allows)" },
+	{ "xsk", 'x', "MODE",
+	  "the AF_XDP sockets' mode: copy, zero-copy, or auto\n"
+	  "(default: zero-copy where the driver has it)" },
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"
 	  "CPU (give them CPUs of their own with --cpus)" },
@@ -224,6 +228,18 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 	case 'p':
 		rxdpd.poll = true;
 		return 0;
+	case 'x':
+		if (!strcmp(arg, "copy"))
+			rxdpd.xsk_mode = XDP_COPY;
+		else if (!strcmp(arg, "zero-copy"))
+			rxdpd.xsk_mode = XDP_ZEROCOPY;
+		else if (!strcmp(arg, "auto"))
+			rxdpd.xsk_mode = 0;
+		else {
+			pr_err("--xsk %s: copy, zero-copy or auto\n", arg);
+			return -1;
+		}
+		return 0;
 	case 'e':
 		if (!strcmp(arg, "auto")) {
 			rxdpd.engines = -1;
@@ -253,7 +269,8 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
-		 " [--engines N] [--poll] [--user-mem BYTES] [--verbose]",
+		 " [--engines N] [--xsk MODE] [--poll] [--user-mem BYTES]\n"
+		 " [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "

@@ -160,6 +160,7 @@ struct rxdpd {
 	cpu_set_t cpus; /* where data-path threads run, if ncpus_set */
 	bool ncpus_set;
 	bool poll; /* --poll: data-path threads spin, never sleep */
+	__u16 xsk_mode; /* --xsk: XDP_COPY, XDP_ZEROCOPY, 0 the driver's best */
 	int engines; /* --engines: per device (0, -1 auto: a queue's, up to the CPUs) */
 	gid_t group; /* --group: who may use the devices, with root */
 	bool group_set;

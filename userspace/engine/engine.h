@@ -566,14 +566,16 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
  * if the kernel and the mode can, else not. max_frame: the largest frame
  * (Ethernet header to ICRC) the sockets must receive; where one UMEM frame
  * holds it, zero-copy is worth more than multi-buffer, else the reverse
- * (xsk.c, bind_modes()). Frames whose destination MAC is the source's (a
+ * (xsk.c, bind_modes()); want XDP_COPY or XDP_ZEROCOPY binds that mode or
+ * fails, 0 takes the best the driver has. Frames whose destination MAC is the source's (a
  * QP of this device talking to one of the same device) never reach the
  * wire: they come back as received frames. The port closes its sockets.
  * NULL + errno; *why gets a short reason.
  */
 struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 					 uint32_t nqueues, uint32_t ring_size,
-					 uint32_t max_frame, const char **why);
+					 uint32_t max_frame, uint16_t want,
+					 const char **why);
 /* As bound: XDP_COPY or XDP_ZEROCOPY, XDP_USE_SG; sockets (queues) */
 /*
  * Several engines on one port: a new port with the sockets k, k + n,

@@ -397,18 +397,21 @@ static int sock_bind(int fd, int ifindex, uint32_t queue, uint16_t flags,
  * zero-copy alone only where the kernel has no multi-buffer.
  */
 static int bind_modes(const struct rxdp_xsk_port *p, uint32_t max_frame,
-		      uint16_t *modes)
+		      uint16_t want, uint16_t *modes)
 {
 	bool one_frame = max_frame <= p->umem->frame_size - XDP_PACKET_HEADROOM;
+	const uint16_t all[4] = {
+		XDP_ZEROCOPY | XDP_USE_SG,
+		one_frame ? XDP_ZEROCOPY : XDP_COPY | XDP_USE_SG,
+		one_frame ? XDP_COPY | XDP_USE_SG : XDP_ZEROCOPY,
+		XDP_COPY,
+	};
 	int n = 0;
 
-	modes[n++] = XDP_ZEROCOPY | XDP_USE_SG;
-	if (one_frame)
-		modes[n++] = XDP_ZEROCOPY;
-	modes[n++] = XDP_COPY | XDP_USE_SG;
-	if (!one_frame)
-		modes[n++] = XDP_ZEROCOPY;
-	modes[n++] = XDP_COPY;
+	/* want: XDP_COPY or XDP_ZEROCOPY keeps those modes alone */
+	for (int i = 0; i < 4; i++)
+		if (!want || (all[i] & want))
+			modes[n++] = all[i];
 	return n;
 }
 
@@ -419,10 +422,11 @@ static int bind_modes(const struct rxdp_xsk_port *p, uint32_t max_frame,
  * its UMEM (and its mode). A failed bind starts over with a new socket.
  */
 static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
-		     uint64_t share, uint32_t max_frame, const char **why)
+		     uint64_t share, uint32_t max_frame, uint16_t want,
+		     const char **why)
 {
 	uint16_t modes[4];
-	int nmodes = q ? 1 : bind_modes(p, max_frame, modes);
+	int nmodes = q ? 1 : bind_modes(p, max_frame, want, modes);
 	int err = -EINVAL;
 
 	for (int m = 0; m < nmodes; m++) {
@@ -466,13 +470,15 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 	}
 	*why = err == -EBUSY ? "the queue is in use (another AF_XDP program?)"
 	       : q	     ? "no such RX queue"
-			     : "the driver refuses AF_XDP";
+	       : want == XDP_ZEROCOPY ? "the driver refuses zero-copy AF_XDP"
+				      : "the driver refuses AF_XDP";
 	return err;
 }
 
 struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 					 uint32_t nqueues, uint32_t ring_size,
-					 uint32_t max_frame, const char **why)
+					 uint32_t max_frame, uint16_t want,
+					 const char **why)
 {
 	struct rxdp_xsk_port *p;
 	uint64_t share;
@@ -490,7 +496,7 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 	share = umem->size / umem->frame_size / nqueues;
 	for (uint32_t q = 0; q < nqueues; q++) {
 		p->s[q].fd = -1;
-		err = sock_open(p, ifindex, q, share, max_frame, why);
+		err = sock_open(p, ifindex, q, share, max_frame, want, why);
 		if (err && q > 0 && err == -EINVAL) {
 			/*
 			 * The count was an upper bound (a veth made without
