@@ -130,7 +130,8 @@ PYEOF
 gid=$gidA
 verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gid" -c -n 200 -s 2048 >/dev/null 2>&1 &
 srv=$!
-wait_until 5 ip netns exec "$NS_A" ss -ltn | grep -q ':18515 '
+wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18515 '" ||
+	fail "the pingpong server does not listen"
 verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gid" -c -n 200 -s 2048 "$ADDR_A" >/dev/null 2>&1 ||
 	fail "pingpong"
 wait $srv || fail "pingpong server"
@@ -146,7 +147,8 @@ echo "ok: after a pingpong: $out"
 # QPs while a pingpong runs (its numbers move: the series must be there)
 verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gid" -n 1000000 -s 64 >/dev/null 2>&1 &
 srv=$!
-wait_until 5 ip netns exec "$NS_A" ss -ltn | grep -q ':18515 '
+wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18515 '" ||
+	fail "the pingpong server does not listen"
 verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gid" -n 1000000 -s 64 "$ADDR_A" >/dev/null 2>&1 &
 cli=$!
 on_exit "kill $srv $cli 2>/dev/null"

@@ -176,7 +176,8 @@ chmod 755 "$tmp"
 verbs "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups \
 	ibv_rc_pingpong -d "rxdp_$IF_A" -g "$gid" -c -n 100 -s 4096 >"$tmp/srv" 2>&1 &
 srv=$!
-wait_until 5 ip netns exec "$NS_A" ss -ltn | grep -q ':18515 '
+wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18515 '" ||
+	bad "the pingpong server does not listen"
 verbs "$NS_B" ibv_rc_pingpong -d "rxdp_$IF_B" -g "$gid" -c -n 100 -s 4096 "$ADDR_A" >"$tmp/cli" 2>&1 ||
 	bad "pingpong client: $(cat "$tmp/cli")"
 wait $srv || bad "pingpong server: $(cat "$tmp/srv")"
