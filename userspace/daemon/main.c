@@ -21,9 +21,9 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
-#include <linux/if_xdp.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <linux/if_xdp.h>
 
 #include <bpf/libbpf.h>
 

@@ -567,9 +567,10 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
  * (Ethernet header to ICRC) the sockets must receive; where one UMEM frame
  * holds it, zero-copy is worth more than multi-buffer, else the reverse
  * (xsk.c, bind_modes()); want XDP_COPY or XDP_ZEROCOPY binds that mode or
- * fails, 0 takes the best the driver has. Frames whose destination MAC is the source's (a
- * QP of this device talking to one of the same device) never reach the
- * wire: they come back as received frames. The port closes its sockets.
+ * fails, 0 takes the best the driver has. Frames whose destination MAC is
+ * the source's (a QP of this device talking to one of the same device)
+ * never reach the wire: they come back as received frames. The port closes
+ * its sockets.
  * NULL + errno; *why gets a short reason.
  */
 struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
