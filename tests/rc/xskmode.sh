@@ -33,8 +33,11 @@ grep "AF_XDP socket" "$tmp/devA"
 grep -q "AF_XDP socket of queue 0: copy mode" "$tmp/devA" ||
 	fail "A (--xsk copy): queue 0 not in copy mode"
 
-verbs "$NS_B" ibv_devinfo -d "$devB" >"$tmp/infoB" 2>&1
-echo "B: ibv_devinfo exit $?: $(head -n 3 "$tmp/infoB" | tr '\n' ' ')"
+verbs "$NS_B" ibv_devinfo -d "$devB" >"$tmp/infoB" 2>&1 &&
+	fail "B (--xsk zero-copy): $devB opened on a veth"
+echo "B: ibv_devinfo: $(head -n 3 "$tmp/infoB" | tr '\n' ' ')"
+grep -q "the driver refuses zero-copy AF_XDP" "$tmp/infoB" ||
+	fail "B (--xsk zero-copy): opening $devB does not say why it failed"
 grep "AF_XDP" "$tmp/rxdpd-B.log"
 grep -q "the driver refuses zero-copy AF_XDP" "$tmp/rxdpd-B.log" ||
 	fail "B (--xsk zero-copy): its log does not say the driver refuses zero-copy"

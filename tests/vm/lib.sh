@@ -91,11 +91,14 @@ _vm_launch() {
 	if [ "$q" -gt 1 ]; then
 		mq=",mq=on,vectors=$((2 * q + 2))" tapq=",queues=$q" tapmq=(multi_queue)
 	fi
+	# (a guest booted again: its taps are made anew)
+	ip -n "$VM_NS" link del "$tap" 2>/dev/null
 	ip -n "$VM_NS" tuntap add dev "$tap" mode tap "${tapmq[@]}" ||
 		fail "cannot create $tap"
 	ip -n "$VM_NS" link set "$tap" master "$VM_BR" up
 	local nic1=() addr1=""
 	if [ "${VM_NICS:-1}" -ge 2 ]; then
+		ip -n "$VM_NS" link del "rxs${name,,}$RXDP_TEST_ID" 2>/dev/null
 		ip -n "$VM_NS" tuntap add dev "rxs${name,,}$RXDP_TEST_ID" mode tap ||
 			fail "cannot create rxs${name,,}$RXDP_TEST_ID"
 		ip -n "$VM_NS" link set "rxs${name,,}$RXDP_TEST_ID" master "$VM_BR1" up
@@ -157,8 +160,6 @@ vm_start() {
 				echo "guest $name: its kernel panicked while booting, booting it again:"
 				grep -m 3 -e "RIP:" -e "Kernel panic" "$dir/console.log"
 				mv "$dir/console.log" "$dir/console.log.panic"
-				ip -n "$VM_NS" link del "rxt${name,,}$RXDP_TEST_ID" 2>/dev/null
-				ip -n "$VM_NS" link del "rxs${name,,}$RXDP_TEST_ID" 2>/dev/null
 				_vm_launch "$name" "${args[i + 1]}" "$img"
 				eval "pid=\$VM_PID_$name"
 				continue
@@ -304,21 +305,20 @@ vm_pair() {
 # the tap queues each QEMU holds attached, QEMU's last words and its
 # virtqueues' indices (rx0, tx0, rx1, tx1)
 vm_diag() {
-	local g pid q cmds
+	local g pid q cmds=()
 	for g in A B; do
 		echo "--- guest $g"
 		vm_run "$g" 30 /rxdp/tests/vm/guest.sh diag
 	done
 	echo "--- host"
 	ip -n "$VM_NS" -s -s link show type tun
+	for q in 0 1 2 3; do
+		cmds+=("info virtio-queue-status /machine/peripheral/nic0/virtio-backend $q")
+	done
 	for g in A B; do
 		eval "pid=\${VM_PID_$g:-}"
 		echo "QEMU $g: tap queues attached: $(cat /proc/"$pid"/fdinfo/* 2>/dev/null | grep -c '^iff:')"
 		tail -n 5 "$VM_DIR/$g/qemu.log" 2>/dev/null
-		cmds=()
-		for q in 0 1 2 3; do
-			cmds+=("info virtio-queue-status /machine/peripheral/nic0/virtio-backend $q")
-		done
 		_vm_monitor "$g" "${cmds[@]}" |
 			grep -e "queue_index" -e "idx" -e "inuse" -e "signalled" -e "desc:" | sed "s/^/  $g: /"
 	done
