@@ -619,20 +619,22 @@ static void eng_place(struct rxdp_engine *e, uint64_t now)
 }
 
 /*
- * The thread blocks on one epoll set: the port's fds (readable: frames
- * arrived), the engine's own eventfd, and the doorbells handed out with
+ * The thread sleeps in ppoll() on the port's sockets and on one epoll set
+ * holding the engine's own eventfd and the doorbells handed out with
  * rxdp_engine_doorbell(), one per owner, so that no owner can drain
- * another's wake-up. Eventfds are edge-triggered: every write() queues an
- * event, so they are never read (a system call less per wake-up); their
- * counters grow by one a ring and would take 2^64 rings to fill (an owner
- * that fills its own by hand only stops its own doorbell).
+ * another's wake-up. The sockets are polled only while the thread sleeps,
+ * never kept in the epoll set: a socket in an epoll set calls into it for
+ * every frame it receives and every TX frame the kernel frees (its wait
+ * queue is never empty), with interrupts off, on the CPU that sends them
+ * (64-byte writes on the 2-core VM: a tenth of the sender's time). Eventfds
+ * are edge-triggered: every write() queues an event, so they are never
+ * read (a system call less per wake-up); their counters grow by one a ring
+ * and would take 2^64 rings to fill (an owner that fills its own by hand
+ * only stops its own doorbell).
  */
-static int eng_epoll_add(struct rxdp_engine *e, int fd, bool eventfd)
+static int eng_epoll_add(struct rxdp_engine *e, int fd)
 {
-	struct epoll_event ev = {
-		.events = EPOLLIN | (eventfd ? EPOLLET : 0),
-		.data.fd = fd,
-	};
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = fd };
 
 	return epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
@@ -643,7 +645,7 @@ int rxdp_engine_doorbell(struct rxdp_engine *e)
 
 	if (fd < 0)
 		return -errno;
-	err = eng_epoll_add(e, fd, true);
+	err = eng_epoll_add(e, fd);
 	if (err) {
 		close(fd);
 		return err;
@@ -657,17 +659,35 @@ void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd)
 	close(fd);
 }
 
-/* The port's fds, added to the thread's set (again: EEXIST is no matter) */
+/* The port's fds, for the thread's sleep. Engine lock held */
 static void eng_watch_port(struct rxdp_engine *e)
 {
-	int fds[RXDP_CTL_MAX_XSKS];
-	int nfds = 0;
+	e->nport_fds = e->cfg.ops->poll_fds
+			       ? e->cfg.ops->poll_fds(e->cfg.port, e->port_fds,
+						      RXDP_CTL_MAX_XSKS)
+			       : 0;
+	if (e->nport_fds < 0)
+		e->nport_fds = 0;
+}
 
-	if (e->cfg.ops->poll_fds)
-		nfds = e->cfg.ops->poll_fds(e->cfg.port, fds,
-					    RXDP_CTL_MAX_XSKS);
-	for (int i = 0; i < nfds; i++)
-		eng_epoll_add(e, fds[i], false);
+/*
+ * Until a frame, a doorbell or the deadline (tsp NULL: none). pfd[1..n]
+ * hold the port's fds, copied under the lock (a socket added later rings
+ * evfd, which ends this sleep); pfd[0] becomes the epoll set.
+ */
+static void eng_sleep(struct rxdp_engine *e, struct pollfd *pfd, int n,
+		      const struct timespec *tsp)
+{
+	struct epoll_event evs[16];
+
+	pfd[0].fd = e->epfd;
+	for (int i = 0; i <= n; i++)
+		pfd[i].events = POLLIN;
+	if (ppoll(pfd, (nfds_t)n + 1, tsp, NULL) <= 0 || !pfd[0].revents)
+		return;
+	/* the edge-triggered events seen: or the set stays readable */
+	while (epoll_wait(e->epfd, evs, 16, 0) == 16)
+		;
 }
 
 int rxdp_engine_port_call(struct rxdp_engine *e,
@@ -708,7 +728,9 @@ static void *eng_thread(void *arg)
 {
 	struct rxdp_engine *e = arg;
 
+	pthread_mutex_lock(&e->lock);
 	eng_watch_port(e);
+	pthread_mutex_unlock(&e->lock);
 
 	/* what top -H and /proc/PID/task/TID/comm show */
 	pthread_setname_np(pthread_self(), "rxdp-datapath");
@@ -732,6 +754,8 @@ static void *eng_thread(void *arg)
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
 		struct timespec ts, *tsp = NULL;
+		struct pollfd pfd[1 + RXDP_CTL_MAX_XSKS];
+		int npfd;
 		long nivcsw = spin ? eng_preempted() : 0;
 
 		for (;;) {
@@ -761,6 +785,9 @@ static void *eng_thread(void *arg)
 		e->now = now;
 		deadline = eng_next_deadline(e);
 		eng_place(e, now);
+		npfd = e->nport_fds;
+		for (int i = 0; i < npfd; i++)
+			pfd[1 + i].fd = e->port_fds[i];
 		pthread_mutex_unlock(&e->lock);
 		if (deadline <= now)
 			continue;
@@ -792,11 +819,7 @@ static void *eng_thread(void *arg)
 				continue;
 			}
 		}
-		{
-			struct epoll_event evs[16];
-
-			epoll_pwait2(e->epfd, evs, 16, tsp, NULL);
-		}
+		eng_sleep(e, pfd, npfd, tsp);
 		if (e->cfg.sleep_word)
 			atomic_store(e->cfg.sleep_word, 0);
 		atomic_store(&e->sleep_until, 0);
@@ -845,7 +868,7 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	e->epfd = epoll_create1(EPOLL_CLOEXEC);
 	e->pd0 = calloc(1, sizeof(*e->pd0));
 	if (!e->qp_tab || eng_keytab_init(&e->keys) || e->evfd < 0 ||
-	    e->epfd < 0 || !e->pd0 || eng_epoll_add(e, e->evfd, true))
+	    e->epfd < 0 || !e->pd0 || eng_epoll_add(e, e->evfd))
 		goto err;
 	e->mem0.e = e;
 	e->mem0.fd = -1;

@@ -478,7 +478,9 @@ struct rxdp_engine {
 	bool thread_running;
 	_Atomic bool stop;
 	int evfd; /* wakes the progress thread (slow paths) */
-	int epfd; /* what the progress thread blocks on */
+	int epfd; /* the doorbells and evfd, for the progress thread's sleep */
+	int port_fds[RXDP_CTL_MAX_XSKS]; /* the port's sockets (eng_sleep) */
+	int nport_fds;
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
 	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
