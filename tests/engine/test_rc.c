@@ -539,6 +539,109 @@ static void test_tx_coalescing_messages(void **state)
 	}
 }
 
+/* requests arriving at b, and those that asked for an ACK */
+static unsigned int ackreq_reqs, ackreq_set;
+
+static int ackreq_count(void *arg, uint8_t *frame, uint32_t len)
+{
+	uint8_t copy[4096];
+	struct pkt_info pi;
+
+	memcpy(copy, frame, len < sizeof(copy) ? len : sizeof(copy));
+	if (len <= sizeof(copy) && !pkt_parse(copy, len, &pi) &&
+	    (roce_opcode_flags(pi.opcode) & ROCE_OPF_REQUEST)) {
+		ackreq_reqs++;
+		ackreq_set += bth_ackreq(pi.bth) != 0;
+	}
+	return xdp_like(arg, frame, len);
+}
+
+/*
+ * A burst of small writes asks for an ACK per burst, not per message
+ * (9.7.2: an ACK of a later PSN acknowledges the earlier ones): each ACK
+ * costs the responder a packet out and the requester one in. The last
+ * request of a burst still asks, or its completion would wait for the
+ * tail-loss probe; so does one that only a local operation follows.
+ */
+static void test_ackreq_per_burst(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats es;
+	struct ibv_send_wr wr[64], *bad;
+	struct ibv_sge sg[64];
+	struct ibv_wc wc[64];
+	uint32_t rkey = rxdp_emr_rkey(b->mr);
+
+	memwire_set_filter(p->w, 1, ackreq_count, b->psn);
+	ackreq_reqs = ackreq_set = 0;
+	fill(a->buf, 64 * 64, 5);
+	/* one post of 64 (as an application's ring holds them at a pass) */
+	for (int i = 0; i < 64; i++) {
+		sg[i] = sge(a, i * 64, 64);
+		wr[i] = (struct ibv_send_wr){ .wr_id = i,
+					      .next = i < 63 ? &wr[i + 1]
+							     : NULL,
+					      .sg_list = &sg[i],
+					      .num_sge = 1,
+					      .opcode = IBV_WR_RDMA_WRITE,
+					      .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = (uintptr_t)b->buf + i * 64;
+		wr[i].wr.rdma.rkey = rkey;
+	}
+	assert_int_equal(tp_post_send(a->qp, wr, &bad), 0);
+	wait_wc(p, a->scq, wc, 64);
+	for (int i = 0; i < 64; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	assert_memory_equal(b->buf, a->buf, 64 * 64);
+	assert_int_equal(ackreq_reqs, 64);
+	/* the burst's last, and one of every ENG_ACKREQ_EVERY at most */
+	assert_in_range(ackreq_set, 1, 2);
+
+	/* one write alone asks */
+	{
+		unsigned int before = ackreq_set;
+
+		post_send1(a, IBV_WR_RDMA_WRITE, 100, 0, 8, (uintptr_t)b->buf,
+			   rkey, 0, IBV_SEND_SIGNALED);
+		wait_wc(p, a->scq, wc, 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(ackreq_set, before + 1);
+	}
+
+	/* a write followed only by a local operation asks */
+	{
+		struct ibv_send_wr inv = { .wr_id = 201,
+					   .opcode = IBV_WR_LOCAL_INV,
+					   .send_flags = IBV_SEND_SIGNALED,
+					   .invalidate_rkey = 0x12345600 };
+		unsigned int before = ackreq_set;
+
+		sg[0] = sge(a, 0, 8);
+		wr[0] = (struct ibv_send_wr){ .wr_id = 200,
+					      .next = &inv,
+					      .sg_list = &sg[0],
+					      .num_sge = 1,
+					      .opcode = IBV_WR_RDMA_WRITE,
+					      .send_flags = IBV_SEND_SIGNALED };
+		wr[0].wr.rdma.remote_addr = (uintptr_t)b->buf;
+		wr[0].wr.rdma.rkey = rkey;
+		assert_int_equal(tp_post_send(a->qp, wr, &bad), 0);
+		wait_wc(p, a->scq, wc, 2);
+		assert_int_equal(wc[0].wr_id, 200);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(ackreq_set, before + 1);
+	}
+	/* nothing waited for a timer */
+	rxdp_engine_get_stats(a->e, &es);
+	assert_int_equal(es.tlp_probes, 0);
+	assert_int_equal(es.timeouts, 0);
+	assert_int_equal(es.rto_expiries, 0);
+	pair_free(p);
+}
+
 /* RDMA Write and Write with immediate; b never posts or polls for plain
  * writes (a passive target) */
 static void test_write_sizes(void **state)
@@ -3871,6 +3974,7 @@ int main(void)
 		cmocka_unit_test(test_tx_coalescing),
 		cmocka_unit_test(test_tx_coalescing_messages),
 		cmocka_unit_test(test_write_sizes),
+		cmocka_unit_test(test_ackreq_per_burst),
 		cmocka_unit_test(test_read_sizes),
 		cmocka_unit_test(test_sge_inline_unsignaled),
 		cmocka_unit_test(test_atomics),

@@ -386,18 +386,19 @@ int eng_pass(struct rxdp_engine *e)
 	 * flush: while a QP streams, packets queued behind its requests still
 	 * unacknowledged wait for a batch (ENG_TX_BATCH) or for the pass the
 	 * acknowledgement brings, so posting one WR at a time does not cost a
-	 * syscall per packet. A deferred request's QP must still have
-	 * requests on the wire (an ACK may have acked them all this pass).
+	 * syscall per packet. A deferred request's QP must still await an
+	 * acknowledgement (an ACK may have acked them all this pass).
 	 */
 	if (e->tx_unflushed && !e->tx_urgent && e->tx_unflushed < ENG_TX_BATCH)
 		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
-			if (qp->next_psn != qp->flushed_psn &&
-			    qp->una == qp->flushed_psn)
+			if (qp->next_psn != qp->flushed_psn && !eng_ack_due(qp))
 				e->tx_urgent = true;
 	if (!e->tx_unflushed || e->tx_urgent ||
 	    e->tx_unflushed >= ENG_TX_BATCH) {
-		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
+		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
 			qp->flushed_psn = qp->next_psn;
+			qp->flushed_ackreq = qp->ackreq_end;
+		}
 		e->tx_unflushed = 0;
 		e->tx_urgent = false;
 		if (e->cfg.ops->tx_flush(e->cfg.port))

@@ -321,6 +321,8 @@ struct rxdp_eqp {
 	uint32_t send_psn; /* PSN of the next packet to (re)transmit */
 	uint32_t next_psn; /* PSN after the last one ever assigned */
 	uint32_t flushed_psn; /* next_psn at the last TX flush */
+	uint32_t ackreq_end; /* PSN after the newest one sent with AckReq */
+	uint32_t flushed_ackreq; /* ackreq_end at the last TX flush */
 	uint32_t una; /* oldest unacknowledged PSN */
 	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
 	uint32_t rd_outstanding; /* reads/atomics started, not done */
@@ -551,6 +553,18 @@ static inline void eng_hwc_add(struct rxdp_eqp *qp, enum rxdp_hwc c, uint64_t n)
 static inline void eng_hwc(struct rxdp_eqp *qp, enum rxdp_hwc c)
 {
 	eng_hwc_add(qp, c, 1);
+}
+
+/*
+ * Whether an acknowledgement is sure to come (and bring a pass): a packet
+ * with AckReq went out in a flush and is not acknowledged yet. A request
+ * queued behind it may wait for that pass (eng_pass); after a go-back,
+ * ackreq_end falls back with the packets sent again, so this errs on the
+ * side of a flush.
+ */
+static inline bool eng_ack_due(const struct rxdp_eqp *qp)
+{
+	return psn_before(qp->una, qp->flushed_ackreq);
 }
 void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
 void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,

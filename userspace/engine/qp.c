@@ -403,7 +403,8 @@ static void qp_transport_apply(struct rxdp_eqp *qp,
 		uint32_t psn = a->sq_psn & ROCE_PSN_MASK;
 
 		qp->send_psn = qp->next_psn = qp->una = qp->tx_hw =
-			qp->flushed_psn = psn;
+			qp->flushed_psn = qp->ackreq_end = qp->flushed_ackreq =
+				psn;
 	}
 	qp->retry_left = qp->retry_cnt;
 	qp->rnr_left = qp->rnr_retry;

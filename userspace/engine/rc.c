@@ -84,14 +84,16 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	eng_hwc_add(qp, RXDP_HWC_SENT_BYTES, d->paylen);
 	/*
 	 * An RC request behind requests already on the wire may wait for the
-	 * next flush: their acknowledgement is sure to bring a pass. Anything
-	 * else (the first one out, a retransmission, a response, UC, UD) goes
-	 * out this pass.
+	 * next flush if their acknowledgement is sure to bring a pass
+	 * (eng_ack_due). Anything else (the first one out, a retransmission, a
+	 * response, UC, UD) goes out this pass.
 	 */
 	e->tx_unflushed++;
+	if (d->ackreq)
+		qp->ackreq_end = psn_add(d->psn, 1);
 	if (qp->type != IBV_QPT_RC ||
 	    (roce_opcode_flags(d->opcode) & ROCE_OPF_RESPONSE) ||
-	    qp->una == qp->flushed_psn || psn_before(d->psn, qp->flushed_psn))
+	    !eng_ack_due(qp) || psn_before(d->psn, qp->flushed_psn))
 		e->tx_urgent = true;
 	return 0;
 }
@@ -599,6 +601,7 @@ void rc_qp_reset(struct rxdp_eqp *qp)
 	atomic_store(&qp->rq_cons, 0);
 	qp->sq_cur = 0;
 	qp->send_psn = qp->next_psn = qp->una = qp->tx_hw = qp->flushed_psn = 0;
+	qp->ackreq_end = qp->flushed_ackreq = 0;
 	qp->rd_outstanding = 0;
 	qp->since_ackreq = 0;
 	qp->timer_at = qp->rnr_at = qp->tlp_at = 0;

@@ -143,6 +143,20 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 	return true;
 }
 
+/*
+ * Whether the WQE after the one being sent is a request that goes out
+ * behind it (not a local operation, which sends nothing)
+ */
+static bool req_followed(const struct rxdp_eqp *qp, uint32_t prod)
+{
+	const struct swqe *n;
+
+	if (qp->sq_cur + 1 == prod)
+		return false;
+	n = &qp->sq[(qp->sq_cur + 1) & (qp->sq_size - 1)];
+	return n->opcode != IBV_WR_BIND_MW && n->opcode != IBV_WR_LOCAL_INV;
+}
+
 int req_tx(struct rxdp_eqp *qp, int budget)
 {
 	uint32_t prod =
@@ -268,13 +282,18 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			d.ieth_rkey = w->inv_rkey;
 			d.se = last && (w->send_flags & IBV_SEND_SOLICITED);
 			/*
-			 * AckReq (9.7.2): on a message's last packet, now and
-			 * then in a long one, and on the packet that fills the
-			 * window, or nothing would ever open it again.
+			 * AckReq (9.7.2): on a message's last packet unless a
+			 * request follows it at once (the responder's ACK of
+			 * a later PSN acknowledges both: a stream of small
+			 * messages is acknowledged per burst, not per
+			 * message), now and then in a long one, and on the
+			 * packet that fills the window, or nothing would ever
+			 * open it again.
 			 */
-			d.ackreq =
-				last || qp->since_ackreq + 1 >= ackreq_every ||
-				psn_diff(qp->send_psn, qp->una) + 1 >= window;
+			d.ackreq = (last && !req_followed(qp, prod)) ||
+				   qp->since_ackreq + 1 >= ackreq_every ||
+				   psn_diff(qp->send_psn, qp->una) + 1 >=
+					   window;
 			if (qp->type != IBV_QPT_RC)
 				d.ackreq = 0;
 			break;
