@@ -425,7 +425,7 @@ static uint64_t eng_activity(struct rxdp_engine *e)
  * rather than after the spinner's whole slice (milliseconds).
  *
  * Between packets it spins (yielding the core) for spin_ns after the last
- * one, then blocks in epoll on the port's fds, the eventfds and the nearest
+ * one, then sleeps (eng_sleep) until a frame, a doorbell or the nearest
  * timer. Spinning only pays when the core is otherwise free: a spinning
  * thread is never woken, so it never preempts, and waits for the slices of
  * the threads it competes with. When the spin was preempted (involuntary
