@@ -684,11 +684,13 @@ static void eng_sleep(struct rxdp_engine *e, struct pollfd *pfd, int n,
 	pfd[0].fd = e->epfd;
 	for (int i = 0; i <= n; i++)
 		pfd[i].events = POLLIN;
-	if (ppoll(pfd, (nfds_t)n + 1, tsp, NULL) <= 0 || !pfd[0].revents)
-		return;
-	/* the edge-triggered events seen: or the set stays readable */
-	while (epoll_wait(e->epfd, evs, 16, 0) == 16)
-		;
+	/*
+	 * The edge-triggered events it saw are taken once (or the set stays
+	 * readable); more than 16 end the next sleep at once. Never in a
+	 * loop: owners ringing without end would hold the thread in it.
+	 */
+	if (ppoll(pfd, (nfds_t)n + 1, tsp, NULL) > 0 && pfd[0].revents)
+		epoll_wait(e->epfd, evs, 16, 0);
 }
 
 int rxdp_engine_port_call(struct rxdp_engine *e,
