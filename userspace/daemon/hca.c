@@ -439,7 +439,7 @@ static int hca_max_engines(void)
 {
 	int n = rxdpd.engines;
 
-	if (n <= 0) {
+	if (!n) {
 		cpu_set_t set;
 
 		n = rxdpd.ncpus_set ? CPU_COUNT(&rxdpd.cpus)

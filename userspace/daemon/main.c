@@ -242,7 +242,7 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		return 0;
 	case 'e':
 		if (!strcmp(arg, "auto")) {
-			rxdpd.engines = -1;
+			rxdpd.engines = 0;
 			return 0;
 		}
 		rxdpd.engines = (int)strtol(arg, &end, 10);

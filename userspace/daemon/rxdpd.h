@@ -161,7 +161,7 @@ struct rxdpd {
 	bool ncpus_set;
 	bool poll; /* --poll: data-path threads spin, never sleep */
 	__u16 xsk_mode; /* --xsk: XDP_COPY, XDP_ZEROCOPY, 0 the driver's best */
-	int engines; /* --engines: per device (0, -1 auto: a queue's, up to the CPUs) */
+	int engines; /* --engines: per device (0, auto: a queue's, up to the CPUs) */
 	gid_t group; /* --group: who may use the devices, with root */
 	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
