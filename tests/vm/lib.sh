@@ -266,10 +266,21 @@ vm_stack() {
 
 # The client starts once the server listens on TCP port VM_LISTEN_PORT
 # (18515: perftest, the pingpongs, rc_ops; a probe connection would be the
-# server's client), or after 3 s when it is empty.
+# server's client), or on RDMA-CM port VM_LISTEN_CM (rxdp's ids in
+# rxdp-ctl cm, the kernel's in rdma resource: a REQ before the listen is
+# rejected, and perftest -R's client then fails), or after 3 s when both
+# are empty.
 VM_LISTEN_PORT=18515
+VM_LISTEN_CM=
 VM_SRV_RC=0
 _vm_listening() {
+	if [ -n "$VM_LISTEN_CM" ]; then
+		vm_run A 30 "until /rxdp/build/bin/rxdp-ctl cm 2>/dev/null |
+			grep -qE ' listen +[^ ]+ +[^ ]*:$VM_LISTEN_CM ' ||
+			rdma resource show cm_id 2>/dev/null |
+			grep -qE 'state LISTEN .*:$VM_LISTEN_CM( |\$)'; do sleep 0.1; done"
+		return
+	fi
 	[ -n "$VM_LISTEN_PORT" ] || { sleep 3; return 0; }
 	vm_run A 30 "until ss -ltn | grep -q ':$VM_LISTEN_PORT '; do sleep 0.1; done"
 }
@@ -414,8 +425,10 @@ vm_cm() {
 		"udaddy -s \$PEER -c 2 -C 10"
 	vm_pair "ucmatose" 120 "ucmatose -b \$ADDR -c 2 -C 10" \
 		"ucmatose -s \$PEER -c 2 -C 10"
+	VM_LISTEN_CM=18515
 	vm_pair "ib_send_bw -R" 120 "ib_send_bw -R -d \$DEV -x \$GID -F -n 50" \
 		"ib_send_bw -R -d \$DEV -x \$GID -F -n 50 \$PEER"
+	VM_LISTEN_CM=
 	VM_LISTEN_PORT=18515
 }
 
