@@ -19,6 +19,7 @@
 #include "maps.bpf.h"
 
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 static __always_inline int verdict(__u32 v, int action)
 {
@@ -302,6 +303,7 @@ static __always_inline int rxdp_classify(struct xdp_md *ctx, __u32 frame_len)
 	if (qc->qp_type == RXDP_QPT_RC && !(opf & ROCE_OPF_CNP)) {
 		__u32 pidx = qpn & RXDP_QP_INDEX_MASK;
 		struct rxdp_qp_psn *ps = bpf_map_lookup_elem(&qp_psn, &pidx);
+		__u32 cpu;
 
 		if (!ps || READ_ONCE(ps->qpn) != qpn)
 			return verdict(RXDP_V_DROP_UNKNOWN_QP, XDP_DROP);
@@ -310,6 +312,10 @@ static __always_inline int rxdp_classify(struct xdp_md *ctx, __u32 frame_len)
 					   qc->path_mtu));
 		if (v != RXDP_V_REDIRECT)
 			return qp_verdict(qpn, v, XDP_DROP, 0);
+		/* written only when it changes: the line stays where it is */
+		cpu = bpf_get_smp_processor_id() + 1;
+		if (READ_ONCE(ps->rx_cpu) != cpu)
+			WRITE_ONCE(ps->rx_cpu, cpu);
 	}
 
 	if (qc->owner_slot >= RXDP_MAX_OWNERS ||

@@ -115,7 +115,13 @@ struct rxdp_qp_psn {
 	__u32 una_psn; /* requester: oldest unacknowledged PSN */
 	__u32 next_psn; /* requester: PSN of the next packet to send */
 	__u32 flags; /* RXDP_PSNF_* */
-	__u32 pad[3];
+	/*
+	 * 1 + the CPU the program last passed one of this QP's packets on
+	 * (0: none yet): where the interface's receive work for it runs,
+	 * which its engine keeps off (engine.c, placement)
+	 */
+	__u32 rx_cpu;
+	__u32 pad[2];
 };
 
 struct rxdp_qp_stats {

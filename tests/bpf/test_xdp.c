@@ -628,6 +628,37 @@ static void test_request_psn(void **state)
 	assert_int_equal(get_psn(QP_RC).epsn, 5);
 }
 
+/*
+ * The program notes, in an RC QP's PSN slot, 1 + the CPU it passed one of
+ * the QP's packets on (its engine keeps off that CPU while a stream comes
+ * in), written on the CPU's change only; a packet it drops leaves it
+ */
+static void test_rx_cpu(void **state)
+{
+	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
+	cpu_set_t all, one;
+	int cpus[2], n = 0;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &all))
+			cpus[n++] = c;
+	set_psn(QP_RC, 10, 0, 0, RXDP_PSNF_NAK_SENT);
+	o.psn = 20; /* ahead of a gap already NAKed: dropped */
+	expect(&o, RXDP_V_DROP_PSN_OOS, XDP_DROP_);
+	assert_int_equal(get_psn(QP_RC).rx_cpu, 0);
+	for (int i = 0; i < 2 * n; i++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpus[i % n], &one);
+		assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+		o.psn = 10 + i;
+		accepted(&o);
+		assert_int_equal(get_psn(QP_RC).rx_cpu, cpus[i % n] + 1);
+		assert_int_equal(get_psn(QP_RC).epsn, 11 + i);
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
 /* Run the program on a frame; its return code (the counters unchecked) */
 static int run_raw(const uint8_t *buf, uint32_t len)
 {
@@ -1208,6 +1239,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_qp_and_states),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_request_psn),
+		cmocka_unit_test(test_rx_cpu),
 		cmocka_unit_test(test_source),
 		cmocka_unit_test(test_psn_burst),
 		cmocka_unit_test(test_random_frames),

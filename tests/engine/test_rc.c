@@ -3140,7 +3140,7 @@ static void *try_fifo(void *arg)
 /*
  * The progress threads run SCHED_FIFO: a ping-pong of 64 KiB Sends (payload
  * both ways in turn) keeps them there; a one-way stream of writes takes
- * them out, to spin through it (eng_stream_check)
+ * them out, the sender's to spin through it (eng_stream_check)
  */
 static void test_stream_mode(void **state)
 {
@@ -3184,6 +3184,7 @@ static void test_stream_mode(void **state)
 	rxdp_engine_get_stats(a->e, &sa);
 	rxdp_engine_get_stats(b->e, &sb);
 	assert_int_equal(sa.streams + sb.streams, 0);
+	assert_int_equal(sa.rx_coalesced + sb.rx_coalesced, 0);
 	/* 64 MiB one way, 32 writes of 256 KiB at a time */
 	for (uint32_t i = 0; i < 256; i++) {
 		post_send1(a, IBV_WR_RDMA_WRITE, i, 0, 256 * 1024,
@@ -3198,6 +3199,8 @@ static void test_stream_mode(void **state)
 	rxdp_engine_get_stats(b->e, &sb);
 	assert_true(sa.streams >= 1);
 	assert_true(sb.streams >= 1);
+	/* the sender never coalesces (the receiver may: eng_stream_in) */
+	assert_int_equal(sa.rx_coalesced, 0);
 	pair_free(p);
 }
 

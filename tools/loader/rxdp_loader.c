@@ -802,8 +802,9 @@ static void print_qps(const char *dir, int ncpu)
 		       c.flags, c.path_mtu, c.access_flags);
 		if (psn_fd >= 0 && !bpf_map_lookup_elem(psn_fd, &idx, &p))
 			printf("    psn: slot_qpn 0x%06x epsn 0x%06x una_psn "
-			       "0x%06x next_psn 0x%06x flags 0x%x\n",
-			       p.qpn, p.epsn, p.una_psn, p.next_psn, p.flags);
+			       "0x%06x next_psn 0x%06x flags 0x%x rx_cpu %d\n",
+			       p.qpn, p.epsn, p.una_psn, p.next_psn, p.flags,
+			       (int)p.rx_cpu - 1);
 		if (st_fd >= 0 && !bpf_map_lookup_elem(st_fd, &idx, st)) {
 			for (int i = 0; i < ncpu; i++) {
 				pk += st[i].rx_packets;

@@ -275,6 +275,8 @@ struct rxdp_engine_stats {
 	uint64_t rjobs_cancelled; /* read/atomic responses a go-back replaced */
 	/* times the progress thread left SCHED_FIFO to spin through a stream */
 	uint64_t streams;
+	/* sleeps on a timer while a stream came in (coalescing) */
+	uint64_t rx_coalesced;
 	uint64_t rx_mcast; /* datagrams to a group with members here */
 	/* packets for another engine's QP, copied to its inbox / dropped */
 	uint64_t rx_handoffs;

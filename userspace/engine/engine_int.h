@@ -278,6 +278,7 @@ struct rxdp_eqp {
 	bool broken; /* its owner broke the rules: drained no more */
 	uint32_t post_cpu; /* shared SQ: the CPU its owner last posted from */
 	uint64_t post_ns; /* ... when the engine last took a post from it */
+	uint32_t place_mark; /* epsn + una at the last placement */
 	uint32_t qpn;
 	enum ibv_qp_type type;
 	uint32_t mcast_n; /* UD: multicast groups it is attached to (mcast.c) */
@@ -487,6 +488,10 @@ struct rxdp_engine {
 	uint32_t spin_ns;
 	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
 	bool stream; /* ... and left it while it works more than it sleeps */
+	bool stream_in; /* a stream that only comes in: it coalesces */
+	bool rx_ackreq; /* the newest request taken asked for an answer */
+	uint64_t rx_reqs, rx_asks; /* requests taken, those that asked */
+	uint64_t win_reqs, win_asks; /* ... at this window's start */
 	uint64_t rx_data, tx_data; /* packets with payload, in and out */
 	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
 	uint32_t stream_misses; /* windows in a row that were no stream */
@@ -690,5 +695,20 @@ void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
 void rc_mem_resume(struct rxdp_eqp *qp);
 void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
 		   uint32_t wqe);
+
+/*
+ * Whether a window of a stream (engine.c, streams) with rx packets of
+ * payload in and tx out, reqs requests taken of which asks asked for an
+ * answer, is a deep stream that only comes in: it coalesces
+ */
+bool eng_stream_in(uint64_t rx, uint64_t tx, uint64_t reqs, uint64_t asks);
+/*
+ * Where the progress thread may run (engine.c, placement): the allowed
+ * CPUs but those its clients post from (busy), and but those that run its
+ * receive work (rx) where that leaves one; all the allowed ones where
+ * nothing is left
+ */
+void eng_place_choose(const cpu_set_t *allowed, const cpu_set_t *busy,
+		      const cpu_set_t *rx, cpu_set_t *want);
 
 #endif /* RXDP_ENGINE_INT_H */
