@@ -7,6 +7,7 @@
 #    rdma_sends, sent_bytes), and its device's counted them too
 #  - another user reads the device's counters, but not a QP's of root's
 #    (null: rxdpd does not tell whether it exists)
+#  - the stream's receiver coalesced (rx_coalesced), its sender did not
 #  - link_downed counts the port going down
 #  - each AF_XDP socket's mode, copy mode on veth (no zero-copy there:
 #    tests/vm/zerocopy.sh has it), as rxdp-ctl devices (text and --json)
@@ -30,7 +31,7 @@ names='sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_rnr_err
 send_rnr_err rcvd_seq_err ack_deferred retry_exceeded_err
 retry_rnr_exceeded_err completer_retry_err send_err link_downed rdma_sends
 rdma_recvs sent_bytes rcvd_bytes payload_syscalls payload_syscall_bytes
-payload_direct_bytes out_of_buffer rx_handoffs'
+payload_direct_bytes out_of_buffer rx_handoffs rx_coalesced'
 
 # A stream that lasts while the counters are read
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -D 6 -p 19300 >"$tmp/srv" 2>&1 &
@@ -51,6 +52,13 @@ ctl "$NS_B" counters setpriv --reuid=65534 --regid=65534 --clear-groups \
 wait $cli || fail "ib_write_bw client"
 wait $srv || fail "ib_write_bw server"
 ctl "$NS_B" counters >"$tmp/b-after.json" || fail "rxdp-ctl --json counters"
+# a deep stream of 64 KiB writes (128 in flight) asks for few ACKs: its
+# receiver sleeps on its coalescing timer, its sender never does
+co_a=$(rxdp_counter "$NS_A" rx_coalesced)
+co_b=$(rxdp_counter "$NS_B" rx_coalesced)
+[ "${co_a:-0}" -gt 0 ] && [ "$co_b" = 0 ] ||
+	fail "rx_coalesced: receiver ${co_a:-none}, sender ${co_b:-none}"
+echo "ok   the stream's receiver coalesced ($co_a sleeps), its sender did not"
 
 python3 - "$tmp/b.json" "$tmp/b-nobody.json" "$tmp/b-after.json" "$names" \
 	<<'EOF' || fail "counters"

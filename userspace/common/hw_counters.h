@@ -43,6 +43,9 @@
  *                          multicast datagram: a copy for each other
  *                          engine with members of its group, received or
  *                          sent)
+ *   rx_coalesced           device only: sleeps of a data-path thread on
+ *                          its coalescing timer, a deep stream coming in
+ *                          (userspace/engine/README.md)
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -70,6 +73,7 @@ enum rxdp_hwc {
 	RXDP_HWC_PAYLOAD_DIRECT_BYTES,
 	RXDP_HWC_OUT_OF_BUFFER,
 	RXDP_HWC_RX_HANDOFFS,
+	RXDP_HWC_RX_COALESCED,
 	RXDP_HWC_MAX,
 };
 
@@ -96,6 +100,7 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_PAYLOAD_DIRECT_BYTES] = "payload_direct_bytes",
 	[RXDP_HWC_OUT_OF_BUFFER] = "out_of_buffer",
 	[RXDP_HWC_RX_HANDOFFS] = "rx_handoffs",
+	[RXDP_HWC_RX_COALESCED] = "rx_coalesced",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */
