@@ -60,8 +60,9 @@ static void test_place_choose(void **state)
 }
 
 /*
- * A window of a stream coalesces when payload only comes in, as requests
- * of which fewer than one in ENG_STREAM_DEEP (32) asked for an answer
+ * A window of a stream coalesces when payload only comes in, as RDMA Write
+ * packets of which fewer than one in ENG_STREAM_DEEP (32) asked for an
+ * answer
  */
 static void test_stream_in(void **state)
 {
@@ -76,7 +77,7 @@ static void test_stream_in(void **state)
 	assert_false(eng_stream_in(1000, 0, 1000, 32));
 	/* payload both ways */
 	assert_false(eng_stream_in(1000, 100, 1000, 0));
-	/* read responses coming in: the requester, who waits on them */
+	/* read responses (or sends) coming in: no writes */
 	assert_false(eng_stream_in(1000, 0, 0, 0));
 	/* too few requests to tell */
 	assert_false(eng_stream_in(40, 0, 20, 0));

@@ -510,8 +510,10 @@ static void eng_thread_sched(struct rxdp_engine *e)
  * back. (Reads and atomics count: their requests go in a row, whose
  * responses carry the payload.)
  *
- * A stream that only comes in, deep enough that its requester asks for
- * an answer on fewer than one request in ENG_STREAM_DEEP (rxdp's asks on
+ * A stream of RDMA Writes that only comes in, deep enough that its
+ * requester asks for an answer on fewer than one in ENG_STREAM_DEEP
+ * (sends are left out: their receiver refills its receive queue, and 4 KiB
+ * ib_send_bw coalesced ran into RNR NAKs at half the rate; rxdp asks on
  * every 64th packet, on the one that fills its window and where its send
  * queue runs dry), is coalesced, as a NIC moderates its interrupts:
  * between passes the thread sleeps on a timer of ENG_RX_COALESCE_NS, not

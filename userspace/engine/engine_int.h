@@ -490,7 +490,7 @@ struct rxdp_engine {
 	bool stream; /* ... and left it while it works more than it sleeps */
 	bool stream_in; /* a stream that only comes in: it coalesces */
 	bool rx_ackreq; /* the newest request taken asked for an answer */
-	uint64_t rx_reqs, rx_asks; /* requests taken, those that asked */
+	uint64_t rx_reqs, rx_asks; /* RDMA Writes taken, those that asked */
 	uint64_t win_reqs, win_asks; /* ... at this window's start */
 	uint64_t rx_data, tx_data; /* packets with payload, in and out */
 	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
@@ -698,8 +698,8 @@ void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
 
 /*
  * Whether a window of a stream (engine.c, streams) with rx packets of
- * payload in and tx out, reqs requests taken of which asks asked for an
- * answer, is a deep stream that only comes in: it coalesces
+ * payload in and tx out, reqs RDMA Write packets taken of which asks asked
+ * for an answer, is a deep stream that only comes in: it coalesces
  */
 bool eng_stream_in(uint64_t rx, uint64_t tx, uint64_t reqs, uint64_t asks);
 /*

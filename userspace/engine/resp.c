@@ -594,10 +594,15 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		qp->epsn = psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
 	else
 		qp->epsn = psn_add(psn, 1);
-	/* whether its requester now waits for this engine (engine.c) */
+	/*
+	 * whether its requester now waits for this engine, and how deep a
+	 * stream of RDMA Writes comes in (engine.c, coalescing)
+	 */
 	qp->e->rx_ackreq = bth_ackreq(pi->bth) || (f & ROCE_OPF_RD_ATOMIC);
-	qp->e->rx_reqs++;
-	qp->e->rx_asks += qp->e->rx_ackreq;
+	if ((f & ROCE_OPF_WRITE) && !(f & ROCE_OPF_SEND)) {
+		qp->e->rx_reqs++;
+		qp->e->rx_asks += qp->e->rx_ackreq;
+	}
 	if (bth_ackreq(pi->bth) && !(f & ROCE_OPF_RD_ATOMIC))
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
 }
