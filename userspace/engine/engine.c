@@ -670,18 +670,18 @@ static void eng_place(struct rxdp_engine *e, uint64_t now)
 	CPU_ZERO(&busy);
 	CPU_ZERO(&rx);
 	for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
-		/* RC: it received since the last look if a PSN moved */
-		uint32_t mark = qp->epsn + qp->una;
+		uint64_t rcvd = qp->hwc[RXDP_HWC_RCVD_PKTS];
 		uint32_t cpu =
 			__atomic_load_n(&qp->psn->rx_cpu, __ATOMIC_RELAXED);
 
 		if (qp->sh && now - qp->post_ns < 2 * ENG_PLACE_NS &&
 		    qp->post_cpu < CPU_SETSIZE)
 			CPU_SET(qp->post_cpu, &busy);
-		if (e->stream_in && mark != qp->place_mark && cpu &&
+		/* the CPU of its receive work, if it received since */
+		if (e->stream_in && rcvd != qp->place_rcvd && cpu &&
 		    cpu <= CPU_SETSIZE)
 			CPU_SET(cpu - 1, &rx);
-		qp->place_mark = mark;
+		qp->place_rcvd = rcvd;
 	}
 	eng_place_choose(&e->allowed, &busy, &rx, &want);
 	if (CPU_EQUAL(&want, &e->placed))

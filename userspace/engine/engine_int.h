@@ -278,7 +278,7 @@ struct rxdp_eqp {
 	bool broken; /* its owner broke the rules: drained no more */
 	uint32_t post_cpu; /* shared SQ: the CPU its owner last posted from */
 	uint64_t post_ns; /* ... when the engine last took a post from it */
-	uint32_t place_mark; /* epsn + una at the last placement */
+	uint64_t place_rcvd; /* its rcvd_pkts at the last placement */
 	uint32_t qpn;
 	enum ibv_qp_type type;
 	uint32_t mcast_n; /* UD: multicast groups it is attached to (mcast.c) */
