@@ -3139,7 +3139,7 @@ static void *try_fifo(void *arg)
 
 /*
  * The progress threads run SCHED_FIFO: a ping-pong of 64 KiB Sends (payload
- * both ways in turn) keeps them there; a one-way stream of writes takes
+ * both ways in turn) keeps them there, retransmissions included; a one-way stream of writes takes
  * them out, the sender's to spin through it (eng_stream_check)
  */
 static void test_stream_mode(void **state)
@@ -3150,6 +3150,7 @@ static void test_stream_mode(void **state)
 	struct pair *p;
 	struct host *a, *b;
 	struct ibv_wc wc[64];
+	struct fault f;
 	pthread_t t;
 	int err = -1;
 
@@ -3166,6 +3167,13 @@ static void test_stream_mode(void **state)
 	a = &p->h[0];
 	b = &p->h[1];
 	fill(a->buf, len, 5);
+	/*
+	 * a packet in the middle of one of a's Sends lost twice: a sequence
+	 * NAK, a go-back that loses it again, then the timeout's; the Send's
+	 * last packet goes out (and comes in) three times, still one message
+	 */
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 100 * len / MTU + 10),
+		  psn_add(A_PSN0, 100 * len / MTU + 10), 2);
 	for (uint32_t i = 0; i < rounds; i++) {
 		post_recv1(b, i, BUF / 2, len);
 		post_recv1(a, i, BUF / 2, len);
@@ -3183,6 +3191,7 @@ static void test_stream_mode(void **state)
 	assert_memory_equal(a->buf + BUF / 2, a->buf, len);
 	rxdp_engine_get_stats(a->e, &sa);
 	rxdp_engine_get_stats(b->e, &sb);
+	assert_int_equal(f.dropped, 2);
 	assert_int_equal(sa.streams + sb.streams, 0);
 	assert_int_equal(sa.rx_coalesced + sb.rx_coalesced, 0);
 	/* 64 MiB one way, 32 writes of 256 KiB at a time */

@@ -76,9 +76,11 @@ int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
 	e->tx_data += d->paylen != 0;
+	/* a message out, not a retransmission (tail-loss probes included) */
 	if ((roce_opcode_flags(d->opcode) &
 	     (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
-	    (ROCE_OPF_REQUEST | ROCE_OPF_LAST))
+		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
+	    !psn_before(d->psn, qp->tx_hw))
 		eng_stream_msg(e, false);
 	eng_hwc(qp, RXDP_HWC_SENT_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_SENT_BYTES, d->paylen);
@@ -690,8 +692,10 @@ void rc_rx(struct rxdp_engine *e, struct pkt_info *pi)
 		return;
 	}
 	e->rx_data += pi->paylen != 0;
+	/* a message in, in order: not a duplicate, not one past a gap */
 	if ((pi->flags & (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
-	    (ROCE_OPF_REQUEST | ROCE_OPF_LAST))
+		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
+	    (qp->type != IBV_QPT_RC || bth_psn(pi->bth) == qp->epsn))
 		eng_stream_msg(e, true);
 	eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
