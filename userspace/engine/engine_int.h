@@ -487,6 +487,7 @@ struct rxdp_engine {
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
 	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
+	bool fifo_now; /* ... and does (eng_sched_update) */
 	bool stream; /* ... and left it while it works more than it sleeps */
 	bool stream_in; /* a stream that only comes in: it coalesces */
 	bool rx_ackreq; /* the newest request taken asked for an answer */
@@ -498,6 +499,7 @@ struct rxdp_engine {
 	uint8_t run_dir; /* request messages in a row: 1 in, 2 out */
 	uint32_t run_len;
 	bool win_deep; /* ENG_STREAM_RUN of them in this window */
+	bool win_slept; /* the thread slept in this window */
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
