@@ -3139,8 +3139,9 @@ static void *try_fifo(void *arg)
 
 /*
  * The progress threads run SCHED_FIFO: a ping-pong of 64 KiB Sends (payload
- * both ways in turn) keeps them there, retransmissions included; a one-way stream of writes takes
- * them out, the sender's to spin through it (eng_stream_check)
+ * both ways in turn) keeps them there, retransmissions included; a one-way
+ * stream of writes takes them out, the sender's to spin through it
+ * (eng_stream_check)
  */
 static void test_stream_mode(void **state)
 {

@@ -8,7 +8,7 @@
 #  - another user reads the device's counters, but not a QP's of root's
 #    (null: rxdpd does not tell whether it exists)
 #  - the stream's receiver coalesced (rx_coalesced), its sender did not;
-#    the receiver stayed SCHED_FIFO, the sender spun as SCHED_OTHER
+#    the sender spun through the stream as SCHED_OTHER
 #  - link_downed counts the port going down
 #  - each AF_XDP socket's mode, copy mode on veth (no zero-copy there:
 #    tests/vm/zerocopy.sh has it), as rxdp-ctl devices (text and --json)
@@ -51,9 +51,8 @@ dp_class() {
 		ps -L -o comm=,cls= -p "$p" | awk '$1 == "rxdp-datapath" { print $2 }'
 	done
 }
-fifo_a=0 other_b=0
+other_b=0
 for _ in $(seq 10); do
-	[ "$(dp_class "$NS_A")" = FF ] && fifo_a=$((fifo_a + 1))
 	[ "$(dp_class "$NS_B")" = TS ] && other_b=$((other_b + 1))
 	sleep 0.1
 done
@@ -73,11 +72,12 @@ co_b=$(rxdp_counter "$NS_B" rx_coalesced)
 [ "${co_a:-0}" -gt 0 ] && [ "$co_b" = 0 ] ||
 	fail "rx_coalesced: receiver ${co_a:-none}, sender ${co_b:-none}"
 echo "ok   the stream's receiver coalesced ($co_a sleeps), its sender did not"
-# coalescing, the receiver stays SCHED_FIFO (it sleeps between passes); the
-# sender spins through the stream as SCHED_OTHER (10 looks, 0.1 s apart)
-[ $fifo_a -ge 3 ] && [ $other_b -ge 3 ] ||
-	fail "during the stream: receiver FIFO $fifo_a/10, sender OTHER $other_b/10"
-echo "ok   the coalescing receiver ran SCHED_FIFO ($fifo_a/10), the sender SCHED_OTHER ($other_b/10)"
+# the sender spins through the stream as SCHED_OTHER, not back under FIFO
+# (10 looks, 0.1 s apart; 9 or 10 seen, 2 when a run of busy passes that
+# outlasted two stream windows ended the stream)
+[ $other_b -ge 6 ] ||
+	fail "during the stream the sender ran SCHED_OTHER $other_b/10 times"
+echo "ok   the sender spun through the stream as SCHED_OTHER ($other_b/10)"
 
 python3 - "$tmp/b.json" "$tmp/b-nobody.json" "$tmp/b-after.json" "$names" \
 	<<'EOF' || fail "counters"

@@ -484,7 +484,7 @@ static void eng_thread_sched(struct rxdp_engine *e)
 	/* a FIFO thread that never sleeps would own its CPU: not in poll mode */
 	if (e->cfg.fifo_prio > 0 && !e->cfg.poll) {
 		if (eng_sched_fifo(e)) {
-			e->fifo = e->fifo_now = true;
+			e->fifo = true;
 			return;
 		}
 		pr_warn("engine: no SCHED_FIFO for the progress thread; "
@@ -507,9 +507,10 @@ static void eng_thread_sched(struct rxdp_engine *e)
  * packets with payload each way: a deep window with ENG_STREAM_MIN of them
  * one way takes the thread out of FIFO to spin as a SCHED_OTHER thread
  * does; two windows in a row without, or a window that lasted two and held
- * a sleep, bring it back (a run of busy passes alone may last that long:
- * each pass's flush sends its packets, copy mode, in its own sendto()s). (Reads and atomics count: their requests go in a row, whose
- * responses carry the payload.)
+ * a sleep, bring it back (a run of busy passes alone may last that long: a
+ * pass's flush sends its packets in its own sendto() calls, copy mode).
+ * (Reads and atomics count: their requests go in a row, whose responses
+ * carry the payload.)
  *
  * A stream of RDMA Writes that only comes in, deep enough that its
  * requester asks for an answer on fewer than one in ENG_STREAM_DEEP
@@ -518,7 +519,7 @@ static void eng_thread_sched(struct rxdp_engine *e)
  * every 64th packet, on the one that fills its window and where its send
  * queue runs dry), is coalesced, as a NIC moderates its interrupts:
  * between passes the thread sleeps on a timer of ENG_RX_COALESCE_NS, not
- * on its sockets and not spinning, and runs SCHED_FIFO again. Its spin had it runnable all the time,
+ * on its sockets and not spinning. Its spin had it runnable all the time,
  * so the scheduler put it beside the sender's client or engine as often as
  * not; woken by its sockets instead, every frame would cost the sender's
  * CPU a wake-up. Not after a request that asked (its requester waits for
@@ -556,33 +557,11 @@ static void eng_stream_set(struct rxdp_engine *e, bool on)
 	e->stream_misses = 0;
 	if (e->cfg.stream_word)
 		atomic_store(e->cfg.stream_word, on);
-	if (on)
+	if (on) {
 		e->stats.streams++;
-}
-
-/*
- * FIFO outside streams, and in a stream while it coalesces: that thread
- * sleeps between passes, so it cannot starve the applications on its CPU,
- * and as a FIFO thread each of its passes comes on time, not after the
- * slice of an application spinning there. Its requester's window waits on
- * its answers: SCHED_OTHER beside ib_write_bw's client on the 2-core VM,
- * it was preempted 15 000-35 000 times a second, 64 KiB writes saw round
- * trips of 0.2-3 ms, the sending engine slept on a full window for 8-13%
- * of its time, and timeouts that were no loss cut its window.
- */
-static void eng_sched_update(struct rxdp_engine *e)
-{
-	bool fifo = !e->stream || e->stream_in;
-
-	if (fifo == e->fifo_now)
-		return;
-	if (!fifo)
 		eng_sched_other();
-	else if (!eng_sched_fifo(e)) {
-		e->fifo = false; /* refused (RLIMIT_RTPRIO lowered?) */
-		return;
-	}
-	e->fifo_now = fifo;
+	} else if (!eng_sched_fifo(e))
+		e->fifo = false;
 }
 
 bool eng_stream_in(uint64_t rx, uint64_t tx, uint64_t reqs, uint64_t asks)
@@ -601,9 +580,9 @@ static void eng_stream_check(struct rxdp_engine *e, uint64_t now)
 	if (now - e->win_start < ENG_STREAM_WINDOW_NS)
 		return;
 	/*
-	 * a window that ended long ago held a sleep: the stream is over (a
-	 * window that only lasted long did not: a run of busy passes, each
-	 * sending its packets in its own flush, can take longer)
+	 * a window that ended long ago held a sleep: the stream is over (one
+	 * that only lasted long did not: a run of busy passes, each sending
+	 * its packets in its own flush, can take longer)
 	 */
 	idle = now - e->win_start >= 2 * ENG_STREAM_WINDOW_NS && e->win_slept;
 	e->win_slept = false;
@@ -626,7 +605,6 @@ static void eng_stream_check(struct rxdp_engine *e, uint64_t now)
 		e->stream_misses = 0;
 	else if (e->stream && (idle || ++e->stream_misses >= 2))
 		eng_stream_set(e, false);
-	eng_sched_update(e);
 }
 
 static bool eng_coalesce(const struct rxdp_engine *e)
@@ -851,12 +829,11 @@ static void *eng_thread(void *arg)
 		 * serves, so spinning would starve them on a machine with no
 		 * core to spare: it does not spin (on the 2-core VM even 5 us
 		 * after each burst made ib_send_lat and ib_write_lat slower);
-		 * its wake-ups preempt instead. In a stream it is not FIFO,
-		 * unless it coalesces (eng_sched_update).
+		 * its wake-ups preempt instead. In a stream it is not FIFO.
 		 */
-		uint64_t spin = e->fifo_now	  ? 0
-				: e->spin_backoff ? 0
-						  : e->spin_ns;
+		uint64_t spin = e->fifo && !e->stream ? 0
+				: e->spin_backoff     ? 0
+						      : e->spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
 		struct timespec ts, *tsp = NULL;

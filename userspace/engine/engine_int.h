@@ -487,7 +487,6 @@ struct rxdp_engine {
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
 	uint32_t spin_ns;
 	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
-	bool fifo_now; /* ... and does (eng_sched_update) */
 	bool stream; /* ... and left it while it works more than it sleeps */
 	bool stream_in; /* a stream that only comes in: it coalesces */
 	bool rx_ackreq; /* the newest request taken asked for an answer */
