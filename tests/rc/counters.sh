@@ -7,7 +7,8 @@
 #    rdma_sends, sent_bytes), and its device's counted them too
 #  - another user reads the device's counters, but not a QP's of root's
 #    (null: rxdpd does not tell whether it exists)
-#  - the stream's receiver coalesced (rx_coalesced), its sender did not
+#  - the stream's receiver coalesced (rx_coalesced), its sender did not;
+#    the sender spun through the stream as SCHED_OTHER
 #  - link_downed counts the port going down
 #  - each AF_XDP socket's mode, copy mode on veth (no zero-copy there:
 #    tests/vm/zerocopy.sh has it), as rxdp-ctl devices (text and --json)
@@ -43,6 +44,18 @@ verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -D 6 -p 19300 "$ADDR_A" \
 cli=$!
 on_exit "kill $cli 2>/dev/null"
 sleep 3
+# the scheduling class (ps: FF for SCHED_FIFO, TS) of the data-path thread
+# of the rxdpd in netns $1
+dp_class() {
+	for p in $(ip netns pids "$1"); do
+		ps -L -o comm=,cls= -p "$p" | awk '$1 == "rxdp-datapath" { print $2 }'
+	done
+}
+other_b=0
+for _ in $(seq 10); do
+	[ "$(dp_class "$NS_B")" = TS ] && other_b=$((other_b + 1))
+	sleep 0.1
+done
 ctl "$NS_B" all >"$tmp/b.json" || fail "rxdp-ctl --json all"
 ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" counters >"$tmp/b.txt" ||
 	fail "rxdp-ctl counters"
@@ -59,6 +72,12 @@ co_b=$(rxdp_counter "$NS_B" rx_coalesced)
 [ "${co_a:-0}" -gt 0 ] && [ "$co_b" = 0 ] ||
 	fail "rx_coalesced: receiver ${co_a:-none}, sender ${co_b:-none}"
 echo "ok   the stream's receiver coalesced ($co_a sleeps), its sender did not"
+# the sender spins through the stream as SCHED_OTHER, not back under FIFO
+# (10 looks, 0.1 s apart; 9 or 10 seen, 2 when a run of busy passes that
+# outlasted two stream windows ended the stream)
+[ $other_b -ge 6 ] ||
+	fail "during the stream the sender ran SCHED_OTHER $other_b/10 times"
+echo "ok   the sender spun through the stream as SCHED_OTHER ($other_b/10)"
 
 python3 - "$tmp/b.json" "$tmp/b-nobody.json" "$tmp/b-after.json" "$names" \
 	<<'EOF' || fail "counters"

@@ -506,9 +506,11 @@ static void eng_thread_sched(struct rxdp_engine *e)
  * whether ENG_STREAM_RUN request messages went (or came) in a row, and the
  * packets with payload each way: a deep window with ENG_STREAM_MIN of them
  * one way takes the thread out of FIFO to spin as a SCHED_OTHER thread
- * does; two windows in a row without, or a sleep of two windows, bring it
- * back. (Reads and atomics count: their requests go in a row, whose
- * responses carry the payload.)
+ * does; two windows in a row without, or a window that lasted two and held
+ * a sleep, bring it back (a run of busy passes alone may last that long: a
+ * pass's flush sends its packets in its own sendto() calls, copy mode).
+ * (Reads and atomics count: their requests go in a row, whose responses
+ * carry the payload.)
  *
  * A stream of RDMA Writes that only comes in, deep enough that its
  * requester asks for an answer on fewer than one in ENG_STREAM_DEEP
@@ -577,8 +579,13 @@ static void eng_stream_check(struct rxdp_engine *e, uint64_t now)
 		return;
 	if (now - e->win_start < ENG_STREAM_WINDOW_NS)
 		return;
-	/* a window that ended long ago held a sleep: the stream is over */
-	idle = now - e->win_start >= 2 * ENG_STREAM_WINDOW_NS;
+	/*
+	 * a window that ended long ago held a sleep: the stream is over (one
+	 * that only lasted long did not: a run of busy passes, each sending
+	 * its packets in its own flush, can take longer)
+	 */
+	idle = now - e->win_start >= 2 * ENG_STREAM_WINDOW_NS && e->win_slept;
+	e->win_slept = false;
 	rx = e->rx_data - e->win_rx;
 	tx = e->tx_data - e->win_tx;
 	reqs = e->rx_reqs - e->win_reqs;
@@ -908,6 +915,7 @@ static void *eng_thread(void *arg)
 			atomic_store(e->cfg.sleep_word, 0);
 		atomic_store(&e->sleep_until, 0);
 		slept = eng_now() - now;
+		e->win_slept = true;
 		eng_stream_check(e, eng_now());
 		if (slept < 200000 && e->spin_ns < 100000)
 			e->spin_ns *= 2;

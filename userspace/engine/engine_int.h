@@ -498,6 +498,7 @@ struct rxdp_engine {
 	uint8_t run_dir; /* request messages in a row: 1 in, 2 out */
 	uint32_t run_len;
 	bool win_deep; /* ENG_STREAM_RUN of them in this window */
+	bool win_slept; /* the thread slept in this window */
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */

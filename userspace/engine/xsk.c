@@ -772,10 +772,13 @@ static int xp_tx_flush(void *port)
 		s->kick = true;
 	}
 	/*
-	 * Copy mode sends at most a small batch (32 in 6.x) per sendto():
-	 * kick until the kernel has taken every descriptor, a bounded number
-	 * of times; what is left goes with the next flush (s->kick stays).
-	 * In zero-copy mode only a ring that asks for a wake-up gets one.
+	 * Copy mode sends at most a small batch (32 descriptors in 6.x) per
+	 * sendto() and says EAGAIN when it left some, or when the completion
+	 * ring is full: kick until the kernel has taken every descriptor, a
+	 * bounded number of times, reaping completions in between; what is
+	 * left goes with the next flush (s->kick stays). EBUSY and ENOBUFS
+	 * (the device or the kernel's memory is short) wait for it too. In
+	 * zero-copy mode only a ring that asks for a wake-up gets one.
 	 */
 	for (int i = 0; i < 16 && s->kick; i++) {
 		if (__atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE) ==
@@ -785,10 +788,11 @@ static int xp_tx_flush(void *port)
 		}
 		if (!xsk_ring_prod__needs_wakeup(&s->tx) && p->bind_zerocopy)
 			break;
-		/* EAGAIN/EBUSY/ENOBUFS: the kernel is busy, kick again later */
-		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-		    errno != ENETDOWN)
-			break;
+		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0) {
+			if (errno != EAGAIN && errno != ENETDOWN)
+				break;
+			sock_reap(p, s);
+		}
 	}
 	sock_reap(p, s);
 	return s->kick || p->loop_n;
