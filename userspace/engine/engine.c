@@ -831,9 +831,9 @@ static void *eng_thread(void *arg)
 		 * after each burst made ib_send_lat and ib_write_lat slower);
 		 * its wake-ups preempt instead. In a stream it is not FIFO.
 		 */
-		uint64_t spin = e->fifo && !e->stream ? 0
-				: e->spin_backoff     ? 0
-						      : e->spin_ns;
+		uint64_t spin = (e->fifo && !e->stream) || e->spin_backoff
+					? 0
+					: e->spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
 		struct timespec ts, *tsp = NULL;
