@@ -10,6 +10,7 @@
  * frames than one sendto() takes. Needs root: exits 77 otherwise, or when
  * the kernel cannot do AF_XDP on veth.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -363,6 +364,84 @@ static void test_xsk_flush_all(void **state)
 	assert_int_equal(st.rx_drop_malformed - st0.rx_drop_malformed, r.n);
 }
 
+/*
+ * The TX thread (rxdp_xsk_port_tx_thread()): a flush of 8 frames or more
+ * starts it and leaves the kicking to it, and the peer gets every frame; a
+ * flush of a few, with the thread asleep after its spin, is kicked by the
+ * engine itself at once. The thread stops with the port (destroy joins it);
+ * the RC test after this one runs through it.
+ */
+static int tx_thread_call(void *port, void *arg)
+{
+	(void)arg;
+	rxdp_xsk_port_tx_thread(port, NULL);
+	return 0;
+}
+
+static int tx_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "rxdp-tx\n"))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void wait_malformed(uint64_t want)
+{
+	struct rxdp_engine_stats st;
+
+	for (int i = 0; i < 1000; i++) {
+		rxdp_engine_get_stats(sides[1].e, &st);
+		if (st.rx_drop_malformed >= want)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(st.rx_drop_malformed, want);
+}
+
+static void test_xsk_tx_thread(void **state)
+{
+	struct flush_run r = { .n = 2 };
+	struct rxdp_engine_stats st0;
+
+	(void)state;
+	rxdp_engine_get_stats(sides[1].e, &st0);
+	assert_int_equal(tx_threads(), 0);
+	rxdp_engine_port_call(sides[0].e, tx_thread_call, NULL);
+	/* too few to start it */
+	rxdp_engine_port_call(sides[0].e, flush_call, &r);
+	assert_int_equal(r.left, 0);
+	assert_int_equal(tx_threads(), 0);
+	wait_malformed(st0.rx_drop_malformed + 2);
+	r.n = 200;
+	rxdp_engine_port_call(sides[0].e, flush_call, &r);
+	assert_int_equal(r.queued, r.n);
+	assert_int_equal(tx_threads(), 1);
+	wait_malformed(st0.rx_drop_malformed + 202);
+	usleep(20000); /* past its spin: asleep */
+	r.n = 2;
+	rxdp_engine_port_call(sides[0].e, flush_call, &r);
+	assert_int_equal(r.left, 0);
+	wait_malformed(st0.rx_drop_malformed + 204);
+	assert_int_equal(tx_threads(), 1);
+}
+
 static void test_xsk_rc(void **state)
 {
 	struct side *a = &sides[0], *b = &sides[1];
@@ -510,6 +589,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xsk_port_add),
 		cmocka_unit_test(test_xsk_flush_all),
+		cmocka_unit_test(test_xsk_tx_thread),
 		cmocka_unit_test(test_xsk_rc),
 		cmocka_unit_test(bench_write),
 	};

@@ -26,6 +26,8 @@
 #               a 4-queue veth, all finishing, then again beside a CPU hog
 #               on every CPU
 #  poll.sh      rxdpd --poll: data-path threads that never sleep
+#  txthread.sh  rxdpd --tx-thread on: each engine's sendto() calls in a
+#               thread of their own, traffic through two engines a side
 #  engines.sh   --engines 2 on 2-queue veths: contexts spread over engines,
 #               pairs whose packets arrive on the other engine's queue
 #  queues.sh    ethtool -L under a running data path: a new engine and new
@@ -97,4 +99,5 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/badwire.sh tests/rc/jumbo.sh tests/rc/hca.sh tests/rc/small.sh \
 	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh \
 	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/restart.sh tests/rc/odp.sh \
-	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh
+	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
+	 tests/rc/txthread.sh

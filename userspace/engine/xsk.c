@@ -31,12 +31,17 @@
  * Only the engine (under its lock) calls into a port, so no locking here.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
@@ -99,6 +104,13 @@ struct rxdp_xsk_port {
 	uint32_t *loop_len;
 	uint32_t loop_head, loop_n, loop_cap;
 	uint32_t rx_loop; /* the last rx_burst() took this many from the loop */
+	/* the TX thread (rxdp_xsk_port_tx_thread()) */
+	bool txt_want; /* start one at the first large flush */
+	bool txt_on; /* running */
+	bool txt_cpus_set;
+	cpu_set_t txt_cpus;
+	pthread_t txt;
+	_Atomic uint32_t txt_state; /* TXT_RUN, TXT_SLEEP or TXT_STOP */
 };
 
 int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes, uint32_t frame_size)
@@ -208,10 +220,13 @@ static void sock_fini(struct xsk_sock *s, bool close_fd)
 	s->fd = -1;
 }
 
+static void txt_stop(struct rxdp_xsk_port *p);
+
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p)
 {
 	if (!p)
 		return;
+	txt_stop(p);
 	for (int i = 0; i < p->n; i++) /* an added socket is the port's */
 		sock_fini(&p->s[i], p->own_fds || p->s[i].own_umem);
 	free(p->s);
@@ -634,6 +649,9 @@ struct rxdp_xsk_port *rxdp_xsk_port_like(const struct rxdp_xsk_port *p)
 		q->share = p->share;
 		q->bind_zerocopy = p->bind_zerocopy;
 		q->own_fds = true;
+		q->txt_want = p->txt_want;
+		q->txt_cpus_set = p->txt_cpus_set;
+		q->txt_cpus = p->txt_cpus;
 	}
 	return q;
 }
@@ -761,16 +779,162 @@ static void xp_tx_put(void *port, void *buf, uint32_t len)
 	s->queued += n;
 }
 
+/*
+ * The TX thread. In copy mode the kernel sends a socket's frames in the
+ * sendto() that kicks it (copy, skb, the driver; on a veth the peer's XDP
+ * program and AF_XDP copy too), which costs more than building the frames:
+ * with CPUs to spare, one pair's sending engine is bound by that system call
+ * (notes/many-core.md). This thread makes those calls for socket 0 while its
+ * engine builds the next frames. It is the TX ring's second consumer-side
+ * party only through the kernel: the engine alone produces into the ring
+ * and reaps the completion ring, so neither ring gains a second user-space
+ * writer. It spins (yielding) for TXT_SPIN_NS after the ring empties, then
+ * sleeps on txt_state until a flush of TXT_BATCH frames or more wakes it; a
+ * flush of fewer, with the thread asleep, kicks the socket itself (a
+ * ping-pong's packet is not delayed by a wake-up).
+ */
+#define TXT_SPIN_NS 50000
+#define TXT_BATCH 8
+#define TXT_BACKOFF_NS 200000 /* after an error other than EAGAIN */
+
+enum {
+	TXT_RUN,
+	TXT_SLEEP,
+	TXT_STOP
+};
+
+static bool txt_pending(const struct xsk_sock *s)
+{
+	return __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(s->tx.producer, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t txt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void txt_futex(_Atomic uint32_t *w, int op, uint32_t v)
+{
+	syscall(SYS_futex, w, op, v, NULL, NULL, 0);
+}
+
+static void *txt_main(void *arg)
+{
+	struct rxdp_xsk_port *p = arg;
+	struct xsk_sock *s = &p->s[0];
+	uint64_t idle = 0;
+
+	for (;;) {
+		uint32_t st = atomic_load(&p->txt_state);
+
+		if (st == TXT_STOP)
+			break;
+		if (txt_pending(s)) {
+			uint32_t c = __atomic_load_n(s->tx.consumer,
+						     __ATOMIC_ACQUIRE);
+
+			if (st == TXT_SLEEP) /* woken without a waker */
+				atomic_compare_exchange_strong(&p->txt_state,
+							       &st, TXT_RUN);
+			idle = 0;
+			if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+			    errno != EAGAIN) {
+				struct timespec ts = { 0, TXT_BACKOFF_NS };
+
+				nanosleep(&ts, NULL); /* link down, no memory */
+			} else if (c == __atomic_load_n(s->tx.consumer,
+							__ATOMIC_ACQUIRE)) {
+				sched_yield(); /* the engine must reap first */
+			}
+			continue;
+		}
+		if (!idle)
+			idle = txt_now();
+		if (txt_now() - idle < TXT_SPIN_NS) {
+			sched_yield();
+			continue;
+		}
+		/* asleep, unless a flush came between the look and now */
+		atomic_store(&p->txt_state, TXT_SLEEP);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!txt_pending(s))
+			txt_futex(&p->txt_state, FUTEX_WAIT_PRIVATE, TXT_SLEEP);
+		idle = 0;
+	}
+	return NULL;
+}
+
+static void txt_stop(struct rxdp_xsk_port *p)
+{
+	if (!p->txt_on)
+		return;
+	atomic_store(&p->txt_state, TXT_STOP);
+	txt_futex(&p->txt_state, FUTEX_WAKE_PRIVATE, 1);
+	pthread_join(p->txt, NULL);
+	p->txt_on = false;
+}
+
+/*
+ * Whether the TX thread sends what a flush of n frames submitted (woken if
+ * asleep and n is worth it; started at the first such flush)
+ */
+static bool txt_take(struct rxdp_xsk_port *p, uint32_t n)
+{
+	uint32_t st = TXT_SLEEP;
+
+	if (!p->txt_want)
+		return false;
+	if (!p->txt_on) {
+		if (n < TXT_BATCH)
+			return false;
+		atomic_store(&p->txt_state, TXT_RUN);
+		if (pthread_create(&p->txt, NULL, txt_main, p)) {
+			p->txt_want = false; /* the engine kicks, as before */
+			return false;
+		}
+		pthread_setname_np(p->txt, "rxdp-tx");
+		if (p->txt_cpus_set)
+			pthread_setaffinity_np(p->txt, sizeof(p->txt_cpus),
+					       &p->txt_cpus);
+		p->txt_on = true;
+		return true;
+	}
+	/* the submit before, the thread's look at the ring after */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&p->txt_state) == TXT_RUN)
+		return true;
+	if (n < TXT_BATCH ||
+	    !atomic_compare_exchange_strong(&p->txt_state, &st, TXT_RUN))
+		return false;
+	txt_futex(&p->txt_state, FUTEX_WAKE_PRIVATE, 1);
+	return true;
+}
+
+void rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus)
+{
+	p->txt_want = !p->bind_zerocopy;
+	p->txt_cpus_set = cpus != NULL;
+	if (cpus)
+		p->txt_cpus = *cpus;
+}
+
 static int xp_tx_flush(void *port)
 {
 	struct rxdp_xsk_port *p = port;
 	struct xsk_sock *s = &p->s[0];
+	uint32_t n = s->queued;
 
 	if (s->queued) {
 		xsk_ring_prod__submit(&s->tx, s->queued);
 		s->queued = 0;
 		s->kick = true;
 	}
+	if (s->kick && txt_take(p, n))
+		s->kick = false;
 	/*
 	 * Copy mode sends at most a small batch (32 descriptors in 6.x) per
 	 * sendto() and says EAGAIN when it left some, or when the completion
@@ -795,7 +959,8 @@ static int xp_tx_flush(void *port)
 		}
 	}
 	sock_reap(p, s);
-	return s->kick || p->loop_n;
+	/* while the TX thread sends, come back soon for the completions */
+	return s->kick || p->loop_n || (p->txt_on && txt_pending(s));
 }
 
 /*

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# rxdpd --tx-thread on (each engine's copy-mode sendto() calls in a thread of
+# their own): two engines a side on 2-queue veths, traffic byte-checked
+# (ibv_rc_pingpong -c), ib_write_bw, ib_read_bw and 64-byte writes with 256
+# in flight all finish, and every engine that sent large flushes has its
+# rxdp-tx thread (a responder's read responses, a requester's writes),
+# restricted to --cpus. A bad mode is one line and exit 2 (poll.sh checks
+# that auto keeps them off on fewer than 8 CPUs).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
+
+require_root
+require_cmd ib_write_bw ib_read_bw ibv_rc_pingpong timeout
+
+tmp=$(mktemp -d)
+on_exit "rm -rf '$tmp'"
+
+out=$("$RXDP_BIN/rxdpd" --tx-thread sometimes 2>&1)
+rc=$?
+[ $rc = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q -- '--tx-thread sometimes' ||
+	fail "--tx-thread sometimes: rc $rc, '$out'"
+echo "ok: a bad mode: $out"
+
+NETNS_QUEUES=2 NETNS_NO_IPV6=1 netns_pair
+cpus=""
+[ "$(nproc)" -ge 2 ] && cpus="--cpus 0,1"
+RXDPD_ARGS="--tx-thread on --engines 2 $cpus" rxdp_hosts "$tmp"
+for h in A B; do
+	grep -q "data path up: 2 queue(s), 2 engine(s), copy mode.*, TX threads" "$tmp/rxdpd-$h.log" ||
+		fail "host $h: no TX threads announced: $(grep 'data path' "$tmp/rxdpd-$h.log")"
+done
+
+# tx_threads NS: the CPUs each rxdp-tx thread of the rxdpd in NS may use
+tx_threads() {
+	local p t
+	for p in $(pgrep -x rxdpd); do
+		[ "$(ip netns identify "$p")" = "$1" ] || continue
+		for t in /proc/"$p"/task/*; do
+			[ "$(cat "$t/comm")" = rxdp-tx ] &&
+				sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"
+		done
+	done
+}
+listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }
+# perf NAME PORT TOOL ARGS...: perftest's TOOL, server in A, client in B
+perf() {
+	local name=$1 port=$2 tool=$3 srv
+	shift 3
+	verbs "$NS_A" "$tool" -d "$devA" -x "$gidA" -F "$@" -p "$port" >"$tmp/srv" 2>&1 &
+	srv=$!
+	wait_until 10 listening "$port" || fail "$name: the server does not listen"
+	verbs "$NS_B" "$tool" -d "$devB" -x "$gidB" -F "$@" -p "$port" "$ADDR_A" >"$tmp/cli" 2>&1 ||
+		{ tail -n 8 "$tmp/cli" "$tmp/srv"; fail "$name (client)"; }
+	wait "$srv" || { tail -n 8 "$tmp/srv"; fail "$name (server)"; }
+	echo "ok: $name: $(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print $4, "MB/s,", $5, "Mpps"}' "$tmp/cli")"
+}
+
+[ -z "$(tx_threads "$NS_A")$(tx_threads "$NS_B")" ] ||
+	fail "TX threads before any traffic"
+verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -s 4096 -n 500 -p 18961 >"$tmp/ps" 2>&1 &
+srv=$!
+wait_until 10 listening 18961 || fail "pingpong server does not listen"
+verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -s 4096 -n 500 -p 18961 "$ADDR_A" >"$tmp/pc" 2>&1 ||
+	{ tail -n 5 "$tmp/pc" "$tmp/ps"; fail "ibv_rc_pingpong -c"; }
+wait $srv || fail "ibv_rc_pingpong -c (server)"
+grep -q '^500 iters' "$tmp/pc" || fail "ibv_rc_pingpong -c: $(tail -n 2 "$tmp/pc")"
+echo "ok: ibv_rc_pingpong -c, 500 4 KiB ping-pongs"
+perf "ib_write_bw 64 KiB" 18962 ib_write_bw -s 65536 -n 3000
+perf "ib_read_bw 64 KiB" 18963 ib_read_bw -s 65536 -n 2000
+perf "ib_write_bw 64 B, 256 in flight" 18964 ib_write_bw -s 64 -t 256 -n 100000
+ta=$(tx_threads "$NS_A" | sort | tr '\n' ' ')
+tb=$(tx_threads "$NS_B" | sort | tr '\n' ' ')
+echo "rxdp-tx threads' CPUs: A '$ta', B '$tb'"
+[ -n "$ta" ] && [ -n "$tb" ] || fail "a side sent large flushes without a TX thread"
+if [ -n "$cpus" ]; then
+	for c in $ta $tb; do
+		[ "$c" = 0-1 ] || fail "a TX thread outside --cpus 0,1: $c"
+	done
+fi
+echo PASS
