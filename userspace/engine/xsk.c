@@ -111,6 +111,11 @@ struct rxdp_xsk_port {
 	cpu_set_t txt_cpus;
 	pthread_t txt;
 	_Atomic uint32_t txt_state; /* TXT_RUN, TXT_SLEEP or TXT_STOP */
+	/* socket 0's fd and TX ring as the thread sees them: the ring's
+	 * indexes are in its mapping, which stays, while s[] may be
+	 * reallocated (rxdp_xsk_port_add()) */
+	int txt_fd;
+	struct xsk_ring_prod txt_tx;
 };
 
 int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes, uint32_t frame_size)
@@ -803,10 +808,10 @@ enum {
 	TXT_STOP
 };
 
-static bool txt_pending(const struct xsk_sock *s)
+static bool txt_pending(const struct xsk_ring_prod *tx)
 {
-	return __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE) !=
-	       __atomic_load_n(s->tx.producer, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(tx->producer, __ATOMIC_ACQUIRE);
 }
 
 static uint64_t txt_now(void)
@@ -825,7 +830,7 @@ static void txt_futex(_Atomic uint32_t *w, int op, uint32_t v)
 static void *txt_main(void *arg)
 {
 	struct rxdp_xsk_port *p = arg;
-	struct xsk_sock *s = &p->s[0];
+	const struct xsk_ring_prod *tx = &p->txt_tx;
 	uint64_t idle = 0;
 
 	for (;;) {
@@ -833,20 +838,21 @@ static void *txt_main(void *arg)
 
 		if (st == TXT_STOP)
 			break;
-		if (txt_pending(s)) {
-			uint32_t c = __atomic_load_n(s->tx.consumer,
-						     __ATOMIC_ACQUIRE);
+		if (txt_pending(tx)) {
+			uint32_t c =
+				__atomic_load_n(tx->consumer, __ATOMIC_ACQUIRE);
+			ssize_t r;
 
 			if (st == TXT_SLEEP) /* woken without a waker */
 				atomic_compare_exchange_strong(&p->txt_state,
 							       &st, TXT_RUN);
 			idle = 0;
-			if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-			    errno != EAGAIN) {
+			r = sendto(p->txt_fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+			if (r < 0 && errno != EAGAIN) {
 				struct timespec ts = { 0, TXT_BACKOFF_NS };
 
 				nanosleep(&ts, NULL); /* link down, no memory */
-			} else if (c == __atomic_load_n(s->tx.consumer,
+			} else if (c == __atomic_load_n(tx->consumer,
 							__ATOMIC_ACQUIRE)) {
 				sched_yield(); /* the engine must reap first */
 			}
@@ -861,7 +867,7 @@ static void *txt_main(void *arg)
 		/* asleep, unless a flush came between the look and now */
 		atomic_store(&p->txt_state, TXT_SLEEP);
 		atomic_thread_fence(memory_order_seq_cst);
-		if (!txt_pending(s))
+		if (!txt_pending(tx))
 			txt_futex(&p->txt_state, FUTEX_WAIT_PRIVATE, TXT_SLEEP);
 		idle = 0;
 	}
@@ -892,6 +898,8 @@ static bool txt_take(struct rxdp_xsk_port *p, uint32_t n)
 		if (n < TXT_BATCH)
 			return false;
 		atomic_store(&p->txt_state, TXT_RUN);
+		p->txt_fd = p->s[0].fd;
+		p->txt_tx = p->s[0].tx;
 		if (pthread_create(&p->txt, NULL, txt_main, p)) {
 			p->txt_want = false; /* the engine kicks, as before */
 			return false;
@@ -960,7 +968,7 @@ static int xp_tx_flush(void *port)
 	}
 	sock_reap(p, s);
 	/* while the TX thread sends, come back soon for the completions */
-	return s->kick || p->loop_n || (p->txt_on && txt_pending(s));
+	return s->kick || p->loop_n || (p->txt_on && txt_pending(&s->tx));
 }
 
 /*
