@@ -26,7 +26,7 @@
 #               a 4-queue veth, all finishing, then again beside a CPU hog
 #               on every CPU
 #  poll.sh      rxdpd --poll: data-path threads that never sleep
-#  txthread.sh  rxdpd --tx-thread on: each engine's sendto() calls in a
+#  txthread.sh  rxdpd --tx-thread: each engine's sendto() calls in a
 #               thread of their own, traffic through two engines a side
 #  engines.sh   --engines 2 on 2-queue veths: contexts spread over engines,
 #               pairs whose packets arrive on the other engine's queue

@@ -430,17 +430,6 @@ static void hca_dev_free(struct hca_dev *hd)
 	free(hd);
 }
 
-/* The CPUs the data-path threads may use: --cpus, else every one */
-static int hca_cpus(void)
-{
-	cpu_set_t set;
-
-	if (rxdpd.ncpus_set)
-		return CPU_COUNT(&rxdpd.cpus);
-	return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
-							    : 1;
-}
-
 /*
  * How many engines a device may run, one per queue at most: --engines N,
  * else (auto, the default) as many as the CPUs its threads may use
@@ -448,18 +437,19 @@ static int hca_cpus(void)
  */
 static int hca_max_engines(void)
 {
-	int n = rxdpd.engines ? rxdpd.engines : hca_cpus();
+	int n = rxdpd.engines;
 
+	if (!n) {
+		cpu_set_t set;
+
+		n = rxdpd.ncpus_set ? CPU_COUNT(&rxdpd.cpus)
+		    : sched_getaffinity(0, sizeof(set), &set) == 0
+			    ? CPU_COUNT(&set)
+			    : 1;
+	}
 	if (n > RXDP_CTL_MAX_XSKS)
 		n = RXDP_CTL_MAX_XSKS;
 	return n < 1 ? 1 : n;
-}
-
-/* Whether each engine gets a TX thread (--tx-thread) */
-static bool hca_tx_thread(void)
-{
-	return rxdpd.tx_thread >= 0 ? rxdpd.tx_thread
-				    : hca_cpus() >= RXDPD_TX_THREAD_CPUS;
 }
 
 /* Engine k of n: the k-th CPU of --cpus (of every k-th if fewer), or any */
@@ -591,7 +581,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
-	if (hca_tx_thread())
+	if (rxdpd.tx_thread)
 		for (int k = 0; k < hd->ne; k++)
 			rxdp_xsk_port_tx_thread(hd->eng[k].port,
 						rxdpd.ncpus_set ? &rxdpd.cpus
@@ -629,7 +619,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		flags & XDP_ZEROCOPY ? "zero-copy" : "copy",
 		flags & XDP_USE_SG ? ", multi-buffer" : "",
 		rxdpd.poll ? ", polling" : "",
-		!(flags & XDP_ZEROCOPY) && hca_tx_thread() ? ", TX threads"
+		rxdpd.tx_thread && !(flags & XDP_ZEROCOPY) ? ", TX threads"
 							   : "");
 	return hd;
 err:

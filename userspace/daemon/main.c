@@ -183,11 +183,9 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"
 	  "CPU (give them CPUs of their own with --cpus)" },
-	{ "tx-thread", 't', "MODE",
-	  "a thread per engine that makes copy-mode AF_XDP\n"
-	  "send while the engine builds frames: on, off, or\n"
-	  "auto (default: on where the data-path threads may\n"
-	  "use " STR(RXDPD_TX_THREAD_CPUS) " CPUs or more)" },
+	{ "tx-thread", 't', NULL,
+	  "each engine's copy-mode AF_XDP sends (sendto()) in a\n"
+	  "thread of their own, for hosts with CPUs to spare" },
 	{ "user-mem", 'm', "BYTES",
 	  "the most of rxdpd's memory each user but root may\n"
 	  "hold in queues (K, M, G suffixes; default an eighth\n"
@@ -234,16 +232,7 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		rxdpd.poll = true;
 		return 0;
 	case 't':
-		if (!strcmp(arg, "on"))
-			rxdpd.tx_thread = 1;
-		else if (!strcmp(arg, "off"))
-			rxdpd.tx_thread = 0;
-		else if (!strcmp(arg, "auto"))
-			rxdpd.tx_thread = -1;
-		else {
-			pr_err("--tx-thread %s: on, off or auto\n", arg);
-			return -1;
-		}
+		rxdpd.tx_thread = true;
 		return 0;
 	case 'x':
 		if (!strcmp(arg, "copy"))
@@ -314,7 +303,6 @@ int main(int argc, char **argv)
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
-	rxdpd.tx_thread = -1;
 	rxdpd.user_mem = default_user_mem();
 	first = rxdp_opts_parse(&rxdpd_cmdline, argc, argv, &path);
 	if (first < 0)

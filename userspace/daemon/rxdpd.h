@@ -160,7 +160,7 @@ struct rxdpd {
 	cpu_set_t cpus; /* where data-path threads run, if ncpus_set */
 	bool ncpus_set;
 	bool poll; /* --poll: data-path threads spin, never sleep */
-	int tx_thread; /* --tx-thread: 1 on, 0 off, -1 auto */
+	bool tx_thread; /* --tx-thread: a TX thread per engine */
 	__u16 xsk_mode; /* --xsk: XDP_COPY, XDP_ZEROCOPY, 0 the driver's best */
 	int engines; /* --engines: per device (0, auto: a queue's, up to the CPUs) */
 	gid_t group; /* --group: who may use the devices, with root */
@@ -196,13 +196,6 @@ static inline bool rxdpd_slot_ok(uid_t uid, unsigned int mine, unsigned int all,
  * the doorbell), so the RT throttle never bites.
  */
 #define RXDPD_FIFO_DEFAULT 10
-/*
- * --tx-thread auto: each engine gets a TX thread (engine.h) where its
- * threads may use this many CPUs: with fewer, the two would share a CPU
- * with each other and the applications, and lose more to the switches
- * than they gain (64 B writes on 2 CPUs: -30%; on 16: +26%)
- */
-#define RXDPD_TX_THREAD_CPUS 8
 
 /* rtnl.c: links, addresses, neighbours */
 int rtnl_open(void);
