@@ -4,15 +4,15 @@
 # (ibv_rc_pingpong -c), ib_write_bw, ib_read_bw and 64-byte writes with 256
 # in flight all finish, and every engine that sent large flushes has its
 # rxdp-tx thread (a responder's read responses, a requester's writes),
-# restricted to --cpus (poll.sh checks that there are none without
-# --tx-thread).
+# SCHED_OTHER (the engines run SCHED_FIFO), restricted to --cpus (poll.sh
+# checks that there are none without --tx-thread).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ib_write_bw ib_read_bw ibv_rc_pingpong timeout
+require_cmd ib_write_bw ib_read_bw ibv_rc_pingpong timeout chrt
 
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
@@ -26,14 +26,16 @@ for h in A B; do
 		fail "host $h: no TX threads announced: $(grep 'data path' "$tmp/rxdpd-$h.log")"
 done
 
-# tx_threads NS: the CPUs each rxdp-tx thread of the rxdpd in NS may use
+# tx_threads NS: each rxdp-tx thread of the rxdpd in NS as CPUS:POLICY,
+# the CPUs it may use and its scheduling policy (chrt's name for it)
 tx_threads() {
 	local p t
 	for p in $(pgrep -x rxdpd); do
 		[ "$(ip netns identify "$p")" = "$1" ] || continue
 		for t in /proc/"$p"/task/*; do
-			[ "$(cat "$t/comm")" = rxdp-tx ] &&
-				sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"
+			[ "$(cat "$t/comm")" = rxdp-tx ] || continue
+			echo "$(sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"):$(chrt -p "${t##*/}" |
+				sed -n 's/.*current scheduling policy: //p' | head -n 1)"
 		done
 	done
 }
@@ -66,11 +68,11 @@ perf "ib_read_bw 64 KiB" 18963 ib_read_bw -s 65536 -n 2000
 perf "ib_write_bw 64 B, 256 in flight" 18964 ib_write_bw -s 64 -t 256 -n 100000
 ta=$(tx_threads "$NS_A" | sort | tr '\n' ' ')
 tb=$(tx_threads "$NS_B" | sort | tr '\n' ' ')
-echo "rxdp-tx threads' CPUs: A '$ta', B '$tb'"
+echo "rxdp-tx threads (CPUs:policy): A '$ta', B '$tb'"
 [ -n "$ta" ] && [ -n "$tb" ] || fail "a side sent large flushes without a TX thread"
-if [ -n "$cpus" ]; then
-	for c in $ta $tb; do
-		[ "$c" = 0-1 ] || fail "a TX thread outside --cpus 0,1: $c"
-	done
-fi
+for t in $ta $tb; do
+	# it spins: never SCHED_FIFO, as the engine that starts it may be
+	[ "${t#*:}" = SCHED_OTHER ] || fail "a TX thread runs ${t#*:}, not SCHED_OTHER"
+	[ -z "$cpus" ] || [ "${t%%:*}" = 0-1 ] || fail "a TX thread outside --cpus 0,1: $t"
+done
 echo PASS

@@ -885,6 +885,27 @@ static void txt_stop(struct rxdp_xsk_port *p)
 }
 
 /*
+ * SCHED_OTHER, whatever the engine's policy: a thread that spins may not
+ * be SCHED_FIFO (it would own its CPU), and the engine that starts it is
+ * FIFO outside streams
+ */
+static int txt_create(struct rxdp_xsk_port *p)
+{
+	struct sched_param sp = { 0 };
+	pthread_attr_t a;
+	int err;
+
+	if (pthread_attr_init(&a))
+		return -1;
+	err = pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) ||
+	      pthread_attr_setschedpolicy(&a, SCHED_OTHER) ||
+	      pthread_attr_setschedparam(&a, &sp) ||
+	      pthread_create(&p->txt, &a, txt_main, p);
+	pthread_attr_destroy(&a);
+	return err ? -1 : 0;
+}
+
+/*
  * Whether the TX thread sends what a flush of n frames submitted (woken if
  * asleep and n is worth it; started at the first such flush)
  */
@@ -900,7 +921,7 @@ static bool txt_take(struct rxdp_xsk_port *p, uint32_t n)
 		atomic_store(&p->txt_state, TXT_RUN);
 		p->txt_fd = p->s[0].fd;
 		p->txt_tx = p->s[0].tx;
-		if (pthread_create(&p->txt, NULL, txt_main, p)) {
+		if (txt_create(p)) {
 			p->txt_want = false; /* the engine kicks, as before */
 			return false;
 		}
