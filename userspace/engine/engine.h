@@ -626,8 +626,9 @@ uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p);
  * Copy mode: a thread of the port's own makes the sendto() calls that send
  * large flushes (xsk.c, the TX thread), started at the first, on cpus (NULL:
  * any). For a host with CPUs to spare: the engine builds frames meanwhile.
- * Before the engine runs; ports made later by rxdp_xsk_port_like() inherit
- * it. No effect in zero-copy mode.
+ * Before the engine runs, or under its lock (rxdp_engine_port_call());
+ * ports made later by rxdp_xsk_port_like() inherit it. No effect in
+ * zero-copy mode.
  */
 void rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);

@@ -28,7 +28,9 @@
  * and the next rx_burst() hands it to the engine as a received frame, whose
  * rx_release() puts the buffer back in the TX pool. No copy.
  *
- * Only the engine (under its lock) calls into a port, so no locking here.
+ * Only the engine (under its lock) calls into a port, so no locking here;
+ * the one other thread, a port's TX thread (below), only reads socket 0's
+ * TX ring indexes and kicks its fd.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -887,22 +889,25 @@ static void txt_stop(struct rxdp_xsk_port *p)
 /*
  * SCHED_OTHER, whatever the engine's policy: a thread that spins may not
  * be SCHED_FIFO (it would own its CPU), and the engine that starts it is
- * FIFO outside streams
+ * FIFO outside streams. 0 or an error number.
  */
 static int txt_create(struct rxdp_xsk_port *p)
 {
 	struct sched_param sp = { 0 };
 	pthread_attr_t a;
-	int err;
+	int err = pthread_attr_init(&a);
 
-	if (pthread_attr_init(&a))
-		return -1;
-	err = pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) ||
-	      pthread_attr_setschedpolicy(&a, SCHED_OTHER) ||
-	      pthread_attr_setschedparam(&a, &sp) ||
-	      pthread_create(&p->txt, &a, txt_main, p);
+	if (err)
+		return err;
+	err = pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+	if (!err)
+		err = pthread_attr_setschedpolicy(&a, SCHED_OTHER);
+	if (!err)
+		err = pthread_attr_setschedparam(&a, &sp);
+	if (!err)
+		err = pthread_create(&p->txt, &a, txt_main, p);
 	pthread_attr_destroy(&a);
-	return err ? -1 : 0;
+	return err;
 }
 
 /*
@@ -912,6 +917,7 @@ static int txt_create(struct rxdp_xsk_port *p)
 static bool txt_take(struct rxdp_xsk_port *p, uint32_t n)
 {
 	uint32_t st = TXT_SLEEP;
+	int err;
 
 	if (!p->txt_want)
 		return false;
@@ -921,7 +927,11 @@ static bool txt_take(struct rxdp_xsk_port *p, uint32_t n)
 		atomic_store(&p->txt_state, TXT_RUN);
 		p->txt_fd = p->s[0].fd;
 		p->txt_tx = p->s[0].tx;
-		if (txt_create(p)) {
+		err = txt_create(p);
+		if (err) {
+			pr_warn("engine: cannot start a TX thread: %s; the "
+				"engine sends itself\n",
+				strerror(err));
 			p->txt_want = false; /* the engine kicks, as before */
 			return false;
 		}
