@@ -513,6 +513,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	int fds[RXDP_CTL_MAX_XSKS], n, ret;
 	const char *why = "";
 	uint32_t flags;
+	bool tx = false; /* the engines have TX threads */
 	__u32 nq;
 
 	if (hd)
@@ -581,11 +582,9 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
-	if (rxdpd.tx_thread)
-		for (int k = 0; k < hd->ne; k++)
-			rxdp_xsk_port_tx_thread(hd->eng[k].port,
-						rxdpd.ncpus_set ? &rxdpd.cpus
-								: NULL);
+	for (int k = 0; k < hd->ne && rxdpd.tx_thread; k++)
+		tx = rxdp_xsk_port_tx_thread(
+			hd->eng[k].port, rxdpd.ncpus_set ? &rxdpd.cpus : NULL);
 	hd->group = hd->max_ne > 1 ? rxdp_engine_group_create(hd->max_ne)
 				   : NULL;
 	if (hd->max_ne > 1 && !hd->group) {
@@ -618,9 +617,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		l->ifname, n, hd->ne,
 		flags & XDP_ZEROCOPY ? "zero-copy" : "copy",
 		flags & XDP_USE_SG ? ", multi-buffer" : "",
-		rxdpd.poll ? ", polling" : "",
-		rxdpd.tx_thread && !(flags & XDP_ZEROCOPY) ? ", TX threads"
-							   : "");
+		rxdpd.poll ? ", polling" : "", tx ? ", TX threads" : "");
 	return hd;
 err:
 	for (__u32 q = 0; q < RXDP_MAX_QUEUES; q++)

@@ -546,6 +546,9 @@ int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes,
 		     uint32_t frame_size);
 void rxdp_umem_destroy(struct rxdp_umem *u);
 
+/* CLOCK_MONOTONIC in ns: the engine's clock, and its port's TX thread's */
+uint64_t eng_now(void);
+
 struct rxdp_xsk_port;
 /*
  * A port over already-bound AF_XDP sockets (one per RX queue, all on umem;
@@ -627,10 +630,10 @@ uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p);
  * large flushes (xsk.c, the TX thread), started at the first, on cpus (NULL:
  * any). For a host with CPUs to spare: the engine builds frames meanwhile.
  * Before the engine runs, or under its lock (rxdp_engine_port_call());
- * ports made later by rxdp_xsk_port_like() inherit it. No effect in
- * zero-copy mode.
+ * ports made later by rxdp_xsk_port_like() inherit it. Whether the port
+ * takes it: not in zero-copy mode.
  */
-void rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus);
+bool rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 

@@ -536,7 +536,6 @@ static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,
 	return pd ? pd : e->pd0;
 }
 
-uint64_t eng_now(void);
 void eng_group_own(struct rxdp_eqp *qp, bool mine);
 /* Called with the lock held: one pass of everything. Returns work done. */
 int eng_pass(struct rxdp_engine *e);

@@ -816,14 +816,6 @@ static bool txt_pending(const struct xsk_ring_prod *tx)
 	       __atomic_load_n(tx->producer, __ATOMIC_ACQUIRE);
 }
 
-static uint64_t txt_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void txt_futex(_Atomic uint32_t *w, int op, uint32_t v)
 {
 	syscall(SYS_futex, w, op, v, NULL, NULL, 0);
@@ -861,8 +853,8 @@ static void *txt_main(void *arg)
 			continue;
 		}
 		if (!idle)
-			idle = txt_now();
-		if (txt_now() - idle < TXT_SPIN_NS) {
+			idle = eng_now();
+		if (eng_now() - idle < TXT_SPIN_NS) {
 			sched_yield();
 			continue;
 		}
@@ -953,12 +945,13 @@ static bool txt_take(struct rxdp_xsk_port *p, uint32_t n)
 	return true;
 }
 
-void rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus)
+bool rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus)
 {
 	p->txt_want = !p->bind_zerocopy;
 	p->txt_cpus_set = cpus != NULL;
 	if (cpus)
 		p->txt_cpus = *cpus;
+	return p->txt_want;
 }
 
 static int xp_tx_flush(void *port)
