@@ -4,7 +4,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <isa-l/crc.h>
+#include "engine/crc32.h"
 
 #include "engine/pkt.h"
 
@@ -127,8 +127,8 @@ uint32_t pkt_icrc(const uint8_t *l3, uint32_t len, int ipv6)
 	udp[6] = udp[7] = 0xff;
 	bth = udp + PKT_UDP_LEN;
 	bth[4] = 0xff; /* FECN, BECN, Resv6 */
-	crc = crc32_gzip_refl(0, hdr, 8 + hlen);
-	return crc32_gzip_refl(crc, l3 + hlen, len - hlen);
+	crc = rxdp_crc32(0, hdr, 8 + hlen);
+	return rxdp_crc32(crc, l3 + hlen, len - hlen);
 }
 
 static void put_ext(uint8_t *p, uint32_t flags, const struct pkt_desc *d)
