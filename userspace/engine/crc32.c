@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <isa-l/crc.h>
 
 #include "engine/crc32.h"
@@ -50,36 +51,53 @@ fold(__m256i acc, __m256i k, __m256i next)
 	return _mm256_xor_si256(_mm256_xor_si256(lo, hi), next);
 }
 
-/* len >= CRC_BLOCK; returns how many bytes it took (a multiple of 128) */
-__attribute__((target("avx2,vpclmulqdq"))) static size_t
-fold_blocks(uint32_t *crc, const uint8_t *p, size_t len)
+/*
+ * len >= CRC_BLOCK; returns how many bytes it took (a multiple of 128),
+ * copied to dst on the way where dst is not NULL (the stores ride along
+ * with the multiplies, which bound the loop)
+ */
+__attribute__((target("avx2,vpclmulqdq"), always_inline)) static inline size_t
+fold_blocks(uint32_t *crc, uint8_t *dst, const uint8_t *p, size_t len)
 {
 	__m256i k = _mm256_set_epi64x((long long)K_HI, (long long)K_LO,
 				      (long long)K_HI, (long long)K_LO);
-	__m256i a0 = _mm256_loadu_si256((const __m256i *)p);
-	__m256i a1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-	__m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 64));
-	__m256i a3 = _mm256_loadu_si256((const __m256i *)(p + 96));
+	__m256i a[4], v;
 	uint8_t out[CRC_BLOCK];
 	size_t done = CRC_BLOCK;
 
-	a0 = _mm256_xor_si256(a0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0,
-						   (int)~*crc));
-	for (; len - done >= CRC_BLOCK; done += CRC_BLOCK) {
-		const __m256i *q = (const __m256i *)(p + done);
-
-		a0 = fold(a0, k, _mm256_loadu_si256(q));
-		a1 = fold(a1, k, _mm256_loadu_si256(q + 1));
-		a2 = fold(a2, k, _mm256_loadu_si256(q + 2));
-		a3 = fold(a3, k, _mm256_loadu_si256(q + 3));
+	for (int i = 0; i < 4; i++) {
+		a[i] = _mm256_loadu_si256((const __m256i *)(p + 32 * i));
+		if (dst)
+			_mm256_storeu_si256((__m256i *)(dst + 32 * i), a[i]);
 	}
-	_mm256_storeu_si256((__m256i *)out, a0);
-	_mm256_storeu_si256((__m256i *)(out + 32), a1);
-	_mm256_storeu_si256((__m256i *)(out + 64), a2);
-	_mm256_storeu_si256((__m256i *)(out + 96), a3);
+	a[0] = _mm256_xor_si256(a[0], _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0,
+						       (int)~*crc));
+	for (; len - done >= CRC_BLOCK; done += CRC_BLOCK)
+		for (int i = 0; i < 4; i++) {
+			v = _mm256_loadu_si256(
+				(const __m256i *)(p + done + 32 * i));
+			if (dst)
+				_mm256_storeu_si256(
+					(__m256i *)(dst + done + 32 * i), v);
+			a[i] = fold(a[i], k, v);
+		}
+	for (int i = 0; i < 4; i++)
+		_mm256_storeu_si256((__m256i *)(out + 32 * i), a[i]);
 	/* the register was xored in: these 128 bytes start from zero */
 	*crc = crc32_gzip_refl(~0U, out, CRC_BLOCK);
 	return done;
+}
+
+__attribute__((target("avx2,vpclmulqdq"))) static size_t
+fold_only(uint32_t *crc, const uint8_t *p, size_t len)
+{
+	return fold_blocks(crc, NULL, p, len);
+}
+
+__attribute__((target("avx2,vpclmulqdq"))) static size_t
+fold_copy(uint32_t *crc, uint8_t *dst, const uint8_t *p, size_t len)
+{
+	return fold_blocks(crc, dst, p, len);
 }
 
 static bool can_fold(void)
@@ -93,12 +111,28 @@ uint32_t rxdp_crc32(uint32_t crc, const void *buf, size_t len)
 	const uint8_t *p = buf;
 
 	if (len >= RXDP_CRC32_FOLD_MIN && can_fold()) {
-		size_t n = fold_blocks(&crc, p, len);
+		size_t n = fold_only(&crc, p, len);
 
 		p += n;
 		len -= n;
 	}
 	return crc32_gzip_refl(crc, p, len);
+}
+
+uint32_t rxdp_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	const uint8_t *p = src;
+	uint8_t *d = dst;
+
+	if (len >= RXDP_CRC32_FOLD_MIN && can_fold()) {
+		size_t n = fold_copy(&crc, d, p, len);
+
+		p += n;
+		d += n;
+		len -= n;
+	}
+	memcpy(d, p, len);
+	return crc32_gzip_refl(crc, d, len);
 }
 
 bool rxdp_crc32_folds(void)
@@ -111,6 +145,12 @@ bool rxdp_crc32_folds(void)
 uint32_t rxdp_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	return crc32_gzip_refl(crc, buf, len);
+}
+
+uint32_t rxdp_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	return crc32_gzip_refl(crc, dst, len);
 }
 
 bool rxdp_crc32_folds(void)

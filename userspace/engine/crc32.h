@@ -14,6 +14,8 @@
 #define RXDP_CRC32_FOLD_MIN 256
 
 uint32_t rxdp_crc32(uint32_t crc, const void *buf, size_t len);
+/* memcpy(dst, src, len), and the CRC of those bytes in the same pass */
+uint32_t rxdp_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len);
 
 /* whether this CPU takes the AVX2 fold (else isa-l does it all) */
 bool rxdp_crc32_folds(void);

@@ -587,7 +587,7 @@ void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
 		   uint32_t gen);
 void eng_stage_release(struct eng_stage *s);
 int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
-		   uint64_t span);
+		   uint64_t span, uint32_t *crc);
 int eng_mem_poll(struct rxdp_engine *e);
 void eng_mem_submit(struct rxdp_engine *e);
 bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);

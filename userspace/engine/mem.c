@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "engine/crc32.h"
 #include "engine/engine_int.h"
 
 enum job_type {
@@ -650,11 +651,20 @@ void eng_stage_release(struct eng_stage *s)
 /*
  * pkt_build's reader (arg: an eng_stage, already given to the WQE or
  * response the packet is of). span: how many bytes of the buffer there
- * are from addr on, which a stage may read ahead. 0, -EAGAIN (staging:
- * try again when the memory thread is done), -EFAULT.
+ * are from addr on, which a stage may read ahead. crc: NULL, or the ICRC
+ * so far, carried over the bytes copied. 0, -EAGAIN (staging: try again
+ * when the memory thread is done), -EFAULT.
  */
+static void stage_copy(void *dst, const void *src, size_t len, uint32_t *crc)
+{
+	if (crc)
+		*crc = rxdp_crc32_copy(*crc, dst, src, len);
+	else
+		memcpy(dst, src, len);
+}
+
 int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
-		   uint64_t span)
+		   uint64_t span, uint32_t *crc)
 {
 	struct eng_stage *s = arg;
 	struct rxdp_emem *m = s->m;
@@ -666,14 +676,14 @@ int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
 	if (!len)
 		return 0;
 	if ((at = mem_local(m, addr, len))) {
-		memcpy(dst, at, len);
+		stage_copy(dst, at, len, crc);
 		if (m != &e->mem0)
 			e->hwc[RXDP_HWC_PAYLOAD_DIRECT_BYTES] += len;
 		return 0;
 	}
 	if (s->state == STAGE_READY && addr >= s->addr &&
 	    addr + len <= s->addr + s->len) {
-		memcpy(dst, s->buf + (addr - s->addr), len);
+		stage_copy(dst, s->buf + (addr - s->addr), len, crc);
 		return 0;
 	}
 	if (s->state == STAGE_FAILED && addr >= s->addr &&

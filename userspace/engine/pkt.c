@@ -100,18 +100,23 @@ static uint16_t get16(const uint8_t *p)
  * hop limit; the UDP checksum; the BTH byte holding FECN, BECN and Resv6.
  * The CRC is Ethernet's (reflected, as zlib crc32()), and its value goes on
  * the wire least significant byte first (checked against scapy and
- * Wireshark in tests/engine).
+ * Wireshark in tests/engine). icrc_head(): the CRC of the pseudo packet
+ * through the BTH (icrc_head_len() bytes of the packet from the IP header
+ * on), from which the rest goes on.
  */
-uint32_t pkt_icrc(const uint8_t *l3, uint32_t len, int ipv6)
+static uint32_t icrc_head_len(int ipv6)
+{
+	return (ipv6 ? PKT_IP6_LEN : PKT_IP4_LEN) + PKT_UDP_LEN +
+	       sizeof(struct roce_bth);
+}
+
+static uint32_t icrc_head(const uint8_t *l3, int ipv6)
 {
 	uint8_t hdr[8 + PKT_IP6_LEN + PKT_UDP_LEN + sizeof(struct roce_bth)];
 	uint32_t l3len = ipv6 ? PKT_IP6_LEN : PKT_IP4_LEN;
-	uint32_t hlen = l3len + PKT_UDP_LEN + sizeof(struct roce_bth);
+	uint32_t hlen = icrc_head_len(ipv6);
 	uint8_t *ip = hdr + 8, *udp, *bth;
-	uint32_t crc;
 
-	if (len < hlen)
-		return 0;
 	memset(hdr, 0xff, 8);
 	memcpy(ip, l3, hlen);
 	if (ipv6) {
@@ -127,8 +132,16 @@ uint32_t pkt_icrc(const uint8_t *l3, uint32_t len, int ipv6)
 	udp[6] = udp[7] = 0xff;
 	bth = udp + PKT_UDP_LEN;
 	bth[4] = 0xff; /* FECN, BECN, Resv6 */
-	crc = rxdp_crc32(0, hdr, 8 + hlen);
-	return rxdp_crc32(crc, l3 + hlen, len - hlen);
+	return rxdp_crc32(0, hdr, 8 + hlen);
+}
+
+uint32_t pkt_icrc(const uint8_t *l3, uint32_t len, int ipv6)
+{
+	uint32_t hlen = icrc_head_len(ipv6);
+
+	if (len < hlen)
+		return 0;
+	return rxdp_crc32(icrc_head(l3, ipv6), l3 + hlen, len - hlen);
 }
 
 static void put_ext(uint8_t *p, uint32_t flags, const struct pkt_desc *d)
@@ -175,10 +188,11 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 {
 	uint32_t flags = roce_opcode_flags(d->opcode);
 	uint32_t pad = (4 - (d->paylen & 3)) & 3;
-	uint32_t len, l3len = pkt_l3_len(pp), l4len, icrc;
+	uint32_t len, l3len = pkt_l3_len(pp), l4len, hlen, icrc;
 	uint8_t *p = buf, *l3, *udp, *pay;
 	uint32_t copied = 0;
-	int err;
+	bool fuse;
+	int err = 0;
 
 	if (!flags)
 		return -EINVAL;
@@ -228,23 +242,42 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	put_ext(udp + PKT_UDP_LEN + sizeof(struct roce_bth), flags, d);
 	pay = udp + PKT_UDP_LEN + sizeof(struct roce_bth) +
 	      roce_ext_hdr_len(flags);
+	/*
+	 * A payload the CRC folds (crc32.h): the headers are final, so the
+	 * ICRC covers them now and the payload as it is copied in, one pass
+	 * over it instead of two. A smaller one: copied, then one CRC.
+	 */
+	fuse = d->paylen >= RXDP_CRC32_FOLD_MIN;
+	if (fuse) {
+		hlen = icrc_head_len(pp->ipv6);
+		icrc = rxdp_crc32(icrc_head(l3, pp->ipv6), l3 + hlen,
+				  pay - (l3 + hlen));
+	}
 	for (int i = 0; i < d->nsg && copied < d->paylen; i++) {
 		uint32_t n = d->sg[i].len;
+		const void *src = (const void *)(uintptr_t)d->sg[i].addr;
 
 		if (n > d->paylen - copied)
 			n = d->paylen - copied;
-		if (!d->mem)
-			memcpy(pay + copied,
-			       (const void *)(uintptr_t)d->sg[i].addr, n);
-		else if ((err = d->mem->read(d->mem->arg, pay + copied,
-					     d->sg[i].addr, n, d->sg[i].span)))
+		if (d->mem)
+			err = d->mem->read(d->mem->arg, pay + copied,
+					   d->sg[i].addr, n, d->sg[i].span,
+					   fuse ? &icrc : NULL);
+		else if (fuse)
+			icrc = rxdp_crc32_copy(icrc, pay + copied, src, n);
+		else
+			memcpy(pay + copied, src, n);
+		if (err)
 			return err;
 		copied += n;
 	}
 	if (copied < d->paylen)
 		return -EINVAL;
 	memset(pay + copied, 0, pad);
-	icrc = pkt_icrc(l3, l3len + l4len - ROCE_ICRC_LEN, pp->ipv6);
+	if (fuse)
+		icrc = rxdp_crc32(icrc, pay + copied, pad);
+	else
+		icrc = pkt_icrc(l3, l3len + l4len - ROCE_ICRC_LEN, pp->ipv6);
 	p = udp + l4len - ROCE_ICRC_LEN;
 	p[0] = icrc;
 	p[1] = icrc >> 8;

@@ -49,12 +49,14 @@ struct pkt_sg {
 
 /*
  * Reads the owner's memory (span: how far its buffer goes on, for a reader
- * that reads ahead): 0, -EAGAIN (not yet: the packet is built again
- * later) or -EFAULT. NULL: pkt_sg addresses are this process's.
+ * that reads ahead) and, where crc is not NULL, carries *crc (the ICRC so
+ * far) over the bytes read (rxdp_crc32_copy()): 0, -EAGAIN (not yet: the
+ * packet is built again later) or -EFAULT. NULL: pkt_sg addresses are this
+ * process's.
  */
 struct pkt_mem {
 	int (*read)(void *arg, void *dst, uint64_t addr, size_t len,
-		    uint64_t span);
+		    uint64_t span, uint32_t *crc);
 	void *arg;
 };
 
