@@ -89,11 +89,10 @@ class Bench:
             return None, None
         return (min if lower else max)(got)
 
-    def raw_goodput(self, mtu):
+    def raw_goodput(self, mtu, name="raw afxdp stream"):
         """The raw stream's packet rate carrying RDMA payloads, Gbit/s"""
         pmtu = self.config(mtu, "path_mtu", 1024)
-        pps = self.get("raw afxdp stream", mtu,
-                       self.config(mtu, "rxdp_frame", 0), "rate")
+        pps = self.get(name, mtu, self.config(mtu, "rxdp_frame", 0), "rate")
         return pps * 1e6 * pmtu * 8 / 1e9 if pps else None
 
     def ratio(self, what, num, den, peer, cmp, bound):
@@ -247,6 +246,13 @@ def bandwidth_table(b):
                          f, fmt(b.raw_goodput(m)), m,
                          fmt(b.get("raw afxdp stream", m, f, "bw")),
                          fmt(b.get("raw afxdp stream", m, f, "cpu"))))
+        c = "raw afxdp stream copied"
+        if b.get(c, m, f, "bw") is not None:
+            lines.append("| the same, its sink copying each payload out "
+                         "(as RDMA payload: %s Gbit/s) | %d | %s | %s | |" % (
+                             fmt(b.raw_goodput(m, c)), m,
+                             fmt(b.get(c, m, f, "bw")),
+                             fmt(b.get(c, m, f, "cpu"))))
     for label, name in (("TCP iperf3 -l 64K, one stream", "tcp iperf3"),
                         ("rxdp ib_write_bw", "rxdp ib_write_bw"),
                         ("rxdp ib_send_bw", "rxdp ib_send_bw"),

@@ -132,6 +132,18 @@ bench_raw() {
 					"$(per_gib "$(cat "$tmp/cpu")" "$(kv bytes "$tmp/raw.srv")")"
 			fi
 		done
+		# the same stream to a sink that copies each payload out, as a
+		# receiver delivering the data must (rxdp copies into the MR):
+		# not a verdict's peer, the limit for a receiver that reads
+		f=$(frame_of "$(path_mtu "$MTU")")
+		if raw_pair --stream-sink --copy --seconds 3 -- \
+			--stream-source --seconds 2 --size $((f - 42)) "${peer[@]}"; then
+			sample "raw afxdp stream copied" "$f" bw Gbit/s "$(kv gbits "$tmp/raw.srv")"
+			sample "raw afxdp stream copied" "$f" rate Mpps \
+				"$(awk -v p="$(kv pps "$tmp/raw.srv")" 'BEGIN {print p / 1e6}')"
+			sample "raw afxdp stream copied" "$f" cpu s/GiB \
+				"$(per_gib "$(cat "$tmp/cpu")" "$(kv bytes "$tmp/raw.srv")")"
+		fi
 		round raw "$r"
 	done
 }

@@ -7,7 +7,10 @@
  *
  *   --pingpong-server              echo every frame back
  *   --pingpong-client --count N    N round trips of one small frame
- *   --stream-sink                  count what arrives
+ *   --stream-sink [--copy]         count what arrives (and copy each
+ *                                  frame's payload out, into a 1 MiB
+ *                                  buffer in turn, as a receiver that
+ *                                  delivers the data must)
  *   --stream-source                send frames as fast as possible
  *
  * Each role prints one line of key=value figures. Frames larger than one
@@ -69,7 +72,7 @@ static struct {
 	const char *ifname;
 	uint32_t queue, count, size;
 	double seconds;
-	bool skb_mode;
+	bool skb_mode, copy;
 	uint16_t port;
 	uint8_t src_mac[6], dst_mac[6];
 	bool have_dst_mac;
@@ -136,7 +139,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rxdp-xskraw --iface IF [--queue Q] [--mode native|skb] "
 		"[--port UDP]\n"
-		"         (--pingpong-server | --stream-sink [--seconds S] |\n"
+		"         (--pingpong-server | --stream-sink [--seconds S] "
+		"[--copy] |\n"
 		"          --pingpong-client [--count N] [--size B] PEER |\n"
 		"          --stream-source [--seconds S] [--size B] PEER)\n"
 		"  PEER: --src-ip A --dst-ip B --dst-mac MAC\n");
@@ -169,6 +173,7 @@ static void parse_args(int argc, char **argv)
 		{ "pingpong-client", 0, NULL, 2 },
 		{ "stream-sink", 0, NULL, 3 },
 		{ "stream-source", 0, NULL, 4 },
+		{ "copy", 0, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -210,6 +215,9 @@ static void parse_args(int argc, char **argv)
 					optarg);
 				exit(2);
 			}
+			break;
+		case 'c':
+			o.copy = true;
 			break;
 		case 'M':
 			parse_mac(optarg, o.dst_mac);
@@ -522,10 +530,18 @@ static void stream_source(struct sock *s)
 	       now_s() - t0);
 }
 
+/* --copy: where the payloads go, one after another (a 1 MiB buffer) */
+#define SINK_BUF (1u << 20)
+
 static void stream_sink(struct sock *s)
 {
 	uint64_t frames = 0, bytes = 0;
 	double start = now_s(), first = 0, last = 0, t;
+	uint8_t *buf = o.copy ? malloc(SINK_BUF) : NULL;
+	uint32_t at = 0;
+
+	if (o.copy && !buf)
+		die("no memory");
 
 	while (!stop) {
 		uint32_t idx, n = xsk_ring_cons__peek(&s->rx, BATCH, &idx);
@@ -546,6 +562,14 @@ static void stream_sink(struct sock *s)
 
 			addrs[k] = d->addr;
 			bytes += d->len;
+			if (buf) {
+				if (at + d->len > SINK_BUF)
+					at = 0;
+				memcpy(buf + at,
+				       xsk_umem__get_data(s->area, d->addr),
+				       d->len);
+				at += d->len;
+			}
 			if (!(d->options & XDP_PKT_CONTD))
 				frames++;
 		}
@@ -561,6 +585,7 @@ static void stream_sink(struct sock *s)
 	       (unsigned long long)frames, (unsigned long long)bytes,
 	       last - first, frames / (last - first),
 	       bytes * 8 / (last - first) / 1e9);
+	free(buf);
 }
 
 int main(int argc, char **argv)

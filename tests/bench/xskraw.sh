@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rxdp-xskraw, the benchmark's raw AF_XDP limit, on a veth pair between two
 # namespaces: a ping-pong and a stream (standard and jumbo frames) each
-# print their figures, non-zero. Bad usage is one line and exit 2.
+# print their figures, non-zero, and a jumbo stream to a sink that copies
+# each payload out. Bad usage is one line and exit 2.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -45,6 +46,8 @@ for size in 1458 8000; do # one frame; a jumbo frame in two (multi-buffer)
 	nonzero "$tmp/srv" pps
 	nonzero "$tmp/srv" gbits
 done
+pair --stream-sink --copy --seconds 1 -- --stream-source --seconds 1 --size 8000
+nonzero "$tmp/srv" pps
 # the program is gone: the interface takes another
 ip -n "$NS_A" link show "$IF_A" | grep -q "xdp" && fail "XDP program left on $IF_A"
 echo "PASS: rxdp-xskraw ping-pong and streams"
