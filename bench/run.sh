@@ -112,6 +112,13 @@ raw_pair() { # raw_pair SERVER-ARGS -- CLIENT-ARGS: server in A, client in B
 	cat "$tmp/raw.srv.time" "$tmp/raw.cli.time" | awk '{c += $1 + $2} END {print c}' >"$tmp/cpu"
 	return $rc
 }
+raw_stream_samples() { # NAME FRAME: the last raw_pair stream's figures
+	sample "$1" "$2" bw Gbit/s "$(kv gbits "$tmp/raw.srv")"
+	sample "$1" "$2" rate Mpps \
+		"$(awk -v p="$(kv pps "$tmp/raw.srv")" 'BEGIN {print p / 1e6}')"
+	sample "$1" "$2" cpu s/GiB \
+		"$(per_gib "$(cat "$tmp/cpu")" "$(kv bytes "$tmp/raw.srv")")"
+}
 bench_raw() {
 	local peer=(--src-ip "$ADDR_B" --dst-ip "$ADDR_A" --dst-mac "$MAC_A") r f
 	echo "# raw AF_XDP (rxdp-xskraw: no transport logic at all), MTU $MTU"
@@ -125,11 +132,7 @@ bench_raw() {
 		for f in "$(frame_of "$(path_mtu "$MTU")")" 64; do
 			if raw_pair --stream-sink --seconds 3 -- \
 				--stream-source --seconds 2 --size $((f - 42)) "${peer[@]}"; then
-				sample "raw afxdp stream" "$f" bw Gbit/s "$(kv gbits "$tmp/raw.srv")"
-				sample "raw afxdp stream" "$f" rate Mpps \
-					"$(awk -v p="$(kv pps "$tmp/raw.srv")" 'BEGIN {print p / 1e6}')"
-				sample "raw afxdp stream" "$f" cpu s/GiB \
-					"$(per_gib "$(cat "$tmp/cpu")" "$(kv bytes "$tmp/raw.srv")")"
+				raw_stream_samples "raw afxdp stream" "$f"
 			fi
 		done
 		# the same stream to a sink that copies each payload out, as a
@@ -138,11 +141,7 @@ bench_raw() {
 		f=$(frame_of "$(path_mtu "$MTU")")
 		if raw_pair --stream-sink --copy --seconds 3 -- \
 			--stream-source --seconds 2 --size $((f - 42)) "${peer[@]}"; then
-			sample "raw afxdp stream copied" "$f" bw Gbit/s "$(kv gbits "$tmp/raw.srv")"
-			sample "raw afxdp stream copied" "$f" rate Mpps \
-				"$(awk -v p="$(kv pps "$tmp/raw.srv")" 'BEGIN {print p / 1e6}')"
-			sample "raw afxdp stream copied" "$f" cpu s/GiB \
-				"$(per_gib "$(cat "$tmp/cpu")" "$(kv bytes "$tmp/raw.srv")")"
+			raw_stream_samples "raw afxdp stream copied" "$f"
 		fi
 		round raw "$r"
 	done
