@@ -648,13 +648,7 @@ void eng_stage_release(struct eng_stage *s)
 	s->who = NULL;
 }
 
-/*
- * pkt_build's reader (arg: an eng_stage, already given to the WQE or
- * response the packet is of). span: how many bytes of the buffer there
- * are from addr on, which a stage may read ahead. crc: NULL, or the ICRC
- * so far, carried over the bytes copied. 0, -EAGAIN (staging: try again
- * when the memory thread is done), -EFAULT.
- */
+/* The owner's bytes into a frame, the ICRC carried over them if asked */
 static void stage_copy(void *dst, const void *src, size_t len, uint32_t *crc)
 {
 	if (crc)
@@ -663,6 +657,13 @@ static void stage_copy(void *dst, const void *src, size_t len, uint32_t *crc)
 		memcpy(dst, src, len);
 }
 
+/*
+ * pkt_build's reader (arg: an eng_stage, already given to the WQE or
+ * response the packet is of). span: how many bytes of the buffer there
+ * are from addr on, which a stage may read ahead. crc: NULL, or the ICRC
+ * so far, carried over the bytes copied. 0, -EAGAIN (staging: try again
+ * when the memory thread is done), -EFAULT.
+ */
 int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
 		   uint64_t span, uint32_t *crc)
 {
