@@ -55,6 +55,18 @@ rxdp_ipv4_gid() {
 		sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1
 }
 
+# rxdpd_threads NS NAME: /proc/PID/task/TID of each thread named NAME
+# (rxdp-datapath, rxdp-tx, ...) of the rxdpd running in namespace NS
+rxdpd_threads() {
+	local p t
+	for p in $(pgrep -x rxdpd); do
+		[ "$(ip netns identify "$p")" = "$1" ] || continue
+		for t in /proc/"$p"/task/*; do
+			[ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] && echo "$t"
+		done
+	done
+}
+
 rxdp_counter() {
 	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json counters |
 		python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['counters']['$2'])"

@@ -26,13 +26,9 @@ cpus=""
 RXDPD_ARGS="--engines 2 $cpus" rxdp_hosts "$tmp"
 
 threads() { # the CPUs each data-path thread of the rxdpd in NS may use
-	local p t
-	for p in $(pgrep -x rxdpd); do
-		[ "$(ip netns identify "$p")" = "$1" ] || continue
-		for t in /proc/"$p"/task/*; do
-			[ "$(cat "$t/comm")" = rxdp-datapath ] &&
-				sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"
-		done
+	local t
+	for t in $(rxdpd_threads "$1" rxdp-datapath); do
+		sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"
 	done | sort | tr '\n' ' '
 }
 listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }

@@ -24,14 +24,10 @@ grep -q "data path up: .*TX threads" "$tmp/rxdpd-A.log" &&
 
 # the data-path thread of the rxdpd in namespace NS: /proc/PID/task/TID
 datapath() {
-	local pid t
-	for pid in $(pgrep -x rxdpd); do
-		[ "$(ip netns identify "$pid")" = "$1" ] || continue
-		for t in /proc/"$pid"/task/*; do
-			[ "$(cat "$t/comm")" = rxdp-datapath ] && { echo "$t"; return; }
-		done
-	done
-	fail "no rxdp-datapath thread of the rxdpd in $1"
+	local t
+	t=$(rxdpd_threads "$1" rxdp-datapath | head -n 1)
+	[ -n "$t" ] || fail "no rxdp-datapath thread of the rxdpd in $1"
+	echo "$t"
 }
 tA=$(datapath "$NS_A")
 tB=$(datapath "$NS_B")

@@ -78,9 +78,7 @@ grep -q "RX queue 1 served by engine 1: 2 queue(s), 2 engine(s)" "$tmp/rxdpd-A.l
 	grep -q "RX queue 2 served by engine 0: 3 queue(s), 2 engine(s)" "$tmp/rxdpd-A.log" &&
 	grep -q "RX queue 3 served by engine 1: 4 queue(s), 2 engine(s)" "$tmp/rxdpd-A.log" ||
 	fail "queues 1-3 not on a new engine and then the running ones"
-threads=$(for p in $(pgrep -x rxdpd); do
-	[ "$(ip netns identify "$p")" = "$NS_A" ] && grep -lx rxdp-datapath /proc/"$p"/task/*/comm
-done | wc -l)
+threads=$(rxdpd_threads "$NS_A" rxdp-datapath | wc -l)
 [ "$threads" = 2 ] || fail "A runs $threads data-path threads, not 2"
 nx=$(ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" --json devices |
 	python3 -c "import json,sys; d=json.load(sys.stdin)['devices'][0]; print(d['rx_queues'], len(d['xsks']))")

@@ -29,14 +29,10 @@ done
 # tx_threads NS: each rxdp-tx thread of the rxdpd in NS as CPUS:POLICY,
 # the CPUs it may use and its scheduling policy (chrt's name for it)
 tx_threads() {
-	local p t
-	for p in $(pgrep -x rxdpd); do
-		[ "$(ip netns identify "$p")" = "$1" ] || continue
-		for t in /proc/"$p"/task/*; do
-			[ "$(cat "$t/comm")" = rxdp-tx ] || continue
-			echo "$(sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"):$(chrt -p "${t##*/}" |
-				sed -n 's/.*current scheduling policy: //p' | head -n 1)"
-		done
+	local t
+	for t in $(rxdpd_threads "$1" rxdp-tx); do
+		echo "$(sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"):$(chrt -p "${t##*/}" |
+			sed -n 's/.*current scheduling policy: //p' | head -n 1)"
 	done
 }
 listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }
