@@ -15,10 +15,10 @@ $(XSKRAW_OBJ): bench/xskraw.bpf.c vmlinux.h
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	@rm -f $@.tmp
 
-$(XSKRAW): $(OBJ)/bench/xskraw.o
+$(XSKRAW): $(OBJ)/bench/xskraw.o $(OBJ)/userspace/engine/crc32.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lxdp -lbpf -lelf -lz
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lxdp -lbpf -lelf -lz -lisal
 
 QP_RSS := $(BIN)/rxdp-qp-rss
 

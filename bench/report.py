@@ -253,6 +253,17 @@ def bandwidth_table(b):
                              fmt(b.raw_goodput(m, c)), m,
                              fmt(b.get(c, m, f, "bw")),
                              fmt(b.get(c, m, f, "cpu"))))
+        c = "raw afxdp stream crc"
+        g = b.raw_goodput(m, c)
+        if g:
+            w = b.get("rxdp ib_write_bw", m, 65536, "bw")
+            lines.append("| the same, each end also computing a CRC-32 over "
+                         "each frame and copying its payload, as a transport "
+                         "must (as RDMA payload: %s Gbit/s%s) | %d | %s | %s "
+                         "| |" % (fmt(g), "; rxdp ib_write_bw 64 KiB: %.2f "
+                                  "of it" % (w / g) if w else "", m,
+                                  fmt(b.get(c, m, f, "bw")),
+                                  fmt(b.get(c, m, f, "cpu"))))
     for label, name in (("TCP iperf3 -l 64K, one stream", "tcp iperf3"),
                         ("rxdp ib_write_bw", "rxdp ib_write_bw"),
                         ("rxdp ib_send_bw", "rxdp ib_send_bw"),

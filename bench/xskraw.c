@@ -7,12 +7,23 @@
  *
  *   --pingpong-server              echo every frame back
  *   --pingpong-client --count N    N round trips of one small frame
- *   --stream-sink [--copy]         count what arrives (and copy each
+ *   --stream-sink [--copy] [--crc] count what arrives (and copy each
  *                                  frame's payload out, into a 1 MiB
  *                                  buffer in turn, as a receiver that
  *                                  delivers the data must)
- *   --stream-source                send frames as fast as possible
+ *   --stream-source [--copy] [--crc]
+ *                                  send frames as fast as possible (each
+ *                                  payload copied in from a 1 MiB buffer
+ *                                  in turn, as a sender of data must)
  *
+ * --crc: the work a RoCE packet's ICRC costs at each end. The source puts
+ * the CRC-32 of each frame from its IP header on (rxdp's ICRC code, the
+ * same polynomial) into the frame's last 4 bytes, in the pass that copies
+ * the payload in; the sink checks it before it copies the payload out, as
+ * rxdp's receiver checks the ICRC before the payload reaches memory, and
+ * counts the frames whose CRC is wrong. With --copy and --crc at both ends
+ * the stream is the limit for any transport that checks and moves its data
+ * over these sockets, rxdp's work without its transport logic.
  * Each role prints one line of key=value figures. Frames larger than one
  * 4096-byte UMEM frame (jumbo MTU) go as multi-buffer AF_XDP (XDP_USE_SG).
  */
@@ -42,6 +53,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
+#include "engine/crc32.h"
 #include "xskraw.skel.h"
 
 #ifndef XDP_USE_SG
@@ -72,7 +84,7 @@ static struct {
 	const char *ifname;
 	uint32_t queue, count, size;
 	double seconds;
-	bool skb_mode, copy;
+	bool skb_mode, copy, crc;
 	uint16_t port;
 	uint8_t src_mac[6], dst_mac[6];
 	bool have_dst_mac;
@@ -140,9 +152,10 @@ static void usage(void)
 		"usage: rxdp-xskraw --iface IF [--queue Q] [--mode native|skb] "
 		"[--port UDP]\n"
 		"         (--pingpong-server | --stream-sink [--seconds S] "
-		"[--copy] |\n"
+		"[--copy] [--crc] |\n"
 		"          --pingpong-client [--count N] [--size B] PEER |\n"
-		"          --stream-source [--seconds S] [--size B] PEER)\n"
+		"          --stream-source [--seconds S] [--size B] [--copy] "
+		"[--crc] PEER)\n"
 		"  PEER: --src-ip A --dst-ip B --dst-mac MAC\n");
 	exit(2);
 }
@@ -174,6 +187,7 @@ static void parse_args(int argc, char **argv)
 		{ "stream-sink", 0, NULL, 3 },
 		{ "stream-source", 0, NULL, 4 },
 		{ "copy", 0, NULL, 'c' },
+		{ "crc", 0, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -219,6 +233,9 @@ static void parse_args(int argc, char **argv)
 		case 'c':
 			o.copy = true;
 			break;
+		case 'C':
+			o.crc = true;
+			break;
 		case 'M':
 			parse_mac(optarg, o.dst_mac);
 			o.have_dst_mac = true;
@@ -240,6 +257,10 @@ static void parse_args(int argc, char **argv)
 		fprintf(stderr,
 			"rxdp-xskraw: a sender needs --src-ip, --dst-ip "
 			"and --dst-mac\n");
+		exit(2);
+	}
+	if (o.crc && o.role == SOURCE && o.size < 4) {
+		fprintf(stderr, "rxdp-xskraw: --crc needs --size 4 or more\n");
 		exit(2);
 	}
 	if (o.size > TX_BUF - 42) {
@@ -504,21 +525,67 @@ static void pingpong_server(struct sock *s)
 	printf("pingpong-server echoed=%llu\n", (unsigned long long)echoed);
 }
 
+/* --copy: where the payloads come from or go, in turn (a 1 MiB buffer) */
+#define APP_BUF (1u << 20)
+
+static uint8_t *app_buf(void)
+{
+	uint8_t *buf = o.copy ? malloc(APP_BUF) : NULL;
+
+	if (o.copy && !buf)
+		die("no memory");
+	if (buf)
+		memset(buf, 0x5a, APP_BUF);
+	return buf;
+}
+
+/* The Ethernet header is not covered, as the ICRC does not cover it */
+#define CRC_FROM sizeof(struct ethhdr)
+
+/*
+ * A source's work on the frame of len bytes at f before it goes: the
+ * payload copied in from app at *at, the CRC into the last 4 bytes
+ */
+static void source_frame(uint8_t *f, uint32_t len, const uint8_t *app,
+			 uint32_t *at)
+{
+	uint32_t hdrs = 42, plen = len - hdrs - (o.crc ? 4 : 0), crc;
+
+	if (app && *at + plen > APP_BUF)
+		*at = 0;
+	if (!o.crc) {
+		memcpy(f + hdrs, app + *at, plen);
+	} else {
+		crc = rxdp_crc32(0, f + CRC_FROM, hdrs - CRC_FROM);
+		crc = app ? rxdp_crc32_copy(crc, f + hdrs, app + *at, plen)
+			  : rxdp_crc32(crc, f + hdrs, plen);
+		memcpy(f + len - 4, &crc, 4);
+	}
+	if (app)
+		*at += plen;
+}
+
 static void stream_source(struct sock *s)
 {
-	uint32_t len = build(s->area + s->free[0], o.size);
+	uint32_t len = build(s->area + s->free[0], o.size), at = 0;
+	uint8_t *app = app_buf();
 	uint64_t sent = 0;
 	double t0 = now_s(), t;
 
-	/* every TX buffer holds the same frame: no per-frame work at all */
+	/* every TX buffer holds the same headers (and, alone, payload) */
 	for (uint32_t k = 1; k < s->nfree; k++)
 		memcpy(s->area + s->free[k], s->area + s->free[0], len);
 	while (!stop && (t = now_s()) - t0 < o.seconds) {
 		uint32_t n = 0;
 
 		reap(s);
-		while (n < BATCH && s->nfree &&
-		       put(s, s->free[s->nfree - 1], len)) {
+		while (n < BATCH && s->nfree) {
+			uint64_t a = s->free[s->nfree - 1];
+
+			if (o.copy || o.crc)
+				source_frame(s->area + a, len, app, &at);
+			if (!put(s, a, len))
+				break;
 			s->nfree--;
 			n++;
 		}
@@ -528,20 +595,41 @@ static void stream_source(struct sock *s)
 	printf("stream-source frames=%llu bytes=%llu seconds=%.3f\n",
 	       (unsigned long long)sent, (unsigned long long)sent * len,
 	       now_s() - t0);
+	free(app);
 }
 
-/* --copy: where the payloads go, one after another (a 1 MiB buffer) */
-#define SINK_BUF (1u << 20)
+/*
+ * --crc at the sink: the CRC of a frame's part p of n bytes, its first if
+ * *off is 0 (the frame's bytes before it), its last if !contd; false for
+ * the last part of a frame whose CRC is not what its last 4 bytes say
+ */
+static bool sink_crc(uint32_t *crc, uint32_t *off, const uint8_t *p, uint32_t n,
+		     bool contd)
+{
+	uint32_t from = *off ? 0 : CRC_FROM, to = contd ? n : n - 4, want;
+
+	if (!*off)
+		*crc = 0;
+	*off += n;
+	if (!contd && (n < 4 || n - 4 < from)) {
+		*off = 0;
+		return false;
+	}
+	if (to > from)
+		*crc = rxdp_crc32(*crc, p + from, to - from);
+	if (contd)
+		return true;
+	*off = 0;
+	memcpy(&want, p + n - 4, 4);
+	return *crc == want;
+}
 
 static void stream_sink(struct sock *s)
 {
-	uint64_t frames = 0, bytes = 0;
+	uint64_t frames = 0, bytes = 0, bad = 0;
 	double start = now_s(), first = 0, last = 0, t;
-	uint8_t *buf = o.copy ? malloc(SINK_BUF) : NULL;
-	uint32_t at = 0;
-
-	if (o.copy && !buf)
-		die("no memory");
+	uint8_t *buf = app_buf();
+	uint32_t at = 0, crc = 0, off = 0;
 
 	while (!stop) {
 		uint32_t idx, n = xsk_ring_cons__peek(&s->rx, BATCH, &idx);
@@ -560,14 +648,17 @@ static void stream_sink(struct sock *s)
 			const struct xdp_desc *d =
 				xsk_ring_cons__rx_desc(&s->rx, idx + k);
 
+			const uint8_t *p = xsk_umem__get_data(s->area, d->addr);
+			bool contd = d->options & XDP_PKT_CONTD;
+
 			addrs[k] = d->addr;
 			bytes += d->len;
+			if (o.crc && !sink_crc(&crc, &off, p, d->len, contd))
+				bad++;
 			if (buf) {
-				if (at + d->len > SINK_BUF)
+				if (at + d->len > APP_BUF)
 					at = 0;
-				memcpy(buf + at,
-				       xsk_umem__get_data(s->area, d->addr),
-				       d->len);
+				memcpy(buf + at, p, d->len);
 				at += d->len;
 			}
 			if (!(d->options & XDP_PKT_CONTD))
@@ -581,10 +672,13 @@ static void stream_sink(struct sock *s)
 	if (!frames || last <= first)
 		die("nothing received");
 	printf("stream frames=%llu bytes=%llu seconds=%.3f pps=%.0f "
-	       "gbits=%.3f\n",
+	       "gbits=%.3f",
 	       (unsigned long long)frames, (unsigned long long)bytes,
 	       last - first, frames / (last - first),
 	       bytes * 8 / (last - first) / 1e9);
+	if (o.crc)
+		printf(" bad_crc=%llu", (unsigned long long)bad);
+	putchar('\n');
 	free(buf);
 }
 

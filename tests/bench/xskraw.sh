@@ -2,7 +2,8 @@
 # rxdp-xskraw, the benchmark's raw AF_XDP limit, on a veth pair between two
 # namespaces: a ping-pong and a stream (standard and jumbo frames) each
 # print their figures, non-zero, and a jumbo stream to a sink that copies
-# each payload out. Bad usage is one line and exit 2.
+# each payload out; with --crc the sink checks the CRC the source wrote in
+# every frame. Bad usage is one line and exit 2.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -48,6 +49,21 @@ for size in 1458 8000; do # one frame; a jumbo frame in two (multi-buffer)
 done
 pair --stream-sink --copy --seconds 1 -- --stream-source --seconds 1 --size 8000
 nonzero "$tmp/srv" pps
+# --crc: the sink finds every CRC the source wrote right, in one frame and
+# in two (with copies at both ends, and without), and every frame of a
+# source that wrote none wrong
+for size in 1458 8000; do
+	for copy in --copy ""; do
+		pair --stream-sink --crc $copy --seconds 1 -- \
+			--stream-source --crc $copy --seconds 1 --size $size
+		nonzero "$tmp/srv" pps
+		grep -q " bad_crc=0$" "$tmp/srv" || fail "CRCs wrong: $(cat "$tmp/srv")"
+	done
+done
+pair --stream-sink --crc --seconds 1 -- --stream-source --seconds 1 --size 8000
+frames=$(grep -o "\<frames=[0-9]*" "$tmp/srv" | head -1 | cut -d= -f2)
+grep -q " bad_crc=${frames:-x}$" "$tmp/srv" ||
+	fail "a source without --crc: want every frame bad, got $(cat "$tmp/srv")"
 # the program is gone: the interface takes another
 ip -n "$NS_A" link show "$IF_A" | grep -q "xdp" && fail "XDP program left on $IF_A"
 echo "PASS: rxdp-xskraw ping-pong and streams"
