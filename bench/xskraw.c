@@ -22,8 +22,9 @@
  * the payload in; the sink checks it before it copies the payload out, as
  * rxdp's receiver checks the ICRC before the payload reaches memory, and
  * counts the frames whose CRC is wrong. With --copy and --crc at both ends
- * the stream is the limit for any transport that checks and moves its data
- * over these sockets, rxdp's work without its transport logic.
+ * the stream does the per-byte work of any transport that checks and moves
+ * its data over these sockets: rxdp's work without its transport logic.
+ *
  * Each role prints one line of key=value figures. Frames larger than one
  * 4096-byte UMEM frame (jumbo MTU) go as multi-buffer AF_XDP (XDP_USE_SG).
  */
@@ -647,7 +648,6 @@ static void stream_sink(struct sock *s)
 		for (uint32_t k = 0; k < n; k++) {
 			const struct xdp_desc *d =
 				xsk_ring_cons__rx_desc(&s->rx, idx + k);
-
 			const uint8_t *p = xsk_umem__get_data(s->area, d->addr);
 			bool contd = d->options & XDP_PKT_CONTD;
 
