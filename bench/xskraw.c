@@ -600,27 +600,24 @@ static void stream_source(struct sock *s)
 }
 
 /*
- * --crc at the sink: the CRC of a frame's part p of n bytes, its first if
- * *off is 0 (the frame's bytes before it), its last if !contd; false for
+ * --crc at the sink: the CRC of a frame's part p of n bytes, its first
+ * unless *mid (the frame's bytes before it), its last if !contd; false for
  * the last part of a frame whose CRC is not what its last 4 bytes say
  */
-static bool sink_crc(uint32_t *crc, uint32_t *off, const uint8_t *p, uint32_t n,
+static bool sink_crc(uint32_t *crc, bool *mid, const uint8_t *p, uint32_t n,
 		     bool contd)
 {
-	uint32_t from = *off ? 0 : CRC_FROM, to = contd ? n : n - 4, want;
+	uint32_t from = *mid ? 0 : CRC_FROM, to = contd ? n : n - 4, want;
 
-	if (!*off)
+	if (!*mid)
 		*crc = 0;
-	*off += n;
-	if (!contd && (n < 4 || n - 4 < from)) {
-		*off = 0;
+	*mid = contd;
+	if (!contd && (n < 4 || n - 4 < from))
 		return false;
-	}
 	if (to > from)
 		*crc = rxdp_crc32(*crc, p + from, to - from);
 	if (contd)
 		return true;
-	*off = 0;
 	memcpy(&want, p + n - 4, 4);
 	return *crc == want;
 }
@@ -630,7 +627,8 @@ static void stream_sink(struct sock *s)
 	uint64_t frames = 0, bytes = 0, bad = 0;
 	double start = now_s(), first = 0, last = 0, t;
 	uint8_t *buf = app_buf();
-	uint32_t at = 0, crc = 0, off = 0;
+	uint32_t at = 0, crc = 0;
+	bool mid = false;
 
 	while (!stop) {
 		uint32_t idx, n = xsk_ring_cons__peek(&s->rx, BATCH, &idx);
@@ -653,7 +651,7 @@ static void stream_sink(struct sock *s)
 
 			addrs[k] = d->addr;
 			bytes += d->len;
-			if (o.crc && !sink_crc(&crc, &off, p, d->len, contd))
+			if (o.crc && !sink_crc(&crc, &mid, p, d->len, contd))
 				bad++;
 			if (buf) {
 				if (at + d->len > APP_BUF)
