@@ -11,6 +11,10 @@
 
 #include "roce.h"
 
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
 /* Service type: the top three bits of the opcode (IBTA 9.2.1) */
 #define ROCE_SVC_RC 0x00
 #define ROCE_SVC_UC 0x20
@@ -197,7 +201,7 @@ static inline __u32 roce_opcode_flags(__u8 opcode)
  * order IBTA 9.3 puts them: DETH, FETH (A19), RETH, AtomicETH, AETH,
  * AtomicAckETH, ImmDt, IETH.
  */
-static inline __u32 roce_ext_hdr_len(__u32 flags)
+static __always_inline __u32 roce_ext_hdr_len(__u32 flags)
 {
 	__u32 len = 0;
 

@@ -110,9 +110,12 @@ static uint32_t icrc_head_len(int ipv6)
 	       sizeof(struct roce_bth);
 }
 
-static uint32_t icrc_head(const uint8_t *l3, int ipv6)
+/*
+ * The pseudo packet's first 8 + icrc_head_len() bytes, masked, into hdr;
+ * how many
+ */
+static uint32_t icrc_mask(uint8_t *hdr, const uint8_t *l3, int ipv6)
 {
-	uint8_t hdr[8 + PKT_IP6_LEN + PKT_UDP_LEN + sizeof(struct roce_bth)];
 	uint32_t l3len = ipv6 ? PKT_IP6_LEN : PKT_IP4_LEN;
 	uint32_t hlen = icrc_head_len(ipv6);
 	uint8_t *ip = hdr + 8, *udp, *bth;
@@ -132,16 +135,40 @@ static uint32_t icrc_head(const uint8_t *l3, int ipv6)
 	udp[6] = udp[7] = 0xff;
 	bth = udp + PKT_UDP_LEN;
 	bth[4] = 0xff; /* FECN, BECN, Resv6 */
-	return rxdp_crc32(0, hdr, 8 + hlen);
+	return 8 + hlen;
 }
+
+#define ICRC_HDR_MAX (8 + PKT_IP6_LEN + PKT_UDP_LEN + sizeof(struct roce_bth))
+
+static uint32_t icrc_head(const uint8_t *l3, int ipv6)
+{
+	uint8_t hdr[ICRC_HDR_MAX];
+
+	return rxdp_crc32(0, hdr, icrc_mask(hdr, l3, ipv6));
+}
+
+/*
+ * A small packet's rest (a 64-byte write's RETH and payload, an ACK's
+ * AETH) is copied behind the masked headers for one CRC call: below 256
+ * bytes isa-l's calls cost about 20 ns each before their first byte (2-core
+ * VM: a 64-byte write's ICRC 42 ns instead of 51, an ACK's 35 instead of
+ * 50); with more than 128 bytes after the headers two calls cost no more
+ */
+#define ICRC_ONE_CALL 128
 
 uint32_t pkt_icrc(const uint8_t *l3, uint32_t len, int ipv6)
 {
 	uint32_t hlen = icrc_head_len(ipv6);
+	uint8_t buf[ICRC_HDR_MAX + ICRC_ONE_CALL];
+	uint32_t n;
 
 	if (len < hlen)
 		return 0;
-	return rxdp_crc32(icrc_head(l3, ipv6), l3 + hlen, len - hlen);
+	if (len - hlen > ICRC_ONE_CALL)
+		return rxdp_crc32(icrc_head(l3, ipv6), l3 + hlen, len - hlen);
+	n = icrc_mask(buf, l3, ipv6);
+	memcpy(buf + n, l3 + hlen, len - hlen);
+	return rxdp_crc32(0, buf, n + len - hlen);
 }
 
 static void put_ext(uint8_t *p, uint32_t flags, const struct pkt_desc *d)
