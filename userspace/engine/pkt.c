@@ -215,7 +215,7 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 {
 	uint32_t flags = roce_opcode_flags(d->opcode);
 	uint32_t pad = (4 - (d->paylen & 3)) & 3;
-	uint32_t len, l3len = pkt_l3_len(pp), l4len, hlen, icrc;
+	uint32_t len, l3len = pkt_l3_len(pp), l4len, icrc;
 	uint8_t *p = buf, *l3, *udp, *pay;
 	uint32_t copied = 0;
 	bool fuse;
@@ -275,11 +275,8 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	 * over it instead of two. A smaller one: copied, then one CRC.
 	 */
 	fuse = d->paylen >= RXDP_CRC32_FOLD_MIN;
-	if (fuse) {
-		hlen = icrc_head_len(pp->ipv6);
-		icrc = rxdp_crc32(icrc_head(l3, pp->ipv6), l3 + hlen,
-				  pay - (l3 + hlen));
-	}
+	if (fuse)
+		icrc = pkt_icrc(l3, pay - l3, pp->ipv6);
 	for (int i = 0; i < d->nsg && copied < d->paylen; i++) {
 		uint32_t n = d->sg[i].len;
 		const void *src = (const void *)(uintptr_t)d->sg[i].addr;
@@ -301,10 +298,10 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	if (copied < d->paylen)
 		return -EINVAL;
 	memset(pay + copied, 0, pad);
-	if (fuse)
-		icrc = rxdp_crc32(icrc, pay + copied, pad);
-	else
+	if (!fuse)
 		icrc = pkt_icrc(l3, l3len + l4len - ROCE_ICRC_LEN, pp->ipv6);
+	else if (pad)
+		icrc = rxdp_crc32(icrc, pay + copied, pad);
 	p = udp + l4len - ROCE_ICRC_LEN;
 	p[0] = icrc;
 	p[1] = icrc >> 8;
