@@ -360,6 +360,46 @@ static void test_crc32(void **state)
 	       rxdp_crc32_folds() ? "AVX2 fold" : "isa-l alone (no fold)");
 }
 
+/*
+ * pkt_icrc() against the pseudo packet of RoCEv2 A17.3.3 written out here
+ * (8 bytes of 1s, then the IP, UDP and BTH headers with the fields routers
+ * change masked, then the rest) and isa-l's CRC of it, for every length of
+ * the rest up to 300 bytes over IPv4 and IPv6: short rests are copied
+ * behind the masked headers for one CRC call, longer ones go in a second.
+ */
+static void test_icrc_lengths(void **state)
+{
+	static uint8_t l3[40 + 8 + 12 + 300], pseudo[8 + sizeof(l3)];
+	uint32_t seed = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(l3); i++) {
+		seed = seed * 1103515245 + 12345;
+		l3[i] = (uint8_t)(seed >> 16);
+	}
+	for (int ipv6 = 0; ipv6 < 2; ipv6++) {
+		uint32_t iplen = ipv6 ? 40 : 20, hlen = iplen + 8 + 12;
+
+		for (uint32_t rest = 0; rest <= 300; rest++) {
+			uint8_t *ip = pseudo + 8;
+
+			memset(pseudo, 0xff, 8);
+			memcpy(ip, l3, hlen + rest);
+			if (ipv6) {
+				ip[0] |= 0x0f;
+				ip[1] = ip[2] = ip[3] = ip[7] = 0xff;
+			} else {
+				ip[1] = ip[8] = ip[10] = ip[11] = 0xff;
+			}
+			ip[iplen + 6] = ip[iplen + 7] = 0xff;
+			ip[iplen + 8 + 4] = 0xff;
+			assert_int_equal(pkt_icrc(l3, hlen + rest, ipv6),
+					 crc32_gzip_refl(0, pseudo,
+							 8 + hlen + rest));
+		}
+	}
+}
+
 int main(void)
 {
 	const char *pcap_path = getenv("RXDP_PKT_PCAP");
@@ -370,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_ipv6_vlan),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_crc32),
+		cmocka_unit_test(test_icrc_lengths),
 	};
 
 	if (pcap_path) {

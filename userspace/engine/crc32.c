@@ -49,15 +49,15 @@
 #define FOLD_TARGET "avx2,pclmul,vpclmulqdq"
 
 /* a D's pair in each 16-byte lane: x^(D+32) low, x^(D-32) high */
-#define K_YMM_(hi, lo)                                             \
+#define K_YMM_(hi, lo)                                                       \
 	_mm256_set_epi64x((long long)(hi), (long long)(lo), (long long)(hi), \
 			  (long long)(lo))
 #define K_YMM(k) K_YMM_(k)
 #define K_XMM_(hi, lo) _mm_set_epi64x((long long)(hi), (long long)(lo))
 #define K_XMM(k) K_XMM_(k)
 
-__attribute__((target(FOLD_TARGET))) static __m256i
-fold(__m256i acc, __m256i k, __m256i next)
+__attribute__((target(FOLD_TARGET))) static __m256i fold(__m256i acc, __m256i k,
+							 __m256i next)
 {
 	__m256i lo = _mm256_clmulepi64_epi128(acc, k, 0x00);
 	__m256i hi = _mm256_clmulepi64_epi128(acc, k, 0x11);
@@ -96,8 +96,8 @@ fold_blocks(uint32_t crc, uint8_t *lane, uint8_t *dst, const uint8_t *p,
 	a1 = load_block(dst ? dst + 32 : NULL, p + 32);
 	a2 = load_block(dst ? dst + 64 : NULL, p + 64);
 	a3 = load_block(dst ? dst + 96 : NULL, p + 96);
-	a0 = _mm256_xor_si256(a0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0,
-						   (int)~crc));
+	a0 = _mm256_xor_si256(a0,
+			      _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)~crc));
 	for (done = CRC_BLOCK; len - done >= CRC_BLOCK; done += CRC_BLOCK) {
 		const uint8_t *q = p + done;
 		uint8_t *d = dst ? dst + done : NULL;
