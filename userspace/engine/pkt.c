@@ -100,9 +100,9 @@ static uint16_t get16(const uint8_t *p)
  * hop limit; the UDP checksum; the BTH byte holding FECN, BECN and Resv6.
  * The CRC is Ethernet's (reflected, as zlib crc32()), and its value goes on
  * the wire least significant byte first (checked against scapy and
- * Wireshark in tests/engine). icrc_head(): the CRC of the pseudo packet
- * through the BTH (icrc_head_len() bytes of the packet from the IP header
- * on), from which the rest goes on.
+ * Wireshark in tests/engine). icrc_mask() writes the pseudo packet through
+ * the BTH (icrc_head_len() bytes of the packet from the IP header on,
+ * after the 8 bytes of 1s), from which the rest goes on.
  */
 static uint32_t icrc_head_len(int ipv6)
 {
@@ -140,13 +140,6 @@ static uint32_t icrc_mask(uint8_t *hdr, const uint8_t *l3, int ipv6)
 
 #define ICRC_HDR_MAX (8 + PKT_IP6_LEN + PKT_UDP_LEN + sizeof(struct roce_bth))
 
-static uint32_t icrc_head(const uint8_t *l3, int ipv6)
-{
-	uint8_t hdr[ICRC_HDR_MAX];
-
-	return rxdp_crc32(0, hdr, icrc_mask(hdr, l3, ipv6));
-}
-
 /*
  * A small packet's rest (a 64-byte write's RETH and payload, an ACK's
  * AETH) is copied behind the masked headers for one CRC call: below 256
@@ -158,17 +151,17 @@ static uint32_t icrc_head(const uint8_t *l3, int ipv6)
 
 uint32_t pkt_icrc(const uint8_t *l3, uint32_t len, int ipv6)
 {
-	uint32_t hlen = icrc_head_len(ipv6);
+	uint32_t hlen = icrc_head_len(ipv6), n, rest;
 	uint8_t buf[ICRC_HDR_MAX + ICRC_ONE_CALL];
-	uint32_t n;
 
 	if (len < hlen)
 		return 0;
-	if (len - hlen > ICRC_ONE_CALL)
-		return rxdp_crc32(icrc_head(l3, ipv6), l3 + hlen, len - hlen);
 	n = icrc_mask(buf, l3, ipv6);
-	memcpy(buf + n, l3 + hlen, len - hlen);
-	return rxdp_crc32(0, buf, n + len - hlen);
+	rest = len - hlen;
+	if (rest > ICRC_ONE_CALL)
+		return rxdp_crc32(rxdp_crc32(0, buf, n), l3 + hlen, rest);
+	memcpy(buf + n, l3 + hlen, rest);
+	return rxdp_crc32(0, buf, n + rest);
 }
 
 static void put_ext(uint8_t *p, uint32_t flags, const struct pkt_desc *d)
