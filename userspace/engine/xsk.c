@@ -18,9 +18,14 @@
  * adjacent UMEM frames, written as one and sent as one descriptor per frame
  * (XDP_PKT_CONTD on all but the last); only the first frame's address,
  * back from the completion ring, returns the buffer to the pool. An RX
- * packet in several descriptors is copied into one reassembly buffer (one
- * such packet per burst), because the engine parses and checks the ICRC of
- * a packet in one piece.
+ * packet in several descriptors is made one piece, because the engine
+ * parses and checks the ICRC of a packet in one piece: where its frames are
+ * adjacent in the UMEM (the fill ring is stocked in order and refilled in
+ * the order frames come back, so a jumbo packet takes two frames in a row),
+ * each later descriptor's data moves back over the headroom in front of it
+ * to join the one before, in place (a 4096-byte Write's packet: 314 bytes
+ * moved, not 4170 copied); else it is copied into one reassembly buffer
+ * (one such packet per burst).
  *
  * Loopback: a frame addressed to its own source MAC (a QP of this device
  * talking to another QP of the same device, or to itself) would not come
@@ -1052,6 +1057,38 @@ static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
 }
 
 /*
+ * Join the descriptors [d, e] of one multi-buffer packet in place, where
+ * they lie in UMEM frames one after the other: each one's data moves back
+ * to follow the previous one's, never past its own start (those frames are
+ * the packet's, the engine's until rx_release()). False where they do not.
+ */
+static bool rx_join_in_place(struct rxdp_xsk_port *p, struct xsk_sock *s,
+			     uint32_t idx, uint32_t d, uint32_t e,
+			     struct rxdp_frame *f)
+{
+	uint64_t fs = p->umem->frame_size;
+	const struct xdp_desc *x = xsk_ring_cons__rx_desc(&s->rx, idx + d);
+	uint64_t first = x->addr, frame = first & ~(fs - 1),
+		 end = first + x->len;
+
+	for (uint32_t k = d + 1; k <= e; k++) {
+		x = xsk_ring_cons__rx_desc(&s->rx, idx + k);
+		frame += fs;
+		if ((x->addr & ~(fs - 1)) != frame)
+			return false;
+	}
+	for (uint32_t k = d + 1; k <= e; k++) {
+		x = xsk_ring_cons__rx_desc(&s->rx, idx + k);
+		memmove(xsk_umem__get_data(s->area, end),
+			xsk_umem__get_data(s->area, x->addr), x->len);
+		end += x->len;
+	}
+	f->data = xsk_umem__get_data(s->area, first);
+	f->len = (uint32_t)(end - first);
+	return true;
+}
+
+/*
  * Join the descriptors [d, e] of one multi-buffer packet into rx_joined;
  * false if it does not fit (the packet is dropped, its frames recycled).
  */
@@ -1123,11 +1160,18 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 						->options &
 					XDP_PKT_CONTD))
 					e++;
-				if (e == n || joined)
+				if (e == n)
 					break; /* the next burst takes it */
-				joined = true;
-				if (rx_join(p, s, idx, d, e, &f[got]))
+				if (rx_join_in_place(p, s, idx, d, e,
+						     &f[got])) {
 					got++;
+				} else {
+					if (joined)
+						break; /* rx_joined is taken */
+					joined = true;
+					if (rx_join(p, s, idx, d, e, &f[got]))
+						got++;
+				}
 			} else {
 				f[got].data =
 					xsk_umem__get_data(s->area, x->addr);
