@@ -55,6 +55,14 @@ rxdp_ipv4_gid() {
 		sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:.*/\1/p' | head -n 1
 }
 
+# rxdpd_pid NS: the pid of the rxdpd running in namespace NS
+rxdpd_pid() {
+	local p
+	for p in $(pgrep -x rxdpd); do
+		[ "$(ip netns identify "$p")" = "$1" ] && { echo "$p"; return; }
+	done
+}
+
 # rxdpd_threads NS NAME: /proc/PID/task/TID of each thread named NAME
 # (rxdp-datapath, rxdp-tx, ...) of the rxdpd running in namespace NS
 rxdpd_threads() {

@@ -19,16 +19,10 @@ FATAL=$root/build/tests/rc/fatal
 [ -x "$FATAL" ] || fail "$FATAL not built"
 
 tmp=$(mktemp -d)
-on_exit "cp $tmp/*.log /work/scratch/ 2>/dev/null; rm -rf '$tmp'"
+on_exit "rm -rf '$tmp'"
 NETNS_NO_IPV6=1 netns_pair
 rxdp_hosts "$tmp"
 
-rxdpd_pid() { # the rxdpd of namespace NS
-	local p
-	for p in $(pgrep -x rxdpd); do
-		[ "$(ip netns identify "$p")" = "$1" ] && { echo "$p"; return; }
-	done
-}
 restart_a() {
 	ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" >>"$tmp/rxdpd-A2.log" 2>&1 &
 	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
