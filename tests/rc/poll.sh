@@ -18,9 +18,6 @@ tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 NETNS_NO_IPV6=1 netns_pair
 RXDPD_ARGS="--poll" rxdp_hosts "$tmp"
-# no TX threads unless asked for (--tx-thread: txthread.sh)
-grep -q "data path up: .*TX threads" "$tmp/rxdpd-A.log" &&
-	fail "TX threads without --tx-thread: $(grep 'data path' "$tmp/rxdpd-A.log")"
 
 # the data-path thread of the rxdpd in namespace NS: /proc/PID/task/TID
 datapath() {

@@ -4,8 +4,9 @@
 # (ibv_rc_pingpong -c), ib_write_bw, ib_read_bw and 64-byte writes with 256
 # in flight all finish, and every engine that sent large flushes has its
 # rxdp-tx thread (a responder's read responses, a requester's writes),
-# SCHED_OTHER (the engines run SCHED_FIFO), restricted to --cpus (poll.sh
-# checks that there are none without --tx-thread).
+# SCHED_OTHER (the engines run SCHED_FIFO), restricted to --cpus. Then the
+# default, --tx-thread auto: TX threads where the data path may use 4 CPUs
+# per engine, none with fewer or with --tx-thread off.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -20,7 +21,7 @@ on_exit "rm -rf '$tmp'"
 NETNS_QUEUES=2 NETNS_NO_IPV6=1 netns_pair
 cpus=""
 [ "$(nproc)" -ge 2 ] && cpus="--cpus 0,1"
-RXDPD_ARGS="--tx-thread --engines 2 $cpus" rxdp_hosts "$tmp"
+RXDPD_ARGS="--tx-thread on --engines 2 $cpus" rxdp_hosts "$tmp"
 for h in A B; do
 	grep -q "data path up: 2 queue(s), 2 engine(s), copy mode.*, TX threads" "$tmp/rxdpd-$h.log" ||
 		fail "host $h: no TX threads announced: $(grep 'data path' "$tmp/rxdpd-$h.log")"
@@ -70,5 +71,29 @@ for t in $ta $tb; do
 	# it spins: never SCHED_FIFO, as the engine that starts it may be
 	[ "${t#*:}" = SCHED_OTHER ] || fail "a TX thread runs ${t#*:}, not SCHED_OTHER"
 	[ -z "$cpus" ] || [ "${t%%:*}" = 0-1 ] || fail "a TX thread outside --cpus 0,1: $t"
+done
+
+# --tx-thread auto, on A's 2 queues (so 2 engines unless --cpus names
+# fewer CPUs). --cpus may name CPUs this machine lacks: they count, as for
+# --engines auto, so each side of the rule is checked on any machine.
+p=$(rxdpd_pid "$NS_A")
+kill "$p"
+wait_until 10 sh -c "! kill -0 $p 2>/dev/null" || fail "rxdpd $p does not exit"
+n=0
+for c in "--cpus 0-7:yes" "--cpus 0-6:no" "--cpus 0:no" "--cpus 0-7 --tx-thread off:no" "--cpus 0-3 --engines 1:yes"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" ${c%:*} >"$tmp/auto$n.log" 2>&1 &
+	p=$!
+	on_exit "kill $p 2>/dev/null"
+	rxdp_wait_port "$NS_A" "$devA"
+	up=$(grep 'data path up' "$tmp/auto$n.log")
+	[ -n "$up" ] || fail "rxdpd ${c%:*}: no data path: $(tail -n 3 "$tmp/auto$n.log")"
+	got=no
+	[[ "$up" == *"TX threads"* ]] && got=yes
+	[ "$got" = "${c#*:}" ] || fail "rxdpd ${c%:*}: TX threads: $got, expected ${c#*:}: $up"
+	echo "ok: rxdpd ${c%:*}: $up"
+	kill "$p"
+	wait_until 10 sh -c "! kill -0 $p 2>/dev/null" || fail "rxdpd $p does not exit"
 done
 echo PASS

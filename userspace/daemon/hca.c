@@ -430,6 +430,17 @@ static void hca_dev_free(struct hca_dev *hd)
 	free(hd);
 }
 
+/* The CPUs the data path may use: --cpus, else rxdpd's own */
+static int hca_cpus(void)
+{
+	cpu_set_t set;
+
+	if (rxdpd.ncpus_set)
+		return CPU_COUNT(&rxdpd.cpus);
+	return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+							    : 1;
+}
+
 /*
  * How many engines a device may run, one per queue at most: --engines N,
  * else (auto, the default) as many as the CPUs its threads may use
@@ -437,16 +448,8 @@ static void hca_dev_free(struct hca_dev *hd)
  */
 static int hca_max_engines(void)
 {
-	int n = rxdpd.engines;
+	int n = rxdpd.engines ? rxdpd.engines : hca_cpus();
 
-	if (!n) {
-		cpu_set_t set;
-
-		n = rxdpd.ncpus_set ? CPU_COUNT(&rxdpd.cpus)
-		    : sched_getaffinity(0, sizeof(set), &set) == 0
-			    ? CPU_COUNT(&set)
-			    : 1;
-	}
 	if (n > RXDP_CTL_MAX_XSKS)
 		n = RXDP_CTL_MAX_XSKS;
 	return n < 1 ? 1 : n;
@@ -513,7 +516,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	int fds[RXDP_CTL_MAX_XSKS], n, ret;
 	const char *why = "";
 	uint32_t flags;
-	bool tx = false; /* the engines have TX threads */
+	bool want_tx, tx = false; /* the engines have TX threads */
 	__u32 nq;
 
 	if (hd)
@@ -582,7 +585,15 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
-	for (int k = 0; k < hd->ne && rxdpd.tx_thread; k++)
+	/*
+	 * A TX thread per engine only where CPUs are spare: on two CPUs the
+	 * threads compete with each other and the applications and lose
+	 * (engine README, the TX thread)
+	 */
+	want_tx = rxdpd.tx_thread == RXDPD_TXT_ON ||
+		  (rxdpd.tx_thread == RXDPD_TXT_AUTO &&
+		   hca_cpus() >= RXDPD_TXT_CPUS_PER_ENGINE * hd->ne);
+	for (int k = 0; k < hd->ne && want_tx; k++)
 		tx = rxdp_xsk_port_tx_thread(
 			hd->eng[k].port, rxdpd.ncpus_set ? &rxdpd.cpus : NULL);
 	hd->group = hd->max_ne > 1 ? rxdp_engine_group_create(hd->max_ne)

@@ -183,9 +183,10 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"
 	  "CPU (give them CPUs of their own with --cpus)" },
-	{ "tx-thread", 't', NULL,
+	{ "tx-thread", 't', "MODE",
 	  "each engine's copy-mode AF_XDP sends (sendto()) in a\n"
-	  "thread of their own, for hosts with CPUs to spare" },
+	  "thread of their own: on, off, or auto (default: on\n"
+	  "where the data path may use 4 CPUs per engine)" },
 	{ "user-mem", 'm', "BYTES",
 	  "the most of rxdpd's memory each user but root may\n"
 	  "hold in queues (K, M, G suffixes; default an eighth\n"
@@ -232,7 +233,16 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		rxdpd.poll = true;
 		return 0;
 	case 't':
-		rxdpd.tx_thread = true;
+		if (!strcmp(arg, "on"))
+			rxdpd.tx_thread = RXDPD_TXT_ON;
+		else if (!strcmp(arg, "off"))
+			rxdpd.tx_thread = RXDPD_TXT_OFF;
+		else if (!strcmp(arg, "auto"))
+			rxdpd.tx_thread = RXDPD_TXT_AUTO;
+		else {
+			pr_err("--tx-thread %s: on, off or auto\n", arg);
+			return -1;
+		}
 		return 0;
 	case 'x':
 		if (!strcmp(arg, "copy"))
@@ -275,8 +285,8 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
-		 " [--engines N] [--xsk MODE] [--poll] [--user-mem BYTES]\n"
-		 " [--verbose]",
+		 " [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
+		 " [--user-mem BYTES] [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "

@@ -160,7 +160,7 @@ struct rxdpd {
 	cpu_set_t cpus; /* where data-path threads run, if ncpus_set */
 	bool ncpus_set;
 	bool poll; /* --poll: data-path threads spin, never sleep */
-	bool tx_thread; /* --tx-thread: a TX thread per engine */
+	int tx_thread; /* --tx-thread: RXDPD_TXT_* */
 	__u16 xsk_mode; /* --xsk: XDP_COPY, XDP_ZEROCOPY, 0 the driver's best */
 	int engines; /* --engines: per device (0, auto: a queue's, up to the CPUs) */
 	gid_t group; /* --group: who may use the devices, with root */
@@ -171,6 +171,18 @@ struct rxdpd {
 };
 
 extern struct rxdpd rxdpd;
+
+/* --tx-thread: a TX thread per engine, where CPUs are spare, always or never */
+enum {
+	RXDPD_TXT_AUTO,
+	RXDPD_TXT_ON,
+	RXDPD_TXT_OFF
+};
+/*
+ * auto: on where the data path may use this many CPUs per engine (its two
+ * threads and the applications'); --help and rxdpd.8 say 4
+ */
+#define RXDPD_TXT_CPUS_PER_ENGINE 4
 
 /*
  * Slots no group of users can take from the rest (connections, CM channels
