@@ -281,10 +281,17 @@ bw_sample() {
 			'BEGIN {if (n > 0) print c / n}')"
 }
 
+# the data path host A's rxdpd made (queues, engines, mode, TX threads),
+# after rxdp_hosts: which of rxdpd's automatic choices a run measured
+say_datapath() {
+	echo "# rxdpd: $(grep -o 'data path up: .*' "$tmp/rxdpd-A.log" | tail -n 1)"
+}
+
 bench_rxdp() {
 	local r t s n
 	echo "# rxdp through unmodified perftest, MTU $MTU (path MTU $(path_mtu "$MTU"))"
 	rxdp_hosts "$tmp"
+	say_datapath
 	for r in $(seq "$REPEAT"); do
 		for t in ib_write_lat ib_send_lat ib_read_lat; do
 			for s in 2 4096 65536; do
@@ -416,6 +423,7 @@ bench_pairs() {
 	ip netns exec "$NS_A" iperf3 -s -B "$ADDR_A" >/dev/null 2>&1 &
 	on_exit "kill $! 2>/dev/null"
 	RXDPD_ARGS="--engines $ENGINES" rxdp_hosts "$tmp"
+	say_datapath
 	for r in $(seq "$REPEAT"); do
 		for k in 1 2 4 8; do
 			iperf "pairs tcp iperf3" "$k" -t 3 -l 65536 -P "$k"
