@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * The progress thread's scheduling rules: which streams it coalesces
- * (eng_stream_in), where it may run (eng_place_choose).
+ * (eng_stream_in), where it may run (eng_place_choose), when it spins
+ * (eng_spin_backoff).
  */
 #include <sched.h>
 #include <setjmp.h>
@@ -83,11 +84,64 @@ static void test_stream_in(void **state)
 	assert_false(eng_stream_in(40, 0, 20, 0));
 }
 
+/* n sleeps without a spin: the backoff counts down */
+static void sleeps(bool fifo, int n, uint32_t *backoff, uint32_t *next)
+{
+	for (int i = 0; i < n; i++)
+		eng_spin_backoff(fifo, false, false, backoff, next);
+}
+
+/*
+ * A spin another thread took the core from backs off: for ENG_SPIN_BACKOFF
+ * sleeps under SCHED_FIFO (which spins only in streams), and without FIFO
+ * four times as long each time it happens again, up to
+ * ENG_SPIN_BACKOFF_MAX, until a spin keeps its core
+ */
+static void test_spin_backoff(void **state)
+{
+	uint32_t backoff = 0, next = ENG_SPIN_BACKOFF;
+
+	(void)state;
+	/* a spin that kept its core: spin on */
+	eng_spin_backoff(false, true, false, &backoff, &next);
+	assert_int_equal(backoff, 0);
+	assert_int_equal(next, ENG_SPIN_BACKOFF);
+	/* FIFO: the same backoff each time */
+	for (int i = 0; i < 3; i++) {
+		eng_spin_backoff(true, true, true, &backoff, &next);
+		assert_int_equal(backoff, ENG_SPIN_BACKOFF);
+		assert_int_equal(next, ENG_SPIN_BACKOFF);
+		sleeps(true, ENG_SPIN_BACKOFF - 1, &backoff, &next);
+		assert_int_equal(backoff, 1);
+		sleeps(true, 1, &backoff, &next);
+		assert_int_equal(backoff, 0);
+	}
+	/* without FIFO: longer each time, up to the most */
+	for (uint32_t want = ENG_SPIN_BACKOFF;; want *= 4) {
+		eng_spin_backoff(false, true, true, &backoff, &next);
+		assert_int_equal(backoff, want);
+		sleeps(false, (int)want, &backoff, &next);
+		assert_int_equal(backoff, 0);
+		if (want == ENG_SPIN_BACKOFF_MAX) {
+			assert_int_equal(next, ENG_SPIN_BACKOFF_MAX);
+			break;
+		}
+		assert_int_equal(next, 4 * want);
+	}
+	/* ... until a spin keeps its core */
+	eng_spin_backoff(false, true, false, &backoff, &next);
+	assert_int_equal(backoff, 0);
+	assert_int_equal(next, ENG_SPIN_BACKOFF);
+	eng_spin_backoff(false, true, true, &backoff, &next);
+	assert_int_equal(backoff, ENG_SPIN_BACKOFF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_in),
 		cmocka_unit_test(test_place_choose),
+		cmocka_unit_test(test_spin_backoff),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

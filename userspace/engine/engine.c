@@ -430,12 +430,34 @@ static uint64_t eng_activity(struct rxdp_engine *e)
  * thread is never woken, so it never preempts, and waits for the slices of
  * the threads it competes with. When the spin was preempted (involuntary
  * context switches: another thread wanted this core), the thread blocks
- * without spinning for the next ENG_SPIN_BACKOFF sleeps. The spin adapts
- * too: it grows when a sleep was cut short by traffic soon after it began,
- * and shrinks when sleeps run long.
+ * without spinning for the next ENG_SPIN_BACKOFF sleeps (eng_spin_backoff).
+ * Without SCHED_FIFO, where the thread spins between any two packets, each
+ * time again four times as many, up to ENG_SPIN_BACKOFF_MAX, until a spin
+ * keeps its core: on a core it shares with an application that spins (an
+ * ib_write_lat on each of the 2-core VM's CPUs), a spin's yield hands that
+ * application the rest of its slice (EEVDF moves the yielding thread's
+ * deadline past it), milliseconds while the packet waits, and each return
+ * to spinning costs that again (2-byte ib_write_lat without FIFO there:
+ * 650-1000 us on average with 256 sleeps each time, 70-90 us never
+ * spinning again, 70-150 us now). The spin adapts too: it grows when a
+ * sleep was cut short by traffic soon after it began, and shrinks when
+ * sleeps run long.
  */
 #define ENG_SLICE_NS 100000 /* the shortest slice the kernel accepts */
-#define ENG_SPIN_BACKOFF 256
+
+void eng_spin_backoff(bool fifo, bool spun, bool preempted, uint32_t *backoff,
+		      uint32_t *next)
+{
+	if (spun && preempted) {
+		*backoff = *next;
+		if (!fifo && *next < ENG_SPIN_BACKOFF_MAX)
+			*next *= 4;
+	} else if (*backoff) {
+		(*backoff)--;
+	} else if (spun) {
+		*next = ENG_SPIN_BACKOFF; /* it kept its core */
+	}
+}
 
 struct eng_sched_attr { /* the kernel's struct sched_attr, first version */
 	uint32_t size;
@@ -858,10 +880,9 @@ static void *eng_thread(void *arg)
 				break;
 			sched_yield();
 		}
-		if (spin && eng_preempted() != nivcsw)
-			e->spin_backoff = ENG_SPIN_BACKOFF;
-		else if (e->spin_backoff)
-			e->spin_backoff--;
+		eng_spin_backoff(e->fifo, spin,
+				 spin && eng_preempted() != nivcsw,
+				 &e->spin_backoff, &e->spin_backoff_next);
 		if (atomic_load(&e->stop))
 			break;
 		eng_let_control_in(e);
@@ -980,6 +1001,7 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 			e->max_mtu >>= 1;
 	}
 	e->spin_ns = 20000;
+	e->spin_backoff_next = ENG_SPIN_BACKOFF;
 	if (cfg->progress_thread) {
 		if (pthread_create(&e->thread, NULL, eng_thread, e)) {
 			errno = EAGAIN;

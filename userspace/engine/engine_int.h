@@ -500,6 +500,7 @@ struct rxdp_engine {
 	bool win_deep; /* ENG_STREAM_RUN of them in this window */
 	bool win_slept; /* the thread slept in this window */
 	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
+	uint32_t spin_backoff_next; /* the next one's length */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
 	_Atomic uint64_t activity; /* packets moved: the spinner watches it */
@@ -710,5 +711,15 @@ bool eng_stream_in(uint64_t rx, uint64_t tx, uint64_t reqs, uint64_t asks);
  */
 void eng_place_choose(const cpu_set_t *allowed, const cpu_set_t *busy,
 		      const cpu_set_t *rx, cpu_set_t *want);
+/*
+ * The spin's backoff (engine.c, the progress thread), after a sleep: spun,
+ * the thread spun before it; preempted, another thread took the core in
+ * that spin; backoff, the sleeps left without a spin; next, the backoff a
+ * spin preempted again starts
+ */
+#define ENG_SPIN_BACKOFF 256
+#define ENG_SPIN_BACKOFF_MAX 65536
+void eng_spin_backoff(bool fifo, bool spun, bool preempted, uint32_t *backoff,
+		      uint32_t *next);
 
 #endif /* RXDP_ENGINE_INT_H */
