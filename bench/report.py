@@ -314,6 +314,18 @@ def pairs_table(b):
     return lines
 
 
+def nofifo_table(b):
+    lines = ["| rxdpd --fifo 0, MTU 9000 | typical | mean | p99 | p99.9 |",
+             "|---|---:|---:|---:|---:|"]
+    for t in ("ib_write_lat", "ib_send_lat", "ib_read_lat"):
+        vals = [b.get("rxdp nofifo " + t, 9000, 2, k)
+                for k in ("typical", "mean", "p99", "p999")]
+        if any(v is not None for v in vals):
+            lines.append("| %s 2 B (us) | %s |" % (
+                t, " | ".join(fmt(v) for v in vals)))
+    return lines if len(lines) > 2 else ["Not measured."]
+
+
 def poll_table(b):
     lines = ["| rxdpd --poll, MTU 9000 | typical | p99 | p99.9 |",
              "|---|---:|---:|---:|"]
@@ -374,6 +386,10 @@ def main():
               "frames at random, both directions), MTU 1500.", ""]
     lines += loss_table(b)
     lines += ["", "## Pairs at once", ""] + pairs_table(b)
+    lines += ["", "## rxdpd without SCHED_FIFO", "",
+              "As where rxdpd lacks CAP_SYS_NICE: its data-path threads "
+              "share their CPUs with the spinning applications under the "
+              "fair scheduler.", ""] + nofifo_table(b)
     lines += ["", "## rxdpd --poll on CPUs of its own", ""] + poll_table(b)
     lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",

@@ -24,7 +24,7 @@
 # build/bench/results.{md,json} and PNG plots. RXDP_BENCH_REPEAT (default
 # 3) runs of each figure; the report quotes medians and the spread.
 # RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
-# "raw tcp rxdp loss extras pairs poll") choose what runs; RXDP_BENCH_MIB (default
+# "raw tcp rxdp loss extras pairs nofifo poll") choose what runs; RXDP_BENCH_MIB (default
 # 1024) how much each bandwidth run moves; RXDP_BENCH_ENGINES (default auto)
 # rxdpd's --engines in the pairs section.
 set -u
@@ -41,7 +41,7 @@ require_cmd sockperf iperf3 ib_write_lat ethtool
 out=$root/build/bench
 REPEAT=${RXDP_BENCH_REPEAT:-3}
 MTUS=${RXDP_BENCH_MTUS:-9000 1500}
-SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs poll} "
+SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs nofifo poll} "
 LOSSES="0 0.1 1"
 MIB=${RXDP_BENCH_MIB:-1024} # moved by each bandwidth run
 ENGINES=${RXDP_BENCH_ENGINES:-auto} # rxdpd --engines of the pairs section
@@ -462,7 +462,30 @@ bench_pairs() {
 	done
 }
 
-# --- 6. rxdpd --poll on CPUs of its own ----------------------------------
+# --- 6. rxdpd without SCHED_FIFO (--fifo 0), as where it lacks CAP_SYS_NICE:
+# its data-path threads share their CPUs with the spinning applications
+# under the kernel's fair scheduler; the mean shows the stalls -----------
+bench_nofifo() {
+	local r t
+	MTU=9000
+	echo "# rxdpd --fifo 0 (no SCHED_FIFO), MTU $MTU"
+	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+	RXDPD_ARGS="--fifo 0" rxdp_hosts "$tmp"
+	for r in $(seq "$REPEAT"); do
+		for t in ib_write_lat ib_send_lat ib_read_lat; do
+			perftest "$t" -s 2 -n 5000 |
+				while read -r size _ _ _ typ avg _ p99 p999 _; do
+					sample "rxdp nofifo $t" "$size" typical us "$typ"
+					sample "rxdp nofifo $t" "$size" mean us "$avg"
+					sample "rxdp nofifo $t" "$size" p99 us "$p99"
+					sample "rxdp nofifo $t" "$size" p999 us "$p999"
+				done
+		done
+		round nofifo "$r"
+	done
+}
+
+# --- 7. rxdpd --poll on CPUs of its own ----------------------------------
 bench_poll() {
 	local n r t last
 	n=$(nproc)
@@ -510,6 +533,7 @@ if has loss; then
 	section bench_loss
 fi
 has pairs && section bench_pairs
+has nofifo && section bench_nofifo
 has poll && section bench_poll
 kill $watch
 wait $watch
