@@ -281,6 +281,18 @@ bw_sample() {
 			'BEGIN {if (n > 0) print c / n}')"
 }
 
+# lat_samples NAME [mean]: perftest's latency lines on stdin as samples
+# NAME (median, p99, p99.9; and the mean where asked)
+lat_samples() {
+	local size typ avg p99 p999
+	while read -r size _ _ _ typ avg _ p99 p999 _; do
+		sample "$1" "$size" typical us "$typ"
+		[ "${2:-}" = mean ] && sample "$1" "$size" mean us "$avg"
+		sample "$1" "$size" p99 us "$p99"
+		sample "$1" "$size" p999 us "$p999"
+	done
+}
+
 # the data path host A's rxdpd made (queues, engines, mode, TX threads),
 # after rxdp_hosts: which of rxdpd's automatic choices a run measured
 say_datapath() {
@@ -296,20 +308,10 @@ bench_rxdp() {
 		for t in ib_write_lat ib_send_lat ib_read_lat; do
 			for s in 2 4096 65536; do
 				n=$((s >= 65536 ? 500 : 2000))
-				perftest "$t" -s "$s" -n "$n" |
-					while read -r size _ _ _ typ _ _ p99 p999 _; do
-						sample "rxdp $t" "$size" typical us "$typ"
-						sample "rxdp $t" "$size" p99 us "$p99"
-						sample "rxdp $t" "$size" p999 us "$p999"
-					done
+				perftest "$t" -s "$s" -n "$n" | lat_samples "rxdp $t"
 			done
 		done
-		perftest ib_atomic_lat -n 2000 |
-			while read -r size _ _ _ typ _ _ p99 p999 _; do
-				sample "rxdp ib_atomic_lat" "$size" typical us "$typ"
-				sample "rxdp ib_atomic_lat" "$size" p99 us "$p99"
-				sample "rxdp ib_atomic_lat" "$size" p999 us "$p999"
-			done
+		perftest ib_atomic_lat -n 2000 | lat_samples "rxdp ib_atomic_lat"
 		round latency "$r"
 	done
 	for r in $(seq "$REPEAT"); do
@@ -474,12 +476,7 @@ bench_nofifo() {
 	for r in $(seq "$REPEAT"); do
 		for t in ib_write_lat ib_send_lat ib_read_lat; do
 			perftest "$t" -s 2 -n 5000 |
-				while read -r size _ _ _ typ avg _ p99 p999 _; do
-					sample "rxdp nofifo $t" "$size" typical us "$typ"
-					sample "rxdp nofifo $t" "$size" mean us "$avg"
-					sample "rxdp nofifo $t" "$size" p99 us "$p99"
-					sample "rxdp nofifo $t" "$size" p999 us "$p999"
-				done
+				lat_samples "rxdp nofifo $t" mean
 		done
 		round nofifo "$r"
 	done
@@ -506,11 +503,7 @@ bench_poll() {
 	for r in $(seq "$REPEAT"); do
 		for t in ib_write_lat ib_send_lat ib_read_lat; do
 			perftest taskset -c "2-$last" "$t" -s 2 -n 5000 |
-				while read -r size _ _ _ typ _ _ p99 p999 _; do
-					sample "rxdp poll $t" "$size" typical us "$typ"
-					sample "rxdp poll $t" "$size" p99 us "$p99"
-					sample "rxdp poll $t" "$size" p999 us "$p999"
-				done
+				lat_samples "rxdp poll $t"
 		done
 		perftest taskset -c "2-$last" ib_write_bw -s 65536 \
 			-n $((MIB * 16)) --report_gbits >"$tmp/res" &&
