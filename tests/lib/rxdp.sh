@@ -14,6 +14,23 @@
 #                             RXDP_VERBS_TIMEOUT seconds (default 60)
 #   rxdp_counter NS NAME      the transport counter NAME of NS's (first)
 #                             device, from rxdp-ctl --json
+#
+# The data checker (tests/lib/wirecheck.c), every byte of every message
+# checked at its receiver and every message counted:
+#   wirecheck_bg NAME PORT ARGS...
+#                             a stream in the background: the target in
+#                             NS_B on devB, the client in NS_A sending it
+#                             ARGS (wirecheck's stream options: -t, -o, -s,
+#                             -n, -q, ...) to ADDR_B:PORT; logs in
+#                             $WK_DIR/NAME.{target,client}. WK_TNS WK_TDEV
+#                             WK_TGID and WK_CNS WK_CDEV WK_CGID WK_ADDR
+#                             name other ends; WK_TWRAP and WK_CWRAP a
+#                             command each side runs under (setpriv ...);
+#                             WK_TIMEOUT bounds both (120 s)
+#   wirecheck_wait NAME       wait for both ends: 0 when both passed (the
+#                             client's counts printed), else their wrong
+#                             messages and counts, and 1
+#   wirecheck_run NAME PORT ARGS...   wirecheck_bg, then wirecheck_wait
 
 _rxdp_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RXDP_BIN=${RXDP_BIN:-$_rxdp_root/build/bin}
@@ -91,4 +108,47 @@ rxdp_hosts() {
 	gidB=$(rxdp_ipv4_gid "$NS_B" "$devB")
 	[ -n "$gidA" ] && [ -n "$gidB" ] || fail "no IPv4 GID on $devA or $devB"
 	gid=$gidA
+}
+
+WIRECHECK=${WIRECHECK:-$_rxdp_root/build/tests/lib/wirecheck}
+declare -gA _wk_target _wk_client
+
+wirecheck_bg() {
+	local name=$1 port=$2 t=${WK_TIMEOUT:-120}
+	shift 2
+	[ -x "$WIRECHECK" ] || fail "$WIRECHECK not built (make test)"
+	[ -n "${WK_DIR:-}" ] || fail "wirecheck_bg: no WK_DIR"
+	# the programs end themselves (-T) before verbs' timeout kills them, so
+	# that a stream that stalls says how far it got
+	# shellcheck disable=SC2086
+	RXDP_VERBS_TIMEOUT=$((t + 10)) verbs "${WK_TNS:-$NS_B}" ${WK_TWRAP:-} \
+		"$WIRECHECK" -d "${WK_TDEV:-$devB}" -g "${WK_TGID:-$gidB}" -p "$port" \
+		-T "$t" >"$WK_DIR/$name.target" 2>&1 &
+	_wk_target[$name]=$!
+	# shellcheck disable=SC2086
+	RXDP_VERBS_TIMEOUT=$((t + 10)) verbs "${WK_CNS:-$NS_A}" ${WK_CWRAP:-} \
+		"$WIRECHECK" -d "${WK_CDEV:-$devA}" -g "${WK_CGID:-$gidA}" -p "$port" \
+		-T "$t" "$@" "${WK_ADDR:-$ADDR_B}" >"$WK_DIR/$name.client" 2>&1 &
+	_wk_client[$name]=$!
+}
+
+wirecheck_wait() {
+	local name=$1 rt rc
+	wait "${_wk_client[$name]}"
+	rc=$?
+	wait "${_wk_target[$name]}"
+	rt=$?
+	if [ $rc = 0 ] && [ $rt = 0 ]; then
+		sed -n 's/^wirecheck client: /    /p' "$WK_DIR/$name.client"
+		return 0
+	fi
+	echo "wirecheck $name: client exit $rc, target exit $rt" >&2
+	grep -hv '^summary:' "$WK_DIR/$name.target" "$WK_DIR/$name.client" |
+		head -n 30 >&2
+	return 1
+}
+
+wirecheck_run() {
+	wirecheck_bg "$@"
+	wirecheck_wait "$1"
 }

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The data checker's own test (tests/lib/wirecheck.c), between two rxdp
+# hosts: a checker that cannot fail proves nothing.
+#  - clean streams of each transport, every operation it has, sizes from 0
+#    to past 64 KiB, gather/scatter lists, an SRQ, inline sends, several
+#    QPs: both ends pass, and their counts add up to what was sent
+#  - the client wrong on purpose at one message (--sabotage): a flipped
+#    bit, a message never posted, one posted twice, one a byte short, a
+#    Write and a Read one byte off their place: both ends fail, and the
+#    count that says why is 1
+#  - what UC and UD may do on a lossy link (--lossy): a lost UC message and
+#    a duplicated UD one pass, counted; RC's loss fails, --lossy or not
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
+
+require_root
+tmp=$(mktemp -d)
+on_exit "rm -rf '$tmp'"
+WK_DIR=$tmp
+NETNS_NO_IPV6=1 netns_pair
+rxdp_hosts "$tmp"
+errors=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*" >&2; errors=$((errors + 1)); }
+
+# summary NAME KEY: KEY's value in NAME's client summary line
+summary() {
+	sed -n "s/^summary: .*\\b$2=\\([^ ]*\\).*/\\1/p" "$tmp/$1.client"
+}
+
+echo "# clean streams pass, and what arrived adds up to what was sent"
+clean=(
+	"-t rc -o all -s 0-70000 -n 300 --sge 3"
+	"-t rc -o send,write_imm -s 1-3000 -n 200 -q 3 --srq"
+	"-t rc -o send -s 1-200 -n 300 --inline 64"
+	"-t uc -o all -s 0-20000 -n 300 --sge 2"
+	"-t ud -o all -s 0-1024 -n 300 --sge 4 -q 2"
+)
+port=18700
+for i in "${!clean[@]}"; do
+	# shellcheck disable=SC2086
+	wirecheck_bg "clean$i" $((port + i)) ${clean[i]}
+done
+for i in "${!clean[@]}"; do
+	if wirecheck_wait "clean$i" >/dev/null; then
+		sent=$(summary "clean$i" sent)
+		got=$(($(summary "clean$i" delivered) + $(summary "clean$i" reads)))
+		if [ "$sent" = "$got" ] && [ "$sent" -gt 0 ] &&
+			[ "$(summary "clean$i" bytes)" -gt 0 ]; then
+			ok "${clean[i]}: $got of $sent messages checked"
+		else
+			bad "${clean[i]}: $got of $sent messages checked"
+		fi
+	else
+		bad "${clean[i]}"
+	fi
+done
+
+echo "# wrong on purpose: both ends fail, with the count that says why"
+# ARGS => KEY: the stream, and the summary key that must read 1
+sabotage=(
+	"-t rc -o send -s 100-3000 --sabotage corrupt:10 => corrupt"
+	"-t rc -o send -s 100-3000 --sabotage skip:10 => lost"
+	"-t rc -o send -s 100-3000 --sabotage repeat:10 => dup"
+	"-t rc -o send -s 100-3000 --sabotage short:10 => corrupt"
+	"-t rc -o write -s 100-3000 --sabotage corrupt:10 => corrupt"
+	"-t rc -o write -s 100-3000 --sabotage skip:10 => lost"
+	"-t rc -o write -s 100-3000 --sabotage misplace:10 => corrupt"
+	"-t rc -o write_imm -s 100-3000 --sabotage short:10 => corrupt"
+	"-t rc -o read -s 100-3000 --sabotage misplace:10 => read_bad"
+	"-t rc -o send -s 1-3 --sabotage corrupt:10 => corrupt"
+	"-t rc -o send -s 100-3000 --sabotage skip:10 --lossy => lost"
+	"-t uc -o send_imm -s 100-3000 --sabotage skip:10 => lost"
+	"-t uc -o send -s 100-3000 --sabotage repeat:10 --lossy => dup"
+	"-t ud -o send -s 100-1000 --sabotage repeat:10 => dup"
+	"-t ud -o send_imm -s 100-1000 --sabotage corrupt:10 --lossy => corrupt"
+)
+port=18720
+for i in "${!sabotage[@]}"; do
+	# shellcheck disable=SC2086
+	wirecheck_bg "sab$i" $((port + i)) -n 40 ${sabotage[i]% =>*}
+done
+for i in "${!sabotage[@]}"; do
+	key=${sabotage[i]#*=> }
+	if wirecheck_wait "sab$i" 2>/dev/null; then
+		bad "${sabotage[i]% =>*}: passed"
+	elif [ "$(summary "sab$i" "$key")" = 1 ]; then
+		ok "${sabotage[i]% =>*}: fails, $key=1"
+	else
+		bad "${sabotage[i]% =>*}: fails, but $(grep '^summary:' "$tmp/sab$i.client")"
+	fi
+done
+
+echo "# what UC and UD may do on a lossy link passes, counted"
+may=(
+	"-t uc -o send -s 100-3000 --sabotage skip:10 --lossy => lost"
+	"-t uc -o write -s 100-3000 --sabotage skip:10 --lossy => lost"
+	"-t ud -o send -s 100-1000 --sabotage skip:10 --lossy => lost"
+	"-t ud -o send -s 100-1000 --sabotage repeat:10 --lossy => dup"
+)
+port=18750
+for i in "${!may[@]}"; do
+	# shellcheck disable=SC2086
+	wirecheck_bg "may$i" $((port + i)) -n 40 --settle 500 ${may[i]% =>*}
+done
+for i in "${!may[@]}"; do
+	key=${may[i]#*=> }
+	if wirecheck_wait "may$i" >/dev/null && [ "$(summary "may$i" "$key")" = 1 ]; then
+		ok "${may[i]% =>*}: passes, $key=1"
+	else
+		bad "${may[i]% =>*}: $(grep '^summary:' "$tmp/may$i.client")"
+	fi
+done
+
+echo "# a bad command line is one line and exit 2"
+"$WIRECHECK" -t xx 2>"$tmp/usage.err"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$tmp/usage.err")" = 1 ] &&
+	ok "wirecheck -t xx: $(cat "$tmp/usage.err")" || bad "wirecheck -t xx: exit $rc"
+
+[ $errors = 0 ] || fail "$errors check(s) failed"
+echo PASS
