@@ -2179,6 +2179,80 @@ static void test_ud(void **state)
 	pair_free(p);
 }
 
+/*
+ * A UD message is one packet of up to the port's active MTU (IBTA 9.8.4;
+ * rxe takes its port's MTU, ConnectX the same), not of the 1024 a QP's
+ * path MTU starts at: UD has no path MTU attribute. Here the port says
+ * 4096 and the engine's frames hold 2048: 2048 bytes go, 2049 fail
+ * locally; a port of 1024 gives 1024.
+ */
+static void test_ud_port_mtu(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 2, 0, 0, 0, 0, 2 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+		.hop_limit = 64,
+	};
+	struct rxdp_qp_attr qa = { .qkey = 0x11223344 };
+	const struct {
+		uint32_t port_mtu, len;
+		enum ibv_wc_status status;
+	} cases[] = {
+		{ IBV_MTU_4096, 2048, IBV_WC_SUCCESS },
+		{ IBV_MTU_4096, 1500, IBV_WC_SUCCESS },
+		{ IBV_MTU_4096, 2049, IBV_WC_LOC_LEN_ERR },
+		{ IBV_MTU_1024, 1024, IBV_WC_SUCCESS },
+		{ IBV_MTU_1024, 1025, IBV_WC_LOC_LEN_ERR },
+	};
+	struct tp_ah ah = { 0 };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+
+	o.type = IBV_QPT_UD;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct pair *p = pair_new(&o);
+		struct host *a = &p->h[0], *b = &p->h[1];
+		uint32_t len = cases[c].len;
+
+		/* as rxdpd modifies every QP: with its port's active MTU */
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &qa,
+							       IBV_QP_QKEY, NULL,
+							       cases[c].port_mtu,
+							       NULL, 0),
+					 0);
+		tp_ah_init(&ah, rxdp_engine_create_ah(a->e, NULL, &path));
+		fill(a->buf, len, 7 + (uint32_t)c);
+		memset(b->buf, 0, 8192);
+		post_recv1(b, 1, 0, 8192);
+		s = sge(a, 0, len);
+		memset(&wr, 0, sizeof(wr));
+		wr.sg_list = &s;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.ud.ah = &ah.ibv;
+		wr.wr.ud.remote_qpn = QPN_B;
+		wr.wr.ud.remote_qkey = 0x80000000;
+		assert_int_equal(tp_post_send(a->qp, &wr, &bad), 0);
+		wait_wc(p, a->scq, &wc, 1);
+		assert_int_equal(wc.status, cases[c].status);
+		if (cases[c].status == IBV_WC_SUCCESS) {
+			wait_wc(p, b->rcq, &wc, 1);
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.byte_len, ROCE_GRH_LEN + len);
+			assert_memory_equal(b->buf + ROCE_GRH_LEN, a->buf, len);
+		}
+		tp_ah_fini(&ah);
+		assert_int_equal(rxdp_engine_destroy_ah(ah.eah), 0);
+		pair_free(p);
+	}
+}
+
 /* The same transport over IPv6 in VLAN-tagged frames, with some loss */
 static void test_ipv6_vlan(void **state)
 {
@@ -4006,6 +4080,7 @@ int main(void)
 		cmocka_unit_test(test_uc),
 		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_ud_port_mtu),
 		cmocka_unit_test(test_ud_multicast),
 		cmocka_unit_test(test_ipv6_vlan),
 		cmocka_unit_test(test_many_qps_threads),

@@ -501,6 +501,16 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 		else
 			eng_qp_set_state(qp, (int)res.next_state);
 	}
+	/*
+	 * A UD message is one packet of up to the port's MTU (IBTA 9.8.4):
+	 * UD has no path MTU attribute, so the port's is the QP's, as rxe
+	 * and ConnectX have it
+	 */
+	if (qp->type == IBV_QPT_UD) {
+		qp->mtu = mtu_bytes((enum ibv_mtu)qp->port_mtu);
+		if (qp->mtu > e->max_mtu)
+			qp->mtu = e->max_mtu;
+	}
 	qp->attr.qp_state = qp->attr.cur_qp_state = res.next_state;
 	qp->attr.sq_draining = res.next_state == IBV_QPS_SQD;
 	err = qpmap_ctx(qp);
