@@ -46,6 +46,8 @@
  *   rx_coalesced           device only: sleeps of a data-path thread on
  *                          its coalescing timer, a deep stream coming in
  *                          (userspace/engine/README.md)
+ *   datapath_sleeps        device only: times a data-path thread slept
+ *                          waiting for work (none with rxdpd --poll)
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -74,6 +76,7 @@ enum rxdp_hwc {
 	RXDP_HWC_OUT_OF_BUFFER,
 	RXDP_HWC_RX_HANDOFFS,
 	RXDP_HWC_RX_COALESCED,
+	RXDP_HWC_DATAPATH_SLEEPS,
 	RXDP_HWC_MAX,
 };
 
@@ -101,6 +104,7 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_OUT_OF_BUFFER] = "out_of_buffer",
 	[RXDP_HWC_RX_HANDOFFS] = "rx_handoffs",
 	[RXDP_HWC_RX_COALESCED] = "rx_coalesced",
+	[RXDP_HWC_DATAPATH_SLEEPS] = "datapath_sleeps",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

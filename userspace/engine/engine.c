@@ -791,6 +791,7 @@ static void eng_sleep(struct rxdp_engine *e, struct pollfd *pfd, int n,
 	 * readable); more than 16 end the next sleep at once. Never in a
 	 * loop: owners ringing without end would hold the thread in it.
 	 */
+	e->stats.sleeps++;
 	if (ppoll(pfd, (nfds_t)n + 1, tsp, NULL) > 0 && pfd[0].revents)
 		epoll_wait(e->epfd, evs, 16, 0);
 }

@@ -277,6 +277,8 @@ struct rxdp_engine_stats {
 	uint64_t streams;
 	/* sleeps on a timer while a stream came in (coalescing) */
 	uint64_t rx_coalesced;
+	/* the progress thread's sleeps waiting for work (never in poll mode) */
+	uint64_t sleeps;
 	uint64_t rx_mcast; /* datagrams to a group with members here */
 	/* packets for another engine's QP, copied to its inbox / dropped */
 	uint64_t rx_handoffs;
