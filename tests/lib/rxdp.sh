@@ -27,6 +27,8 @@
 #                             name other ends; WK_TWRAP and WK_CWRAP a
 #                             command each side runs under (setpriv ...);
 #                             WK_TIMEOUT bounds both (120 s)
+#   wirecheck_target NAME PORT, wirecheck_client NAME PORT ARGS...
+#                             the two halves of wirecheck_bg, to start apart
 #   wirecheck_wait NAME       wait for both ends: 0 when both passed (the
 #                             client's counts printed), else their wrong
 #                             messages and counts, and 1
@@ -113,23 +115,32 @@ rxdp_hosts() {
 WIRECHECK=${WIRECHECK:-$_rxdp_root/build/tests/lib/wirecheck}
 declare -gA _wk_target _wk_client
 
-wirecheck_bg() {
+# the programs end themselves (-T) before verbs' timeout kills them, so that
+# a stream that stalls says how far it got
+wirecheck_target() {
 	local name=$1 port=$2 t=${WK_TIMEOUT:-120}
-	shift 2
 	[ -x "$WIRECHECK" ] || fail "$WIRECHECK not built (make test)"
-	[ -n "${WK_DIR:-}" ] || fail "wirecheck_bg: no WK_DIR"
-	# the programs end themselves (-T) before verbs' timeout kills them, so
-	# that a stream that stalls says how far it got
+	[ -n "${WK_DIR:-}" ] || fail "wirecheck: no WK_DIR"
 	# shellcheck disable=SC2086
 	RXDP_VERBS_TIMEOUT=$((t + 10)) verbs "${WK_TNS:-$NS_B}" ${WK_TWRAP:-} \
 		"$WIRECHECK" -d "${WK_TDEV:-$devB}" -g "${WK_TGID:-$gidB}" -p "$port" \
 		-T "$t" >"$WK_DIR/$name.target" 2>&1 &
 	_wk_target[$name]=$!
+}
+
+wirecheck_client() {
+	local name=$1 port=$2 t=${WK_TIMEOUT:-120}
+	shift 2
 	# shellcheck disable=SC2086
 	RXDP_VERBS_TIMEOUT=$((t + 10)) verbs "${WK_CNS:-$NS_A}" ${WK_CWRAP:-} \
 		"$WIRECHECK" -d "${WK_CDEV:-$devA}" -g "${WK_CGID:-$gidA}" -p "$port" \
 		-T "$t" "$@" "${WK_ADDR:-$ADDR_B}" >"$WK_DIR/$name.client" 2>&1 &
 	_wk_client[$name]=$!
+}
+
+wirecheck_bg() {
+	wirecheck_target "$1" "$2"
+	wirecheck_client "$@"
 }
 
 wirecheck_wait() {

@@ -2151,14 +2151,16 @@ int main(int argc, char **argv)
 	deadline_ms = now_ms() + limit * 1000;
 
 	if (optind == argc) {
-		int lsn = listen_on(port);
+		int lsn;
 
+		/* the device first: a client that connects finds it open */
 		prog = "wirecheck target";
 		open_dev(dev);
+		lsn = listen_on(port);
 		sock = accept(lsn, NULL, NULL);
 		if (sock < 0)
 			die("accept: %s", strerror(errno));
-		close(lsn);
+		/* lsn stays open: what a test sees of our sockets stays put */
 		setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		return run_target();
 	}

@@ -6,9 +6,10 @@
 # On a veth a frame arrives on the queue the sender sent it from, and an
 # engine sends from its own queue, so a pair whose two contexts sit on
 # engines of different numbers is crossed: host B holds an idle context
-# first, which moves B's contexts one engine along. Three pairs of
-# ibv_rc_pingpong -c (byte-checked) and one ib_write_bw run at once; every
-# one must finish, and the devices must have handed packets over.
+# first, which moves B's contexts one engine along. Three checked streams
+# (wirecheck: RC, UC and UD, every operation, every byte checked at the
+# receiver) and one ib_write_bw run at once; every one must finish whole,
+# and the devices must have handed packets over.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -33,21 +34,25 @@ threads() { # the CPUs each data-path thread of the rxdpd in NS may use
 }
 listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }
 
-# B's idle context (a pingpong server nobody calls) takes B's engine 0
+# B's idle context (a pingpong server nobody calls: it makes its QP, then
+# listens) takes B's engine 0
 verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -p 18990 >/dev/null 2>&1 &
 idle=$!
 on_exit "kill $idle 2>/dev/null"
-sleep 1
+wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':18990 '" ||
+	fail "the idle pingpong server does not listen"
 
 pids=()
+streams=(
+	"-t rc -o all -s 0-20000 -n 1000"
+	"-t uc -o all -s 0-20000 -n 1000 --sge 2"
+	"-t ud -o all -s 0-1024 -n 1000 -q 2"
+)
+WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
+WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A
 for i in 1 2 3; do
-	verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -s 4096 -n 1000 \
-		-p $((18990 + i)) >"$tmp/ps$i" 2>&1 &
-	pids+=($!)
-	wait_until 10 listening $((18990 + i)) || fail "pingpong server $i does not listen"
-	verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -s 4096 -n 1000 \
-		-p $((18990 + i)) "$ADDR_A" >"$tmp/pc$i" 2>&1 &
-	pids+=($!)
+	# shellcheck disable=SC2086
+	wirecheck_bg "s$i" $((18990 + i)) ${streams[i - 1]}
 done
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -F -s 65536 -n 3000 -p 18995 >"$tmp/ws" 2>&1 &
 pids+=($!)
@@ -58,7 +63,7 @@ pids+=($!)
 ok=1
 for p in "${pids[@]}"; do wait "$p" || ok=0; done
 for i in 1 2 3; do
-	grep -q '^1000 iters' "$tmp/pc$i" || { ok=0; echo "pingpong pair $i:"; tail -n 4 "$tmp/ps$i" "$tmp/pc$i"; }
+	wirecheck_wait "s$i" || { ok=0; echo "stream $i (${streams[i - 1]}) failed"; }
 done
 grep -q '^ *65536 ' "$tmp/wc" || { ok=0; echo "ib_write_bw:"; tail -n 4 "$tmp/ws" "$tmp/wc"; }
 for h in A B; do

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # rxdpd as the HCA of whole hosts (two namespaces joined by a veth pair):
-#  - 8 processes per host at once: RC/UC/UD pingpongs with -c (every
-#    message checked), some on completion channels, and a perftest pair
-#  - loopback: RC, UC and UD pingpongs between two processes of one host,
-#    and a QP talking to its own device's GID
-#  - an unprivileged user (setpriv --reuid 65534) runs ibv_rc_pingpong; the
+#  - 8 processes per host at once: RC, UC and UD streams of every
+#    operation each has, every byte checked at the receiver (wirecheck,
+#    tests/lib/wirecheck.c), one on an SRQ, beside the stock tools
+#    (ibv_rc_pingpong, ibv_srq_pingpong: that they run) and a perftest pair
+#  - loopback: RC, UC and UD streams between two processes of one host,
+#    every byte checked, none of it on the wire
+#  - an unprivileged user (setpriv --reuid 65534) runs a checked stream; the
 #    process holds no AF_XDP socket and no BPF object (its sockets are its
 #    unix control connection)
-#  - per-user limits: one user creating QPs until refused (EDQUOT) leaves
-#    the others able to work
+#  - per-user limits: one user creating QPs until refused (EDQUOT) at the
+#    4096 the README gives leaves the others able to work
 #  - kill -9 of a client mid-transfer leaves nothing behind; kill -9 of
 #    rxdpd mid-transfer gives its clients an error, not a hang, and a new
 #    rxdpd serves new ones; with --group, only root and the group's members
@@ -33,89 +35,84 @@ bad() { echo "FAIL $*" >&2; errors=$((errors + 1)); }
 qps_of() { ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" qps | sed -n 's/^QPS (\([0-9]*\))/\1/p'; }
 
 # --- 8 processes per host -----------------------------------------------------
-# one pair per line: TOOL ARGS (the server in B, the client in A to ADDR_B);
-# line-buffered, so a pair that hangs shows how far it got
+# one pair per line: the server in B, the client in A to ADDR_B; wirecheck's
+# are checked streams, the rest stock tools (line-buffered, so a pair that
+# hangs shows how far it got)
 pairs=(
-	"ibv_rc_pingpong -c -n 300 -s 64"
-	"ibv_rc_pingpong -c -n 300 -s 4096"
-	"ibv_rc_pingpong -c -n 100 -s 65536"
-	"ibv_rc_pingpong -c -e -n 300 -s 1024"
-	"ibv_uc_pingpong -c -n 300 -s 1024"
-	"ibv_ud_pingpong -c -n 300 -s 512"
-	"ibv_srq_pingpong -c -n 100 -s 2048 -q 4"
+	"wirecheck -t rc -o all -s 0-70000 -n 300"
+	"wirecheck -t rc -o send,write -s 1-4096 -n 500 --sge 3"
+	"wirecheck -t rc -o send,send_imm -s 1-2048 -n 200 -q 4 --srq"
+	"wirecheck -t uc -o all -s 1-8192 -n 300"
+	"wirecheck -t ud -o all -s 0-1024 -n 300"
+	"ibv_rc_pingpong -n 300 -s 4096"
+	"ibv_srq_pingpong -n 100 -s 2048 -q 4"
 	"ib_write_bw -F -D 3"
 )
 echo "# ${#pairs[@]} processes per host at once"
+WK_DIR=$tmp
 port=19000
 pids=()
+tool_args() { # SIDE(A|B) TOOL PORT: the device options TOOL takes
+	local dev=dev$1 g=gid$1 opt=-g
+	[ "$2" = ib_write_bw ] && opt=-x
+	echo "-d ${!dev} $opt ${!g} -p $3"
+}
 for i in "${!pairs[@]}"; do
 	read -r -a cmd <<<"${pairs[i]}"
-	if [ "${cmd[0]}" = ib_write_bw ]; then
-		sargs=(-d "$devB" -x "$gidB" -p $((port + i)))
-		cargs=(-d "$devA" -x "$gidA" -p $((port + i)))
-	else
-		sargs=(-d "$devB" -g "$gidB" -p $((port + i)))
-		cargs=(-d "$devA" -g "$gidA" -p $((port + i)))
+	if [ "${cmd[0]}" = wirecheck ]; then
+		wirecheck_bg "m$i" $((port + i)) "${cmd[@]:1}"
+		continue
 	fi
-	verbs "$NS_B" stdbuf -oL "${cmd[@]}" "${sargs[@]}" >"$tmp/m$i.srv" 2>&1 &
+	# shellcheck disable=SC2046
+	verbs "$NS_B" stdbuf -oL "${cmd[@]}" $(tool_args B "${cmd[0]}" $((port + i))) \
+		>"$tmp/m$i.srv" 2>&1 &
 	pids+=($!)
 done
 for i in "${!pairs[@]}"; do
+	read -r -a cmd <<<"${pairs[i]}"
+	[ "${cmd[0]}" = wirecheck ] && continue
 	wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':$((port + i)) '" ||
 		bad "server $i did not listen"
+	# shellcheck disable=SC2046
+	verbs "$NS_A" stdbuf -oL "${cmd[@]}" $(tool_args A "${cmd[0]}" $((port + i))) \
+		"$ADDR_B" >"$tmp/m$i.cli" 2>&1 &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do
+	wait "$p" || { bad "a stock tool of the 8 pairs failed (exit $?)"; }
 done
 for i in "${!pairs[@]}"; do
 	read -r -a cmd <<<"${pairs[i]}"
-	if [ "${cmd[0]}" = ib_write_bw ]; then
-		cargs=(-d "$devA" -x "$gidA" -p $((port + i)))
-	else
-		cargs=(-d "$devA" -g "$gidA" -p $((port + i)))
-	fi
-	verbs "$NS_A" stdbuf -oL "${cmd[@]}" "${cargs[@]}" "$ADDR_B" >"$tmp/m$i.cli" 2>&1 &
-	pids+=($!)
-done
-sleep 1
-nrun=$(qps_of "$NS_B")
-for p in "${pids[@]}"; do
-	wait "$p" || { bad "a process of the 8 pairs failed (exit $?)"; }
-done
-for i in "${!pairs[@]}"; do
-	if grep -qE "iters in|BW average" "$tmp/m$i.cli"; then
-		ok "${pairs[i]}"
+	if [ "${cmd[0]}" = wirecheck ]; then
+		wirecheck_wait "m$i" && ok "${pairs[i]}" || bad "${pairs[i]}"
+	elif grep -qE "iters in|BW average" "$tmp/m$i.cli"; then
+		ok "${pairs[i]} (runs; not a data check)"
 	else
 		bad "${pairs[i]}"
 		tail -n 5 "$tmp/m$i.srv" "$tmp/m$i.cli"
 	fi
 done
-echo "    ($nrun QPs on $devB while they ran)"
 
 # --- loopback: both ends on host A ----------------------------------------------
 echo "# loopback on one host"
-for t in rc uc ud; do
-	verbs "$NS_A" "ibv_${t}_pingpong" -d "$devA" -g "$gidA" -c -n 200 -s 1024 \
-		-p 19100 >"$tmp/lo-$t.srv" 2>&1 &
-	s=$!
-	wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':19100 '"
-	if verbs "$NS_A" "ibv_${t}_pingpong" -d "$devA" -g "$gidA" -c -n 200 \
-		-s 1024 -p 19100 "$ADDR_A" >"$tmp/lo-$t.cli" 2>&1 && wait $s; then
-		ok "ibv_${t}_pingpong -c between two processes of $NS_A"
-	else
-		bad "ibv_${t}_pingpong loopback"
-		tail -n 5 "$tmp/lo-$t.srv" "$tmp/lo-$t.cli"
-	fi
-done
-# the loopback never reached the wire: B's XDP program, which would count
-# any RoCEv2 frame reaching it (redirected or dropped), counted none of it
+# the loopback never reaches the wire: B's XDP program, which would count
+# any RoCEv2 frame reaching it (redirected or dropped), counts none of it
 roce_seen() {
 	ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" stats |
 		awk '$1 ~ /^(redirect|drop_)/ {s += $2} END {print s + 0}'
 }
 before=$(roce_seen)
-verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 50 -p 19101 >/dev/null 2>&1 &
-s=$!
-wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':19101 '"
-verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 50 -p 19101 "$ADDR_A" >/dev/null 2>&1
-wait $s
+lo=(
+	"-t rc -o all -s 0-70000 -n 300 --sge 2"
+	"-t uc -o all -s 0-8192 -n 300"
+	"-t ud -o all -s 0-1024 -n 300"
+)
+for i in "${!lo[@]}"; do
+	# shellcheck disable=SC2086
+	WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA WK_ADDR=$ADDR_A \
+		wirecheck_run "lo$i" 19100 ${lo[i]} && ok "loopback ${lo[i]}" ||
+		bad "loopback ${lo[i]}"
+done
 after=$(roce_seen)
 [ "$before" = "$after" ] && ok "loopback frames stay off the wire" ||
 	bad "loopback frames reached the peer ($before -> $after)"
@@ -123,34 +120,35 @@ after=$(roce_seen)
 # --- an unprivileged user ------------------------------------------------------------
 echo "# an unprivileged user (uid 65534)"
 nobody() { verbs "$1" setpriv --reuid=65534 --regid=65534 --clear-groups "${@:2}"; }
-nobody "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 2000 -s 64 -p 19200 \
-	>"$tmp/nb.srv" 2>&1 &
-s=$!
+WK_TWRAP="setpriv --reuid=65534 --regid=65534 --clear-groups" wirecheck_target nb 19200
 wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':19200 '"
-# The server opens its device, PD, CQ and QP before it listens, and waits for
-# its client: inspected now, it is alive whatever the machine's speed.
-pp=$(pgrep -u 65534 -f "ibv_rc_pingpong .*-p 19200$" | head -n 1)
+# The target opens its device before it listens, and waits for its client:
+# inspected now, it is alive whatever the machine's speed.
+pp=$(pgrep -u 65534 -f "wirecheck -d $devB" | head -n 1)
 if [ -n "$pp" ]; then
-	# its sockets are its control connection (unix) and the pingpong's
-	# own TCP listener: none is an AF_XDP socket, none a BPF object
+	# its sockets are its control connection (unix) and wirecheck's own
+	# TCP socket: none is an AF_XDP socket, none a BPF object
 	bpf=$(ls -l "/proc/$pp/fd" | grep -c 'anon_inode:bpf')
 	socks=$(ls -l "/proc/$pp/fd" | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p')
-	other=0
+	other=0 unix=0
 	for ino in $socks; do
-		cat "/proc/$pp/net/unix" "/proc/$pp/net/tcp" "/proc/$pp/net/tcp6" |
-			grep -qw "$ino" || other=$((other + 1))
+		if grep -qw "$ino" "/proc/$pp/net/unix"; then
+			unix=$((unix + 1))
+		else
+			cat "/proc/$pp/net/tcp" "/proc/$pp/net/tcp6" | grep -qw "$ino" ||
+				other=$((other + 1))
+		fi
 	done
-	[ "$bpf" = 0 ] && [ "$other" = 0 ] && [ -n "$socks" ] &&
+	[ "$bpf" = 0 ] && [ "$other" = 0 ] && [ "$unix" -gt 0 ] &&
 		ok "the unprivileged process holds no AF_XDP socket and no BPF object" ||
-		bad "the unprivileged process holds $bpf BPF objects, $other other sockets"
+		bad "the unprivileged process holds $bpf BPF objects, $other other sockets, $unix unix"
 else
-	bad "the unprivileged pingpong server is not running"
+	bad "the unprivileged wirecheck target is not running"
 fi
-nobody "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 2000 -s 64 -p 19200 \
-	"$ADDR_B" >"$tmp/nb.cli" 2>&1 &
-c=$!
-wait $c && wait $s && grep -q "iters in" "$tmp/nb.cli" &&
-	ok "ibv_rc_pingpong -c as uid 65534" || { bad "pingpong as uid 65534"; tail -n 5 "$tmp/nb.srv" "$tmp/nb.cli"; }
+WK_CWRAP="setpriv --reuid=65534 --regid=65534 --clear-groups" \
+	wirecheck_client nb 19200 -t rc -o all -s 1-20000 -n 1000
+wirecheck_wait nb && ok "a checked stream as uid 65534 both sides" ||
+	bad "a checked stream as uid 65534"
 
 # --- per-user limits --------------------------------------------------------------------
 echo "# one user takes all the QPs it may"
@@ -160,14 +158,12 @@ nobody "$NS_A" "$hog" "$devA" <"$tmp/hold" >"$tmp/hog.out" 2>&1 &
 h=$!
 wait_until 60 grep -q "^qps" "$tmp/hog.out"
 read -r _ n _ e < <(grep "^qps" "$tmp/hog.out")
-[ "$e" = 122 ] && [ "${n:-0}" -gt 1000 ] &&
+# the README: "a user (but root) holds at most 4096 QPs"
+[ "$e" = 122 ] && [ "${n:-0}" = 4096 ] &&
 	ok "uid 65534 refused with EDQUOT after $n QPs" || bad "hog: $(cat "$tmp/hog.out")"
-verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 100 -p 19300 >"$tmp/l.srv" 2>&1 &
-s=$!
-wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':19300 '"
-verbs "$NS_A" setpriv --reuid=65533 --regid=65533 --clear-groups \
-	ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 100 -p 19300 "$ADDR_B" >"$tmp/l.cli" 2>&1 &&
-	wait $s && ok "another user works meanwhile" || bad "another user could not work"
+WK_CWRAP="setpriv --reuid=65533 --regid=65533 --clear-groups" \
+	wirecheck_run other 19300 -t rc -o all -s 1-8192 -n 200 &&
+	ok "another user works meanwhile" || bad "another user could not work"
 exec 7>&-
 wait $h
 
@@ -224,11 +220,8 @@ fi
 verbs "$NS_A" setpriv --reuid=65534 --regid=0 --clear-groups ibv_devinfo -d "$devA" \
 	>/dev/null 2>&1 && ok "--group: a member of the group may" ||
 	bad "--group root refused gid 0"
-verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 100 -p 19600 >"$tmp/r.srv" 2>&1 &
-s=$!
-wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':19600 '"
-verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 100 -p 19600 "$ADDR_B" >"$tmp/r.cli" 2>&1 &&
-	wait $s && ok "a new rxdpd serves new clients" || { bad "after a restart"; tail -n 5 "$tmp/r.cli" "$tmp/rxdpd-A2.log"; }
+wirecheck_run new 19600 -t rc -o all -s 1-8192 -n 200 &&
+	ok "a new rxdpd serves new clients" || { bad "after a restart"; tail -n 5 "$tmp/rxdpd-A2.log"; }
 
 [ $errors = 0 ] || fail "$errors check(s) failed"
 echo PASS

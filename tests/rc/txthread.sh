@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # rxdpd --tx-thread (each engine's copy-mode sendto() calls in a thread of
-# their own): two engines a side on 2-queue veths, traffic byte-checked
-# (ibv_rc_pingpong -c), ib_write_bw, ib_read_bw and 64-byte writes with 256
-# in flight all finish, and every engine that sent large flushes has its
+# their own): two engines a side on 2-queue veths, checked streams
+# (wirecheck: RC, UC and UD, every operation, every byte checked at the
+# receiver), ib_write_bw, ib_read_bw and 64-byte writes with 256 in flight
+# all finish, and every engine that sent large flushes has its
 # rxdp-tx thread (a responder's read responses, a requester's writes),
 # SCHED_OTHER (the engines run SCHED_FIFO), restricted to --cpus. Then the
 # default, --tx-thread auto: TX threads where the data path may use 4 CPUs
@@ -13,7 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ib_write_bw ib_read_bw ibv_rc_pingpong timeout chrt
+require_cmd ib_write_bw ib_read_bw timeout chrt
 
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
@@ -52,14 +53,21 @@ perf() {
 
 [ -z "$(tx_threads "$NS_A")$(tx_threads "$NS_B")" ] ||
 	fail "TX threads before any traffic"
-verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -s 4096 -n 500 -p 18961 >"$tmp/ps" 2>&1 &
-srv=$!
-wait_until 10 listening 18961 || fail "pingpong server does not listen"
-verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -s 4096 -n 500 -p 18961 "$ADDR_A" >"$tmp/pc" 2>&1 ||
-	{ tail -n 5 "$tmp/pc" "$tmp/ps"; fail "ibv_rc_pingpong -c"; }
-wait $srv || fail "ibv_rc_pingpong -c (server)"
-grep -q '^500 iters' "$tmp/pc" || fail "ibv_rc_pingpong -c: $(tail -n 2 "$tmp/pc")"
-echo "ok: ibv_rc_pingpong -c, 500 4 KiB ping-pongs"
+WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
+WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A
+streams=(
+	"-t rc -o all -s 0-65536 -n 500 -q 2"
+	"-t uc -o all -s 0-20000 -n 500"
+	"-t ud -o all -s 0-1024 -n 500"
+)
+for i in "${!streams[@]}"; do
+	# shellcheck disable=SC2086
+	wirecheck_bg "s$i" $((18965 + i)) ${streams[i]}
+done
+for i in "${!streams[@]}"; do
+	wirecheck_wait "s$i" || fail "wirecheck ${streams[i]}"
+	echo "ok: wirecheck ${streams[i]}"
+done
 perf "ib_write_bw 64 KiB" 18962 ib_write_bw -s 65536 -n 3000
 perf "ib_read_bw 64 KiB" 18963 ib_read_bw -s 65536 -n 2000
 perf "ib_write_bw 64 B, 256 in flight" 18964 ib_write_bw -s 64 -t 256 -n 100000
