@@ -2,9 +2,10 @@
 # rxdp on the XDP program's variant for kernels without multi-buffer XDP
 # (before Linux 5.18: Ubuntu 22.04's 5.15, RHEL 9's 5.14), forced here with
 # `rxdp-loader attach --variant linear`: what `rxdp-loader attach` loads by
-# itself on such a kernel. Pingpongs that check every byte on RC, UC and UD
-# and an RDMA Write bandwidth run across it; the program attached is the
-# linear one on both ends.
+# itself on such a kernel. RC, UC and UD streams of every operation, every
+# byte checked at the receiver (wirecheck), the stock pingpongs and an RDMA
+# Write bandwidth run across it; the program attached is the linear one on
+# both ends.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -19,7 +20,7 @@ out=$("$root/tests/rc/perftest.sh" rc_pingpong uc_pingpong ud_pingpong \
 	write_bw 2>&1)
 rc=$?
 echo "$out"
-[ $rc = 0 ] || fail "pingpongs on the linear variant: exit $rc"
+[ $rc = 0 ] || fail "the stock tools on the linear variant: exit $rc"
 
 # and the variant is the one attached: a host of our own to look at
 tmp=$(mktemp -d)
@@ -30,5 +31,16 @@ for ns in "$NS_A" "$NS_B"; do
 	st=$(ip netns exec "$ns" "$RXDP_BIN/rxdp-loader" status)
 	grep -qx "program: rxdp_xdp_linear (one buffer a frame)" <<<"$st" ||
 		fail "$ns: not the linear variant: $st"
+done
+WK_DIR=$tmp
+streams=(
+	"-t rc -o all -s 0-70000 -n 300 --sge 2"
+	"-t uc -o all -s 0-20000 -n 300"
+	"-t ud -o all -s 0-1024 -n 300"
+)
+for i in "${!streams[@]}"; do
+	# shellcheck disable=SC2086
+	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} ||
+		fail "wirecheck ${streams[i]} on the linear variant"
 done
 echo "PASS: rxdp on the XDP program without multi-buffer"

@@ -2,9 +2,12 @@
 # A 4096-byte path MTU on a jumbo-frame veth (MTU 9000): the port reports
 # active_mtu 4096, and RC traffic whose packets do not fit one 4096-byte
 # AF_XDP frame (multi-buffer AF_XDP, an xdp.frags classifier) arrives whole:
-# rc_ops' every operation and size checked byte for byte, ibv_rc_pingpong
-# with validation around the MTU, perftest bandwidth at 4096, and badwire.sh
-# (loss, duplication, reordering; a capture tshark decodes) at MTU 9000.
+# rc_ops' every operation and size checked byte for byte; RC, UC and UD
+# streams (wirecheck) of every operation, sizes around and far past the
+# MTU (UD up to 4096, one packet), every byte checked at the receiver; the
+# stock ibv_rc_pingpong around the MTU, perftest bandwidth at 4096, and
+# badwire.sh (loss, duplication, reordering; a capture tshark decodes) at
+# MTU 9000.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -22,6 +25,22 @@ cat "$tmp/rc_ops"
 [ $rc = 0 ] || fail "rc_ops at MTU 9000: exit $rc"
 grep -q "^rc_ops client: .*, MTU 4096," "$tmp/rc_ops" ||
 	fail "rc_ops did not run at a 4096-byte MTU"
+# checked streams, on hosts of our own
+. "$root/tests/lib/rxdp.sh"
+NETNS_NO_IPV6=1 netns_pair
+rxdp_hosts "$tmp"
+verbs "$NS_A" ibv_devinfo -d "$devA" | grep -q "active_mtu:.*4096 " ||
+	fail "$devA: active_mtu is not 4096"
+WK_DIR=$tmp
+streams=(
+	"-t rc -o all -s 0-70000 -n 300 --sge 3"
+	"-t uc -o all -s 0-20000 -n 300"
+	"-t ud -o all -s 0-4096 -n 300 --sge 2"
+)
+for i in "${!streams[@]}"; do
+	# shellcheck disable=SC2086
+	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} || fail "wirecheck ${streams[i]} at MTU 9000"
+done
 RXDP_PERFTEST_MTU=4096 "$root/tests/rc/perftest.sh" rc_pingpong \
 	rc_pingpong_mtu write_bw read_bw send_bw || fail "perftest at MTU 4096"
 # through loss, duplication and reordering, two-descriptor frames and all

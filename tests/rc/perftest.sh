@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Unmodified Debian perftest and ibverbs-utils over rxdp, between two network
-# namespaces joined by a veth pair: each tool must exit 0 and print figures.
+# namespaces joined by a veth pair: each tool must exit 0 and print its
+# figures: a pingpong its "N iters in" line on both sides (N what it was
+# asked for) and no "invalid data" line (its -c compares one byte a page:
+# a sign, not a data check; wirecheck is that), a perftest client its
+# results table with a non-zero figure in every row.
 # Usage: perftest.sh [TOOL...] (default: all of them)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,25 +36,54 @@ pair() {
 	cli_args=("$@")
 	verbs "$NS_A" "${srv_args[@]}" >"$tmp/$name.srv" 2>&1 &
 	local srv=$!
-	local ok=1
+	local ok=1 why=""
 	# the server listens on TCP before it creates verbs resources
-	for _ in $(seq 50); do
-		ip netns exec "$NS_A" ss -ltn 2>/dev/null | grep -q ":$port " && break
-		sleep 0.1
-	done
+	wait_until 5 bash -c "ip netns exec $NS_A ss -ltn 2>/dev/null | grep -q ':$port '" ||
+		why="the server did not listen"
 	verbs "$NS_B" "${cli_args[@]}" >"$tmp/$name.cli" 2>&1 || ok=0
 	wait "$srv" || ok=0
+	[ $ok = 1 ] && why=$(figures "${cli_args[0]}" "$tmp/$name" "${cli_args[@]}")
+	[ -n "$why" ] && ok=0
 	if [ $ok = 1 ]; then
 		printf 'ok: %s\n' "$name"
 		tail -n 3 "$tmp/$name.cli" | sed 's/^/    /'
 	else
-		printf 'FAIL: %s\n' "$name"
+		printf 'FAIL: %s%s\n' "$name" "${why:+: $why}"
 		for f in "$tmp/$name.srv" "$tmp/$name.cli"; do
 			echo "--- $f"
 			tail -n 15 "$f"
 		done
 		failed+=("$name")
 	fi
+}
+
+# figures TOOL BASE ARGS...: what is wrong with the figures TOOL printed in
+# BASE.cli (and BASE.srv), run with ARGS; nothing if they are there
+figures() {
+	local tool=$1 base=$2 n=1000
+	shift 2
+	case $tool in
+	ibv_*_pingpong)
+		# -n N: N iterations (the pingpongs' default is 1000)
+		while [ $# -gt 0 ]; do
+			[ "$1" = -n ] && n=$2
+			shift
+		done
+		for f in "$base.cli" "$base.srv"; do
+			grep -q "^$n iters in [0-9.]* seconds" "$f" ||
+				{ echo "no '$n iters in' line in ${f##*.}"; return; }
+			! grep -q "invalid data" "$f" ||
+				{ echo "${f##*.}: $(grep -m1 "invalid data" "$f")"; return; }
+		done
+		;;
+	ib_*)
+		# the results table: #bytes #iterations, then figures, all > 0
+		awk '/^ *#bytes/ { t = 1; next }
+			t && /^ *[0-9]+ +[0-9]+ / { rows++; for (i = 3; i <= NF; i++) if ($i + 0 <= 0) bad = $0 }
+			END { if (!rows) print "no results table"; else if (bad != "") print "a zero figure: " bad }' \
+			"$base.cli"
+		;;
+	esac
 }
 
 pt() { # pt TOOL ARGS...: a perftest tool, server/client with the same args
@@ -60,7 +93,7 @@ pt() { # pt TOOL ARGS...: a perftest tool, server/client with the same args
 		"$tool" -d "$devB" -x "$gid" -F "$@" "$ADDR_A"
 }
 
-pp() { # pp TOOL ARGS...: an ibv_*_pingpong, with data validation
+pp() { # pp TOOL ARGS...: an ibv_*_pingpong
 	local tool=$1
 	shift
 	pair "$tool $*" 18515 "$tool" -d "$devA" -g "$gid" "$@" -- \

@@ -7,8 +7,8 @@
 # within the second it looks; host B (--engines 4) sends from all 4 queues
 # (its contexts are spread over its 4 engines, each sending from its own
 # queue, and on a veth a frame arrives on the queue it was sent from), so
-# four byte-checked pingpongs and an ib_write_bw at once reach A on every
-# queue, and A's XDP program redirected frames of queues 2 and 3 to
+# four checked streams (wirecheck: RC, UC and UD, every byte checked at the
+# receiver) and an ib_write_bw at once reach A on every queue, and A's XDP program redirected frames of queues 2 and 3 to
 # sockets (veth's per-queue counters) and found none missing. Queues never
 # go while rxdpd holds them: the kernel refuses ethtool -L rx 2, and the
 # device serves on.
@@ -18,19 +18,20 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ib_write_bw ibv_rc_pingpong ethtool timeout
+require_cmd ib_write_bw ethtool timeout
 
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 NETNS_QUEUES=4 NETNS_NO_IPV6=1 netns_pair
 listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }
-pingpong() { # PORT COUNT: one byte-checked pair, A serving
-	verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -s 4096 -n "$2" \
-		-p "$1" >"$tmp/ps$1" 2>&1 &
-	wait_until 10 listening "$1" || fail "pingpong server on $1 does not listen"
-	verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -s 4096 -n "$2" \
-		-p "$1" "$ADDR_A" >"$tmp/pc$1" 2>&1
-}
+# checked streams, A the target (wirecheck_bg in tests/lib/rxdp.sh)
+WK_DIR=$tmp WK_TNS=$NS_A WK_CNS=$NS_B WK_ADDR=$ADDR_A
+streams=(
+	"-t rc -o all -s 0-20000 -n 500"
+	"-t rc -o send,write -s 1-8192 -n 500 -q 2"
+	"-t uc -o all -s 0-8192 -n 500"
+	"-t ud -o all -s 0-1024 -n 500"
+)
 redirected() { # frames A's XDP program redirected to a socket on queue $1
 	ip netns exec "$NS_A" ethtool -S "$IF_A" |
 		sed -n "s/^ *rx_queue_$1_xdp_redirect: *//p"
@@ -84,12 +85,13 @@ nx=$(ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" --json devices |
 	python3 -c "import json,sys; d=json.load(sys.stdin)['devices'][0]; print(d['rx_queues'], len(d['xsks']))")
 [ "$nx" = "4 4" ] || fail "rxdp-ctl devices shows A's RX queues and AF_XDP sockets as $nx, not 4 4"
 
+WK_TDEV=$devA WK_TGID=$gidA WK_CDEV=$devB WK_CGID=$gidB
 r2=$(redirected 2)
 r3=$(redirected 3)
 pids=()
 for i in 1 2 3 4; do
-	pingpong $((18990 + i)) 500 &
-	pids+=($!)
+	# shellcheck disable=SC2086
+	wirecheck_bg "s$i" $((18990 + i)) ${streams[i - 1]}
 done
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -F -s 65536 -n 2000 -p 18999 >"$tmp/ws" 2>&1 &
 pids+=($!)
@@ -99,8 +101,7 @@ pids+=($!)
 ok=1
 for p in "${pids[@]}"; do wait "$p" || ok=0; done
 for i in 1 2 3 4; do
-	grep -q '^500 iters' "$tmp/pc$((18990 + i))" ||
-		{ ok=0; echo "pingpong $i:"; tail -n 4 "$tmp/ps$((18990 + i))" "$tmp/pc$((18990 + i))"; }
+	wirecheck_wait "s$i" || { ok=0; echo "stream ${streams[i - 1]} failed"; }
 done
 grep -q '^ *65536 ' "$tmp/wc" || { ok=0; echo "ib_write_bw:"; tail -n 4 "$tmp/ws" "$tmp/wc"; }
 d2=$(($(redirected 2) - r2))
@@ -116,5 +117,6 @@ if ip netns exec "$NS_A" ethtool -L "$IF_A" rx 2 2>"$tmp/shrink"; then
 	fail "ethtool -L rx 2 went through under rxdpd's sockets (the kernel now allows it: follow it)"
 fi
 echo "ethtool -L rx 2 refused: $(head -n 1 "$tmp/shrink")"
-pingpong 18998 100 || fail "a pingpong after the refused shrink"
+wirecheck_run after 18998 -t rc -o all -s 0-8192 -n 200 ||
+	fail "a checked stream after the refused shrink"
 echo PASS
