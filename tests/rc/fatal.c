@@ -7,10 +7,12 @@
  * Makes an RC QP (INIT) with 5 receive WQEs (wr_id 100..104) and another
  * (RTS, connected to a QPN nobody has) with 3 send WQEs (wr_id 200..202,
  * unsignaled but the last), prints "ready" and waits for a line on stdin
- * (meanwhile the test kills rxdpd). Then, within 5 s, every WQE must come
- * back from its CQ with IBV_WC_WR_FLUSH_ERR, in order, and
- * ibv_get_async_event must give IBV_EVENT_DEVICE_FATAL; a send posted
- * after that comes back flushed too. Exit 0 when all of it held; else a
+ * (meanwhile the test kills rxdpd). Then, as the README says an HCA in a
+ * fatal state does: within 5 s every WQE comes back from its CQ with
+ * IBV_WC_WR_FLUSH_ERR, in order; ibv_get_async_event gives
+ * IBV_EVENT_DEVICE_FATAL; both QPs read ERR (ibv_query_qp); a send posted
+ * after that is accepted and comes back flushed too; and once everything
+ * is back, ibv_poll_cq fails with EIO. Exit 0 when all of it held; else a
  * line says what did not.
  */
 #include <errno.h>
@@ -47,7 +49,7 @@ static void expect_flushed(struct ibv_cq *cq, uint64_t first, int n)
 		struct ibv_wc wc;
 		int r = ibv_poll_cq(cq, 1, &wc);
 
-		if (r < 0 && now_s() > end)
+		if (r < 0)
 			die("ibv_poll_cq fails before the WQEs came back");
 		if (r <= 0) {
 			if (now_s() > end)
@@ -150,6 +152,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ibv_ack_async_event(&ev);
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qi;
+
+		if (ibv_query_qp(i ? sq : rq, &qa, IBV_QP_STATE, &qi))
+			die("ibv_query_qp fails after the fatal event");
+		if (qa.qp_state != IBV_QPS_ERR) {
+			fprintf(stderr, "fatal: the %s QP reads state %d, not ERR\n",
+				i ? "sending" : "receiving", qa.qp_state);
+			return 1;
+		}
+	}
 	{
 		struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
 		struct ibv_send_wr wr = { .wr_id = 300,
@@ -158,10 +172,22 @@ int main(int argc, char **argv)
 					  .opcode = IBV_WR_SEND },
 				   *bad;
 
-		if (ibv_post_send(sq, &wr, &bad) == 0)
-			expect_flushed(scq, 300, 1);
+		if (ibv_post_send(sq, &wr, &bad))
+			die("a send posted after the fatal event is refused");
+		expect_flushed(scq, 300, 1);
 	}
-	printf("flushed: 5 receives, 3 sends, then 1; "
-	       "IBV_EVENT_DEVICE_FATAL\n");
+	/* everything is back: the CQs have nothing more, and say so */
+	for (i = 0; i < 2; i++) {
+		struct ibv_wc wc;
+		int r = ibv_poll_cq(i ? scq : rcq, 1, &wc);
+
+		if (r != -EIO) {
+			fprintf(stderr, "fatal: ibv_poll_cq on the %s CQ returns %d, "
+					"not -EIO\n", i ? "send" : "receive", r);
+			return 1;
+		}
+	}
+	printf("flushed: 5 receives, 3 sends, then 1; IBV_EVENT_DEVICE_FATAL; "
+	       "QPs in ERR; then ibv_poll_cq -EIO\n");
 	return 0;
 }
