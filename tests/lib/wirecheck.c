@@ -64,7 +64,9 @@
  * UC/UD messages were); 1 on any wrong byte, wrong completion, or loss the
  * transport does not allow; 2 on a usage or setup error. Both ends print
  * one line "wirecheck: ..." with the counts, and a "summary:" line of
- * key=value pairs.
+ * key=value pairs; the client's also has elapsed_ms, the run's time, and
+ * max_gap_ms, the longest it waited with work outstanding and nothing
+ * completing (a stall).
  */
 #include <endian.h>
 #include <errno.h>
@@ -455,6 +457,7 @@ static uint32_t window, db_every, wslot_len, rregion_len;
 static uint64_t cslot_len;
 static uint64_t deadline_ms;
 static int sock = -1;
+static uint64_t elapsed_ms, max_gap_ms; /* the client's */
 
 enum sabotage {
 	SAB_NONE,
@@ -1476,10 +1479,11 @@ static void print_counts(const char *who, const struct counts *t, uint64_t sent,
 	       " bytes=%" PRIu64 " lost=%" PRIu64 " partial=%" PRIu64
 	       " corrupt=%" PRIu64 " dup=%" PRIu64 " late=%" PRIu64
 	       " bad_wc=%" PRIu64 " reads=%" PRIu64 " read_bytes=%" PRIu64
-	       " read_bad=%" PRIu64 " result=%s\n",
+	       " read_bad=%" PRIu64 " elapsed_ms=%" PRIu64
+	       " max_gap_ms=%" PRIu64 " result=%s\n",
 	       sent, t->delivered, t->bytes, t->lost, t->partial, t->corrupt,
-	       t->dup, t->late, t->bad_wc, reads, rbytes, rbad,
-	       failed ? "FAIL" : "ok");
+	       t->dup, t->late, t->bad_wc, reads, rbytes, rbad, elapsed_ms,
+	       max_gap_ms, failed ? "FAIL" : "ok");
 }
 
 static int run_target(void)
@@ -1829,6 +1833,7 @@ static int run_client(uint64_t count, unsigned seconds)
 	struct ibv_wc wc[32];
 	uint32_t reported_qps = 0;
 	uint64_t start = now_ms(), sent = 0, reads = 0, rbytes = 0, rbad = 0;
+	uint64_t last_progress = start;
 	struct counts t = { 0 };
 	bool armed = false;
 
@@ -1890,6 +1895,18 @@ static int run_client(uint64_t count, unsigned seconds)
 				die("control message %u", m.type);
 			}
 		}
+		/* progress: a completion or a credit; a gap: none with work out */
+		{
+			bool waiting = false;
+
+			for (uint32_t i = 0; i < C.nqps; i++)
+				waiting |= Q[i].wr_seq != Q[i].wr_done ||
+					   Q[i].sv_posted != Q[i].credit;
+			if (busy && now - last_progress > max_gap_ms)
+				max_gap_ms = now - last_progress;
+			if (busy || !waiting)
+				last_progress = now;
+		}
 		for (uint32_t i = 0; i < C.nqps; i++)
 			busy |= client_pump(&Q[i], now, stop);
 		if (busy)
@@ -1897,6 +1914,7 @@ static int run_client(uint64_t count, unsigned seconds)
 		else
 			idle(&armed);
 	}
+	elapsed_ms = now_ms() - start;
 	for (uint32_t i = 0; i < C.nqps; i++) {
 		sum_counts(&t, &Q[i].n);
 		t.bad_wc += Q[i].bad_wc;

@@ -2,7 +2,8 @@
 # holdfs MOUNTPOINT GATE: a FUSE file system of one file, "data" (1 MiB of
 # zeros, anyone may read and write it), whose reads and writes wait while
 # the file GATE exists: a FUSE server that withholds its answers, as any
-# user may run one (fusermount3). For tests/security/isolation.sh.
+# user may run one (fusermount3); it prints "held" when a request starts
+# waiting. For tests/security/isolation.sh.
 import errno
 import os
 import stat
@@ -20,6 +21,8 @@ class HoldFS(Operations):
         self.data = bytearray(SIZE)
 
     def _wait(self):
+        if os.path.exists(self.gate):
+            print("held", flush=True)
         while os.path.exists(self.gate):
             time.sleep(0.05)
 

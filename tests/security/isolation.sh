@@ -2,8 +2,11 @@
 # One user cannot stall, starve or exhaust the HCA every user shares
 # (rxdpd): each attack below is made by unprivileged users (hog, as uid
 # 65534 or 60001-60004) on host A while a victim (uid 65533) runs checked
-# pingpongs (ibv_rc_pingpong -c) between the two hosts, one after another;
-# every victim run must finish with no error, during every attack.
+# streams between the two hosts, one after another (wirecheck: RC, every
+# operation, every byte checked at the receiver). During every attack the
+# victim keeps going: each attack holds on until the victim has finished
+# runs of its own while it holds (a stalled victim never does: the wait
+# for it fails), and every run is whole.
 #  - storm: the attacker's own transfers go through the batched path (a
 #    shared memfd mapping) while it keeps its mmap lock busy with
 #    mprotect: only its memory thread in rxdpd waits; and again with its
@@ -15,16 +18,17 @@
 #    here) refuses with ENOMEM, and rxdpd stays below it
 #  - contexts: four users open connections until refused: a user who holds
 #    none still gets one, and root
-#  - fuse (where /dev/fuse and fusepy are): an MR over a FUSE file whose
-#    server withholds its answers for 6 s: the attacker's RDMA Read waits,
-#    nothing else does
+#  - fuse: an MR over a FUSE file whose server withholds its answers until
+#    the victim has run 10 times: the attacker's RDMA Read waits, the victim
+#    never waits as long as the hold lasts (its longest stall, wirecheck's
+#    max_gap_ms, is shorter)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ibv_rc_pingpong setpriv prlimit
+require_cmd setpriv prlimit
 hog=$root/build/tests/security/hog
 [ -x "$hog" ] || fail "$hog not built"
 
@@ -38,40 +42,45 @@ ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*" >&2; errors=$((errors + 1)); }
 as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
 
-# The victim: pingpongs, every byte checked, until $tmp/stop appears
+# The victim: checked streams, until $tmp/stop appears; each run adds a
+# line "MAX_GAP_MS" to $tmp/victim.runs (its longest stall)
+WK_DIR=$tmp WK_TWRAP=$(as 65533) WK_CWRAP=$(as 65533) WK_TIMEOUT=60
 victim() {
-	local i=0 port=19600
-	rm -f "$tmp/stop" "$tmp/victim.fail"
+	local i=0
 	while [ ! -e "$tmp/stop" ]; do
 		i=$((i + 1))
-		RXDP_VERBS_TIMEOUT=60 verbs "$NS_B" $(as 65533) ibv_rc_pingpong -c -n 500 \
-			-s 4096 -d "$devB" -g "$gidB" -p $port >"$tmp/vs" 2>&1 &
-		local s=$!
-		wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':$port '"
-		if ! RXDP_VERBS_TIMEOUT=60 verbs "$NS_A" $(as 65533) ibv_rc_pingpong -c -n 500 \
-			-s 4096 -d "$devA" -g "$gidA" -p $port "$ADDR_B" >"$tmp/vc" 2>&1 ||
-			! wait $s; then
-			{ echo "run $i:"; tail -n 3 "$tmp/vc" "$tmp/vs"; } >>"$tmp/victim.fail"
-			wait $s 2>/dev/null
-		fi
+		wirecheck_run victim 19600 -t rc -o all -s 1-4096 -n 500 >/dev/null 2>"$tmp/victim.err" ||
+			{ echo "run $i:"; cat "$tmp/victim.err"; } >>"$tmp/victim.fail"
+		sed -n 's/^summary: .*max_gap_ms=\([0-9]*\).*/\1/p' "$tmp/victim.client" >>"$tmp/victim.runs"
 	done
-	echo "$i" >"$tmp/victim.runs"
+}
+runs() { wc -l <"$tmp/victim.runs"; }
+# victim_runs N: wait (60 s at most) until the victim finished N more runs
+victim_runs() {
+	local want=$(($(runs) + $1))
+	wait_until 60 bash -c "[ \$(wc -l <$tmp/victim.runs) -ge $want ] || [ -e $tmp/victim.fail ]" &&
+		[ ! -e "$tmp/victim.fail" ]
 }
 
 # during NAME CMD...: CMD (the attack) while the victim runs
 during() {
-	local name=$1
+	local name=$1 r0
 	shift
+	rm -f "$tmp/stop" "$tmp/victim.fail"
+	: >"$tmp/victim.runs"
 	victim &
 	local v=$!
-	sleep 1
+	victim_runs 1 || bad "$name: the victim did not start"
+	r0=$(runs)
 	"$@"
+	# storm's attacker ran for its seconds: the victim ran meanwhile
+	[ "$(runs)" -gt "$r0" ] || bad "$name: no run of the victim finished during the attack"
 	touch "$tmp/stop"
 	wait $v
 	if [ -e "$tmp/victim.fail" ]; then
-		bad "$name: the victim's pingpong failed: $(cat "$tmp/victim.fail")"
+		bad "$name: the victim's stream failed: $(cat "$tmp/victim.fail")"
 	else
-		ok "$name: the victim's $(cat "$tmp/victim.runs") pingpong runs all finished"
+		ok "$name: the victim's $(runs) checked runs all whole, $(($(runs) - r0)) during the attack"
 	fi
 }
 
@@ -91,7 +100,8 @@ attack_jump() {
 	else
 		bad "jump: $(cat "$tmp/jump")"
 	fi
-	sleep 3 # the victim goes on while rxdpd tears the attacker's QPs down
+	# the victim goes on while rxdpd tears the attacker's QPs down
+	victim_runs 2 || bad "jump: the victim stalled during the teardown"
 }
 during "jump and teardown" attack_jump
 
@@ -102,7 +112,7 @@ attack_qps() {
 	rss0=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
 	coproc HOG { verbs "$NS_A" $(as 65534) "$hog" "$devA" "$gidA" qps 2>"$tmp/qps.err"; }
 	read -r line <&"${HOG[0]}"
-	sleep 2
+	victim_runs 2 || bad "qps: the victim stalled while the attacker held its QPs"
 	rss1=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
 	exec {HOG[1]}>&-
 	wait "$HOG_PID"
@@ -134,7 +144,8 @@ attack_contexts() {
 	else
 		bad "contexts: a user who holds none (or root) got no connection"
 	fi
-	sleep 2 # the victim's runs meanwhile need connections too
+	# the victim's runs meanwhile need connections too
+	victim_runs 2 || bad "contexts: the victim stalled while the slots were held"
 	for fd in "${fds[@]}"; do exec {fd}>&-; done
 	wait "${pids[@]}" 2>/dev/null
 }
@@ -153,8 +164,19 @@ attack_fuse() {
 	fi
 	verbs "$NS_A" $(as 65534) "$hog" "$devA" "$gidA" fuse "$tmp/fuse/data" \
 		>"$tmp/fuse.out" 2>&1 &
-	local h=$!
-	sleep 6 # the server withholds its answers; the victim goes on
+	local h=$! r0 t0 held gap
+	# the server withholds its answers (the attacker's Read waits on one
+	# now); the victim goes on, and never waits as long as the hold
+	wait_until 30 grep -q "^held" "$tmp/holdfs.log" ||
+		bad "fuse: the attacker's memory was never waited for"
+	r0=$(runs)
+	t0=$(date +%s%N)
+	victim_runs 10 || bad "fuse: the victim stalled while the FUSE server held"
+	held=$((($(date +%s%N) - t0) / 1000000))
+	gap=$(tail -n +$((r0 + 1)) "$tmp/victim.runs" | sort -n | tail -n 1)
+	[ "${gap:-$held}" -lt "$held" ] ||
+		bad "fuse: the victim stalled ${gap:-?} ms of the hold's $held ms"
+	echo "    fuse: the hold lasted $held ms, the victim's longest stall in it $gap ms"
 	rm -f "$tmp/hold"
 	if wait $h; then
 		ok "$(cat "$tmp/fuse.out")"
@@ -163,10 +185,12 @@ attack_fuse() {
 	fi
 	umount -l "$tmp/fuse"
 }
+# make check installs python3-fusepy, and the kernel here has FUSE: a
+# machine without them fails this check rather than skip it
 if [ -c /dev/fuse ] && /usr/bin/python3 -c 'import fusepy' 2>/dev/null; then
 	during "FUSE-backed MR" attack_fuse
 else
-	echo "skip FUSE-backed MR: no /dev/fuse or python3-fusepy"
+	bad "FUSE-backed MR: no /dev/fuse or python3-fusepy"
 fi
 
 [ $errors = 0 ] || fail "$errors check(s) failed"
