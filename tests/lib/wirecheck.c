@@ -440,6 +440,9 @@ struct qpst {
 	uint8_t *seen; /* delivered or not, for the last SEEN_BITS messages (UD's late ones) */
 	bool finished;
 	uint8_t *rbuf; /* its receive slots (without an SRQ) */
+	/* UC: Sends lost since its last receive completion (what they left) */
+	uint64_t lost_sends[8];
+	unsigned nlost_sends;
 };
 #define SEEN_BITS (1U << 20)
 
@@ -897,10 +900,12 @@ static void peer_error(const struct ctl *m)
  */
 static int check_scattered(const uint8_t *buf, const uint32_t *piece, int n,
 			   uint64_t skip, uint64_t len, const struct pat *pat,
-			   uint64_t base, char *why, size_t wsz)
+			   uint64_t base, const struct pat *tail, char *why,
+			   size_t wsz)
 {
 	const uint8_t *p = buf + GUARD;
 	uint64_t pos = 0; /* bytes of the completion before this piece */
+	bool in_tail = tail;
 	int64_t bad;
 
 	if ((bad = unmarked(buf, GUARD)) >= 0) {
@@ -934,12 +939,23 @@ static int check_scattered(const uint8_t *buf, const uint32_t *piece, int n,
 				return -1;
 			}
 		}
+		if (in_tail && piece[k] > have) {
+			/* what an earlier message left there, then MARK */
+			bad = pat_cmp(tail, pos + have - skip, piece[k] - have,
+				      p + have);
+			if (bad >= 0) {
+				in_tail = false;
+				have += (uint64_t)bad;
+			} else {
+				have = piece[k];
+			}
+		}
 		if ((bad = unmarked(p + have, piece[k] - have)) >= 0) {
 			snprintf(why, wsz,
 				 "SGE %d written past the message (its byte "
 				 "%" PRIu64 ")",
 				 k, have + (uint64_t)bad);
-			return -1;
+			return -2;
 		}
 		p += piece[k];
 		pos += piece[k];
@@ -1048,7 +1064,52 @@ static bool loss_allowed(void)
  * clear it. full: its completion came (Write with immediate), so all of it
  * is there.
  */
-static void check_write(struct qpst *q, uint64_t id, uint64_t sv, bool full)
+/*
+ * Where 8 stray bytes at p came from: the message near id (within a few
+ * windows) and its offset whose bytes they are, into out; for a report
+ */
+static void whose(const struct qpst *q, uint64_t id, const uint8_t *p,
+		  char *out, size_t osz)
+{
+	uint64_t lo = id > 2 * (uint64_t)window + 64 ? id - 2 * window - 64 : 0;
+	uint8_t *buf = malloc((size_t)C.max_size + 8);
+
+	snprintf(out, osz, "of no message near %" PRIu64, id);
+	if (!buf || reported > MAX_REPORTED)
+		goto out;
+	for (uint64_t k = lo; k < id + window + 64; k++) {
+		uint32_t len = size_of(q->idx, k);
+		struct pat pat = pat_msg(q->idx, k);
+
+		if (len < 8)
+			continue;
+		pat_fill(&pat, 0, len, buf);
+		for (uint32_t o = 0; o + 8 <= len; o++)
+			if (!memcmp(buf + o, p, 8)) {
+				snprintf(out, osz,
+					 "message %" PRIu64
+					 "'s (%s, %u bytes) at its byte %u",
+					 k, op_name[op_of(q->idx, k)], len, o);
+				goto out;
+			}
+	}
+out:
+	free(buf);
+}
+
+/*
+ * How a Write's slot is checked: a plain Write's whole or (UC) lost; one
+ * with immediate whose completion came, whole; one whose completion never
+ * came, lost (whole would be a completion missing)
+ */
+enum wcheck {
+	W_PLAIN,
+	W_COMPLETED,
+	W_NO_COMPLETION
+};
+
+static void check_write(struct qpst *q, uint64_t id, uint64_t sv,
+			enum wcheck how)
 {
 	uint8_t *s = wslot(q, sv);
 	uint32_t len = size_of(q->idx, id), off = woff(q->idx, id);
@@ -1058,15 +1119,38 @@ static void check_write(struct qpst *q, uint64_t id, uint64_t sv, bool full)
 		      unmarked(s + off + len, wslot_len - off - len) < 0;
 
 	if (!guards) {
+		int64_t at = unmarked(s, off) >= 0
+				     ? unmarked(s, off)
+				     : (int64_t)(off + len) +
+					       unmarked(s + off + len,
+							wslot_len - off - len);
+		char src[160] = "";
+
+		if ((uint64_t)at + 8 <= wslot_len)
+			whose(q, id, s + at, src, sizeof(src));
 		q->n.corrupt++;
 		wrong("qp %u message %" PRIu64
-		      " (%s, %u bytes): bytes around its "
-		      "slot written",
-		      q->idx, id, op_name[op_of(q->idx, id)], len);
+		      " (%s, %u bytes at slot offset %u): slot byte %" PRId64
+		      " written, with bytes %s",
+		      q->idx, id, op_name[op_of(q->idx, id)], len, off, at,
+		      src);
+	} else if (how == W_NO_COMPLETION && !len) {
+		q->n.lost++; /* nothing of it to see */
+		if (!loss_allowed())
+			wrong("qp %u message %" PRIu64
+			      " (write_imm, 0 bytes) never arrived",
+			      q->idx, id);
+	} else if (bad < 0 && how == W_NO_COMPLETION) {
+		q->n.corrupt++;
+		wrong("qp %u message %" PRIu64
+		      " (write_imm, %u bytes): all of it placed, "
+		      "no completion",
+		      q->idx, id, len);
 	} else if (bad < 0) {
 		q->n.delivered++;
 		q->n.bytes += len;
-	} else if (!full && unmarked(s + off + bad, len - (uint64_t)bad) < 0) {
+	} else if (how != W_COMPLETED &&
+		   unmarked(s + off + bad, len - (uint64_t)bad) < 0) {
 		/* nothing, or only its first packets, arrived: a loss */
 		q->n.lost++;
 		q->n.partial += bad > 0;
@@ -1114,9 +1198,14 @@ static void account(struct qpst *q, uint64_t below)
 		seen_put(q, id, false);
 		if (!target_sees(o))
 			continue;
-		if (o == OP_WRITE) {
-			check_write(q, id, q->sv_seen, false);
+		if (o == OP_WRITE || o == OP_WRITE_IMM) {
+			/* a lost Write with immediate may have left its first packets */
+			check_write(q, id, q->sv_seen,
+				    o == OP_WRITE ? W_PLAIN : W_NO_COMPLETION);
 		} else {
+			if (q->nlost_sends <
+			    sizeof(q->lost_sends) / sizeof(q->lost_sends[0]))
+				q->lost_sends[q->nlost_sends++] = id;
 			q->n.lost++;
 			if (!loss_allowed())
 				wrong("qp %u message %" PRIu64
@@ -1140,19 +1229,24 @@ static uint64_t nearest(uint64_t expect, uint64_t low, unsigned bits)
 	return id;
 }
 
-/* The first message from expect on that is a Send (plausible, or expect) */
-static uint64_t next_send(const struct qpst *q)
+/*
+ * The first message from expect on that is a Send of len bytes (the first
+ * Send, if none within the window; expect if no Send at all)
+ */
+static uint64_t next_send(const struct qpst *q, uint32_t len)
 {
-	uint64_t sv = 0;
+	uint64_t sv = 0, first = UINT64_MAX;
 
 	for (uint64_t id = q->expect; sv <= window + 8; id++) {
 		enum op o = op_of(q->idx, id);
 
-		if (o == OP_SEND)
+		if (o == OP_SEND && size_of(q->idx, id) == len)
 			return id;
+		if (o == OP_SEND && first == UINT64_MAX)
+			first = id;
 		sv += target_sees(o);
 	}
-	return q->expect;
+	return first != UINT64_MAX ? first : q->expect;
 }
 
 /*
@@ -1169,8 +1263,10 @@ static uint64_t recv_id(const struct qpst *q, const struct ibv_wc *wc,
 	if (wc->wc_flags & IBV_WC_WITH_IMM)
 		return nearest(q->expect, be32toh(wc->imm_data) & 0x7fffffff,
 			       31);
+	if (wc->byte_len < skip)
+		return q->expect;
 	if (wc->byte_len < skip + 4)
-		return next_send(q);
+		return next_send(q, (uint32_t)(wc->byte_len - skip));
 	sg_read(buf, piece, n, skip, (uint8_t *)&v, 4);
 	return nearest(q->expect, le32toh(v) ^ id_mask(q->idx), 32);
 }
@@ -1192,6 +1288,68 @@ static struct qpst *qp_by_num(uint32_t qpn)
 		if (Q[i].me.qpn == qpn)
 			return &Q[i];
 	return NULL;
+}
+
+/*
+ * Past the message in a UC receive buffer: a Send that lost its last
+ * packets left its first ones in the buffer, which the next message takes
+ * (IBTA 9.8.2: its WQE is not consumed), and so may several, each writing
+ * a longer or shorter start of its own. Byte x of the buffer is the latest
+ * such Send's that reached x, or MARK: so, packet by packet from the
+ * message's end on, the lost Sends from the latest to the earliest, then
+ * MARK. The message's own bytes, the gaps and the guards are checked as
+ * ever. 0 when it is so.
+ */
+static int uc_leftovers(const struct qpst *q, const uint8_t *buf,
+			const uint32_t *piece, int n, uint64_t got,
+			const struct pat *pat)
+{
+	uint8_t *lin = malloc(rcap + 1);
+	int c = (int)q->nlost_sends - 1, ret = -1;
+	const uint8_t *p = buf + GUARD;
+	uint64_t x;
+
+	if (!lin)
+		goto out;
+	/* gaps and guards, with what is in the pieces taken as it is */
+	if (unmarked(buf, GUARD) >= 0)
+		goto out;
+	for (int k = 0; k < n; k++) {
+		p += piece[k];
+		if (k < n - 1 && unmarked(p, GAP) >= 0)
+			goto out;
+		p += k < n - 1 ? GAP : 0;
+	}
+	if (unmarked(p, GUARD) >= 0)
+		goto out;
+	sg_read(buf, piece, n, 0, lin, rcap);
+	if (pat_cmp(pat, 0, got, lin) >= 0)
+		goto out;
+	for (x = got; x < rcap;) {
+		uint64_t end = (x / C.mtu + 1) * C.mtu;
+		struct pat t;
+
+		if (end > rcap)
+			end = rcap;
+		/*
+		 * one packet's bytes come from one Send, the latest that has
+		 * them (a lost Send's packets are whole: its last one never
+		 * came, or it would not be lost)
+		 */
+		for (; c >= 0; c--) {
+			t = pat_msg(q->idx, q->lost_sends[c]);
+			if (size_of(q->idx, q->lost_sends[c]) >= end &&
+			    pat_cmp(&t, x, end - x, lin + x) < 0)
+				break;
+		}
+		if (c < 0)
+			break;
+		x = end;
+	}
+	ret = unmarked(lin + x, rcap - x) < 0 ? 0 : -1;
+out:
+	free(lin);
+	return ret;
 }
 
 /* What is wrong with the completion of message id of op o (why stays empty if nothing) */
@@ -1220,12 +1378,39 @@ static void check_recv(const struct qpst *q, const struct ibv_wc *wc,
 		 (wc->src_qp != q->peer.qpn || !(wc->wc_flags & IBV_WC_GRH)))
 		snprintf(why, wsz, "source QP %u%s", wc->src_qp,
 			 wc->wc_flags & IBV_WC_GRH ? "" : ", no GRH");
-	else if (o == OP_WRITE_IMM)
-		/* the receive buffer stays untouched: the slot has the message */
-		check_scattered(buf, piece, n, 0, 0, &pat, 0, why, wsz);
-	else
-		check_scattered(buf, piece, n, skip, len + skip, &pat, 0, why,
-				wsz);
+	else {
+		/* a Write's receive buffer stays untouched: its slot has it */
+		uint64_t got = o == OP_WRITE_IMM ? 0 : len + skip;
+
+		if (check_scattered(buf, piece, n, skip, got, &pat, 0, NULL,
+				    why, wsz) != -2 ||
+		    C.qp_type != T_UC)
+			return;
+		if (!uc_leftovers(q, buf, piece, n, got, &pat)) {
+			why[0] = '\0';
+			return;
+		}
+		{
+			/* whose bytes they are, for the report */
+			uint8_t *lin = malloc(rcap + 8);
+			uint64_t at = got;
+			char src[160] = "";
+
+			if (!lin)
+				return;
+			memset(lin, MARK, rcap + 8);
+			sg_read(buf, piece, n, 0, lin, rcap);
+			while (at < rcap && lin[at] == MARK)
+				at++;
+			whose(q, id, lin + at, src, sizeof(src));
+			snprintf(why + strlen(why), wsz - strlen(why),
+				 ": its byte %" PRIu64
+				 " on are %s (%u Sends lost "
+				 "since the last completion)",
+				 at, src, q->nlost_sends);
+			free(lin);
+		}
+	}
 }
 
 static void target_recv(const struct ibv_wc *wc)
@@ -1299,8 +1484,10 @@ static void target_recv(const struct ibv_wc *wc)
 		q->n.corrupt++;
 		wrong("qp %u message %" PRIu64 " (%s, %u bytes): %s", q->idx,
 		      id, op_name[o], size_of(q->idx, id), why);
+		if (o == OP_WRITE_IMM) /* its slot is the next one's */
+			memset(wslot(q, q->sv_seen), MARK, wslot_len);
 	} else if (o == OP_WRITE_IMM) {
-		check_write(q, id, q->sv_seen, true);
+		check_write(q, id, q->sv_seen, W_COMPLETED);
 	} else {
 		q->n.delivered++;
 		q->n.bytes += size_of(q->idx, id);
@@ -1318,6 +1505,7 @@ static void target_recv(const struct ibv_wc *wc)
 		q->expect = id + 1;
 		q->sv_seen++;
 	}
+	q->nlost_sends = 0; /* the WQE they wrote into is done */
 repost:
 	memset(buf, MARK, rslot_len);
 	rgen[rslot_index(q, slot)]++;
@@ -1699,7 +1887,8 @@ static void client_complete(const struct ibv_wc *wc)
 		struct pat rp = pat_region(q->idx);
 
 		check_scattered(buf, piece, n, 0, r->len, &rp,
-				read_at(q, r->id, r->len), why, sizeof(why));
+				read_at(q, r->id, r->len), NULL, why,
+				sizeof(why));
 		memset(buf, MARK, cslot_len);
 		if (!why[0]) {
 			q->rd_ok++;
