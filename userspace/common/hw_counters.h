@@ -48,6 +48,8 @@
  *                          (userspace/engine/README.md)
  *   datapath_sleeps        device only: times a data-path thread slept
  *                          waiting for work (none with rxdpd --poll)
+ *   retransmitted_pkts     device only: request packets sent again (a
+ *                          go-back-N resend, a tail-loss probe)
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -77,6 +79,7 @@ enum rxdp_hwc {
 	RXDP_HWC_RX_HANDOFFS,
 	RXDP_HWC_RX_COALESCED,
 	RXDP_HWC_DATAPATH_SLEEPS,
+	RXDP_HWC_RETRANSMITTED,
 	RXDP_HWC_MAX,
 };
 
@@ -105,6 +108,7 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_RX_HANDOFFS] = "rx_handoffs",
 	[RXDP_HWC_RX_COALESCED] = "rx_coalesced",
 	[RXDP_HWC_DATAPATH_SLEEPS] = "datapath_sleeps",
+	[RXDP_HWC_RETRANSMITTED] = "retransmitted_pkts",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */
