@@ -13,6 +13,15 @@
 #                            source IP address, malformed, expert severity,
 #                            IPv4 TTL
 #   capture_has_ops OP...    fail unless each BTH opcode OP was seen
+#   capture_start NS IF PCAP SNAPLEN
+#                            tcpdump of RoCEv2 (UDP 4791) on IF in NS into
+#                            PCAP, returning once it captures; in immediate
+#                            mode, so a frame is written as it comes (else
+#                            libpcap holds frames up to a second in its
+#                            ring's block, and a capture stopped right after
+#                            the traffic misses its end)
+#   capture_stop             stop it; fail if the kernel dropped a frame
+#                            it should have had
 #
 # Only the transport is checked: the heuristic dissectors Wireshark tries on
 # InfiniBand payloads (RPC-over-RDMA, SMB Direct, iSER, IPoIB...) take test
@@ -67,4 +76,21 @@ capture_has_ops() {
 	for op in "$@"; do
 		[[ "$CAPTURE_OPS" == *" $op "* ]] || fail "capture: no opcode $op seen"
 	done
+}
+
+capture_start() {
+	CAPTURE_LOG=$3.log
+	ip netns exec "$1" tcpdump -i "$2" -w "$3" -U --immediate-mode -s "$4" \
+		udp port 4791 >"$CAPTURE_LOG" 2>&1 &
+	CAPTURE_PID=$!
+	on_exit "kill $CAPTURE_PID 2>/dev/null"
+	wait_until 10 grep -q "listening on" "$CAPTURE_LOG" ||
+		{ cat "$CAPTURE_LOG"; fail "tcpdump did not start"; }
+}
+
+capture_stop() {
+	kill -INT "$CAPTURE_PID"
+	wait "$CAPTURE_PID" 2>/dev/null
+	grep -q "^0 packets dropped by kernel" "$CAPTURE_LOG" ||
+		fail "the capture is not whole: $(grep dropped "$CAPTURE_LOG")"
 }

@@ -32,7 +32,10 @@
  *   -u N              RC ACK timeout, 4.096 us x 2^N (14)
  *   --lossy           UC and UD may lose, duplicate or reorder messages (a
  *                     lossy link): counted, not failed. RC promises every
- *                     message once and in order, lossy or not.
+ *                     message once and in order, lossy or not. (On a wire
+ *                     that duplicates or reorders, UC and UD streams of
+ *                     Sends only: a Write placed again, or late, lands in
+ *                     a slot already given to the next one.)
  *   --settle MS       how long the target waits for the last messages of
  *                     UC and UD, and the client at a stalled window (2000)
  * Both sides: -T SECS ends the run as failed after SECS (300); --spin polls
@@ -1294,19 +1297,28 @@ static struct qpst *qp_by_num(uint32_t qpn)
  * Past the message in a UC receive buffer: a Send that lost its last
  * packets left its first ones in the buffer, which the next message takes
  * (IBTA 9.8.2: its WQE is not consumed), and so may several, each writing
- * a longer or shorter start of its own. Byte x of the buffer is the latest
- * such Send's that reached x, or MARK: so, packet by packet from the
- * message's end on, the lost Sends from the latest to the earliest, then
- * MARK. The message's own bytes, the gaps and the guards are checked as
- * ever. 0 when it is so.
+ * a longer or shorter start of its own. So, packet by packet from the
+ * message's end on, each packet of the buffer is a whole packet of one
+ * such Send at its own offsets, then MARK to the end. The message's own
+ * bytes, the gaps and the guards are checked as ever. 0 when it is so.
  */
+/* Bytes [x, end) of lin are message id's at those offsets */
+static bool is_packet_of(const struct qpst *q, uint64_t id, uint64_t x,
+			 uint64_t end, const uint8_t *lin)
+{
+	struct pat t = pat_msg(q->idx, id);
+
+	return size_of(q->idx, id) >= end && pat_cmp(&t, x, end - x, lin + x) < 0;
+}
+
 static int uc_leftovers(const struct qpst *q, const uint8_t *buf,
 			const uint32_t *piece, int n, uint64_t got,
 			const struct pat *pat)
 {
 	uint8_t *lin = malloc(rcap + 1);
-	int c = (int)q->nlost_sends - 1, ret = -1;
+	uint64_t lo = q->expect > window + 8 ? q->expect - window - 8 : 0;
 	const uint8_t *p = buf + GUARD;
+	int ret = -1;
 	uint64_t x;
 
 	if (!lin)
@@ -1326,24 +1338,28 @@ static int uc_leftovers(const struct qpst *q, const uint8_t *buf,
 	if (pat_cmp(pat, 0, got, lin) >= 0)
 		goto out;
 	for (x = got; x < rcap;) {
-		uint64_t end = (x / C.mtu + 1) * C.mtu;
-		struct pat t;
+		uint64_t end = (x / C.mtu + 1) * C.mtu, k;
+		int c;
 
 		if (end > rcap)
 			end = rcap;
 		/*
-		 * one packet's bytes come from one Send, the latest that has
-		 * them (a lost Send's packets are whole: its last one never
-		 * came, or it would not be lost)
+		 * one packet's bytes come from one Send (a lost Send's packets
+		 * are whole: its last one never came, or it would not be
+		 * lost): one lost since the last completion, or, where the wire
+		 * reorders, any near the stream's place
 		 */
-		for (; c >= 0; c--) {
-			t = pat_msg(q->idx, q->lost_sends[c]);
-			if (size_of(q->idx, q->lost_sends[c]) >= end &&
-			    pat_cmp(&t, x, end - x, lin + x) < 0)
+		for (c = (int)q->nlost_sends - 1; c >= 0; c--)
+			if (is_packet_of(q, q->lost_sends[c], x, end, lin))
+				break;
+		if (c < 0) {
+			for (k = lo; k < q->expect + window + 8; k++)
+				if (op_of(q->idx, k) <= OP_SEND_IMM &&
+				    is_packet_of(q, k, x, end, lin))
+					break;
+			if (k == q->expect + window + 8)
 				break;
 		}
-		if (c < 0)
-			break;
 		x = end;
 	}
 	ret = unmarked(lin + x, rcap - x) < 0 ? 0 : -1;
@@ -1467,11 +1483,16 @@ static void target_recv(const struct ibv_wc *wc)
 		      q->idx, wc->byte_len, id, q->expect);
 		goto repost;
 	}
-	if (late && (C.qp_type != T_UD || seen_get(q, id) ||
+	/*
+	 * Before expect: RC never delivers out of order or twice, so it came
+	 * twice. UC and UD may, on a wire that duplicates or reorders: a UC
+	 * responder starts a new message at any first or only packet, whatever
+	 * its PSN (IBTA 9.8.3, rxe's check_psn), so an old one is taken again.
+	 */
+	if (late && (C.qp_type == T_RC || seen_get(q, id) ||
 		     id + SEEN_BITS / 2 < q->expect)) {
-		/* RC and UC never deliver out of order: it came twice */
 		q->n.dup++;
-		if (C.qp_type != T_UD || !C.lossy)
+		if (!loss_allowed())
 			wrong("qp %u message %" PRIu64
 			      " (%s) arrived again after %" PRIu64,
 			      q->idx, id, op_name[o], q->expect - 1);
@@ -1494,7 +1515,7 @@ static void target_recv(const struct ibv_wc *wc)
 	}
 	seen_put(q, id, true);
 	if (late) {
-		/* UD, counted lost when a later one came */
+		/* UC or UD, counted lost when a later one came */
 		q->n.late++;
 		q->n.lost--;
 		if (!C.lossy)
@@ -2114,7 +2135,7 @@ static int run_client(uint64_t count, unsigned seconds)
 	}
 	/* the target's verdict, from its counts: what the transport allows passes */
 	if (t.corrupt || t.bad_wc || rbad || (t.lost && !loss_allowed()) ||
-	    ((t.dup || t.late) && !(C.lossy && C.qp_type == T_UD)))
+	    ((t.dup || t.late) && !loss_allowed()))
 		failed = 1;
 	print_counts(prog, &t, sent, reads, rbytes, rbad);
 	return failed;

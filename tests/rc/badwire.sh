@@ -10,11 +10,12 @@
 #    data, atomics, RNR and access-error NAKs) captured on PA: tshark must
 #    decode every frame as InfiniBand, with no malformed or warned frame,
 #    and show every RC opcode the run makes.
-# 2. rc_ops' large transfers and atomics, ibv_rc_pingpong -c, and perftest's
-#    write/read/send/atomic bandwidth tests through loss, duplication and
-#    reordering: every byte and every atomic result checked (rc_ops,
-#    pingpong), every tool exits 0; badwire must have made each kind of
-#    fault.
+# 2. rc_ops' large transfers and atomics, checked streams (wirecheck: RC
+#    whole, UC and UD Sends with what they lose counted), ibv_rc_pingpong
+#    and perftest's write/read/send/atomic bandwidth tests through loss,
+#    duplication and reordering: every byte and every atomic result checked
+#    (rc_ops, wirecheck), every tool exits 0; badwire must have made each
+#    kind of fault.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -58,8 +59,9 @@ wire_pid=
 wire_start() { # wire_start BADWIRE-OPTIONS...
 	ip netns exec "$NS_R" "$badwire" "$@" "$PA" "$PB" >"$tmp/wire.log" 2>&1 &
 	wire_pid=$!
-	sleep 0.3
-	kill -0 $wire_pid 2>/dev/null || { cat "$tmp/wire.log"; fail "badwire did not start"; }
+	# it says so once both ports are open
+	wait_until 10 grep -q "^badwire: $PA <-> $PB" "$tmp/wire.log" ||
+		{ cat "$tmp/wire.log"; fail "badwire did not start"; }
 }
 wire_stop() { # badwire's counters into $counts (not in a $(...) subshell:
 	# badwire is not that subshell's child, its wait would not wait)
@@ -96,15 +98,9 @@ rc_ops_run() {
 }
 
 # 1. a clean captured run
-ip netns exec "$NS_R" tcpdump -i "$PA" -w "$tmp/cap.pcap" -U -s 0 udp port 4791 \
-	>"$tmp/tcpdump.log" 2>&1 &
-dump=$!
-on_exit "kill $dump 2>/dev/null"
-sleep 1
+capture_start "$NS_R" "$PA" "$tmp/cap.pcap" 0
 rc_ops_run capture basic errors
-sleep 1
-kill -INT $dump
-wait $dump 2>/dev/null
+capture_stop
 wire_stop
 echo "clean wire: $counts"
 capture_check "$tmp/cap.pcap" 1000
@@ -116,13 +112,31 @@ capture_has_ops $(seq 0 20)
 # 2. through loss, duplication and reordering
 wire_start -l 1 -d 1 -r 2 -s "$id"
 RXDP_RC_OPS_ROUNDS=3 rc_ops_run "faults: rc_ops bulk" bulk
+# checked streams: RC whole; UC and UD lose, and may deliver a duplicate
+# or a late one (a UC responder starts a message at any first packet):
+# counted. Their streams are Sends, whose every arrival has a completion,
+# of 4 bytes or more (a shorter one names nobody: out of order, it would
+# be taken for another).
+WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
+WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A WK_TIMEOUT=200
+streams=(
+	"-t rc -o all -s 0-100000 -n 300 --sge 2"
+	"-t uc -o send,send_imm -s 4-20000 -n 300 --lossy --settle 1000"
+	"-t ud -o all -s 4-1024 -n 500 --lossy --settle 1000"
+)
+for i in "${!streams[@]}"; do
+	# shellcheck disable=SC2086
+	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} || fail "faults: wirecheck ${streams[i]}"
+	echo "ok: faults: wirecheck ${streams[i]}"
+done
 # perftest checks its completions, not the data: still, every WR must end
 for t in "ib_write_bw -s 262144" "ib_read_bw -s 262144" "ib_send_bw -s 65536" \
 	"ib_atomic_bw"; do
 	# shellcheck disable=SC2086
 	verbs "$NS_A" $t -d "$devA" -x "$gidA" -F -n 100 >"$tmp/pt.srv" 2>&1 &
 	srv=$!
-	sleep 0.5
+	wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18515 '" ||
+		fail "$t: the server does not listen"
 	# shellcheck disable=SC2086
 	verbs "$NS_B" $t -d "$devB" -x "$gidB" -F -n 100 "$ADDR_A" \
 		>"$tmp/pt.cli" 2>&1 || { tail "$tmp/pt.srv" "$tmp/pt.cli"; fail "$t"; }
@@ -145,7 +159,8 @@ for s in 1 4096 1048576; do
 	verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -c -n 50 -s $s \
 		>"$tmp/pp.srv" 2>&1 &
 	srv=$!
-	sleep 0.5
+	wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18515 '" ||
+		fail "rc_pingpong -s $s: the server does not listen"
 	verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -c -n 50 -s $s "$ADDR_A" \
 		>"$tmp/pp.cli" 2>&1 || { cat "$tmp/pp.srv" "$tmp/pp.cli"; fail "rc_pingpong -s $s"; }
 	wait $srv || { cat "$tmp/pp.srv"; fail "rc_pingpong server -s $s"; }

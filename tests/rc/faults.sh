@@ -16,6 +16,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
+. "$root/tests/lib/capture.sh"
 
 require_root
 require_cmd ibv_rc_pingpong ib_write_bw tshark tcpdump bpftool timeout
@@ -51,11 +52,7 @@ pair() {
 }
 
 # 1. a captured clean run, decoded by tshark
-ip netns exec "$NS_R" tcpdump -i "$PA" -w "$tmp/cap.pcap" -U -s 256 udp port 4791 \
-	>"$tmp/tcpdump.log" 2>&1 &
-dump=$!
-on_exit "kill $dump 2>/dev/null"
-wait_until 10 grep -q "listening on" "$tmp/tcpdump.log" || fail "tcpdump did not start"
+capture_start "$NS_R" "$PA" "$tmp/cap.pcap" 256
 pair "capture: rc_pingpong" ibv_rc_pingpong -d "$devA" -g "$gid" -c -n 50 -s 3000 -- \
 	ibv_rc_pingpong -d "$devB" -g "$gid" -c -n 50 -s 3000
 pair "capture: write_bw" ib_write_bw -d "$devA" -x "$gid" -F -n 50 -s 5000 -- \
@@ -64,8 +61,7 @@ pair "capture: read_bw" ib_read_bw -d "$devA" -x "$gid" -F -n 50 -s 5000 -- \
 	ib_read_bw -d "$devB" -x "$gid" -F -n 50 -s 5000
 pair "capture: atomic_bw" ib_atomic_bw -d "$devA" -x "$gid" -F -n 50 -- \
 	ib_atomic_bw -d "$devB" -x "$gid" -F -n 50
-kill -INT $dump
-wait $dump 2>/dev/null
+capture_stop
 total=$(tshark -r "$tmp/cap.pcap" 2>/dev/null | wc -l)
 ib=$(tshark -r "$tmp/cap.pcap" -Y infiniband 2>/dev/null | wc -l)
 bad=$(tshark -r "$tmp/cap.pcap" -Y '_ws.malformed || _ws.expert.severity >= warning' 2>/dev/null | wc -l)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The RDMA connection manager between two rxdp hosts, with rdma-core's own
 # programs on build/lib's librdmacm.so.1 and libibverbs.so.1:
-#   rping -v -C 100 (data verified; over IPv6 too; and with rdma-core's
+#   rping -V -C 100 (rping compares every ping's data, -V; over IPv6 too;
+#   and with rdma-core's
 #   libraries loaded beside, channels made epoll sets), ucmatose (4 connections, and a
 #   migration to another channel), udaddy (UD: SIDR), rdma_server and
 #   rdma_client (rdma_create_ep, synchronous ids), ib_write_bw -R and
@@ -20,6 +21,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
+. "$root/tests/lib/capture.sh"
 
 require_root
 require_cmd rping ucmatose udaddy rdma_server rdma_client rstream \
@@ -44,11 +46,7 @@ done
 grep -q "QP1 up" "$tmp/rxdpd-A.log" && grep -q "QP1 up" "$tmp/rxdpd-B.log" ||
 	fail "QP1 did not come up: $(cat "$tmp"/rxdpd-*.log)"
 
-ip netns exec "$NS_R" tcpdump -i "$PA" -w "$tmp/cm.pcap" -U -s 512 udp port 4791 \
-	>"$tmp/tcpdump.log" 2>&1 &
-dump=$!
-on_exit "kill $dump 2>/dev/null"
-sleep 1
+capture_start "$NS_R" "$PA" "$tmp/cm.pcap" 512
 
 # listening NS PORT: wait until an id of NS listens on PORT (rxdp-ctl cm)
 listening() {
@@ -90,13 +88,16 @@ cm_pair() {
 
 # (rping through tests/lib/rping-run: Debian 12's rping has an exit race)
 RPING=$root/tests/lib/rping-run
-cm_pair rping 7174 "$RPING" -s -a "$ADDR_B" -v -C 100 -- "$RPING" -c -a "$ADDR_B" -v -C 100
+# -V: rping compares each ping's data with what it sent and fails on a
+# mismatch ("data mismatch!"); -v prints each one, which is counted
+cm_pair rping 7174 "$RPING" -s -a "$ADDR_B" -v -V -C 100 -- "$RPING" -c -a "$ADDR_B" -v -V -C 100
 n=$(grep -c "^ping data: rdma-ping-" "$tmp/rping.cli")
-[ "$n" -eq 100 ] || fail "rping: $n of 100 pings verified"
+[ "$n" -eq 100 ] || fail "rping: $n of 100 pings came back"
+! grep -q "mismatch" "$tmp/rping.cli" "$tmp/rping.srv" || fail "rping: a ping's data differs"
 grep -q "DISCONNECT EVENT" "$tmp/rping.srv" || fail "rping: the server saw no DISCONNECTED"
 
-cm_pair "rping (IPv6)" 7174 "$RPING" -s -a "$ADDR6_B" -v -C 20 -- \
-	"$RPING" -c -a "$ADDR6_B" -v -C 20
+cm_pair "rping (IPv6)" 7174 "$RPING" -s -a "$ADDR6_B" -v -V -C 20 -- \
+	"$RPING" -c -a "$ADDR6_B" -v -V -C 20
 [ "$(grep -c "^ping data: rdma-ping-" "$tmp/rping (IPv6).cli")" -eq 20 ] ||
 	fail "rping over IPv6: not every ping verified"
 # rdma-core's libraries loaded beside rxdp's in both programs (as where the
@@ -106,8 +107,8 @@ cm_pair "rping (IPv6)" 7174 "$RPING" -s -a "$ADDR6_B" -v -C 20 -- \
 # while the main thread loads libraries, neither hangs nor misses an event
 sys=$(find /usr/lib /usr/lib64 -name libibverbs.so.1 -path '*linux-gnu*' 2>/dev/null | head -n 1)
 [ -n "$sys" ] || fail "no rdma-core libibverbs.so.1 on this host"
-cm_pair "rping (rdma-core beside)" 7174 env RXDP_RDMA_CORE="$sys" "$RPING" -s -a "$ADDR_B" -v -C 20 -- \
-	env RXDP_RDMA_CORE="$sys" "$RPING" -c -a "$ADDR_B" -v -C 20
+cm_pair "rping (rdma-core beside)" 7174 env RXDP_RDMA_CORE="$sys" "$RPING" -s -a "$ADDR_B" -v -V -C 20 -- \
+	env RXDP_RDMA_CORE="$sys" "$RPING" -c -a "$ADDR_B" -v -V -C 20
 [ "$(grep -c "^ping data: rdma-ping-" "$tmp/rping (rdma-core beside).cli")" -eq 20 ] ||
 	fail "rping with rdma-core's libraries beside: not every ping verified"
 cm_pair ucmatose 7471 ucmatose -c 4 -C 20 -- ucmatose -s "$ADDR_B" -c 4 -C 20
@@ -178,10 +179,11 @@ for victim in client server; do
 	verbs "$NS_B" rping -s -a "$ADDR_B" >"$tmp/kill.srv" 2>&1 &
 	srv=$!
 	listening "$NS_B" 7174 || fail "rping does not listen"
-	verbs "$NS_A" rping -c -a "$ADDR_B" >"$tmp/kill.cli" 2>&1 &
+	verbs "$NS_A" stdbuf -oL rping -c -v -a "$ADDR_B" >"$tmp/kill.cli" 2>&1 &
 	cli=$!
-	sleep 1
-	kill -0 $cli 2>/dev/null || fail "rping client: $(cat "$tmp/kill.cli")"
+	# connected, and pinging
+	wait_until 10 grep -q "^ping data" "$tmp/kill.cli" ||
+		fail "rping client: $(cat "$tmp/kill.cli")"
 	if [ $victim = client ]; then
 		kill_prog $cli rping; survivor=$srv; out=$tmp/kill.srv
 	else
@@ -202,9 +204,7 @@ for victim in client server; do
 	echo "ok: $victim killed: the peer got $how within $(($(date +%s) - start)) s"
 done
 
-sleep 1
-kill -INT $dump
-wait $dump 2>/dev/null
+capture_stop
 # the dissectors that guess at what a Send's payload carries (RPC over
 # RDMA, EoIB, IPoIB, FCoIB, SDP) read the test programs' data as their
 # protocols and call it malformed (as in tests/engine/tshark_decode.sh)

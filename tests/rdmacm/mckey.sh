@@ -11,8 +11,9 @@
 #     received by every receiver, though the sender destroys its QP right
 #     after posting them;
 #   - a forged datagram from the segment to a group nobody here joined is
-#     dropped by B's XDP program and counted (drop_mcast_no_group), one to
-#     a group with members is not.
+#     dropped by B's XDP program and counted (drop_mcast_no_group); three to
+#     a group with members are redirected to the data path (redirect grows
+#     by them) and not dropped.
 # MCKEY_ENGINES=2 (tests/rdmacm/mckey-engines.sh): the same with two
 # engines per device on a veth of two queues, where a process's QPs are
 # one engine's: each receiver process of a host on its own engine, the
@@ -151,12 +152,16 @@ coproc HOLD2 { verbs "$NS_B" "$check" "$devB" "$G4"; }
 hold=$HOLD2_PID
 read -r -t 20 line <&"${HOLD2[0]}" && [ "$line" = attached ] || fail "attach $G4"
 before=$(verdict drop_mcast_no_group)
+redirected=$(verdict redirect)
 verbs "$NS_A" /usr/bin/python3 "$root/tests/lib/roce_send.py" "$G4" \
 	--opcode 0x64 --qpn 0xffffff --ext 012345670000abcd --payload-len 16 --count 3 ||
 	fail "roce_send.py"
-sleep 1
+redirected_by() { [ "$(verdict redirect)" -ge $((redirected + $1)) ]; }
+wait_until 5 redirected_by 3 ||
+	fail "datagrams to a joined group: redirect went $redirected -> $(verdict redirect), want +3"
 after=$(verdict drop_mcast_no_group)
 echo >&"${HOLD2[1]}"
 wait "$hold" 2>/dev/null
 [ "$after" = "$before" ] || fail "datagrams to a joined group dropped as no group"
+echo "redirect: $redirected -> $(verdict redirect); drop_mcast_no_group stays $after"
 echo PASS

@@ -23,10 +23,7 @@ require_cmd qemu-system-x86_64 tcpdump tshark timeout
 vm_built
 
 vm_guests
-ip netns exec "$VM_NS" tcpdump -i "$VM_BR" -w "$VM_DIR/cap.pcap" -U -s 0 \
-	udp port 4791 >"$VM_DIR/tcpdump.log" 2>&1 &
-dump=$!
-on_exit "kill $dump 2>/dev/null"
+capture_start "$VM_NS" "$VM_BR" "$VM_DIR/cap.pcap" 0
 
 for round in "rxdp rxe" "rxe rxdp"; do
 	read -r sa sb <<<"$round"
@@ -52,8 +49,7 @@ for round in "rxdp rxe" "rxe rxdp"; do
 	vm_mckey 239.1.2.3
 done
 
-kill -INT $dump
-wait $dump 2>/dev/null
+capture_stop
 capture_check "$VM_DIR/cap.pcap" 1000
 # every RC opcode (IBTA 9.2, table 39) and UD Send Only
 capture_has_ops $(seq 0 20) 100
