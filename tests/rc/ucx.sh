@@ -55,7 +55,9 @@ run() { # TLS TEST ARGS...: one ucx_perftest pair
 	verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS="$tls" \
 		ucx_perftest -p "$port" >"$tmp/srv" 2>&1 &
 	local srv=$!
-	sleep 1
+	# its TCP port, where the client finds it
+	wait_until 30 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':$port '" ||
+		fail "ucx_perftest server does not listen on $port"
 	verbs "$NS_B" env UCX_NET_DEVICES="$devB:1" UCX_TLS="$tls" \
 		ucx_perftest -p "$port" "$ADDR_A" -t "$test" "$@" >"$tmp/cli" 2>&1
 	local rc=$?

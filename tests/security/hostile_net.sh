@@ -22,6 +22,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
+. "$root/tests/lib/capture.sh"
 
 require_root
 require_cmd bpftool tcpdump timeout
@@ -128,15 +129,19 @@ check_window() {
 
 # 1. forged writes, wrong source; the frames checked as valid RoCEv2
 snapshot >"$tmp/v0"
-ip netns exec "$NS_C" tcpdump -i "$IF_C" -w "$tmp/forged.pcap" -U -s 0 \
-	udp port 4791 >/dev/null 2>&1 &
-dump=$!
-sleep 1
+# (wait_for_drops N: until B's XDP program has dropped N more as
+# drop_bad_source than at snapshot FILE $2)
+wait_for_drops() {
+	local b
+	b=$(awk '$1 == "drop_bad_source" {print $2}' "$2")
+	wait_until 10 bash -c "[ \"\$(ip netns exec $NS_B $RXDP_BIN/rxdp-loader status $IF_B |
+		awk '/^verdicts:/{v=1; next} /^[^ ]/{v=0} v && \$1 == \"drop_bad_source\" {print \$2}')\" -ge $((b + $1)) ]"
+}
+capture_start "$NS_C" "$IF_C" "$tmp/forged.pcap" 0
 n1=$(attack "$MAC_C" "$ADDR_C" --len 1024) || fail "forge.py"
 n2=$(attack "$MAC_C" "$ADDR_A" --len 1024) || fail "forge.py"
-sleep 1
-kill -INT $dump
-wait $dump 2>/dev/null
+wait_for_drops $((n1 + n2)) "$tmp/v0"
+capture_stop
 check_window "$tmp/v0" "forged writes"
 echo "forged writes from $ADDR_C and from $ADDR_A with $MAC_C: $((n1 + n2)) sent, $dropped dropped as drop_bad_source"
 [ "$dropped" = $((n1 + n2)) ] || fail "drop_bad_source counted $dropped of $((n1 + n2))"
@@ -150,10 +155,10 @@ echo "forged frames as captured: $icrc"
 snapshot >"$tmp/v1"
 n3=$(attack "$MAC_C" "$ADDR_C" --sweep 2048) || fail "forge.py"
 n4=$(attack "$MAC_C" "$ADDR_A" --sweep 2048) || fail "forge.py"
-sleep 1
+wait_for_drops $((n3 + n4)) "$tmp/v1"
 check_window "$tmp/v1" "PSN sweep"
 echo "PSN sweep of $((n3 + n4)) frames: $dropped dropped as drop_bad_source"
-[ "$dropped" -gt 0 ] || fail "the sweep reached nothing"
+[ "$dropped" = $((n3 + n4)) ] || fail "the sweep: $dropped of $((n3 + n4)) dropped as drop_bad_source"
 now=$(epsn_of "$QPN")
 [ "$now" = "$EPSN" ] || fail "the sweep moved B's epsn from $EPSN to $now"
 echo "B's expected PSN still $now"
