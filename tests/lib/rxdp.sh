@@ -14,6 +14,13 @@
 #                             RXDP_VERBS_TIMEOUT seconds (default 60)
 #   rxdp_counter NS NAME      the transport counter NAME of NS's (first)
 #                             device, from rxdp-ctl --json
+#   rxdp_verdict NS NAME      the XDP verdict counter NAME (redirect,
+#                             drop_*) of NS's (first) device
+#   vt_across NS PROG ARGS... a vtest program (tests/lib/vtest.h) in NS
+#                             with its requester an agent in the other host
+#                             of the pair (PROG DEV GID agent PORT there):
+#                             its WRs cross the wire, the agent's verdict of
+#                             NS's XDP program redirected them
 #
 # The data checker (tests/lib/wirecheck.c), every byte of every message
 # checked at its receiver and every message counted:
@@ -97,6 +104,33 @@ rxdpd_threads() {
 rxdp_counter() {
 	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json counters |
 		python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['counters']['$2'])"
+}
+
+rxdp_verdict() {
+	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json stats |
+		python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['xdp_verdicts']['$2'])"
+}
+
+_vt_port=19900
+vt_across() {
+	local ns=$1 prog=$2 other=$NS_B odev=$devB ogid=$gidB addr=$ADDR_B a rc r0
+	shift 2
+	if [ "$ns" = "$NS_B" ]; then
+		other=$NS_A odev=$devA ogid=$gidA addr=$ADDR_A
+	fi
+	_vt_port=$((_vt_port + 1))
+	r0=$(rxdp_verdict "$ns" redirect)
+	verbs "$other" "$prog" "$odev" "$ogid" agent "$_vt_port" >/dev/null &
+	a=$!
+	verbs "$ns" env VT_PEER="$addr:$_vt_port" "$prog" "$@"
+	rc=$?
+	wait "$a" || { echo "${prog##*/} agent: exit $?" >&2; rc=1; }
+	# the WRs came over the wire: the XDP program took their packets
+	if [ $rc = 0 ] && [ "$(rxdp_verdict "$ns" redirect)" -le "$r0" ]; then
+		echo "${prog##*/} $*: no packet of the agent's reached $ns's XDP program" >&2
+		rc=1
+	fi
+	return $rc
 }
 
 rxdp_hosts() {

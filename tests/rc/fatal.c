@@ -159,7 +159,8 @@ int main(int argc, char **argv)
 		if (ibv_query_qp(i ? sq : rq, &qa, IBV_QP_STATE, &qi))
 			die("ibv_query_qp fails after the fatal event");
 		if (qa.qp_state != IBV_QPS_ERR) {
-			fprintf(stderr, "fatal: the %s QP reads state %d, not ERR\n",
+			fprintf(stderr,
+				"fatal: the %s QP reads state %d, not ERR\n",
 				i ? "sending" : "receiving", qa.qp_state);
 			return 1;
 		}
@@ -182,8 +183,10 @@ int main(int argc, char **argv)
 		int r = ibv_poll_cq(i ? scq : rcq, 1, &wc);
 
 		if (r != -EIO) {
-			fprintf(stderr, "fatal: ibv_poll_cq on the %s CQ returns %d, "
-					"not -EIO\n", i ? "send" : "receive", r);
+			fprintf(stderr,
+				"fatal: ibv_poll_cq on the %s CQ returns %d, "
+				"not -EIO\n",
+				i ? "send" : "receive", r);
 			return 1;
 		}
 	}

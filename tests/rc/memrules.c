@@ -20,6 +20,11 @@
  *             Writes land in the file, RDMA Reads and atomics read it, a
  *             Send's receive completes with its bytes there
  *
+ * With VT_PEER=HOST:PORT the requester is an agent on another host
+ * (`memrules DEVICE GID_INDEX agent PORT` there, tests/lib/vtest.h): the
+ * WRs cross the wire, XDP and AF_XDP, into this process's memory, which
+ * keeps its rules the same.
+ *
  * Prints "ok ..." lines; exits 0 if every check held, 1 otherwise.
  */
 #include <errno.h>
@@ -64,9 +69,16 @@ static void setup(const char *dev)
 	if (!cq)
 		vt_die("memrules", "PD/CQ");
 	ia.send_cq = ia.recv_cq = cq;
-	qa = ibv_create_qp(pd, &ia);
 	qb = ibv_create_qp(pd, &ia);
-	if (!qa || !qb)
+	if (!qb)
+		vt_die("memrules", "ibv_create_qp");
+	if (vt_remote("memrules")) {
+		/* the requester is the agent's, on the other host */
+		vt_remote_connect("memrules", qb, gid_index);
+		return;
+	}
+	qa = ibv_create_qp(pd, &ia);
+	if (!qa)
 		vt_die("memrules", "ibv_create_qp");
 	qp_to_rts(qa, qb->qp_num);
 	qp_to_rts(qb, qa->qp_num);
@@ -83,13 +95,17 @@ static enum ibv_wc_status wait_wc(uint64_t *wr_id)
 }
 
 /*
- * One WR on qa: opcode with len bytes at buf (lkey), towards (raddr,
- * rkey); atomics add or compare-swap a and b. Its status.
+ * One WR on qa (the agent's, across the wire): opcode with len bytes at buf
+ * (lkey), towards (raddr, rkey); atomics add or compare-swap a and b. Its
+ * status.
  */
 static enum ibv_wc_status post1(enum ibv_wr_opcode op, void *buf, uint32_t lkey,
 				uint32_t len, uint64_t raddr, uint32_t rkey,
 				uint64_t a, uint64_t b)
 {
+	if (!qa)
+		return vt_remote_post1("memrules", op, buf, len, raddr, rkey, a,
+				       b);
 	return vt_post1("memrules", qa, op, buf, lkey, len, raddr, rkey, a, b);
 }
 
@@ -509,10 +525,13 @@ int main(int argc, char **argv)
 	if (argc < 4) {
 		fprintf(stderr, "usage: memrules DEVICE GID_INDEX "
 				"race|fork|dontneed|munmap|private|shared "
-				"[FILE]\n");
+				"[FILE] | agent PORT\n");
 		return 2;
 	}
 	gid_index = atoi(argv[2]);
+	if (!strcmp(argv[3], "agent") && argc > 4)
+		vt_agent("memrules", vt_open("memrules", argv[1]), gid_index,
+			 argv[4]);
 	setup(argv[1]);
 	if (!strcmp(argv[3], "race"))
 		test_race();

@@ -12,6 +12,9 @@
 #  - an MR over a shared file mapping takes the batched path: counted in
 #    payload_syscalls, fewer than one per packet
 #  - normal memory costs no payload system call at all
+#  - fork, MADV_DONTNEED, munmap and the shared file mapping again with the
+#    requester on the other host (an agent: tests/lib/vtest.h), its WRs
+#    across the wire, XDP and AF_XDP (A's XDP program redirected them)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -76,5 +79,17 @@ else
 	echo "FAIL shared file mapping: $calls payload system calls for $moved bytes (4096 packets)" >&2
 	errors=$((errors + 1))
 fi
+
+# the same rules across the wire: the requester an agent on B, its WRs
+# through XDP and AF_XDP into A's memory
+for t in fork dontneed munmap "shared /dev/shm/memrules-wire.$$"; do
+	# shellcheck disable=SC2086
+	if vt_across "$NS_A" "$prog" "$devA" "$gidA" $t; then
+		:
+	else
+		echo "FAIL memrules ${t%% *} across the wire" >&2
+		errors=$((errors + 1))
+	fi
+done
 [ $errors = 0 ] || fail "$errors check(s) failed"
 echo PASS

@@ -32,6 +32,13 @@
  *             errors mlx5 gives (ENOENT, EPERM, EFAULT, EINVAL,
  *             EOPNOTSUPP)
  *
+ * With VT_PEER=HOST:PORT the requester is an agent on another host
+ * (`odp DEVICE GID_INDEX agent PORT` there, tests/lib/vtest.h): the WRs
+ * cross the wire into this process's ODP memory. What only a requester's
+ * own memory decides (a Write from, or a Read into, a hole; a Write from
+ * an address nothing maps) stays a loopback check; untouched, munmap,
+ * implicit and rereg run either way.
+ *
  * Prints "ok ..." lines; exits 0 if every check held, 1 otherwise.
  */
 #include <errno.h>
@@ -74,13 +81,20 @@ static void qps_new(void)
 						.max_recv_sge = 1 } };
 	struct ibv_wc wc;
 
-	if (qa && (ibv_destroy_qp(qa) || ibv_destroy_qp(qb)))
+	if ((qa && ibv_destroy_qp(qa)) || (qb && ibv_destroy_qp(qb)))
 		vt_die("odp", "ibv_destroy_qp");
 	while (ibv_poll_cq(cq, 1, &wc) > 0)
 		;
-	qa = ibv_create_qp(pd, &ia);
 	qb = ibv_create_qp(pd, &ia);
-	if (!qa || !qb)
+	if (!qb)
+		vt_die("odp", "ibv_create_qp");
+	if (vt_remote("odp")) {
+		/* the requester is the agent's, on the other host */
+		vt_remote_connect("odp", qb, gid_index);
+		return;
+	}
+	qa = ibv_create_qp(pd, &ia);
+	if (!qa)
 		vt_die("odp", "ibv_create_qp");
 	qp_to_rts(qa, qb->qp_num);
 	qp_to_rts(qb, qa->qp_num);
@@ -110,6 +124,8 @@ static enum ibv_wc_status post1(enum ibv_wr_opcode op, void *buf, uint32_t lkey,
 				uint32_t len, uint64_t raddr, uint32_t rkey,
 				uint64_t a, uint64_t b)
 {
+	if (!qa)
+		return vt_remote_post1("odp", op, buf, len, raddr, rkey, a, b);
 	return vt_post1("odp", qa, op, buf, lkey, len, raddr, rkey, a, b);
 }
 
@@ -137,6 +153,17 @@ static void send_recv(void *src, uint32_t slkey, void *dst, uint32_t dlkey,
 			   *sbad;
 
 	*ss = *rs = IBV_WC_GENERAL_ERR;
+	if (!qa) {
+		/* the agent's Send; ours the receive, if the Send reached it */
+		if (ibv_post_recv(qb, &rwr, &rbad))
+			vt_die("odp", "post");
+		*ss = vt_remote_post1("odp", IBV_WR_SEND, src, len, 0, 0, 0, 0);
+		if (*ss == IBV_WC_SUCCESS || *ss == IBV_WC_REM_OP_ERR ||
+		    *ss == IBV_WC_REM_ACCESS_ERR ||
+		    *ss == IBV_WC_REM_INV_REQ_ERR)
+			*rs = wait_wc().status;
+		return;
+	}
 	if (ibv_post_recv(qb, &rwr, &rbad) || ibv_post_send(qa, &swr, &sbad))
 		vt_die("odp", "post");
 	for (int i = 0; i < 2; i++) {
@@ -393,17 +420,21 @@ static void test_munmap(void)
 	VT_CHECK(st == IBV_WC_REM_ACCESS_ERR,
 		 "munmap: Fetch&Add in the hole: %s", ibv_wc_status_str(st));
 	qps_new();
-	/* local: an RDMA Write, and a Send, from the hole */
-	st = post1(IBV_WR_RDMA_WRITE, hole, mr->lkey, 64, (uintptr_t)src,
-		   smr->rkey, 0, 0);
-	VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
-		 "munmap: RDMA Write from the hole: %s", ibv_wc_status_str(st));
-	qps_new();
-	st = post1(IBV_WR_RDMA_READ, hole, mr->lkey, 64, (uintptr_t)src,
-		   smr->rkey, 0, 0);
-	VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
-		 "munmap: RDMA Read into the hole: %s", ibv_wc_status_str(st));
-	qps_new();
+	/* local: an RDMA Write, and a Send, from the hole (ours alone) */
+	if (qa) {
+		st = post1(IBV_WR_RDMA_WRITE, hole, mr->lkey, 64,
+			   (uintptr_t)src, smr->rkey, 0, 0);
+		VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
+			 "munmap: RDMA Write from the hole: %s",
+			 ibv_wc_status_str(st));
+		qps_new();
+		st = post1(IBV_WR_RDMA_READ, hole, mr->lkey, 64, (uintptr_t)src,
+			   smr->rkey, 0, 0);
+		VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
+			 "munmap: RDMA Read into the hole: %s",
+			 ibv_wc_status_str(st));
+		qps_new();
+	}
 	/* receives into the hole: a small Send and a large one */
 	for (uint32_t n = 32; n <= 4096; n *= 128) {
 		send_recv(src, smr->lkey, hole, mr->lkey, n, &ss, &rs);
@@ -486,11 +517,13 @@ static void test_implicit(void)
 		 "implicit: RDMA Write to address 4096: %s",
 		 ibv_wc_status_str(st));
 	qps_new();
-	st = post1(IBV_WR_RDMA_WRITE, (void *)4096, imr->lkey, 64,
-		   (uintptr_t)far, imr->rkey, 0, 0);
-	VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
-		 "implicit: RDMA Write from address 4096: %s",
-		 ibv_wc_status_str(st));
+	if (qa) { /* a requester's own memory */
+		st = post1(IBV_WR_RDMA_WRITE, (void *)4096, imr->lkey, 64,
+			   (uintptr_t)far, imr->rkey, 0, 0);
+		VT_CHECK(st == IBV_WC_LOC_PROT_ERR,
+			 "implicit: RDMA Write from address 4096: %s",
+			 ibv_wc_status_str(st));
+	}
 	VT_CHECK(!ibv_dereg_mr(imr), "implicit: dereg");
 	if (!vt_failed)
 		printf("ok   implicit: one MR for the address space: heap, "
@@ -849,11 +882,13 @@ int main(int argc, char **argv)
 	if (argc < 4) {
 		fprintf(stderr, "usage: odp DEVICE GID_INDEX "
 				"caps|untouched|munmap|implicit|transports|"
-				"rereg|advise\n");
+				"rereg|advise | agent PORT\n");
 		return 2;
 	}
 	page = sysconf(_SC_PAGESIZE);
 	gid_index = atoi(argv[2]);
+	if (!strcmp(argv[3], "agent") && argc > 4)
+		vt_agent("odp", vt_open("odp", argv[1]), gid_index, argv[4]);
 	setup(argv[1]);
 	if (!strcmp(argv[3], "caps"))
 		test_caps();

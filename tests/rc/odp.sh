@@ -5,7 +5,9 @@
 # RLIMIT_MEMLOCK (faulted in on access, never re-backed nor pinned), a page
 # unmapped inside one (access errors, never a crash), implicit ODP over the
 # whole address space, ibv_advise_mr and its errors. ODP memory takes the
-# batched path: payload_syscalls must move.
+# batched path: payload_syscalls must move. Then untouched, munmap, implicit
+# and rereg again with the requester on the other host (an agent:
+# tests/lib/vtest.h), its WRs across the wire into ODP memory.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -39,5 +41,15 @@ fi
 # rxdpd is still there and serving
 verbs "$NS_A" "$prog" "$devA" "$gidA" caps >/dev/null ||
 	{ echo "FAIL rxdpd after the ODP tests" >&2; errors=$((errors + 1)); }
+# across the wire: the requester an agent on B, its WRs through XDP and
+# AF_XDP into A's ODP memory
+for t in untouched munmap implicit rereg; do
+	if vt_across "$NS_A" "$prog" "$devA" "$gidA" "$t"; then
+		:
+	else
+		echo "FAIL odp $t across the wire" >&2
+		errors=$((errors + 1))
+	fi
+done
 [ $errors = 0 ] || fail "$errors check(s) failed"
 echo PASS
