@@ -1643,7 +1643,8 @@ static void target_try_finish(struct qpst *q, uint64_t now)
 		account(q, q->expect + 1);
 	if (q->expect < q->total) {
 		/* RC: everything was acknowledged, so everything comes */
-		if (C.qp_type == T_RC || now - q->last_rx_ms < C.settle_ms)
+		/* (a completion after now was taken moved last_rx_ms past it) */
+		if (C.qp_type == T_RC || now < q->last_rx_ms + C.settle_ms)
 			return;
 		account(q, q->total);
 	}

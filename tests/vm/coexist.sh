@@ -10,7 +10,8 @@
 #   ibv_devices lists both devices (Debian's library alone: rxe0 only);
 #   one process (tests/verbs/coexist) moves byte-checked RDMA Writes and
 #   Sends on rxe0 and on rxdp_eth0 side by side, round after round;
-#   across the guests, ibv_rc_pingpong -c and ib_write_bw on each device;
+#   across the guests, a checked stream (wirecheck) and ib_write_bw on each
+#   device;
 #   rping on rxe0 with Debian's librdmacm in both guests, on rxdp's
 #   system-wide libibverbs in B (what a host's RDMA-CM programs keep doing
 #   after the install), rping on rxdp_eth0 with rxdp's librdmacm, and
@@ -73,9 +74,9 @@ for dev in rxe0 rxdp_eth0; do
 	peer=$VM_ADDR_A
 	[ $dev = rxe0 ] && peer=$VM_ADDR1_A
 	gid="\$(/rxdp/tests/vm/guest.sh gid $dev)"
-	vm_pair "ibv_rc_pingpong -c on $dev" 120 \
-		"ibv_rc_pingpong -d $dev -g $gid -c -n 20 -s 4096" \
-		"ibv_rc_pingpong -d $dev -g $gid -c -n 20 -s 4096 $peer"
+	wk=/rxdp/build/tests/lib/wirecheck
+	vm_pair "wirecheck on $dev" 300 "$wk -d $dev -g $gid -T 280" \
+		"$wk -d $dev -g $gid -T 280 $opt -t rc -o all -s 0-20000 -n 50 $peer"
 	vm_pair "ib_write_bw on $dev" 120 \
 		"ib_write_bw -d $dev -x $gid -F $opt -n 100 -s 65536 --report_gbits" \
 		"ib_write_bw -d $dev -x $gid -F $opt -n 100 -s 65536 --report_gbits $peer"
@@ -83,7 +84,7 @@ done
 
 # RDMA-CM on the kernel's device: Debian's librdmacm, over rxdp's
 # libibverbs in B (client), rdma-core's alone in A (server)
-VM_LISTEN_PORT=
+VM_LISTEN_PORT= VM_LISTEN_CM=7174
 vm_pair "rping on rxe0 (rdma-core's librdmacm)" 120 \
 	"env -u LD_LIBRARY_PATH /rxdp/tests/lib/rping-run -s -a $VM_ADDR1_A -C 10 -S 1024 -V" \
 	"/rxdp/tests/lib/rping-run -c -a $VM_ADDR1_A -C 10 -S 1024 -V"
@@ -98,11 +99,13 @@ rx="LD_LIBRARY_PATH=/rxdp/build/lib"
 vm_pair "rping on rxe0 (rxdp's librdmacm)" 120 \
 	"/rxdp/tests/lib/rping-run -s -a $VM_ADDR1_A -C 10 -S 1024 -V" \
 	"$rx /rxdp/tests/lib/rping-run -c -a $VM_ADDR1_A -C 10 -S 1024 -V"
+VM_LISTEN_CM=7471
 vm_pair "ucmatose on rxe0 (rxdp's librdmacm)" 120 \
 	"ucmatose -b $VM_ADDR1_A -c 2 -C 10" "$rx ucmatose -s $VM_ADDR1_A -c 2 -C 10"
+VM_LISTEN_CM=7174
 vm_pair "udaddy on rxe0 (rxdp's librdmacm)" 120 \
 	"udaddy -b $VM_ADDR1_A -c 2 -C 10" "$rx udaddy -s $VM_ADDR1_A -c 2 -C 10"
-VM_LISTEN_PORT=18515
+VM_LISTEN_PORT=18515 VM_LISTEN_CM=
 
 if [ ${#VM_FAILED[@]} -gt 0 ]; then
 	echo "failed: ${VM_FAILED[*]}"

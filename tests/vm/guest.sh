@@ -93,6 +93,8 @@ diag)
 	# after a failure: what each stack counted, and rxdpd's last words
 	if [ -f /run/rxdpd.pid ]; then
 		"$tree/build/bin/rxdp-ctl" stats
+		# the transport's counters that moved
+		"$tree/build/bin/rxdp-ctl" counters | grep -v ' 0$'
 		# how its data path started (the tail below may not reach it)
 		grep -e "data path up" -e "SCHED_FIFO" /tmp/rxdpd.log | head -n 4
 		grep -v "client pid" /tmp/rxdpd.log | tail -n 20

@@ -4,9 +4,9 @@
 # jammy; Debian 12's user space), rxdp to rxdp over virtio-net. The kernel
 # lacks multi-buffer XDP (5.18), so rxdp-loader must load the single-buffer
 # program (rxdp_xdp_linear) and rxdpd's port offer 2048 bytes at most (the
-# guests' 1500-byte links: 1024); then
-# the pingpongs with -c, perftest and rc_ops (every RC operation, the error
-# completions), byte-checked, and rping (RDMA-CM).
+# guests' 1500-byte links: 1024); then checked RC, UC and UD streams
+# (wirecheck), the stock pingpongs, perftest, rc_ops (every RC operation,
+# the error completions, byte-checked) and rping (RDMA-CM).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"

@@ -228,6 +228,10 @@ vm_run() {
 #   vm_pt TOOL ARGS...     a perftest tool, the same ARGS both sides
 #   vm_pp TOOL ARGS...     an ibv_*_pingpong, the same ARGS both sides
 #   vm_rc_ops [GROUP...]   tests/rc/rc_ops between them
+#   vm_wirecheck ARGS...   a checked stream (tests/lib/wirecheck.c: every
+#                          byte checked at the receiver, every message
+#                          counted), the target in A, the client in B
+#                          sending it ARGS (wirecheck's stream options)
 #   vm_rping               rping (RDMA-CM)
 #   vm_cm                  rping, udaddy, ucmatose, ib_send_bw -R
 #   vm_rxdp_traffic N      rxdp to rxdp: pingpongs, perftest (N 64 KiB
@@ -239,9 +243,9 @@ vm_run() {
 vm_built() {
 	local f
 	for f in bin/rxdpd bin/rxdp-loader lib/libibverbs.so.1 lib/librdmacm.so.1 \
-		tests/rc/rc_ops; do
+		tests/rc/rc_ops tests/lib/wirecheck; do
 		[ -e "$_vm_root/build/$f" ] ||
-			fail "build/$f not built (make; make build/tests/rc/rc_ops)"
+			fail "build/$f not built (make; make test)"
 	done
 }
 
@@ -265,11 +269,11 @@ vm_stack() {
 }
 
 # The client starts once the server listens on TCP port VM_LISTEN_PORT
-# (18515: perftest, the pingpongs, rc_ops; a probe connection would be the
-# server's client), or on RDMA-CM port VM_LISTEN_CM (rxdp's ids in
-# rxdp-ctl cm, the kernel's in rdma resource: a REQ before the listen is
-# rejected, and perftest -R's client then fails), or after 3 s when both
-# are empty.
+# (18515: perftest, the pingpongs, rc_ops, wirecheck; a probe connection
+# would be the server's client), or on RDMA-CM port VM_LISTEN_CM (rxdp's
+# ids in rxdp-ctl cm, the kernel's in rdma resource: a REQ before the
+# listen is rejected, and perftest -R's client then fails; rping, udaddy
+# and mckey listen on 7174, ucmatose on 7471).
 VM_LISTEN_PORT=18515
 VM_LISTEN_CM=
 VM_SRV_RC=0
@@ -281,7 +285,7 @@ _vm_listening() {
 			grep -qE 'state LISTEN .*:$VM_LISTEN_CM( |\$)'; do sleep 0.1; done"
 		return
 	fi
-	[ -n "$VM_LISTEN_PORT" ] || { sleep 3; return 0; }
+	[ -n "$VM_LISTEN_PORT" ] || fail "vm_pair: neither VM_LISTEN_PORT nor VM_LISTEN_CM"
 	vm_run A 30 "until ss -ltn | grep -q ':$VM_LISTEN_PORT '; do sleep 0.1; done"
 }
 
@@ -397,18 +401,32 @@ vm_rc_ops() {
 vm_rping() {
 	local rping=/rxdp/tests/lib/rping-run
 	# an RDMA-CM listener is no TCP socket to wait for
-	VM_LISTEN_PORT=
+	VM_LISTEN_PORT= VM_LISTEN_CM=7174
 	vm_pair "rping" 120 "$rping -s -a \$ADDR -C 10 -S 1024 -V" \
 		"$rping -c -a \$PEER -C 10 -S 1024 -V"
-	VM_LISTEN_PORT=18515
+	VM_LISTEN_PORT=18515 VM_LISTEN_CM=
 }
 
-# vm_rxdp_traffic N: rxdp to rxdp between the guests: the pingpongs (-c),
-# ib_send_bw (N messages of 64 KiB), ib_write_bw, ib_read_lat, rc_ops (every
-# RC operation, the error completions) and rping
+vm_wirecheck() {
+	local wk=/rxdp/build/tests/lib/wirecheck opt=""
+	# under TCG a guest stalls for seconds (see VM_QP_TIMEOUT): a UC or UD
+	# target waits that long for its last messages, and a client as long
+	# at a full window, before they count as lost
+	[ -n "$VM_QP_TIMEOUT" ] && opt="-u $VM_QP_TIMEOUT --settle 20000"
+	vm_pair "wirecheck $*" 300 "$wk -d \$DEV -g \$GID -p 18515 -T 280" \
+		"$wk -d \$DEV -g \$GID -p 18515 -T 280 $opt $* \$PEER"
+}
+
+# vm_rxdp_traffic N: rxdp to rxdp between the guests: checked RC, UC and UD
+# streams (wirecheck), the stock pingpongs, ib_send_bw (N messages of 64
+# KiB), ib_write_bw, ib_read_lat, rc_ops (every RC operation, the error
+# completions) and rping
 vm_rxdp_traffic() {
-	vm_pp ibv_rc_pingpong -c -n 20 -s 4100
-	vm_pp ibv_ud_pingpong -c -n 20 -s 512
+	vm_wirecheck -t rc -o all -s 0-70000 -n 100 --sge 2
+	vm_wirecheck -t uc -o all -s 0-20000 -n 100
+	vm_wirecheck -t ud -o all -s 0-1024 -n 100
+	vm_pp ibv_rc_pingpong -n 20 -s 4100
+	vm_pp ibv_ud_pingpong -n 20 -s 512
 	vm_pt ib_send_bw -n "$1" -s 65536 --report_gbits
 	vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
 	vm_pt ib_read_lat -n 100 -s 2
@@ -420,9 +438,10 @@ vm_rxdp_traffic() {
 # ucmatose (2 connections) and perftest's -R
 vm_cm() {
 	vm_rping
-	VM_LISTEN_PORT=
+	VM_LISTEN_PORT= VM_LISTEN_CM=7174
 	vm_pair "udaddy" 120 "udaddy -b \$ADDR -c 2 -C 10" \
 		"udaddy -s \$PEER -c 2 -C 10"
+	VM_LISTEN_CM=7471
 	vm_pair "ucmatose" 120 "ucmatose -b \$ADDR -c 2 -C 10" \
 		"ucmatose -s \$PEER -c 2 -C 10"
 	VM_LISTEN_CM=18515

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # rxdp to rxdp in two Debian 12 guests on Debian's stock kernel
 # (tests/vm/lib.sh): native XDP and copy-mode AF_XDP on virtio-net, which
-# the namespace tests (veth) do not reach. The pingpongs with -c, perftest
-# (ib_send_bw with 300 messages of 64 KiB, where a user saw the client end
+# the namespace tests (veth) do not reach. Checked RC, UC and UD streams
+# (wirecheck: every byte checked at the receiver), the stock pingpongs,
+# perftest (ib_send_bw with 300 messages of 64 KiB, where a user saw the client end
 # in RETRY_EXC_ERR: each timeout resent the window to a responder that was
 # only slow, until it fell hopelessly behind; test_rc's
 # test_slow_responder checks the requester now asks with one packet), and

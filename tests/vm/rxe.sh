@@ -3,7 +3,8 @@
 # guests on Debian's stock kernel (tests/vm/lib.sh), joined by virtio-net:
 # rxdp (native XDP on virtio-net) in guest A and Soft-RoCE in guest B, then
 # swapped, the servers always in A, so that each stack plays each role:
-#   ibv_rc_pingpong and ibv_ud_pingpong with -c (data checked), perftest's
+#   checked RC, UC and UD streams (wirecheck: every operation, every byte
+#   checked at the receiver), ibv_rc_pingpong and ibv_ud_pingpong, perftest's
 #   RC bandwidth and latency tools, a UD send_bw, rc_ops (tests/rc/rc_ops.c:
 #   every RC opcode, sizes around the MTU, byte-checked at both ends, the
 #   error completions), RDMA-CM programs (rping, udaddy, ucmatose,
@@ -30,9 +31,13 @@ for round in "rxdp rxe" "rxe rxdp"; do
 	vm_stack A "$sa"
 	vm_stack B "$sb"
 	echo "=== servers on $sa (guest A), clients on $sb (guest B)"
-	vm_pp ibv_rc_pingpong -c -n 20 -s 1
-	vm_pp ibv_rc_pingpong -c -n 20 -s 4100
-	vm_pp ibv_ud_pingpong -c -n 20 -s 512
+	# checked streams each way: every byte at the receiver, whichever
+	# stack it is
+	vm_wirecheck -t rc -o all -s 0-70000 -n 100 --sge 2
+	vm_wirecheck -t uc -o all -s 0-20000 -n 100
+	vm_wirecheck -t ud -o all -s 0-1024 -n 100
+	vm_pp ibv_rc_pingpong -n 20 -s 1
+	vm_pp ibv_ud_pingpong -n 20 -s 512
 	vm_pt ib_send_bw -n 100 -s 65536 --report_gbits
 	vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
 	vm_pt ib_read_bw -n 100 -s 65536 --report_gbits

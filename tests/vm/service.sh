@@ -8,7 +8,8 @@
 #  - INTERFACES="eth0": active once rxdpd is ready (Type=notify), status
 #    "serving rxdp_eth0", rxdpd's lines in the journal with their
 #    priorities, rxdpd without CAP_SYS_ADMIN and with CAP_NET_RAW
-#  - ibv_rc_pingpong -c and ibv_ud_pingpong -c between the guests
+#  - checked RC and UD streams (wirecheck) and ibv_rc_pingpong between the
+#    guests
 #  - rxdpd killed: systemd starts it again (Restart=on-failure), it serves
 #  - stopped: the XDP program and its pins are gone
 set -u
@@ -92,8 +93,9 @@ fi
 [ "$(tail -n 1 <<<"$st")" -ge 1 ] 2>/dev/null || bad "'ready' is not in the journal at priority 6: $st"
 echo "ok: rxdp.service serves rxdp_eth0 (CapEff $eff, 'ready' at priority info in the journal)"
 
-vm_pp ibv_rc_pingpong -c -n 20 -s 4100
-vm_pp ibv_ud_pingpong -c -n 20 -s 512
+vm_wirecheck -t rc -o all -s 0-20000 -n 50
+vm_wirecheck -t ud -o all -s 0-1024 -n 50
+vm_pp ibv_rc_pingpong -n 20 -s 4100
 [ ${#VM_FAILED[@]} = 0 ] || bad "through the installed library: ${VM_FAILED[*]}"
 
 # killed: started again by systemd, and it serves

@@ -19,13 +19,14 @@
 #
 # Each socket's mode is checked three ways on both guests: rxdpd's own view
 # (rxdp-ctl devices, from XDP_OPTIONS), the kernel's (rxdp-loader status,
-# from sock_diag) and iproute2's (ss --xdp: zc:1). Then, byte-checked: RC,
-# UC and UD pingpongs (-c), perftest's write and read bandwidth tests, and
-# RC through loss (an XDP program on the host's tap devices drops ~3% of
-# the RoCE frames the guests send, ACKs spared: tests/rc/lossy.bpf.c),
-# whose recovery the requesters' counters must show. Last, A's rxdpd again
-# with --xsk copy: its sockets in copy mode on this zero-copy driver, and
-# a pingpong with B's zero-copy ones.
+# from sock_diag) and iproute2's (ss --xdp: zc:1). Then checked streams
+# (wirecheck: RC, UC and UD, every byte checked at the receiver), the
+# stock pingpong, perftest's write and read bandwidth tests, and RC (and
+# UC, its losses counted) through loss (an XDP program on the host's tap
+# devices drops ~3% of the RoCE frames the guests send, ACKs spared:
+# tests/rc/lossy.bpf.c), whose recovery the requesters' counters must
+# show. Last, A's rxdpd again with --xsk copy: its sockets in copy mode on
+# this zero-copy driver, and a checked stream with B's zero-copy ones.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -80,9 +81,10 @@ done
 echo "ok: zero-copy on both guests ($(($(date +%s) - t0)) s)"
 
 # --- traffic --------------------------------------------------------------
-vm_pp ibv_rc_pingpong -c -n 20 -s 4100
-vm_pp ibv_uc_pingpong -c -n 20 -s 4100
-vm_pp ibv_ud_pingpong -c -n 20 -s 512
+vm_wirecheck -t rc -o all -s 0-70000 -n 100 --sge 2
+vm_wirecheck -t uc -o all -s 0-20000 -n 100
+vm_wirecheck -t ud -o all -s 0-1024 -n 100
+vm_pp ibv_rc_pingpong -n 20 -s 4100
 vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
 vm_pt ib_read_bw -n 100 -s 65536 --report_gbits
 echo "traffic: $(($(date +%s) - t0)) s"
@@ -107,7 +109,8 @@ for t in rxta$RXDP_TEST_ID rxtb$RXDP_TEST_ID; do
 	ip -n "$VM_NS" link set dev "$t" xdpgeneric obj "$lossy" sec xdp ||
 		fail "cannot attach the lossy XDP program to $t"
 done
-vm_pp ibv_rc_pingpong -c -n 20 -s 65536
+vm_wirecheck -t rc -o all -s 0-70000 -n 60
+vm_wirecheck -t uc -o send,send_imm,write -s 4-20000 -n 60 --lossy --settle 3000
 vm_pt ib_write_bw -n 100 -s 65536 --report_gbits
 after=$(recovered)
 echo "recovery: $((after - before)) sequence gaps and NAKs through loss"
@@ -135,7 +138,7 @@ sed "s/^/guest A, --xsk copy: /" "$VM_DIR/mode.copy"
 [ "$(grep -c "AF_XDP socket of queue [01]: copy mode" "$VM_DIR/mode.copy")" = 2 ] &&
 	[ "$(grep -c "zc:0" "$VM_DIR/mode.copy")" = 2 ] ||
 	VM_FAILED+=("--xsk copy: not 2 sockets in copy mode")
-vm_pp ibv_rc_pingpong -c -n 20 -s 4100
+vm_wirecheck -t rc -o all -s 0-20000 -n 50
 
 if [ ${#VM_FAILED[@]} -gt 0 ]; then
 	echo "failed: ${VM_FAILED[*]}"
