@@ -2,9 +2,9 @@
 # and against the engine's parser (its archive named literally: read later).
 BPF_TEST := $(BUILD)/tests/bpf/test_xdp
 
-$(OBJ)/tests/bpf/test_xdp.o: $(BPF_SKEL)
+$(OBJ)/tests/bpf/test_xdp.o $(OBJ)/tests/bpf/xdp_rig.o: $(BPF_SKEL)
 
-$(BPF_TEST): $(OBJ)/tests/bpf/test_xdp.o $(LIB)/librxdp-engine.a
+$(BPF_TEST): $(OBJ)/tests/bpf/test_xdp.o $(OBJ)/tests/bpf/xdp_rig.o $(LIB)/librxdp-engine.a
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lxdp -lbpf -lisal

@@ -382,8 +382,16 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 		return -EPROTONOSUPPORT;
 	}
 	udp = l3 + l3len;
-	if (end - udp < PKT_UDP_LEN || get16(udp + 2) != ROCE_V2_UDP_PORT)
+	/*
+	 * The port as the XDP program reads it (bpf/parse.h): from the frame,
+	 * whatever the IP length says; an IP datagram too short for the UDP
+	 * header it has is then a bad packet
+	 */
+	if ((uint8_t *)frame + len - udp < PKT_UDP_LEN ||
+	    get16(udp + 2) != ROCE_V2_UDP_PORT)
 		return -EPROTONOSUPPORT;
+	if (end - udp < PKT_UDP_LEN)
+		return -EBADMSG;
 	l4len = get16(udp + 4);
 	if (l4len != end - udp)
 		return -EBADMSG;
