@@ -50,117 +50,9 @@ static bool linear;
 
 #define PKT_MAX XDP_RIG_PKT_MAX
 
-struct pkt_opts {
-	int vlan; /* 0, 0x8100 or 0x88a8 */
-	int ipv6;
-	int ip_opt_words; /* IPv4 options, in 32-bit words */
-	int frag; /* IPv4 MF set */
-	uint16_t ethertype; /* 0: IP */
-	uint16_t dport; /* 0: 4791 */
-	int udp_len_delta; /* lie in the UDP length */
-	uint8_t opcode;
-	uint32_t qpn;
-	uint32_t psn;
-	uint16_t pkey; /* 0: 0xffff */
-	uint8_t tver;
-	uint8_t pad;
-	uint32_t payload;
-	uint32_t qkey; /* DETH */
-	uint32_t dma_len; /* RETH */
-	const uint8_t *dgid; /* destination address as a GID; NULL: ours */
-};
-
-static uint32_t build(uint8_t *buf, const struct pkt_opts *o)
-{
-	uint32_t flags = roce_opcode_flags(o->opcode);
-	uint32_t off = 0, l3, l4, roce_len, ulen;
-	struct roce_bth *bth;
-	uint8_t *ext;
-
-	memset(buf, 0, PKT_MAX);
-	memcpy(buf, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
-	off = 12;
-	if (o->vlan) {
-		buf[off] = o->vlan >> 8;
-		buf[off + 1] = o->vlan & 0xff;
-		buf[off + 2] = 0;
-		buf[off + 3] = 5; /* VID 5 */
-		off += 4;
-	}
-	{
-		uint16_t et = o->ethertype ? o->ethertype
-			      : o->ipv6	   ? ETH_P_IPV6
-					   : ETH_P_IP;
-
-		buf[off] = et >> 8;
-		buf[off + 1] = et & 0xff;
-		off += 2;
-	}
-	l3 = off;
-	/* the RoCE part: BTH, extension headers, payload, pad, ICRC */
-	roce_len = sizeof(*bth) + roce_ext_hdr_len(flags) + o->payload +
-		   o->pad + ROCE_ICRC_LEN;
-	if (!flags) /* unknown opcode: a BTH and an ICRC */
-		roce_len = sizeof(*bth) + o->payload + ROCE_ICRC_LEN;
-	ulen = sizeof(struct udphdr) + roce_len;
-	if (o->ipv6) {
-		struct ipv6hdr *ip6 = (void *)(buf + l3);
-
-		ip6->version = 6;
-		ip6->payload_len = htons(ulen);
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = 64;
-		ip6->saddr.s6_addr[15] = 1;
-		ip6->daddr.s6_addr[15] = 2;
-		if (o->dgid)
-			memcpy(ip6->daddr.s6_addr, o->dgid, 16);
-		l4 = l3 + sizeof(*ip6);
-	} else {
-		struct iphdr *ip = (void *)(buf + l3);
-		uint32_t ihl = 5 + o->ip_opt_words;
-
-		ip->version = 4;
-		ip->ihl = ihl;
-		ip->tot_len = htons(ihl * 4 + ulen);
-		ip->frag_off = htons(o->frag ? 0x2000 : 0x4000); /* MF / DF */
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->saddr = htonl(0xc6120001);
-		ip->daddr = htonl(0xc6130001);
-		if (o->dgid)
-			memcpy(&ip->daddr, o->dgid + 12, 4);
-		for (int i = 0; i < o->ip_opt_words; i++)
-			buf[l3 + 20 + 4 * i] = 1; /* NOP options */
-		l4 = l3 + ihl * 4;
-	}
-	{
-		struct udphdr *udp = (void *)(buf + l4);
-
-		udp->source = htons(0xc000);
-		udp->dest = htons(o->dport ? o->dport : ROCE_V2_UDP_PORT);
-		udp->len = htons(ulen + o->udp_len_delta);
-	}
-	bth = (void *)(buf + l4 + sizeof(struct udphdr));
-	bth_init(bth, o->opcode, 0, o->pad, o->pkey ? o->pkey : 0xffff, o->qpn,
-		 0, o->psn);
-	bth->flags |= o->tver & ROCE_BTH_TVER_MASK;
-	ext = (uint8_t *)(bth + 1);
-	if (flags & ROCE_OPF_DETH)
-		deth_init((void *)(ext +
-				   roce_ext_hdr_offset(flags, ROCE_OPF_DETH)),
-			  o->qkey, 0x77);
-	if (flags & ROCE_OPF_RETH)
-		reth_init((void *)(ext +
-				   roce_ext_hdr_offset(flags, ROCE_OPF_RETH)),
-			  0x1000, 0x1234, o->dma_len);
-	for (uint32_t i = 0; i < o->payload; i++)
-		ext[roce_ext_hdr_len(flags) + i] = (uint8_t)i;
-	return l4 + ulen;
-}
-
 /* --- maps ------------------------------------------------------------------ */
 
-/* The peer that build() makes frames come from, and our address */
+/* The peer that xdp_rig_build() makes frames come from, and our address */
 #define peer_mac xdp_rig_peer_mac
 #define peer_v4 xdp_rig_peer_v4
 #define local_v4 xdp_rig_local_v4
@@ -188,7 +80,7 @@ static void put_ctx(const struct rxdp_qp_ctx *c)
 	assert_int_equal(xdp_rig_put_ctx(&rig, c), 0);
 }
 
-/* The QP's peer: build()'s IPv6 (ipv6) or IPv4 source */
+/* The QP's peer: xdp_rig_build()'s IPv6 (ipv6) or IPv4 source */
 static void set_peer(uint32_t qpn, int ipv6)
 {
 	struct rxdp_qp_ctx c = get_ctx(qpn);
@@ -248,24 +140,24 @@ static int run_expect(const uint8_t *buf, uint32_t len, uint32_t verdict)
 	return action;
 }
 
-static void expect(const struct pkt_opts *o, uint32_t verdict, int action)
+static void expect(const struct xdp_rig_pkt *o, uint32_t verdict, int action)
 {
 	uint8_t buf[PKT_MAX];
-	uint32_t len = build(buf, o);
+	uint32_t len = xdp_rig_build(buf, o);
 
 	assert_int_equal(run_expect(buf, len, verdict), action);
 }
 
 /* Accepted: everything passed; the owner has no socket in these tests */
-static void accepted(const struct pkt_opts *o)
+static void accepted(const struct xdp_rig_pkt *o)
 {
 	expect(o, RXDP_V_DROP_NO_XSK, XDP_DROP_);
 }
 
-#define QP_RC 0x000102
-#define QP_UC 0x000203
-#define QP_UD 0x000304
-#define QKEY 0x11111111
+#define QP_RC XDP_RIG_QP_RC
+#define QP_UC XDP_RIG_QP_UC
+#define QP_UD XDP_RIG_QP_UD
+#define QKEY XDP_RIG_QKEY
 
 static int setup(void **state)
 {
@@ -282,7 +174,7 @@ static int setup(void **state)
 
 static void test_not_roce(void **state)
 {
-	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
+	struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
 
 	o.ethertype = ETH_P_ARP;
 	expect(&o, RXDP_V_PASS_NOT_ROCE, XDP_PASS_);
@@ -300,7 +192,7 @@ static void test_every_opcode(void **state)
 {
 	for (int op = 0; op < 256; op++) {
 		uint32_t f = roce_opcode_flags(op);
-		struct pkt_opts o = { .opcode = op, .psn = 100, .qkey = QKEY };
+		struct xdp_rig_pkt o = { .opcode = op, .psn = 100, .qkey = QKEY };
 
 		if (!f)
 			continue;
@@ -323,7 +215,7 @@ static void test_every_opcode(void **state)
 
 static void test_bad_opcodes(void **state)
 {
-	struct pkt_opts o = { .qpn = QP_RC, .psn = 100 };
+	struct xdp_rig_pkt o = { .qpn = QP_RC, .psn = 100 };
 
 	o.opcode = 0x15; /* reserved in the RC range */
 	expect(&o, RXDP_V_DROP_BAD_OPCODE, XDP_DROP_);
@@ -348,7 +240,7 @@ static void test_bad_opcodes(void **state)
 
 static void test_l2_l3_variants(void **state)
 {
-	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY,
+	struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY,
 			      .qpn = QP_RC,
 			      .payload = 32 };
 
@@ -394,7 +286,7 @@ static void test_l2_l3_variants(void **state)
  */
 static void test_same_parser(void **state)
 {
-	static const struct pkt_opts frames[] = {
+	static const struct xdp_rig_pkt frames[] = {
 		{ .opcode = ROCE_RC_SEND_ONLY, .payload = 32 },
 		{ .opcode = ROCE_RC_SEND_ONLY, .payload = 32, .ipv6 = 1 },
 		{ .opcode = ROCE_RC_SEND_ONLY, .payload = 32, .vlan = 0x8100 },
@@ -418,7 +310,7 @@ static void test_same_parser(void **state)
 	uint8_t buf[PKT_MAX];
 
 	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
-		struct pkt_opts o = frames[i];
+		struct xdp_rig_pkt o = frames[i];
 		uint32_t len, v;
 		char why[160];
 		int action;
@@ -427,7 +319,7 @@ static void test_same_parser(void **state)
 		int err;
 
 		o.qpn = o.opcode == ROCE_UD_SEND_ONLY ? QP_UD : QP_RC;
-		len = build(buf, &o);
+		len = xdp_rig_build(buf, &o);
 		if (xdp_rig_run(&rig, buf, len, &v, &action, why, sizeof(why)))
 			fail_msg("frame %zu: %s", i, why);
 		/* these, the parser calls not RoCEv2 in so many words */
@@ -441,11 +333,11 @@ static void test_same_parser(void **state)
 	 * from the frame, and call it a bad packet
 	 */
 	{
-		struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY,
+		struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY,
 				      .payload = 32,
 				      .ipv6 = 1,
 				      .qpn = QP_RC };
-		uint32_t len = build(buf, &o);
+		uint32_t len = xdp_rig_build(buf, &o);
 		struct pkt_info pi;
 
 		buf[ETH_HLEN + 4] = buf[ETH_HLEN + 5] = 0;
@@ -460,7 +352,7 @@ static void test_unknown_qp_and_states(void **state)
 				    RXDP_QPS_ERR };
 	static const int take[] = { RXDP_QPS_RTR, RXDP_QPS_RTS, RXDP_QPS_SQD,
 				    RXDP_QPS_SQE };
-	struct pkt_opts o = { .opcode = ROCE_UC_SEND_ONLY, .qpn = 0x00abcd };
+	struct xdp_rig_pkt o = { .opcode = ROCE_UC_SEND_ONLY, .qpn = 0x00abcd };
 	struct rxdp_qp_stats s0, s1;
 
 	expect(&o, RXDP_V_DROP_UNKNOWN_QP, XDP_DROP_);
@@ -500,7 +392,7 @@ static void test_unknown_qp_and_states(void **state)
 
 static void test_keys(void **state)
 {
-	struct pkt_opts o = { .opcode = ROCE_UC_SEND_ONLY, .qpn = QP_UC };
+	struct xdp_rig_pkt o = { .opcode = ROCE_UC_SEND_ONLY, .qpn = QP_UC };
 
 	o.pkey = 0x7fff; /* limited member against a full member: match */
 	accepted(&o);
@@ -523,7 +415,7 @@ static void test_keys(void **state)
 /* RC requests around the expected PSN, across the 2^24 wrap */
 static void test_request_psn(void **state)
 {
-	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
+	struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
 
 	set_psn(QP_RC, 0xfffffe, 0, 0, 0);
 	o.psn = 0xfffffe; /* expected: passes, epsn moves on */
@@ -564,7 +456,7 @@ static void test_request_psn(void **state)
  */
 static void test_rx_cpu(void **state)
 {
-	struct pkt_opts o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
+	struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
 	cpu_set_t all, one;
 	int cpus[2], n = 0;
 
@@ -606,7 +498,7 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
-/* Where build() puts things (no VLAN tag) */
+/* Where xdp_rig_build() puts things (no VLAN tag) */
 #define OFF_SMAC 6
 #define OFF_L3 ETH_HLEN
 #define OFF_V4_SADDR (OFF_L3 + 12)
@@ -627,7 +519,7 @@ static void test_source(void **state)
 					     OFF_SMAC + 5 };
 	static const uint32_t forge_v6[] = { OFF_V6_SADDR, OFF_V6_SADDR + 15,
 					     OFF_V6_DADDR + 7, OFF_SMAC };
-	struct pkt_opts o = { .opcode = ROCE_RC_WRITE_ONLY,
+	struct xdp_rig_pkt o = { .opcode = ROCE_RC_WRITE_ONLY,
 			      .qpn = QP_RC,
 			      .psn = 100,
 			      .payload = 16,
@@ -642,7 +534,7 @@ static void test_source(void **state)
 	set_qp(QP_RC, RXDP_QPT_RC, RXDP_QPS_RTS, 0xffff, 0, 0);
 	set_psn(QP_RC, 100, 100, 200, 0);
 	s0 = qp_stats(QP_RC);
-	len = build(buf, &o);
+	len = xdp_rig_build(buf, &o);
 	for (unsigned i = 0; i < 3; i++) {
 		buf[forge_v4[i]] ^= 0x42;
 		assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
@@ -656,7 +548,7 @@ static void test_source(void **state)
 	o.opcode = ROCE_RC_ACK;
 	o.payload = 0;
 	o.psn = 150;
-	len = build(buf, &o);
+	len = xdp_rig_build(buf, &o);
 	buf[OFF_V4_SADDR] ^= 1;
 	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
 			 XDP_DROP_);
@@ -676,12 +568,12 @@ static void test_source(void **state)
 	for (uint32_t step = 0; step < ROCE_PSN_MOD; step += 0x1000 - 1) {
 		for (int k = -1; k <= 1; k++, n++) {
 			o.psn = psn_add(100, step + k);
-			len = build(buf, &o);
+			len = xdp_rig_build(buf, &o);
 			buf[OFF_V4_SADDR + 3] = 66;
 			assert_int_equal(run_raw(buf, len), XDP_DROP_);
 		}
 		o.psn = step;
-		len = build(buf, &o);
+		len = xdp_rig_build(buf, &o);
 		memcpy(buf + OFF_SMAC, "\x02\x66\x66\x66\x66\x66", 6);
 		assert_int_equal(run_raw(buf, len), XDP_DROP_);
 		n++;
@@ -701,7 +593,7 @@ static void test_source(void **state)
 	set_peer(QP_RC, 1);
 	o.ipv6 = 1;
 	o.psn = 101;
-	len = build(buf, &o);
+	len = xdp_rig_build(buf, &o);
 	for (unsigned i = 0; i < 4; i++) {
 		buf[forge_v6[i]] ^= 0x80;
 		assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
@@ -715,7 +607,7 @@ static void test_source(void **state)
 	/* UC the same; without a MAC to check, only the addresses count */
 	o.opcode = ROCE_UC_SEND_ONLY;
 	o.qpn = QP_UC;
-	len = build(buf, &o);
+	len = xdp_rig_build(buf, &o);
 	buf[OFF_SMAC + 2] ^= 0x10;
 	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_BAD_SOURCE),
 			 XDP_DROP_);
@@ -733,11 +625,11 @@ static void test_source(void **state)
 	set_qp(QP_UC, RXDP_QPT_UC, RXDP_QPS_RTS, 0xffff, 0, 0);
 
 	/* UD: anyone with the Q_Key */
-	o = (struct pkt_opts){ .opcode = ROCE_UD_SEND_ONLY,
+	o = (struct xdp_rig_pkt){ .opcode = ROCE_UD_SEND_ONLY,
 			       .qpn = QP_UD,
 			       .qkey = QKEY,
 			       .payload = 8 };
-	len = build(buf, &o);
+	len = xdp_rig_build(buf, &o);
 	buf[OFF_V4_SADDR + 3] = 66;
 	buf[OFF_SMAC + 5] = 66;
 	assert_int_equal(run_expect(buf, len, RXDP_V_DROP_NO_XSK), XDP_DROP_);
@@ -754,7 +646,7 @@ static void test_source(void **state)
 static void test_psn_burst(void **state)
 {
 	const uint32_t epsn = 0x800123;
-	struct pkt_opts o = { .qpn = QP_RC, .payload = 0 };
+	struct xdp_rig_pkt o = { .qpn = QP_RC, .payload = 0 };
 	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX], seed = 42;
 	uint32_t dup = 0, ahead = 0;
 	uint8_t buf[PKT_MAX];
@@ -772,7 +664,7 @@ static void test_psn_burst(void **state)
 			o.psn = psn_add(epsn, 1);
 		o.opcode = r & 1 ? ROCE_RC_READ_REQUEST : ROCE_RC_SEND_ONLY;
 		o.dma_len = (uint32_t)(r >> 32);
-		len = build(buf, &o);
+		len = xdp_rig_build(buf, &o);
 		if (psn_before(o.psn, epsn))
 			dup++;
 		else
@@ -814,7 +706,7 @@ static void test_random_frames(void **state)
 	(void)state;
 	for (int i = 0; i < n; i++) {
 		uint64_t r = rnd(&seed);
-		struct pkt_opts o = { 0 };
+		struct xdp_rig_pkt o = { 0 };
 		uint32_t len, v;
 		char why[160];
 		int action;
@@ -855,7 +747,7 @@ static void test_random_frames(void **state)
 			o.pkey = r >> 15 & 1 ? (uint16_t)rnd(&seed) : 0;
 			o.udp_len_delta = r % 7 == 0 ? (int)(rnd(&seed) % 9) - 4
 						     : 0;
-			len = build(buf, &o);
+			len = xdp_rig_build(buf, &o);
 			for (int k = rnd(&seed) % 4; k > 0; k--) /* flips */
 				buf[rnd(&seed) % len] ^= 1 << (rnd(&seed) % 8);
 			if (r % 5 == 0) /* cut, or grown with junk */
@@ -883,7 +775,7 @@ static void test_random_frames(void **state)
 /* RC responses must fall inside [una_psn, next_psn) */
 static void test_response_window(void **state)
 {
-	struct pkt_opts o = { .opcode = ROCE_RC_ACK, .qpn = QP_RC };
+	struct xdp_rig_pkt o = { .opcode = ROCE_RC_ACK, .qpn = QP_RC };
 
 	set_psn(QP_RC, 0, 0xfffffe, 0x000002, 0);
 	o.psn = 0xfffffe;
@@ -913,7 +805,7 @@ static void test_response_window(void **state)
  */
 static void test_truncated(void **state)
 {
-	static const struct pkt_opts variants[] = {
+	static const struct xdp_rig_pkt variants[] = {
 		{ .opcode = ROCE_RC_WRITE_FIRST, .qpn = QP_RC, .payload = 40 },
 		{ .opcode = ROCE_RC_ATOMIC_ACK, .qpn = QP_RC, .ipv6 = 1 },
 		{ .opcode = ROCE_UD_SEND_ONLY_IMM,
@@ -925,8 +817,8 @@ static void test_truncated(void **state)
 	uint8_t buf[PKT_MAX];
 
 	for (unsigned v = 0; v < 3; v++) {
-		const struct pkt_opts *o = &variants[v];
-		uint32_t len = build(buf, o);
+		const struct xdp_rig_pkt *o = &variants[v];
+		uint32_t len = xdp_rig_build(buf, o);
 		uint32_t l4 = 14 + (o->vlan ? 4 : 0) + (o->ipv6 ? 40 : 20);
 
 		set_psn(QP_RC, 0, 0, 1, 0);
@@ -949,13 +841,13 @@ static void test_truncated(void **state)
  */
 static void test_multi_buffer(void **state)
 {
-	const struct pkt_opts o = { .opcode = ROCE_RC_WRITE_ONLY,
+	const struct xdp_rig_pkt o = { .opcode = ROCE_RC_WRITE_ONLY,
 				    .qpn = QP_RC,
 				    .psn = 7,
 				    .payload = 4096,
 				    .dma_len = 4096 };
 	uint8_t buf[PKT_MAX];
-	uint32_t len = build(buf, &o);
+	uint32_t len = xdp_rig_build(buf, &o);
 	struct rxdp_qp_stats before, after;
 
 	(void)state;
@@ -996,14 +888,14 @@ static void test_redirect_to_xsk(void **state)
 	struct xsk_ring_cons cq, rx;
 	struct xsk_umem *umem = NULL;
 	struct xsk_socket *xsk = NULL;
-	struct pkt_opts o = { .opcode = ROCE_UC_SEND_ONLY,
+	struct xdp_rig_pkt o = { .opcode = ROCE_UC_SEND_ONLY,
 			      .qpn = QP_UC,
 			      .payload = 16 };
 	struct rxdp_qp_stats s0, s1;
 	struct xdp_md md = { 0 };
 	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX];
 	uint8_t buf[PKT_MAX], out[PKT_MAX];
-	uint32_t len = build(buf, &o), key = 0;
+	uint32_t len = xdp_rig_build(buf, &o), key = 0;
 	size_t area_len = 64 * 4096;
 	void *area;
 	int ifindex, fd, err;
@@ -1078,7 +970,7 @@ static void test_multicast(void **state)
 	static const uint8_t grp_v6[16] = { 0xff, 0x0e, [15] = 0x42 };
 	struct rxdp_mcast_grp g = { .members = 1 };
 	struct rxdp_mcast_key k;
-	struct pkt_opts o = { .opcode = ROCE_UD_SEND_ONLY,
+	struct xdp_rig_pkt o = { .opcode = ROCE_UD_SEND_ONLY,
 			      .qpn = RXDP_MCAST_QPN,
 			      .payload = 32,
 			      .qkey = QKEY };

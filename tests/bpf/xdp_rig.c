@@ -3,12 +3,19 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "engine/pkt.h"
+#include "rxdp/opcodes.h"
 #include "rxdp/params.h"
+#include "rxdp/roce.h"
 #include "xdp_rig.h"
 
 #define XDP_DROP_ 1
@@ -20,6 +27,94 @@ const uint8_t xdp_rig_peer_v4[16] = { [12] = 198, 18, 0, 1 };
 const uint8_t xdp_rig_local_v4[16] = { [12] = 198, 19, 0, 1 };
 const uint8_t xdp_rig_peer_v6[16] = { [15] = 1 };
 const uint8_t xdp_rig_local_v6[16] = { [15] = 2 };
+
+uint32_t xdp_rig_build(uint8_t *buf, const struct xdp_rig_pkt *o)
+{
+	uint32_t flags = roce_opcode_flags(o->opcode);
+	uint32_t off = 0, l3, l4, roce_len, ulen;
+	struct roce_bth *bth;
+	uint8_t *ext;
+
+	memset(buf, 0, XDP_RIG_PKT_MAX);
+	memcpy(buf, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
+	off = 12;
+	if (o->vlan) {
+		buf[off] = o->vlan >> 8;
+		buf[off + 1] = o->vlan & 0xff;
+		buf[off + 2] = 0;
+		buf[off + 3] = 5; /* VID 5 */
+		off += 4;
+	}
+	{
+		uint16_t et = o->ethertype ? o->ethertype
+			      : o->ipv6	   ? ETH_P_IPV6
+					   : ETH_P_IP;
+
+		buf[off] = et >> 8;
+		buf[off + 1] = et & 0xff;
+		off += 2;
+	}
+	l3 = off;
+	/* the RoCE part: BTH, extension headers, payload, pad, ICRC */
+	roce_len = sizeof(*bth) + roce_ext_hdr_len(flags) + o->payload +
+		   o->pad + ROCE_ICRC_LEN;
+	if (!flags) /* unknown opcode: a BTH and an ICRC */
+		roce_len = sizeof(*bth) + o->payload + ROCE_ICRC_LEN;
+	ulen = sizeof(struct udphdr) + roce_len;
+	if (o->ipv6) {
+		struct ipv6hdr *ip6 = (void *)(buf + l3);
+
+		ip6->version = 6;
+		ip6->payload_len = htons(ulen);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		ip6->saddr.s6_addr[15] = 1;
+		ip6->daddr.s6_addr[15] = 2;
+		if (o->dgid)
+			memcpy(ip6->daddr.s6_addr, o->dgid, 16);
+		l4 = l3 + sizeof(*ip6);
+	} else {
+		struct iphdr *ip = (void *)(buf + l3);
+		uint32_t ihl = 5 + o->ip_opt_words;
+
+		ip->version = 4;
+		ip->ihl = ihl;
+		ip->tot_len = htons(ihl * 4 + ulen);
+		ip->frag_off = htons(o->frag ? 0x2000 : 0x4000); /* MF / DF */
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->saddr = htonl(0xc6120001);
+		ip->daddr = htonl(0xc6130001);
+		if (o->dgid)
+			memcpy(&ip->daddr, o->dgid + 12, 4);
+		for (int i = 0; i < o->ip_opt_words; i++)
+			buf[l3 + 20 + 4 * i] = 1; /* NOP options */
+		l4 = l3 + ihl * 4;
+	}
+	{
+		struct udphdr *udp = (void *)(buf + l4);
+
+		udp->source = htons(0xc000);
+		udp->dest = htons(o->dport ? o->dport : ROCE_V2_UDP_PORT);
+		udp->len = htons(ulen + o->udp_len_delta);
+	}
+	bth = (void *)(buf + l4 + sizeof(struct udphdr));
+	bth_init(bth, o->opcode, 0, o->pad, o->pkey ? o->pkey : 0xffff, o->qpn,
+		 0, o->psn);
+	bth->flags |= o->tver & ROCE_BTH_TVER_MASK;
+	ext = (uint8_t *)(bth + 1);
+	if (flags & ROCE_OPF_DETH)
+		deth_init((void *)(ext +
+				   roce_ext_hdr_offset(flags, ROCE_OPF_DETH)),
+			  o->qkey, 0x77);
+	if (flags & ROCE_OPF_RETH)
+		reth_init((void *)(ext +
+				   roce_ext_hdr_offset(flags, ROCE_OPF_RETH)),
+			  0x1000, 0x1234, o->dma_len);
+	for (uint32_t i = 0; i < o->payload; i++)
+		ext[roce_ext_hdr_len(flags) + i] = (uint8_t)i;
+	return l4 + ulen;
+}
 
 int xdp_rig_open(struct xdp_rig *r)
 {

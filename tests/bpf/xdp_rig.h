@@ -35,6 +35,36 @@ struct xdp_rig {
 	int ncpus;
 };
 
+/* The QPs the tests and the fuzz target set up (xdp_rig_set_qp) */
+#define XDP_RIG_QP_RC 0x000102
+#define XDP_RIG_QP_UC 0x000203
+#define XDP_RIG_QP_UD 0x000304
+#define XDP_RIG_QKEY 0x11111111
+
+/* A frame from the peer (xdp_rig_build): what it is, and how it lies */
+struct xdp_rig_pkt {
+	int vlan; /* 0, 0x8100 or 0x88a8 */
+	int ipv6;
+	int ip_opt_words; /* IPv4 options, in 32-bit words */
+	int frag; /* IPv4 MF set */
+	uint16_t ethertype; /* 0: IP */
+	uint16_t dport; /* 0: 4791 */
+	int udp_len_delta; /* lie in the UDP length */
+	uint8_t opcode;
+	uint32_t qpn;
+	uint32_t psn;
+	uint16_t pkey; /* 0: 0xffff */
+	uint8_t tver;
+	uint8_t pad;
+	uint32_t payload;
+	uint32_t qkey; /* DETH */
+	uint32_t dma_len; /* RETH */
+	const uint8_t *dgid; /* destination address as a GID; NULL: ours */
+};
+
+/* The frame o describes into buf (XDP_RIG_PKT_MAX bytes): its length */
+uint32_t xdp_rig_build(uint8_t *buf, const struct xdp_rig_pkt *o);
+
 /* Where the frames of the tests come from, and where they go */
 extern const uint8_t xdp_rig_peer_mac[6];
 extern const uint8_t xdp_rig_peer_v4[16], xdp_rig_local_v4[16];

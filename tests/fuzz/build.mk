@@ -4,9 +4,13 @@
 #  fuzz_engine_rx  the engine's packet parser and receive path (a host in
 #                  RTS with requests outstanding, fed frames)
 #  fuzz_ctl        rxdpd's handling of control messages on a connection
+#  fuzz_xdp        the XDP classifier on frames (BPF_PROG_TEST_RUN, root),
+#                  held to the rules of tests/bpf/xdp_rig.h, the engine's
+#                  parser among them
 #
 #   make fuzz            each target for FUZZ_SECONDS (default 300); new
-#                        inputs accumulate in build/fuzz/work/
+#                        inputs accumulate in build/fuzz/work/, and are
+#                        merged into the committed corpora (to commit)
 #   make fuzz-corpus     write the seed corpora again (gen_corpus)
 # `make check` runs each for RXDP_FUZZ_SECONDS (20) through run.sh.
 FUZZ_DIR := $(BUILD)/fuzz
@@ -20,6 +24,7 @@ FUZZ_SECONDS ?= 300
 
 FUZZ_ENGINE := $(FUZZ_DIR)/fuzz_engine_rx
 FUZZ_CTL := $(FUZZ_DIR)/fuzz_ctl
+FUZZ_XDP := $(FUZZ_DIR)/fuzz_xdp
 FUZZ_GEN := $(FUZZ_DIR)/gen_corpus
 FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(ENGINE_SRCS) $(COMMON_SRCS))
 FUZZ_LIBS := -lisal -lxdp -lbpf -lmnl -lelf -lz -lpthread
@@ -44,6 +49,13 @@ $(FUZZ_CTL): $(FUZZ_OBJ)/tests/fuzz/fuzz_ctl.o \
 	$(msg) LD $@
 	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
 
+$(FUZZ_OBJ)/tests/fuzz/fuzz_xdp.o $(FUZZ_OBJ)/tests/bpf/xdp_rig.o: $(BPF_SKEL)
+
+$(FUZZ_XDP): $(FUZZ_OBJ)/tests/fuzz/fuzz_xdp.o $(FUZZ_OBJ)/tests/bpf/xdp_rig.o \
+		$(FUZZ_LIB_OBJS)
+	$(msg) LD $@
+	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
+
 $(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
 		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
 		$(FUZZ_OBJ)/tests/engine/poster.o \
@@ -51,16 +63,18 @@ $(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
 	$(msg) LD $@
 	$(Q)$(CLANG) $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
 
-fuzz: $(FUZZ_ENGINE) $(FUZZ_CTL)
-	$(Q)RXDP_FUZZ_SECONDS=$(FUZZ_SECONDS) RXDP_FUZZ_KEEP=1 tests/fuzz/run.sh
+fuzz: $(FUZZ_ENGINE) $(FUZZ_CTL) $(FUZZ_XDP)
+	$(Q)RXDP_FUZZ_SECONDS=$(FUZZ_SECONDS) RXDP_FUZZ_KEEP=1 RXDP_FUZZ_GROW=1 \
+		tests/fuzz/run.sh
 
-fuzz-corpus: $(FUZZ_GEN)
-	$(Q)rm -rf tests/fuzz/corpus/engine_rx tests/fuzz/corpus/ctl
-	$(Q)mkdir -p tests/fuzz/corpus/engine_rx tests/fuzz/corpus/ctl
+fuzz-corpus: $(FUZZ_GEN) $(FUZZ_XDP)
+	$(Q)rm -rf tests/fuzz/corpus/engine_rx tests/fuzz/corpus/ctl tests/fuzz/corpus/xdp
+	$(Q)mkdir -p tests/fuzz/corpus/engine_rx tests/fuzz/corpus/ctl tests/fuzz/corpus/xdp
 	$(Q)$(FUZZ_GEN) engine tests/fuzz/corpus/engine_rx
 	$(Q)$(FUZZ_GEN) ctl tests/fuzz/corpus/ctl
+	$(Q)RXDP_FUZZ_XDP_SEEDS=tests/fuzz/corpus/xdp $(FUZZ_XDP)
 
 .PHONY: fuzz fuzz-corpus
 
-TEST_BINS += $(FUZZ_ENGINE) $(FUZZ_CTL)
+TEST_BINS += $(FUZZ_ENGINE) $(FUZZ_CTL) $(FUZZ_XDP)
 TESTS += tests/fuzz/run.sh

@@ -5,14 +5,16 @@
 # A crash, a sanitizer report, a leak or a hang (10 s on one input) fails
 # the test; the input that did it is kept in build/fuzz/artifacts/ and
 # named in the output (rerun it: build/fuzz/fuzz_NAME FILE). New inputs go
-# to build/fuzz/work/NAME (emptied first unless RXDP_FUZZ_KEEP=1), never
-# into the committed seeds.
+# to build/fuzz/work/NAME (emptied first unless RXDP_FUZZ_KEEP=1); with
+# RXDP_FUZZ_GROW=1 (make fuzz) the committed corpus is then merged with them
+# (libFuzzer's -merge: the smallest set with every feature either had), for
+# a commit to keep.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${RXDP_FUZZ_SECONDS:-20}
 out=$root/build/fuzz
 fail=0
-for name in engine_rx ctl; do
+for name in engine_rx ctl xdp; do
 	bin=$out/fuzz_$name
 	work=$out/work/$name
 	log=$out/fuzz_$name.log
@@ -31,9 +33,16 @@ for name in engine_rx ctl; do
 	echo "fuzz_$name: ${execs:-?} executions in $secs s (${rate:-?}/s)," \
 		"corpus ${corp:-?} inputs, coverage ${ft:-?} features"
 	if [ $rc -ne 0 ]; then
-		grep -E 'ERROR|SUMMARY|Test unit written|==[0-9]+==' "$log" | head -n 20 >&2
+		grep -E 'ERROR|SUMMARY|Test unit written|==[0-9]+==|fuzz_[a-z_]*:' "$log" | head -n 20 >&2
 		echo "FAIL: fuzz_$name found a bug (full log: $log)" >&2
 		fail=1
+	elif [ "${RXDP_FUZZ_GROW:-0}" = 1 ]; then
+		corpus=$root/tests/fuzz/corpus/$name
+		rm -rf "$corpus.new"
+		mkdir -p "$corpus.new"
+		"$bin" -merge=1 "$corpus.new" "$corpus" "$work" >"$log.merge" 2>&1 &&
+			rm -rf "$corpus" && mv "$corpus.new" "$corpus" &&
+			echo "fuzz_$name: the corpus now $(ls "$corpus" | wc -l) inputs (git status tests/fuzz/corpus)"
 	fi
 done
 exit $fail
