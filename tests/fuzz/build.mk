@@ -3,7 +3,9 @@
 # build/fuzz/obj), each with a seed corpus committed in tests/fuzz/corpus/.
 #  fuzz_engine_rx  the engine's packet parser and receive path (a host in
 #                  RTS with requests outstanding, fed frames)
-#  fuzz_ctl        rxdpd's handling of control messages on a connection
+#  fuzz_ctl        rxdpd's control plane from outside: a client's control
+#                  messages, CM MADs from the wire and rtnetlink messages,
+#                  interleaved (tests/fuzz/fuzz_ctl.c)
 #  fuzz_xdp        the XDP classifier on frames (BPF_PROG_TEST_RUN, root),
 #                  held to the rules of tests/bpf/xdp_rig.h, the engine's
 #                  parser among them
@@ -59,7 +61,8 @@ $(FUZZ_XDP): $(FUZZ_OBJ)/tests/fuzz/fuzz_xdp.o $(FUZZ_OBJ)/tests/bpf/xdp_rig.o \
 $(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
 		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
 		$(FUZZ_OBJ)/tests/engine/poster.o \
-		$(FUZZ_OBJ)/tests/engine/memwire.o $(FUZZ_LIB_OBJS)
+		$(FUZZ_OBJ)/tests/engine/memwire.o \
+		$(FUZZ_OBJ)/userspace/daemon/cm_mad.o $(FUZZ_LIB_OBJS)
 	$(msg) LD $@
 	$(Q)$(CLANG) $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
 

@@ -12,7 +12,12 @@
  *   gen_corpus ctl DIR      the control messages rxdp's client library
  *                           sends for each call (recorded by a stand-in
  *                           server), one file each, and one sequence that
- *                           walks a QP from creation to destruction.
+ *                           walks a QP from creation to destruction; CM
+ *                           MADs from the wire after a listener's making
+ *                           (a REQ for it, again, SIDR, RTU, DREQ, REJ,
+ *                           MRA); rtnetlink messages recorded from a real
+ *                           kernel (tests/daemon/rtnl_recorded.h), and
+ *                           ones that remove and readdress fz0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,14 +32,17 @@
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
 #include <rdma/rdma_cma.h>
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
 #include "common/ctl_cm.h"
+#include "daemon/cm_mad.h"
 #include "engine/pkt.h"
 #include "fuzz_host.h"
 #include "memwire.h"
+#include "../daemon/rtnl_recorded.h"
 
 #define MAX_SEEDS 256
 
@@ -265,6 +273,166 @@ static void walk_qp(struct rxdp_ctl *c, __u32 ifindex)
 
 /* An RDMA-CM application's requests (librdmacm's): channel 1, ids 1 and 2;
  * 16 of them, as many as the fuzz target reads from one input */
+/* A record of fuzz_ctl's input: header hdr (a kind, fuzz_ctl.c) + n bytes */
+static size_t put_rec(uint8_t *out, unsigned hdr, const void *p, size_t n)
+{
+	hdr |= (unsigned)n;
+	out[0] = hdr & 0xff;
+	out[1] = hdr >> 8;
+	memcpy(out + 2, p, n);
+	return n + 2;
+}
+
+/*
+ * The listener's making (lst: its records), then CM MADs from 10.0.0.2
+ * (fuzz_ctl's peer): each kind alone after it, and a REQ, the same REQ
+ * again (a duplicate: an MRA), and a SIDR REQ together
+ */
+static int gen_mads(const char *dir, const uint8_t *lst, size_t lst_len)
+{
+	static const __u16 attrs[] = { CM_ATTR_REQ, CM_ATTR_SIDR_REQ,
+				       CM_ATTR_RTU, CM_ATTR_DREQ,
+				       CM_ATTR_REJ, CM_ATTR_MRA,
+				       CM_ATTR_LAP, CM_ATTR_REP };
+	static uint8_t out[64 * 1024], seq[64 * 1024];
+	struct cm_ip_hdr h = { .ip_version = 4, .src_port = 40000 };
+	uint8_t mad[CM_MAD_LEN];
+	size_t all = lst_len, one;
+	char name[64];
+
+	h.src_ip[10] = h.src_ip[11] = h.dst_ip[10] = h.dst_ip[11] = 0xff;
+	h.src_ip[12] = h.dst_ip[12] = 10;
+	h.src_ip[15] = 2;
+	h.dst_ip[15] = 1;
+	memcpy(out, lst, lst_len);
+	memcpy(seq, lst, lst_len);
+	for (size_t a = 0; a < sizeof(attrs) / sizeof(attrs[0]); a++) {
+		struct cm_msg m = { .method = CM_METHOD_SEND,
+				    .attr_id = attrs[a],
+				    .tid = 0x1000 + a };
+
+		switch (attrs[a]) {
+		case CM_ATTR_REQ:
+			m.req.local_comm_id = 0x11223344;
+			m.req.service_id = cm_ip_service_id(0x0106, 7471);
+			m.req.local_ca_guid = 0x0200000000000002ULL;
+			m.req.local_qpn = 0x123;
+			m.req.starting_psn = 0x4567;
+			m.req.path_mtu = 3;
+			m.req.retry_count = 7;
+			m.req.rnr_retry_count = 7;
+			m.req.max_cm_retries = 15;
+			m.req.pkey = 0xffff;
+			m.req.remote_cm_response_timeout = 20;
+			m.req.local_cm_response_timeout = 20;
+			cm_ip_hdr_encode(&h, m.req.private_data);
+			break;
+		case CM_ATTR_SIDR_REQ:
+			m.sidr_req.request_id = 7;
+			m.sidr_req.pkey = 0xffff;
+			m.sidr_req.service_id = cm_ip_service_id(0x0111, 7471);
+			cm_ip_hdr_encode(&h, m.sidr_req.private_data);
+			break;
+		default: /* the ids of what the REQ would have made */
+			m.rtu.local_comm_id = 0x11223344;
+			m.rtu.remote_comm_id = 1;
+			break;
+		}
+		cm_mad_encode(&m, mad);
+		one = lst_len +
+		      put_rec(out + lst_len, 0x8000, mad, sizeof(mad));
+		snprintf(name, sizeof(name), "mad-%s", cm_attr_name(attrs[a]));
+		if (write_file(dir, name, out, one))
+			return -1;
+		if (attrs[a] == CM_ATTR_REQ || attrs[a] == CM_ATTR_SIDR_REQ) {
+			memcpy(seq + all, out + lst_len, one - lst_len);
+			all += one - lst_len;
+			if (attrs[a] == CM_ATTR_REQ) { /* and again */
+				memcpy(seq + all, out + lst_len, one - lst_len);
+				all += one - lst_len;
+			}
+		}
+	}
+	return write_file(dir, "mad-req-dup-sidr", seq, all);
+}
+
+/* rtnetlink: what a real kernel sent, and fz0 (ifindex 1) changed */
+static int gen_netlink(const char *dir)
+{
+	static const struct {
+		const unsigned char *p;
+		size_t len;
+		const char *name;
+	} msgs[] = {
+#define NL(x) { x, sizeof(x), #x }
+		NL(link_0),  NL(link_1),  NL(link_2),  NL(addr_0),
+		NL(addr_1),  NL(addr_2),  NL(addr_3),  NL(neigh_0),
+		NL(neigh_1), NL(neigh_2), NL(neigh_3), NL(neigh_4),
+#undef NL
+	};
+	static uint8_t out[64 * 1024], m[4096];
+	size_t all = 0;
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		size_t n = put_rec(out + all, 0x4000, msgs[i].p, msgs[i].len);
+
+		snprintf(name, sizeof(name), "nl-%s", msgs[i].name);
+		if (write_file(dir, name, out + all, n))
+			return -1;
+		all += n;
+	}
+	if (write_file(dir, "nl-dump", out, all))
+		return -1;
+	/* fz0 renamed (a link message for ifindex 1), then removed */
+	memcpy(m, link_1, sizeof(link_1));
+	m[20] = 1; /* ifi_index */
+	m[21] = m[22] = m[23] = 0;
+	all = put_rec(out, 0x4000, m, sizeof(link_1));
+	m[4] = RTM_DELLINK;
+	all += put_rec(out + all, 0x4000, m, sizeof(link_1));
+	if (write_file(dir, "nl-fz0-renamed-removed", out, all))
+		return -1;
+	/* an address of fz0 removed */
+	memcpy(m, addr_0, sizeof(addr_0));
+	m[4] = RTM_DELADDR;
+	m[20] = 1; /* ifa_index */
+	m[21] = m[22] = m[23] = 0;
+	all = put_rec(out, 0x4000, m, sizeof(addr_0));
+	return write_file(dir, "nl-fz0-addr-removed", out, all);
+}
+
+/*
+ * A listener on port 7471 of every address (the fuzz target's namespace
+ * has no 10.0.0.1 to bind to: fz0 is rxdpd's alone), for the MADs
+ */
+static void walk_listen(struct rxdp_ctl *c)
+{
+	struct rxdp_ctl_cm cm;
+	int fd;
+
+	memset(&cm, 0, sizeof(cm));
+	cm.op = RXDP_CM_CHANNEL_CREATE;
+	rxdp_ctl_cm(c, &cm, &fd);
+	memset(&cm, 0, sizeof(cm));
+	cm.op = RXDP_CM_CREATE_ID;
+	cm.channel = 1;
+	cm.ps = RDMA_PS_TCP;
+	cm.qp_type = IBV_QPT_RC;
+	rxdp_ctl_cm(c, &cm, &fd);
+	memset(&cm, 0, sizeof(cm));
+	cm.op = RXDP_CM_BIND;
+	cm.id = 1;
+	cm.src.family = AF_INET;
+	cm.src.port = htons(7471);
+	rxdp_ctl_cm(c, &cm, &fd);
+	memset(&cm, 0, sizeof(cm));
+	cm.op = RXDP_CM_LISTEN;
+	cm.id = 1;
+	cm.backlog = 8;
+	rxdp_ctl_cm(c, &cm, &fd);
+}
+
 static void walk_cm(struct rxdp_ctl *c)
 {
 	static const __u8 ip[4] = { 10, 0, 0, 1 };
@@ -327,7 +495,7 @@ static int gen_ctl(const char *dir)
 	const __u32 ifindex = 1;
 	pthread_t th;
 	__u16 pkey;
-	int i, first_walk, first_cm;
+	int i, first_walk, first_cm, first_listen;
 	uint8_t *all = malloc(64 * 1024);
 	size_t all_len = 0;
 
@@ -381,6 +549,8 @@ static int gen_ctl(const char *dir)
 	walk_qp(c, ifindex);
 	first_cm = nseeds;
 	walk_cm(c);
+	first_listen = nseeds;
+	walk_listen(c);
 	rxdp_ctl_close(c);
 	shutdown(srv_fd, SHUT_RDWR);
 	close(srv_fd);
@@ -409,13 +579,23 @@ static int gen_ctl(const char *dir)
 	/* the CM walk as one connection's input (the fuzz target numbers
 	 * channels and ids from 1 for each input, as walk_cm names them) */
 	all_len = 0;
-	for (i = first_cm; i < nseeds; i++) {
+	for (i = first_cm; i < first_listen; i++) {
 		all[all_len++] = seeds[i].len & 0xff;
 		all[all_len++] = seeds[i].len >> 8;
 		memcpy(all + all_len, seeds[i].data, seeds[i].len);
 		all_len += seeds[i].len;
 	}
 	if (write_file(dir, "cm-walk", all, all_len))
+		return 1;
+	/* the listener the MADs find (walk_listen) */
+	all_len = 0;
+	for (i = first_listen; i < nseeds; i++) {
+		all[all_len++] = seeds[i].len & 0xff;
+		all[all_len++] = seeds[i].len >> 8;
+		memcpy(all + all_len, seeds[i].data, seeds[i].len);
+		all_len += seeds[i].len;
+	}
+	if (gen_mads(dir, all, all_len) || gen_netlink(dir))
 		return 1;
 	printf("%d control messages\n", nseeds);
 	free(all);

@@ -504,10 +504,37 @@ void rtnl_event(void)
 			}
 			break;
 		}
-		mnl_cb_run(buf, n, 0, 0, rtnl_cb, NULL);
+		rtnl_feed(buf, (size_t)n);
 	}
 	if (rxdpd.resync_needed)
 		rtnl_resync();
+}
+
+/*
+ * Each message its own length says, whole inside the datagram (libmnl's
+ * mnl_nlmsg_ok() takes a length past 2^31 for a short one: a kernel never
+ * sends one, but this is the check that holds for any)
+ */
+void rtnl_feed(const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh = (const void *)p;
+		size_t n = nlh->nlmsg_len, step = NLMSG_ALIGN(n);
+
+		if (n < sizeof(*nlh) || n > len) {
+			pr_debug(
+				"rtnl: a message of %zu bytes in %zu ignored\n",
+				n, len);
+			return;
+		}
+		rtnl_cb(nlh, NULL);
+		if (step >= len)
+			return;
+		p += step;
+		len -= step;
+	}
 }
 
 /* Ask the kernel to resolve ip (NTF_USE: neigh_event_send() on the entry) */

@@ -213,6 +213,8 @@ static inline bool rxdpd_slot_ok(uid_t uid, unsigned int mine, unsigned int all,
 int rtnl_open(void);
 int rtnl_resync(void);
 void rtnl_event(void);
+/* One datagram of rtnetlink messages, as the socket delivers them */
+void rtnl_feed(const void *buf, size_t len);
 struct rxdp_link *link_by_index(int ifindex);
 struct rxdp_neigh *neigh_find(int ifindex, int family, const __u8 *ip);
 int rtnl_neigh_lookup(int ifindex, int family, const __u8 *ip, __u8 *mac,
