@@ -6,6 +6,9 @@
 #  fuzz_ctl        rxdpd's control plane from outside: a client's control
 #                  messages, CM MADs from the wire and rtnetlink messages,
 #                  interleaved (tests/fuzz/fuzz_ctl.c)
+#  fuzz_rings      a hostile client's shared rings: WQE slots, producer
+#                  and CQ consumer indexes written at will between passes
+#                  of its engine and an honest peer's (tests/fuzz/fuzz_rings.c)
 #  fuzz_xdp        the XDP classifier on frames (BPF_PROG_TEST_RUN, root),
 #                  held to the rules of tests/bpf/xdp_rig.h, the engine's
 #                  parser among them
@@ -27,6 +30,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_ENGINE := $(FUZZ_DIR)/fuzz_engine_rx
 FUZZ_CTL := $(FUZZ_DIR)/fuzz_ctl
 FUZZ_XDP := $(FUZZ_DIR)/fuzz_xdp
+FUZZ_RINGS := $(FUZZ_DIR)/fuzz_rings
 FUZZ_GEN := $(FUZZ_DIR)/gen_corpus
 FUZZ_LIB_OBJS = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(ENGINE_SRCS) $(COMMON_SRCS))
 FUZZ_LIBS := -lisal -lxdp -lbpf -lmnl -lelf -lz -lpthread
@@ -58,6 +62,13 @@ $(FUZZ_XDP): $(FUZZ_OBJ)/tests/fuzz/fuzz_xdp.o $(FUZZ_OBJ)/tests/bpf/xdp_rig.o \
 	$(msg) LD $@
 	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
 
+$(FUZZ_RINGS): $(FUZZ_OBJ)/tests/fuzz/fuzz_rings.o \
+		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
+		$(FUZZ_OBJ)/tests/engine/poster.o \
+		$(FUZZ_OBJ)/tests/engine/memwire.o $(FUZZ_LIB_OBJS)
+	$(msg) LD $@
+	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
+
 $(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
 		$(FUZZ_OBJ)/tests/fuzz/fuzz_host.o \
 		$(FUZZ_OBJ)/tests/engine/poster.o \
@@ -66,7 +77,7 @@ $(FUZZ_GEN): $(FUZZ_OBJ)/tests/fuzz/gen_corpus.o \
 	$(msg) LD $@
 	$(Q)$(CLANG) $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
 
-fuzz: $(FUZZ_ENGINE) $(FUZZ_CTL) $(FUZZ_XDP)
+fuzz: $(FUZZ_ENGINE) $(FUZZ_CTL) $(FUZZ_XDP) $(FUZZ_RINGS)
 	$(Q)RXDP_FUZZ_SECONDS=$(FUZZ_SECONDS) RXDP_FUZZ_KEEP=1 RXDP_FUZZ_GROW=1 \
 		tests/fuzz/run.sh
 
@@ -79,5 +90,5 @@ fuzz-corpus: $(FUZZ_GEN) $(FUZZ_XDP)
 
 .PHONY: fuzz fuzz-corpus
 
-TEST_BINS += $(FUZZ_ENGINE) $(FUZZ_CTL) $(FUZZ_XDP)
+TEST_BINS += $(FUZZ_ENGINE) $(FUZZ_CTL) $(FUZZ_XDP) $(FUZZ_RINGS)
 TESTS += tests/fuzz/run.sh

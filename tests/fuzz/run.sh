@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${RXDP_FUZZ_SECONDS:-20}
 out=$root/build/fuzz
 fail=0
-for name in engine_rx ctl xdp; do
+for name in engine_rx ctl xdp rings; do
 	bin=$out/fuzz_$name
 	work=$out/work/$name
 	log=$out/fuzz_$name.log
