@@ -4,6 +4,8 @@
 #   make check      install what is missing, build, run every test (and
 #                   check-asan: the unit and in-memory-wire tests sanitized)
 #   make demo       the main job (see README.md)
+#   make coverage   line and branch coverage under the tests, per folder
+#                   (scripts/coverage.sh; build/coverage/summary.txt)
 #   make vmlinux    regenerate vmlinux.h from the running kernel's BTF
 #
 # Each component has a build.mk beside its sources that appends to the lists
@@ -94,6 +96,14 @@ check: deps
 test: all $(TEST_BINS) $(TESTS)
 	$(Q)tests/run-tests.sh $(TESTS)
 
+test-bins: $(TEST_BINS) $(filter $(BUILD)/%,$(TESTS))
+
+print-tests:
+	@echo $(TESTS)
+
+coverage: deps
+	$(Q)scripts/coverage.sh
+
 # The unit and in-memory-wire tests again, built with AddressSanitizer and
 # UBSan into build/asan (any error aborts the test). Not the BPF programs:
 # none of these tests loads one. Their transport timers are at least 268 ms
@@ -122,6 +132,7 @@ clean:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux.h$$')
 
-.PHONY: all deps check test check-asan asan-tests demo vmlinux clean format
+.PHONY: all deps check test test-bins print-tests coverage check-asan asan-tests \
+	demo vmlinux clean format
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

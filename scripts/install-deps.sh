@@ -29,7 +29,7 @@ pkgs=(
 	iperf3 sockperf python3-matplotlib ethtool
 	ucx-utils libucx-dev openmpi-bin libopenmpi-dev
 	qemu-system-x86 debootstrap e2fsprogs curl gpgv xz-utils
-	dpkg-dev debhelper lintian systemd man-db python3-prometheus-client
+	dpkg-dev debhelper lintian systemd man-db python3-prometheus-client gcovr
 )
 
 missing=()

@@ -10,7 +10,7 @@ RDMACM_SO   := $(LIB)/librdmacm.so.1
 $(RDMACM_SO): $(RDMACM_OBJS) $(COMMON_LIB) $(RDMACM_MAP) $(LIB)/libibverbs.so.1
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) -shared -Wl,-soname,librdmacm.so.1 \
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,librdmacm.so.1 \
 		-Wl,--version-script=$(RDMACM_MAP) -Wl,-z,defs -Wl,-z,now \
 		-o $@ $(RDMACM_OBJS) $(COMMON_LIB) -L$(LIB) -l:libibverbs.so.1 \
 		-lmnl -lpthread

@@ -14,7 +14,7 @@ VERBS_LDLIBS := -lmnl -lpthread -ldl
 $(VERBS_SO): $(VERBS_OBJS) $(VERBS_LINK) $(VERBS_MAP)
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) -shared -Wl,-soname,libibverbs.so.1 \
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libibverbs.so.1 \
 		-Wl,--version-script=$(VERBS_MAP) -Wl,-z,defs -Wl,-z,now \
 		-o $@ $(VERBS_OBJS) $(VERBS_LINK) $(VERBS_LDLIBS)
 

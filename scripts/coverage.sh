@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# make coverage: line and branch coverage of rxdp's C code under its tests.
+#
+# A copy of the tree (build/coverage/tree, this checkout's files as they
+# are) is built with gcc --coverage, and every test of `make check` but the
+# guests' runs there, as root: their programs (rxdpd, the libraries in
+# the test programs, the tools) write their counts as they exit. The guests
+# (tests/vm/) are left out: they run the tree read-only over 9p, where no
+# count can be written. Then gcovr reads the counts: line and branch
+# figures per folder of the product (not the tests) are printed and
+# written to build/coverage/summary.txt, every file's to
+# build/coverage/files.txt, and the functions that libibverbs.so.1 and
+# librdmacm.so.1 export (their .map files; rsockets among them) that no
+# test ran to build/coverage/unreached.txt.
+#
+# RXDP_COVERAGE_TESTS names the tests to run instead (a quick look).
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/build/coverage
+tree=$out/tree
+
+command -v gcovr >/dev/null || { echo "coverage: needs gcovr (apt-get install gcovr)" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$tree"
+(cd "$root" && tar --exclude=./build --exclude=./.git -cf - .) | tar -C "$tree" -xf - ||
+	{ echo "coverage: cannot copy the tree" >&2; exit 1; }
+cd "$tree" || exit 1
+echo "coverage: building the tree with --coverage in $tree"
+make -j"$(nproc)" EXTRA_CFLAGS=--coverage EXTRA_LDFLAGS=--coverage \
+	all >"$out/build.log" 2>&1 &&
+	make -j"$(nproc)" EXTRA_CFLAGS=--coverage \
+		EXTRA_LDFLAGS=--coverage test-bins >>"$out/build.log" 2>&1 ||
+	{ tail -n 20 "$out/build.log"; echo "coverage: the build failed" >&2; exit 1; }
+# the tests' programs run as other users too: their counts must land
+chmod -R a+rwX build/obj
+# (and the fuzzers, built by clang, which gcov does not count)
+tests=${RXDP_COVERAGE_TESTS:-$(make -s print-tests | tr ' ' '\n' | grep -v -e '^tests/vm/' -e '^tests/fuzz/')}
+# shellcheck disable=SC2086
+RXDP_CHECK_START=$(date +%s) tests/run-tests.sh $tests >"$out/tests.log" 2>&1
+echo "coverage: $(tail -n 1 "$out/tests.log") (log: $out/tests.log)"
+
+# the product's sources: userspace/, tools/ (bpf/ is BPF, not gcov's)
+gcovr -r "$tree" --object-directory build/obj --filter 'userspace/' \
+	--filter 'tools/' --json "$out/cov.json" >/dev/null 2>"$out/gcovr.log" ||
+	{ tail -n 5 "$out/gcovr.log"; echo "coverage: gcovr failed" >&2; exit 1; }
+/usr/bin/python3 - "$out" "$tree" <<'EOF'
+import collections, json, re, sys
+out, tree = sys.argv[1], sys.argv[2]
+d = json.load(open(out + "/cov.json"))
+folders = collections.OrderedDict()
+files = []
+funcs = {}
+for f in d["files"]:
+    name = f["file"]
+    lines = [l for l in f["lines"] if not l.get("gcovr/noncode")]
+    lt = len(lines)
+    lh = sum(1 for l in lines if l["count"] > 0)
+    bt = sum(len(l["branches"]) for l in lines)
+    bh = sum(1 for l in lines for b in l["branches"] if b["count"] > 0)
+    parts = name.split("/")
+    folder = "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+    s = folders.setdefault(folder, [0, 0, 0, 0])
+    s[0] += lh; s[1] += lt; s[2] += bh; s[3] += bt
+    files.append((name, lh, lt, bh, bt))
+    for fn in f.get("functions", []):
+        funcs[fn["name"]] = funcs.get(fn["name"], 0) + fn["execution_count"]
+pct = lambda a, b: 100.0 * a / b if b else 100.0
+total = [sum(v[i] for v in folders.values()) for i in range(4)]
+with open(out + "/summary.txt", "w") as s:
+    s.write("%-22s %8s %8s %7s %8s %8s %7s\n" % ("folder", "lines", "of", "%",
+            "branches", "of", "%"))
+    for k, v in sorted(folders.items()):
+        s.write("%-22s %8d %8d %6.1f%% %8d %8d %6.1f%%\n" % (k, v[0], v[1],
+                pct(v[0], v[1]), v[2], v[3], pct(v[2], v[3])))
+    s.write("%-22s %8d %8d %6.1f%% %8d %8d %6.1f%%\n" % ("all", total[0],
+            total[1], pct(total[0], total[1]), total[2], total[3],
+            pct(total[2], total[3])))
+with open(out + "/files.txt", "w") as s:
+    for n, lh, lt, bh, bt in sorted(files):
+        s.write("%-44s lines %5.1f%% (%d/%d) branches %5.1f%% (%d/%d)\n" %
+                (n, pct(lh, lt), lh, lt, pct(bh, bt), bh, bt))
+# the exported functions no test reached
+unreached = []
+for lib, mp in (("libibverbs.so.1", "userspace/verbs/libibverbs.map"),
+                ("librdmacm.so.1", "userspace/rdmacm/librdmacm.map")):
+    exported = re.findall(r"^\s*([A-Za-z_][A-Za-z0-9_]*);", open(tree + "/" + mp).read(), re.M)
+    for e in sorted(set(exported)):
+        if funcs.get(e, 0) == 0:
+            unreached.append("%s %s%s" % (lib, e, "" if e in funcs else
+                             " (no body of its own: an alias or a forward)"))
+open(out + "/unreached.txt", "w").write("\n".join(unreached) + "\n")
+print(open(out + "/summary.txt").read(), end="")
+print("exported functions no test ran: %d (%s/unreached.txt)" % (len(unreached), out))
+EOF
