@@ -6,6 +6,8 @@
 #   make demo       the main job (see README.md)
 #   make coverage   line and branch coverage under the tests, per folder
 #                   (scripts/coverage.sh; build/coverage/summary.txt)
+#   make mutants    each tests/mutants/*.patch breaks the code on purpose:
+#                   the tests it names must fail (scripts/mutants.sh)
 #   make vmlinux    regenerate vmlinux.h from the running kernel's BTF
 #
 # Each component has a build.mk beside its sources that appends to the lists
@@ -104,6 +106,9 @@ print-tests:
 coverage: deps
 	$(Q)scripts/coverage.sh
 
+mutants: deps
+	$(Q)MUTANTS="$(MUTANTS)" scripts/mutants.sh
+
 # The unit and in-memory-wire tests again, built with AddressSanitizer and
 # UBSan into build/asan (any error aborts the test). Not the BPF programs:
 # none of these tests loads one. Their transport timers are at least 268 ms
@@ -132,7 +137,7 @@ clean:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux.h$$')
 
-.PHONY: all deps check test test-bins print-tests coverage check-asan asan-tests \
+.PHONY: all deps check test test-bins print-tests coverage mutants check-asan asan-tests \
 	demo vmlinux clean format
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
