@@ -15,11 +15,18 @@
 #   capture_has_ops OP...    fail unless each BTH opcode OP was seen
 #   capture_start NS IF PCAP SNAPLEN
 #                            tcpdump of RoCEv2 (UDP 4791) on IF in NS into
-#                            PCAP, returning once it captures; in immediate
+#                            PCAP, SNAPLEN bytes a frame (0: a whole frame of
+#                            the largest MTU here, 9000, and no more: in
+#                            immediate mode libpcap's ring has a slot of the
+#                            snap length a frame, and its default, 256 KiB,
+#                            leaves a few hundred slots where thousands of
+#                            frames arrive at once), returning once it captures; in immediate
 #                            mode, so a frame is written as it comes (else
 #                            libpcap holds frames up to a second in its
 #                            ring's block, and a capture stopped right after
-#                            the traffic misses its end)
+#                            the traffic misses its end), with a 64 MiB
+#                            buffer (a tcpdump starved of CPU, beside two
+#                            emulated guests, catches up later)
 #   capture_stop             stop it; fail if the kernel dropped a frame
 #                            it should have had
 #
@@ -80,7 +87,9 @@ capture_has_ops() {
 
 capture_start() {
 	CAPTURE_LOG=$3.log
-	ip netns exec "$1" tcpdump -i "$2" -w "$3" -U --immediate-mode -s "$4" \
+	local snap=$4
+	[ "$snap" = 0 ] && snap=9100
+	ip netns exec "$1" tcpdump -i "$2" -w "$3" -U --immediate-mode -B 65536 -s "$snap" \
 		udp port 4791 >"$CAPTURE_LOG" 2>&1 &
 	CAPTURE_PID=$!
 	on_exit "kill $CAPTURE_PID 2>/dev/null"
