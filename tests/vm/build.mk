@@ -13,8 +13,8 @@
 #            kernel (variant.sh backports: virtio-net has zero-copy from
 #            Linux 6.13) and virtio-net devices with the DMA API
 #            (iommu_platform=on) and two queue pairs: every socket's mode
-#            seen three ways, RC/UC/UD and perftest byte-checked, RC
-#            through loss
+#            seen three ways, RC/UC/UD streams byte-checked
+#            (wirecheck), perftest's figures, RC through loss
 #  coexist.sh  rxdp beside Soft-RoCE in the same guests (a second link
 #            each): one ibv_devices listing both, one process using both,
 #            traffic on each through rxdp's library (LD_LIBRARY_PATH in
