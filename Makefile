@@ -109,6 +109,12 @@ coverage: deps
 mutants: deps
 	$(Q)MUTANTS="$(MUTANTS)" scripts/mutants.sh
 
+# Hours of mixed, byte-checked traffic through a bad wire, with restarts
+# (scripts/soak.sh; SOAK_SECONDS, default an hour).
+soak: deps
+	$(Q)$(MAKE) --no-print-directory all test-bins
+	$(Q)scripts/soak.sh
+
 # The unit and in-memory-wire tests again, built with AddressSanitizer and
 # UBSan into build/asan (any error aborts the test). Not the BPF programs:
 # none of these tests loads one. Their transport timers are at least 268 ms
@@ -137,7 +143,7 @@ clean:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux.h$$')
 
-.PHONY: all deps check test test-bins print-tests coverage mutants check-asan asan-tests \
+.PHONY: all deps check test test-bins print-tests coverage mutants soak check-asan asan-tests \
 	demo vmlinux clean format
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
