@@ -6,7 +6,8 @@
 #  devinfo-netns.sh  ibv_devices / ibv_devinfo -v against the real rxdpd
 #                    in a namespace (root; skips until rxdpd is built)
 #  pyverbs.sh        rdma-core's pyverbs suite (Debian's python3-pyverbs)
-#                    on one rxdp host (root)
+#                    on one rxdp host, then its traffic tests with a player
+#                    on each of two hosts (pyverbs_across.py) (root)
 #  coexist           one process, several devices side by side (run in the
 #                    guests by tests/vm/coexist.sh: rxdp's and Soft-RoCE's)
 #
