@@ -49,6 +49,7 @@ for p in "$NS_A $IF_A" "$NS_B $IF_B" "$NS_R $PA" "$NS_R $PB"; do
 	ip -n "$1" link set "$2" up
 done
 _netns_three_up
+# shellcheck disable=SC2086 # the faults are options
 ip netns exec "$NS_R" "$badwire" $faults "$PA" "$PB" >"$out/wire.log" 2>&1 &
 wire=$!
 on_exit "kill $wire 2>/dev/null"

@@ -40,6 +40,8 @@
 #                             client's counts printed), else their wrong
 #                             messages and counts, and 1
 #   wirecheck_run NAME PORT ARGS...   wirecheck_bg, then wirecheck_wait
+#   wirecheck_summary NAME KEY        KEY's value in the client's summary
+#                             line (the target's counts: lost, delivered...)
 
 _rxdp_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RXDP_BIN=${RXDP_BIN:-$_rxdp_root/build/bin}
@@ -196,4 +198,8 @@ wirecheck_wait() {
 wirecheck_run() {
 	wirecheck_bg "$@"
 	wirecheck_wait "$1"
+}
+
+wirecheck_summary() {
+	sed -n "s/^summary: .*\\b$2=\\([^ ]*\\).*/\\1/p" "$WK_DIR/$1.client"
 }

@@ -27,11 +27,6 @@ errors=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*" >&2; errors=$((errors + 1)); }
 
-# summary NAME KEY: KEY's value in NAME's client summary line
-summary() {
-	sed -n "s/^summary: .*\\b$2=\\([^ ]*\\).*/\\1/p" "$tmp/$1.client"
-}
-
 echo "# clean streams pass, and what arrived adds up to what was sent"
 clean=(
 	"-t rc -o all -s 0-70000 -n 300 --sge 3"
@@ -44,10 +39,10 @@ port=18700
 for i in "${!clean[@]}"; do
 	# shellcheck disable=SC2086
 	if wirecheck_run "clean$i" $((port + i)) ${clean[i]} >/dev/null; then
-		sent=$(summary "clean$i" sent)
-		got=$(($(summary "clean$i" delivered) + $(summary "clean$i" reads)))
+		sent=$(wirecheck_summary "clean$i" sent)
+		got=$(($(wirecheck_summary "clean$i" delivered) + $(wirecheck_summary "clean$i" reads)))
 		if [ "$sent" = "$got" ] && [ "$sent" -gt 0 ] &&
-			[ "$(summary "clean$i" bytes)" -gt 0 ]; then
+			[ "$(wirecheck_summary "clean$i" bytes)" -gt 0 ]; then
 			ok "${clean[i]}: $got of $sent messages checked"
 		else
 			bad "${clean[i]}: $got of $sent messages checked"
@@ -82,7 +77,7 @@ for i in "${!sabotage[@]}"; do
 	# shellcheck disable=SC2086
 	if wirecheck_run "sab$i" $((port + i)) -n 40 ${sabotage[i]% =>*} 2>/dev/null; then
 		bad "${sabotage[i]% =>*}: passed"
-	elif [ "$(summary "sab$i" "$key")" = 1 ]; then
+	elif [ "$(wirecheck_summary "sab$i" "$key")" = 1 ]; then
 		ok "${sabotage[i]% =>*}: fails, $key=1"
 	else
 		bad "${sabotage[i]% =>*}: fails, but $(grep '^summary:' "$tmp/sab$i.client")"
@@ -102,7 +97,7 @@ for i in "${!may[@]}"; do
 	key=${may[i]#*=> }
 	# shellcheck disable=SC2086
 	if wirecheck_run "may$i" $((port + i)) -n 40 --settle 500 ${may[i]% =>*} >/dev/null &&
-		[ "$(summary "may$i" "$key")" = 1 ]; then
+		[ "$(wirecheck_summary "may$i" "$key")" = 1 ]; then
 		ok "${may[i]% =>*}: passes, $key=1"
 	else
 		bad "${may[i]% =>*}: $(grep '^summary:' "$tmp/may$i.client")"

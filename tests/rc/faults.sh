@@ -3,8 +3,9 @@
 # InfiniBand dissector decodes without error. Through the loss: checked
 # streams (wirecheck: RC whole, every byte checked at the receiver; UC and
 # UD with --lossy, what arrives checked and what does not counted) and the
-# stock tools; the loss itself counted by the XDP program that makes it
-# (it must have dropped frames, or nothing was tested).
+# stock tools; the loss itself seen three ways (or nothing was tested):
+# counted by the XDP program that makes it, in UC messages lost, and in
+# the packets the hosts' RC requesters resent.
 #
 # The two hosts hang off a bridge in a third namespace; the capture and the
 # loss happen on the bridge ports, where every frame passes. (This kernel has
@@ -100,6 +101,10 @@ lossy() {
 	echo "$sum"
 }
 [ "$(lossy 0)" = 0 ] || fail "the lossy programs counted drops before any traffic"
+# what the hosts resent: the loss seen by the transport, not only by the
+# program that claims to make it
+resent() { echo $(($(rxdp_counter "$NS_A" retransmitted_pkts) + $(rxdp_counter "$NS_B" retransmitted_pkts))); }
+resent0=$(resent)
 WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gid
 WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gid WK_ADDR=$ADDR_A
 streams=(
@@ -111,6 +116,11 @@ for i in "${!streams[@]}"; do
 	# shellcheck disable=SC2086
 	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} || fail "lossy: wirecheck ${streams[i]}"
 done
+# 300 UC messages of up to 20 packets through ~3% loss: hundreds of
+# packets dropped, dozens of messages lost
+uc_lost=$(wirecheck_summary s1 lost)
+echo "lossy: the UC stream lost $uc_lost of 300 messages"
+[ "$uc_lost" -gt 0 ] || fail "lossy: the UC stream lost nothing: the link was not lossy"
 pair "lossy: rc_pingpong 1 MiB" ibv_rc_pingpong -d "$devA" -g "$gid" -c -n 20 -s 1048576 -- \
 	ibv_rc_pingpong -d "$devB" -g "$gid" -c -n 20 -s 1048576
 pair "lossy: write_bw 256 KiB" ib_write_bw -d "$devA" -x "$gid" -F -n 100 -s 262144 -- \
@@ -123,6 +133,8 @@ pair "lossy: atomic_bw" ib_atomic_bw -d "$devA" -x "$gid" -F -n 500 -- \
 	ib_atomic_bw -d "$devB" -x "$gid" -F -n 500
 dropped=$(lossy 0)
 passed=$(lossy 1)
-echo "the lossy link dropped $dropped of $((dropped + passed)) RoCEv2 frames"
+resent=$(($(resent) - resent0))
+echo "the lossy link dropped $dropped of $((dropped + passed)) RoCEv2 frames; the hosts resent $resent packets"
 [ "$dropped" -gt 0 ] && [ "$passed" -gt 0 ] || fail "the lossy link dropped $dropped, passed $passed"
+[ "$resent" -gt 0 ] || fail "the hosts resent nothing: no loss reached RC"
 echo "PASS: RC over a lossy link, and a capture tshark decodes"
