@@ -85,6 +85,9 @@ if [ ${#skipped[@]} -gt 0 ]; then
 	echo "skipped (tests/skips-allowed says why):"
 	printf '  %s\n' "${skipped[@]}"
 fi
+n_allowed=$(grep -cv '^\(#\|$\)' "$allowed_file" 2>/dev/null)
+echo "tests allowed to skip (tests/skips-allowed): ${n_allowed:-0}"
+[ "${n_allowed:-0}" = 0 ] || grep -v '^\(#\|$\)' "$allowed_file" | sed 's/^/  /'
 [ $fail -gt 0 ] && printf 'failed: %s\n' "${failed[*]}"
 printf '%d passed, %d failed, %d skipped in %d s' "$pass" "$fail" "$skip" $((end - start_all))
 [ -n "${RXDP_CHECK_START:-}" ] &&

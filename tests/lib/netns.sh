@@ -24,6 +24,7 @@
 #   NETNS_MTU=N          the veth MTU (9000: jumbo frames)
 #   NETNS_STATIC_NEIGH=1 permanent neighbour entries both ways (no ARP)
 #   NETNS_QUEUES=N       veth with N RX and TX queues
+# netns_bridged, netns_hop and netns_switch (below) make bigger topologies.
 
 RXDP_TEST_ID=${RXDP_TEST_ID:-$$}
 _rxdp_cleanups=()
@@ -185,6 +186,32 @@ _netns_three() {
 		fail "veth A"
 	ip link add "$IF_B" netns "$NS_B" type veth peer name "$PB" netns "$NS_R" ||
 		fail "veth B"
+}
+
+# netns_switch N: N hosts on one switch, a bridge in NS_R (NS_R, BR):
+#   host i [SW_IF[i]] ---- [SW_PORT[i]] bridge BR in NS_R, i = 1..N
+# SW_NS[i] the hosts' namespaces ("rxs<i>h<id>"), SW_ADDR[i] their IPv4
+# addresses (10.<i>.<id>/8), IPv6 off, every end up. A switch port's
+# queue is a qdisc on SW_PORT[i] (toward host i): tc ... dev SW_PORT[i].
+netns_switch() {
+	local id=$((RXDP_TEST_ID & 65535)) i
+	NS_R=rxr$id BR=rxbr$id PLEN=8
+	SW_NS=() SW_IF=() SW_PORT=() SW_ADDR=()
+	netns_add "$NS_R"
+	ip -n "$NS_R" link add "$BR" type bridge || fail "bridge"
+	for i in $(seq 1 "$1"); do
+		SW_NS[i]=rxs${i}h$id SW_IF[i]=rxs${i}v$id SW_PORT[i]=rxs${i}p$id
+		SW_ADDR[i]=10.$i.$((id >> 8)).$((id & 255))
+		netns_add "${SW_NS[i]}"
+		ip link add "${SW_IF[i]}" netns "${SW_NS[i]}" type veth \
+			peer name "${SW_PORT[i]}" netns "$NS_R" || fail "veth $i"
+		ip netns exec "${SW_NS[i]}" sysctl -qw "net.ipv6.conf.${SW_IF[i]}.disable_ipv6=1"
+		ip netns exec "$NS_R" sysctl -qw "net.ipv6.conf.${SW_PORT[i]}.disable_ipv6=1"
+		ip -n "$NS_R" link set "${SW_PORT[i]}" master "$BR" up
+		ip -n "${SW_NS[i]}" addr add "${SW_ADDR[i]}/$PLEN" dev "${SW_IF[i]}"
+		ip -n "${SW_NS[i]}" link set "${SW_IF[i]}" up
+	done
+	ip -n "$NS_R" link set "$BR" up
 }
 
 # the hosts' addresses, MACs, and their ends up

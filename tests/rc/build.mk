@@ -8,8 +8,9 @@
 #               atomicity, and the error completions
 #  badwire.sh   the hosts joined through badwire (a forwarder that drops,
 #               duplicates and reorders RoCEv2 frames: no netem here):
-#               a clean run captured and decoded by tshark, then rc_ops
-#               and ibv_rc_pingpong through loss, duplication, reordering
+#               a clean run captured and decoded by tshark, then rc_ops,
+#               checked streams and the stock tools through loss,
+#               duplication, reordering
 #  jumbo.sh     a 4096-byte path MTU on MTU-9000 veths (multi-buffer AF_XDP)
 #  hca.sh       rxdpd as the HCA of whole hosts: 8 processes per host,
 #               loopback, an unprivileged user, per-user limits, kill -9
@@ -22,9 +23,9 @@
 #  memrules.sh  registered memory shared with rxdpd (memrules): writers
 #               during registration, fork, DONTNEED, munmap, giving it
 #               back, the batched path of shared file mappings
-#  pairs.sh     8 ib_write_bw -D and 8 ibv_rc_pingpong -c pairs at once over
-#               a 4-queue veth, all finishing, then again beside a CPU hog
-#               on every CPU
+#  pairs.sh     8 ib_write_bw -D pairs and 8 checked streams (wirecheck)
+#               at once over a 4-queue veth, all finishing, then again
+#               beside a CPU hog on every CPU
 #  poll.sh      rxdpd --poll: data-path threads that never sleep
 #  txthread.sh  rxdpd --tx-thread: each engine's sendto() calls in a
 #               thread of their own, traffic through two engines a side
@@ -38,6 +39,8 @@
 #  odp.sh       on-demand paging (odp): capabilities, untouched memory past
 #               RLIMIT_MEMLOCK, holes, implicit ODP, UC and UD, rereg,
 #               ibv_advise_mr
+#  incast.sh    three hosts into one through a switch port whose queue
+#               overflows (netns_switch, a TBF), every byte checked
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
@@ -100,4 +103,4 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh \
 	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/restart.sh tests/rc/odp.sh \
 	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
-	 tests/rc/txthread.sh
+	 tests/rc/txthread.sh tests/rc/incast.sh
