@@ -11,9 +11,13 @@
 # written to build/coverage/summary.txt, every file's to
 # build/coverage/files.txt, and the functions that libibverbs.so.1 and
 # librdmacm.so.1 export (their .map files; rsockets among them) that no
-# test ran to build/coverage/unreached.txt.
+# test ran to build/coverage/unreached.txt. Each of those must be listed,
+# with why, in tests/untested-functions.txt: one that is not (a function
+# a test stopped reaching, or a new one never tested) fails, and a listed
+# one that a test now reaches is named, to be taken off the list.
 #
-# RXDP_COVERAGE_TESTS names the tests to run instead (a quick look).
+# RXDP_COVERAGE_TESTS names the tests to run instead (a quick look; the
+# list is not compared then).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/build/coverage
@@ -43,9 +47,10 @@ echo "coverage: $(tail -n 1 "$out/tests.log") (log: $out/tests.log)"
 gcovr -r "$tree" --object-directory build/obj --filter 'userspace/' \
 	--filter 'tools/' --json "$out/cov.json" >/dev/null 2>"$out/gcovr.log" ||
 	{ tail -n 5 "$out/gcovr.log"; echo "coverage: gcovr failed" >&2; exit 1; }
-/usr/bin/python3 - "$out" "$tree" <<'EOF'
+/usr/bin/python3 - "$out" "$tree" "$root/tests/untested-functions.txt" \
+	"${RXDP_COVERAGE_TESTS:+part}" <<'EOF'
 import collections, json, re, sys
-out, tree = sys.argv[1], sys.argv[2]
+out, tree, listed_file, part = sys.argv[1:5]
 d = json.load(open(out + "/cov.json"))
 folders = collections.OrderedDict()
 files = []
@@ -91,4 +96,21 @@ for lib, mp in (("libibverbs.so.1", "userspace/verbs/libibverbs.map"),
 open(out + "/unreached.txt", "w").write("\n".join(unreached) + "\n")
 print(open(out + "/summary.txt").read(), end="")
 print("exported functions no test ran: %d (%s/unreached.txt)" % (len(unreached), out))
+if part:
+    sys.exit(0)  # a few tests: the list is for the whole suite
+listed = {}
+for l in open(listed_file):
+    w = l.split(None, 2)
+    if len(w) >= 2 and not l.startswith("#"):
+        listed[(w[0], w[1])] = w[2].strip() if len(w) > 2 else ""
+now = {tuple(u.split()[:2]) for u in unreached}
+new = sorted(now - set(listed))
+gone = sorted(set(listed) - now)
+for lib, fn in new:
+    print("coverage: %s %s: no test runs it, and tests/untested-functions.txt "
+          "does not list it" % (lib, fn))
+for lib, fn in gone:
+    print("coverage: %s %s: a test runs it now: take it off "
+          "tests/untested-functions.txt" % (lib, fn))
+sys.exit(1 if new else 0)
 EOF

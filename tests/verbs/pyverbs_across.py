@@ -18,11 +18,13 @@ checks (utils.validate: every byte of every message).
 
 Each test must have had its players on both hosts: one that made both on
 one host (a resource class of its own making its context) is reported and
-fails the run.
+fails the run. A test that runs past a minute fails (the suite polls a CQ
+for ever for a message that never comes).
 """
 import argparse
 import ctypes
 import os
+import signal
 import sys
 import unittest
 from importlib.machinery import SourceFileLoader
@@ -100,9 +102,19 @@ one_host = []
 both = []  # the tests that had a player on each host
 
 
+def too_long(signum, frame):
+    raise TimeoutError('the test took over %d s (a message that never came?)' % TEST_LIMIT_S)
+
+
+# a test whose message never comes polls its CQ for ever: bounded here
+TEST_LIMIT_S = 60
+signal.signal(signal.SIGALRM, too_long)
+
+
 def setUp(self):
     made.clear()
     enter(ns_a)
+    signal.alarm(TEST_LIMIT_S)
     real_setup(self)
 
 
@@ -118,6 +130,7 @@ def create_context(self):
 
 
 def tearDown(self):
+    signal.alarm(0)
     if set(made) == {0, 1}:
         both.append(self.id())
     elif self.client is not None and self.server is not None:
