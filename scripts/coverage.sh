@@ -35,13 +35,22 @@ make -j"$(nproc)" EXTRA_CFLAGS=--coverage EXTRA_LDFLAGS=--coverage \
 	make -j"$(nproc)" EXTRA_CFLAGS=--coverage \
 		EXTRA_LDFLAGS=--coverage test-bins >>"$out/build.log" 2>&1 ||
 	{ tail -n 20 "$out/build.log"; echo "coverage: the build failed" >&2; exit 1; }
-# the tests' programs run as other users too: their counts must land
+# the tests' programs run as other users too: their counts must land,
+# in files anyone may write (gcov makes them with the process's umask), and
+# what gcov cannot write goes to a log, not to the stderr a test reads;
+# a make a test runs (make install) builds as this build did
 chmod -R a+rwX build/obj
+umask 0
+: >"$out/gcov-errors.log"
+chmod 666 "$out/gcov-errors.log"
+export GCOV_ERROR_FILE=$out/gcov-errors.log EXTRA_CFLAGS=--coverage EXTRA_LDFLAGS=--coverage
 # (and the fuzzers, built by clang, which gcov does not count)
 tests=${RXDP_COVERAGE_TESTS:-$(make -s print-tests | tr ' ' '\n' | grep -v -e '^tests/vm/' -e '^tests/fuzz/')}
 # shellcheck disable=SC2086
 RXDP_CHECK_START=$(date +%s) tests/run-tests.sh $tests >"$out/tests.log" 2>&1
 echo "coverage: $(tail -n 1 "$out/tests.log") (log: $out/tests.log)"
+[ -s "$out/gcov-errors.log" ] &&
+	echo "coverage: gcov could not write some counts: $(sort -u "$out/gcov-errors.log" | head -n 3)"
 
 # the product's sources: userspace/, tools/ (bpf/ is BPF, not gcov's)
 gcovr -r "$tree" --object-directory build/obj --filter 'userspace/' \
