@@ -26,14 +26,18 @@ tree=$out/tree
 command -v gcovr >/dev/null || { echo "coverage: needs gcovr (apt-get install gcovr)" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$tree"
-(cd "$root" && tar --exclude=./build --exclude=./.git -cf - .) | tar -C "$tree" -xf - ||
+# with .git: tests/install/deb.sh packages what git lists
+(cd "$root" && tar --exclude=./build -cf - .) | tar -C "$tree" -xf - ||
 	{ echo "coverage: cannot copy the tree" >&2; exit 1; }
 cd "$tree" || exit 1
 echo "coverage: building the tree with --coverage in $tree"
-make -j"$(nproc)" EXTRA_CFLAGS=--coverage EXTRA_LDFLAGS=--coverage \
+# atomic counters: rxdpd's threads (and a client's) count the same lines at
+# once, and racing increments come out as negative counts gcovr refuses
+cov_flags="--coverage -fprofile-update=atomic"
+make -j"$(nproc)" EXTRA_CFLAGS="$cov_flags" EXTRA_LDFLAGS="$cov_flags" \
 	all >"$out/build.log" 2>&1 &&
-	make -j"$(nproc)" EXTRA_CFLAGS=--coverage \
-		EXTRA_LDFLAGS=--coverage test-bins >>"$out/build.log" 2>&1 ||
+	make -j"$(nproc)" EXTRA_CFLAGS="$cov_flags" \
+		EXTRA_LDFLAGS="$cov_flags" test-bins >>"$out/build.log" 2>&1 ||
 	{ tail -n 20 "$out/build.log"; echo "coverage: the build failed" >&2; exit 1; }
 # the tests' programs run as other users too: their counts must land,
 # in files anyone may write (gcov makes them with the process's umask), and
@@ -43,7 +47,7 @@ chmod -R a+rwX build/obj
 umask 0
 : >"$out/gcov-errors.log"
 chmod 666 "$out/gcov-errors.log"
-export GCOV_ERROR_FILE=$out/gcov-errors.log EXTRA_CFLAGS=--coverage EXTRA_LDFLAGS=--coverage
+export GCOV_ERROR_FILE=$out/gcov-errors.log EXTRA_CFLAGS=$cov_flags EXTRA_LDFLAGS=$cov_flags
 # (and the fuzzers, built by clang, which gcov does not count)
 tests=${RXDP_COVERAGE_TESTS:-$(make -s print-tests | tr ' ' '\n' | grep -v -e '^tests/vm/' -e '^tests/fuzz/')}
 # shellcheck disable=SC2086
