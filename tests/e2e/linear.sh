@@ -38,9 +38,5 @@ streams=(
 	"-t uc -o all -s 0-20000 -n 300"
 	"-t ud -o all -s 0-1024 -n 300"
 )
-for i in "${!streams[@]}"; do
-	# shellcheck disable=SC2086
-	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} ||
-		fail "wirecheck ${streams[i]} on the linear variant"
-done
+wirecheck_each 18600 "${streams[@]}"
 echo "PASS: rxdp on the XDP program without multi-buffer"

@@ -40,6 +40,13 @@
 #                             client's counts printed), else their wrong
 #                             messages and counts, and 1
 #   wirecheck_run NAME PORT ARGS...   wirecheck_bg, then wirecheck_wait
+#   wirecheck_from_b          the streams that follow go from host B (the
+#                             client) to host A (the target), not A to B
+#   wirecheck_each PORT STREAM...     each STREAM (one string of wirecheck
+#                             options) in turn, named s0, s1..., on ports
+#                             PORT, PORT+1...: "ok: wirecheck STREAM" each,
+#                             fail at the first that does not pass
+#   wirecheck_together PORT STREAM... the same, all at once
 #   wirecheck_summary NAME KEY        KEY's value in the client's summary
 #                             line (the target's counts: lost, delivered...)
 
@@ -198,6 +205,38 @@ wirecheck_wait() {
 wirecheck_run() {
 	wirecheck_bg "$@"
 	wirecheck_wait "$1"
+}
+
+wirecheck_from_b() {
+	WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA WK_ADDR=$ADDR_A
+	WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB
+}
+
+wirecheck_each() {
+	local port=$1 i=0 st
+	shift
+	for st in "$@"; do
+		# shellcheck disable=SC2086
+		wirecheck_run "s$i" $((port + i)) $st || fail "wirecheck $st"
+		echo "ok: wirecheck $st"
+		i=$((i + 1))
+	done
+}
+
+wirecheck_together() {
+	local port=$1 i=0 st
+	shift
+	for st in "$@"; do
+		# shellcheck disable=SC2086
+		wirecheck_bg "s$i" $((port + i)) $st
+		i=$((i + 1))
+	done
+	i=0
+	for st in "$@"; do
+		wirecheck_wait "s$i" || fail "wirecheck $st"
+		echo "ok: wirecheck $st"
+		i=$((i + 1))
+	done
 }
 
 wirecheck_summary() {

@@ -117,18 +117,14 @@ RXDP_RC_OPS_ROUNDS=3 rc_ops_run "faults: rc_ops bulk" bulk
 # counted. Their streams are Sends, whose every arrival has a completion,
 # of 4 bytes or more (a shorter one names nobody: out of order, it would
 # be taken for another).
-WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
-WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A WK_TIMEOUT=200
+WK_DIR=$tmp WK_TIMEOUT=200
+wirecheck_from_b
 streams=(
 	"-t rc -o all -s 0-100000 -n 300 --sge 2"
 	"-t uc -o send,send_imm -s 4-20000 -n 300 --lossy --settle 1000"
 	"-t ud -o all -s 4-1024 -n 500 --lossy --settle 1000"
 )
-for i in "${!streams[@]}"; do
-	# shellcheck disable=SC2086
-	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} || fail "faults: wirecheck ${streams[i]}"
-	echo "ok: faults: wirecheck ${streams[i]}"
-done
+wirecheck_each 18600 "${streams[@]}"
 # perftest checks its completions, not the data: still, every WR must end
 for t in "ib_write_bw -s 262144" "ib_read_bw -s 262144" "ib_send_bw -s 65536" \
 	"ib_atomic_bw"; do

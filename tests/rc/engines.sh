@@ -48,8 +48,8 @@ streams=(
 	"-t uc -o all -s 0-20000 -n 1000 --sge 2"
 	"-t ud -o all -s 0-1024 -n 1000 -q 2"
 )
-WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
-WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A
+WK_DIR=$tmp
+wirecheck_from_b
 for i in 1 2 3; do
 	# shellcheck disable=SC2086
 	wirecheck_bg "s$i" $((18990 + i)) ${streams[i - 1]}

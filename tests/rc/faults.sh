@@ -105,17 +105,14 @@ lossy() {
 # program that claims to make it
 resent() { echo $(($(rxdp_counter "$NS_A" retransmitted_pkts) + $(rxdp_counter "$NS_B" retransmitted_pkts))); }
 resent0=$(resent)
-WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gid
-WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gid WK_ADDR=$ADDR_A
+WK_DIR=$tmp
+wirecheck_from_b
 streams=(
 	"-t rc -o all -s 0-300000 -n 200 --sge 2"
 	"-t uc -o all -s 0-20000 -n 300 --lossy --settle 1000"
 	"-t ud -o all -s 0-1024 -n 500 --lossy --settle 1000"
 )
-for i in "${!streams[@]}"; do
-	# shellcheck disable=SC2086
-	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} || fail "lossy: wirecheck ${streams[i]}"
-done
+wirecheck_each 18600 "${streams[@]}"
 # 300 UC messages of up to 20 packets through ~3% loss: hundreds of
 # packets dropped, dozens of messages lost
 uc_lost=$(wirecheck_summary s1 lost)

@@ -37,10 +37,7 @@ streams=(
 	"-t uc -o all -s 0-20000 -n 300"
 	"-t ud -o all -s 0-4096 -n 300 --sge 2"
 )
-for i in "${!streams[@]}"; do
-	# shellcheck disable=SC2086
-	wirecheck_run "s$i" $((18600 + i)) ${streams[i]} || fail "wirecheck ${streams[i]} at MTU 9000"
-done
+wirecheck_each 18600 "${streams[@]}"
 RXDP_PERFTEST_MTU=4096 "$root/tests/rc/perftest.sh" rc_pingpong \
 	rc_pingpong_mtu write_bw read_bw send_bw || fail "perftest at MTU 4096"
 # through loss, duplication and reordering, two-descriptor frames and all

@@ -52,8 +52,8 @@ streams=(
 	"-t rc -o send -s 1-65536 --srq -q 2"
 	"-t ud -o send -s 1-4096 --sge 3 --lossy"
 )
-WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
-WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A
+WK_DIR=$tmp
+wirecheck_from_b
 
 # round NAME: every pair at once; 0 if all finished
 round() {

@@ -70,11 +70,7 @@ streams=(
 	"-t uc -o all -s 0-8192 -n 500"
 	"-t ud -o all -s 0-1024 -n 500"
 )
-for i in "${!streams[@]}"; do
-	# shellcheck disable=SC2086
-	wirecheck_run "s$i" $((18820 + i)) ${streams[i]} || fail "${streams[i]}"
-	echo "ok: wirecheck ${streams[i]}"
-done
+wirecheck_each 18820 "${streams[@]}"
 for tool in ib_write_bw ib_read_bw; do
 	bw="-F -s 65536 -n 2000 -p 18812"
 	run "$tool" 18812 "$tool" -d "$devA" -x "$gidA" $bw -- \

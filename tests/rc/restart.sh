@@ -40,8 +40,8 @@ stop_a() { # SIGTERM to A's rxdpd, and wait until it is gone
 listening() { ip netns exec "$NS_A" ss -ltn | grep -q ":$1 "; }
 
 # 1. under ib_write_bw and a checked stream (A the target: its rxdpd goes)
-WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
-WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A
+WK_DIR=$tmp
+wirecheck_from_b
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -F -D 30 -p 18900 >"$tmp/srv" 2>&1 &
 srv=$!
 wait_until 10 listening 18900 || fail "ib_write_bw does not listen"

@@ -53,21 +53,14 @@ perf() {
 
 [ -z "$(tx_threads "$NS_A")$(tx_threads "$NS_B")" ] ||
 	fail "TX threads before any traffic"
-WK_DIR=$tmp WK_TNS=$NS_A WK_TDEV=$devA WK_TGID=$gidA
-WK_CNS=$NS_B WK_CDEV=$devB WK_CGID=$gidB WK_ADDR=$ADDR_A
+WK_DIR=$tmp
+wirecheck_from_b
 streams=(
 	"-t rc -o all -s 0-65536 -n 500 -q 2"
 	"-t uc -o all -s 0-20000 -n 500"
 	"-t ud -o all -s 0-1024 -n 500"
 )
-for i in "${!streams[@]}"; do
-	# shellcheck disable=SC2086
-	wirecheck_bg "s$i" $((18965 + i)) ${streams[i]}
-done
-for i in "${!streams[@]}"; do
-	wirecheck_wait "s$i" || fail "wirecheck ${streams[i]}"
-	echo "ok: wirecheck ${streams[i]}"
-done
+wirecheck_together 18965 "${streams[@]}"
 perf "ib_write_bw 64 KiB" 18962 ib_write_bw -s 65536 -n 3000
 perf "ib_read_bw 64 KiB" 18963 ib_read_bw -s 65536 -n 2000
 perf "ib_write_bw 64 B, 256 in flight" 18964 ib_write_bw -s 64 -t 256 -n 100000

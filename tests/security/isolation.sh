@@ -51,7 +51,7 @@ victim() {
 		i=$((i + 1))
 		wirecheck_run victim 19600 -t rc -o all -s 1-4096 -n 500 >/dev/null 2>"$tmp/victim.err" ||
 			{ echo "run $i:"; cat "$tmp/victim.err"; } >>"$tmp/victim.fail"
-		sed -n 's/^summary: .*max_gap_ms=\([0-9]*\).*/\1/p' "$tmp/victim.client" >>"$tmp/victim.runs"
+		wirecheck_summary victim max_gap_ms >>"$tmp/victim.runs"
 	done
 }
 runs() { wc -l <"$tmp/victim.runs"; }
