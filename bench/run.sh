@@ -104,7 +104,7 @@ raw_pair() { # raw_pair SERVER-ARGS -- CLIENT-ARGS: server in A, client in B
 	cargs=("$@")
 	{ time raw "$NS_A" "$IF_A" "${sargs[@]}" >"$tmp/raw.srv" 2>&1; } 2>"$tmp/raw.srv.time" &
 	local srv=$!
-	sleep 0.5 # the server's socket and program are up
+	wait_until 5 grep -q "rxdp-xskraw: ready" "$tmp/raw.srv" # its socket takes frames
 	{ time raw "$NS_B" "$IF_B" "${cargs[@]}" >"$tmp/raw.cli" 2>&1; } 2>"$tmp/raw.cli.time"
 	local rc=$?
 	wait "$srv" || rc=1

@@ -724,6 +724,8 @@ int main(int argc, char **argv)
 	if (!s)
 		die("out of memory");
 	sock_open(s);
+	/* for whoever starts the other end: the socket takes frames now */
+	fprintf(stderr, "rxdp-xskraw: ready\n");
 	switch (o.role) {
 	case PP_SERVER:
 		pingpong_server(s);

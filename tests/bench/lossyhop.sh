@@ -49,7 +49,8 @@ except socket.timeout:
 print(n)
 EOF
 	local rcv=$!
-	sleep 0.5
+	wait_until 5 bash -c "ip netns exec $NS_B ss -lun | grep -q ':9999 '" ||
+		fail "the receiver did not bind"
 	ip netns exec "$NS_A" /usr/bin/python3 - "$ADDR_B" "$N" <<'EOF'
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

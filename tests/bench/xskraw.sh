@@ -28,7 +28,8 @@ pair() {
 	ip netns exec "$NS_A" timeout 30 "$raw" --iface "$IF_A" "${sargs[@]}" \
 		>"$tmp/srv" 2>&1 &
 	local srv=$!
-	sleep 0.5
+	wait_until 5 grep -q "rxdp-xskraw: ready" "$tmp/srv" ||
+		{ cat "$tmp/srv"; fail "server: did not start"; }
 	ip netns exec "$NS_B" timeout 30 "$raw" --iface "$IF_B" "$@" "${peer[@]}" \
 		>"$tmp/cli" 2>&1 || { cat "$tmp/cli" "$tmp/srv"; fail "client: $*"; }
 	wait $srv || { cat "$tmp/srv"; fail "server: ${sargs[*]}"; }

@@ -128,8 +128,11 @@ nsa ip addr del "$V4/32" dev "$IF_A"
 kill "$events_pid"
 wait "$events_pid" 2>/dev/null
 check "the events client saw nothing wrong" bash -c "! grep -q FAIL '$tmp/events.out'"
-# IPv6 link-local and ND settle after the link comes back
-sleep 1
+# IPv6 link-local and ND settle after the link comes back: A's address out
+# of its duplicate detection
+a_ll_ready() { ip -n "$NS_A" -6 addr show dev "$IF_A" scope link | grep -q inet6 &&
+	! ip -n "$NS_A" -6 addr show dev "$IF_A" scope link | grep -q tentative; }
+wait_until 10 a_ll_ready || check "IPv6 link-local address on $IF_A after the link came back" false
 
 # --- QPs --------------------------------------------------------------------------
 DEAD=198.19.254.$(((RXDP_TEST_ID & 127) + 1))
@@ -152,7 +155,8 @@ DEAD2=198.19.253.$(((RXDP_TEST_ID & 127) + 1))
 ip netns exec "$NS_A" "$T" unreach "$IF_A" "::ffff:$DEAD2" >"$tmp/unreach.out" 2>&1 &
 unreach_pid=$!
 on_exit "kill $unreach_pid 2>/dev/null"
-sleep 0.3
+# rxdpd has asked the kernel to resolve it: the neighbour entry exists
+check "rxdpd resolves $DEAD2" wait_until 5 bash -c "ip -n $NS_A neigh show $DEAD2 | grep -q ."
 check "another client is served meanwhile" port_is ACTIVE
 # resolution takes 3 s; the query above takes milliseconds
 check "... while the first still waits" kill -0 "$unreach_pid"

@@ -192,7 +192,10 @@ s=$!
 wait_until 10 bash -c "ip netns exec $NS_B ss -ltn | grep -q ':19500 '"
 verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -n 1000000 -p 19500 "$ADDR_B" >"$tmp/d.cli" 2>&1 &
 c=$!
-sleep 2
+# connected (its QP in RTS): from here on it exchanges messages until it is
+# stopped
+wait_until 10 bash -c "ip netns exec $NS_A $RXDP_BIN/rxdp-ctl qps | grep -qw RTS" ||
+	bad "the client did not connect: $(ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" qps)"
 dpid=$(pgrep -f "^$RXDP_BIN/rxdpd" | while read -r p; do
 	[ "$(readlink /proc/$p/ns/net)" = "$(ip netns exec "$NS_A" readlink /proc/self/ns/net)" ] && echo "$p"
 done)
