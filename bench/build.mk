@@ -4,11 +4,12 @@
 #  rxdp-xskraw  the raw AF_XDP limit (ping-pong, stream), its own XDP program
 #  rxdp-qp-rss  the memory of a process holding N QPs (a verbs program)
 #  rxdp-lossyhop  a forwarding hop (XDP redirect) that drops frames at random
-XSKRAW_OBJ := $(GEN)/xskraw.bpf.o
+#  rxdp-ecnmark   ECN marking on a switch port (a tc program, K_min/K_max/P_max)
 XSKRAW_SKEL := $(GEN)/xskraw.skel.h
 XSKRAW := $(BIN)/rxdp-xskraw
 
-$(XSKRAW_OBJ): bench/xskraw.bpf.c vmlinux.h
+# the tools' BPF programs, as the top Makefile builds bpf/'s
+$(GEN)/%.bpf.o: bench/%.bpf.c vmlinux.h
 	$(msg) CLANG $<
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -MT $@ -c $< -o $@.tmp
@@ -27,24 +28,24 @@ $(QP_RSS): $(OBJ)/bench/qp_rss.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 
-LOSSYHOP_OBJ := $(GEN)/lossyhop.bpf.o
 LOSSYHOP_SKEL := $(GEN)/lossyhop.skel.h
 LOSSYHOP := $(BIN)/rxdp-lossyhop
-
-$(LOSSYHOP_OBJ): bench/lossyhop.bpf.c vmlinux.h
-	$(msg) CLANG $<
-	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -MT $@ -c $< -o $@.tmp
-	$(Q)$(BPFTOOL) gen object $@ $@.tmp
-	@rm -f $@.tmp
 
 $(LOSSYHOP): $(OBJ)/bench/lossyhop.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz
 
-BUILD_DEPS += $(XSKRAW_SKEL) $(LOSSYHOP_SKEL)
-BINS += $(XSKRAW) $(QP_RSS) $(LOSSYHOP)
+ECNMARK_SKEL := $(GEN)/ecnmark.skel.h
+ECNMARK := $(BIN)/rxdp-ecnmark
+
+$(ECNMARK): $(OBJ)/bench/ecnmark.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz
+
+BUILD_DEPS += $(XSKRAW_SKEL) $(LOSSYHOP_SKEL) $(ECNMARK_SKEL)
+BINS += $(XSKRAW) $(QP_RSS) $(LOSSYHOP) $(ECNMARK)
 
 bench: all
 	$(Q)bench/run.sh

@@ -2,4 +2,5 @@
 TESTS += tests/bench/xskraw.sh
 TESTS += tests/bench/qp_rss.sh
 TESTS += tests/bench/lossyhop.sh
+TESTS += tests/bench/ecnmark.sh
 TESTS += tests/bench/report.sh
