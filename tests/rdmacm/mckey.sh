@@ -66,8 +66,11 @@ G4=239.$((id >> 16 & 255)).$((id >> 8 & 255)).$((id & 255))
 G4_MAC=$(printf '01:00:5e:%02x:%02x:%02x' $((id >> 16 & 127)) $((id >> 8 & 255)) $((id & 255)))
 joined "$NS_B" "$IF_B" "inet  *$G4\b" && fail "$G4 joined before any attach"
 coproc HOLD { verbs "$NS_B" "$check" "$devB" "$G4"; }
-hold=$HOLD_PID # (bash unsets it when the coprocess ends)
-read -r -t 20 line <&"${HOLD[0]}" && [ "$line" = attached ] ||
+# bash unsets HOLD and HOLD_PID when the coprocess ends, which may come
+# before this shell reads its last line: keep the pid and the pipes
+hold=$HOLD_PID
+exec {hold_out}<&"${HOLD[0]}" {hold_in}>&"${HOLD[1]}"
+read -r -t 20 line <&"$hold_out" && [ "$line" = attached ] ||
 	fail "mcast_check did not attach to $G4"
 joined "$NS_B" "$IF_B" "inet  *$G4\b" || {
 	ip -n "$NS_B" maddr show dev "$IF_B"
@@ -77,8 +80,9 @@ joined "$NS_B" "$IF_B" "link  *$G4_MAC" || fail "$IF_B does not accept $G4_MAC"
 ip netns exec "$NS_B" "$RXDP_BIN/rxdp-loader" status "$IF_B" |
 	grep -q "^multicast groups:.* $G4\b" || fail "rxdp-loader status does not list $G4"
 echo "$IF_B joined $G4 ($G4_MAC)"
-echo >&"${HOLD[1]}"
-read -r -t 20 line <&"${HOLD[0]}"
+echo >&"$hold_in"
+read -r -t 20 line <&"$hold_out"
+exec {hold_out}<&- {hold_in}>&-
 wait "$hold" 2>/dev/null
 wait_until 5 bash -c "! ip -n $NS_B maddr show dev $IF_B | grep -q 'inet  *$G4\b'"
 joined "$NS_B" "$IF_B" "inet  *$G4\b" && fail "$IF_B still in $G4 after its QP was destroyed"
@@ -150,7 +154,8 @@ joined "$NS_B" "$IF_B" "inet  *$G4\b" && fail "$IF_B still in $G4 after mckey"
 echo "== a datagram to a group with members passes"
 coproc HOLD2 { verbs "$NS_B" "$check" "$devB" "$G4"; }
 hold=$HOLD2_PID
-read -r -t 20 line <&"${HOLD2[0]}" && [ "$line" = attached ] || fail "attach $G4"
+exec {hold_out}<&"${HOLD2[0]}" {hold_in}>&"${HOLD2[1]}"
+read -r -t 20 line <&"$hold_out" && [ "$line" = attached ] || fail "attach $G4"
 before=$(verdict drop_mcast_no_group)
 redirected=$(verdict redirect)
 verbs "$NS_A" /usr/bin/python3 "$root/tests/lib/roce_send.py" "$G4" \
@@ -160,7 +165,8 @@ redirected_by() { [ "$(verdict redirect)" -ge $((redirected + $1)) ]; }
 wait_until 5 redirected_by 3 ||
 	fail "datagrams to a joined group: redirect went $redirected -> $(verdict redirect), want +3"
 after=$(verdict drop_mcast_no_group)
-echo >&"${HOLD2[1]}"
+echo >&"$hold_in"
+exec {hold_out}<&- {hold_in}>&-
 wait "$hold" 2>/dev/null
 [ "$after" = "$before" ] || fail "datagrams to a joined group dropped as no group"
 echo "redirect: $redirected -> $(verdict redirect); drop_mcast_no_group stays $after"
