@@ -9,12 +9,14 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
 #include "common/hca.h"
 #include "common/log.h"
+#include "verbs/ops.h"
 
 #define RXDP_VERBS_FW_VER "rxdp 0.1"
 
@@ -161,6 +163,8 @@ void rxdp_srq_wait_acked(struct ibv_srq *srq, uint32_t events);
 int rxdp_events_destroyed(struct ibv_context *ctx, const void *obj, void *mem,
 			  uint32_t comp_posted, uint32_t async_posted,
 			  uint32_t *comp_read, uint32_t *async_read);
+/* The context of an async event's object; NULL: a port's or the device's */
+struct ibv_context *rxdp_event_ctx(const struct ibv_async_event *ev);
 /* ibv_close_device: forget the context's objects (its async fd is gone) */
 void rxdp_events_ctx_closed(struct ibv_context *ctx);
 
@@ -174,6 +178,8 @@ void rxdp_dp_set_ops(struct ibv_context_ops *ops);
 
 /* --- shared by the files of the library ---------------------------------- */
 
+/* Is device one rxdp listed (rxdpd's), not rdma-core's? */
+bool rxdp_dev_ours(const struct ibv_device *device);
 int rxdp_device_refresh(struct rxdp_context *c, struct rxdp_dev_info *out);
 int rxdp_sysfs_synth(const char *dir, const char *file, char *buf,
 		     size_t size); /* length, -1 + errno, or -2: not ours */
