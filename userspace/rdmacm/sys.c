@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rdma/rdma_verbs.h>
+
 #include "common/log.h"
 #include "common/sysdl.h"
 #include "rdmacm/rdmacm_priv.h"
@@ -281,3 +283,183 @@ int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
 			return -1;
 	}
 }
+
+/* --- rdma-core's CM: the calls on an id that stands for one of its ids --- */
+
+/* An rdma-core operation's end: a synchronous id waits for its event */
+static int sys_done(struct cma_id *id, int ret)
+{
+	cma_sys_mirror(id, ret);
+	return ret ? ret : cma_complete(id);
+}
+
+static int sys_destroy_id(struct cma_id *id)
+{
+	/* rdma-core waits for its events' acks, which are ours */
+	if (id->id.event) {
+		rdma_ack_cm_event(id->id.event);
+		id->id.event = NULL;
+	}
+	return CMA_SYS(rdma_destroy_id, id->sys);
+}
+
+static int sys_bind_addr(struct cma_id *id, struct sockaddr *addr)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_bind_addr, id->sys, addr));
+}
+
+static int sys_resolve_addr(struct cma_id *id, struct sockaddr *src,
+			    struct sockaddr *dst, int timeout_ms)
+{
+	return sys_done(id, CMA_SYS(rdma_resolve_addr, id->sys, src, dst,
+				    timeout_ms));
+}
+
+static int sys_resolve_route(struct cma_id *id, int timeout_ms)
+{
+	return sys_done(id, CMA_SYS(rdma_resolve_route, id->sys, timeout_ms));
+}
+
+static int sys_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr,
+			    int *mask)
+{
+	return CMA_SYS(rdma_init_qp_attr, id->sys, attr, mask);
+}
+
+static int sys_create_qp_ex(struct cma_id *id, struct ibv_qp_init_attr_ex *attr)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_create_qp_ex, id->sys, attr));
+}
+
+static void sys_destroy_qp(struct cma_id *id)
+{
+	CMA_SYS_VOID(rdma_destroy_qp, id->sys);
+	cma_sys_mirror(id, 0);
+}
+
+static int sys_create_srq_ex(struct cma_id *id,
+			     struct ibv_srq_init_attr_ex *attr)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_create_srq_ex, id->sys, attr));
+}
+
+static void sys_destroy_srq(struct cma_id *id)
+{
+	CMA_SYS_VOID(rdma_destroy_srq, id->sys);
+	cma_sys_mirror(id, 0);
+}
+
+/* rdma_create_ep()'s connection data goes where no parameters are given */
+static int sys_connect(struct cma_id *id, struct rdma_conn_param *p)
+{
+	struct rdma_conn_param def = {
+		.responder_resources = RDMA_MAX_RESP_RES,
+		.initiator_depth = RDMA_MAX_INIT_DEPTH,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+
+	if (!p && id->connect) {
+		def.private_data = id->connect;
+		def.private_data_len = (uint8_t)id->connect_len;
+		p = &def;
+	}
+	return sys_done(id, CMA_SYS(rdma_connect, id->sys, p));
+}
+
+static int sys_listen(struct cma_id *id, int backlog)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_listen, id->sys, backlog));
+}
+
+static int sys_accept(struct cma_id *id, struct rdma_conn_param *p)
+{
+	return sys_done(id, CMA_SYS(rdma_accept, id->sys, p));
+}
+
+static int sys_reject(struct cma_id *id, const void *pd, uint8_t len,
+		      uint32_t reason)
+{
+	return reason ? CMA_SYS(rdma_reject_ece, id->sys, pd, len)
+		      : CMA_SYS(rdma_reject, id->sys, pd, len);
+}
+
+static int sys_notify(struct cma_id *id, enum ibv_event_type event)
+{
+	return CMA_SYS(rdma_notify, id->sys, event);
+}
+
+static int sys_disconnect(struct cma_id *id)
+{
+	return sys_done(id, CMA_SYS(rdma_disconnect, id->sys));
+}
+
+static int sys_establish(struct cma_id *id)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_establish, id->sys));
+}
+
+static int sys_join_multicast(struct cma_id *id,
+			      struct rdma_cm_join_mc_attr_ex *attr,
+			      void *context)
+{
+	return sys_done(id, CMA_SYS(rdma_join_multicast_ex, id->sys, attr,
+				    context));
+}
+
+static int sys_leave_multicast(struct cma_id *id, struct sockaddr *addr)
+{
+	return CMA_SYS(rdma_leave_multicast, id->sys, addr);
+}
+
+static int sys_set_option(struct cma_id *id, int level, int optname,
+			  void *optval, size_t optlen)
+{
+	return CMA_SYS(rdma_set_option, id->sys, level, optname, optval,
+		       optlen);
+}
+
+/* Only to a channel with rdma-core's beside rxdpd's */
+static int sys_migrate_id(struct cma_id *id, struct rdma_event_channel *channel)
+{
+	if (!to_cma_chan(channel)->sys) {
+		errno = ENODEV;
+		return -1;
+	}
+	return CMA_SYS(rdma_migrate_id, id->sys, to_cma_chan(channel)->sys);
+}
+
+static int sys_set_local_ece(struct cma_id *id, struct ibv_ece *ece)
+{
+	return CMA_SYS(rdma_set_local_ece, id->sys, ece);
+}
+
+static int sys_get_remote_ece(struct cma_id *id, struct ibv_ece *ece)
+{
+	return CMA_SYS(rdma_get_remote_ece, id->sys, ece);
+}
+
+const struct cma_ops cma_sys_ops = {
+	.destroy_id = sys_destroy_id,
+	.bind_addr = sys_bind_addr,
+	.resolve_addr = sys_resolve_addr,
+	.resolve_route = sys_resolve_route,
+	.init_qp_attr = sys_init_qp_attr,
+	.create_qp_ex = sys_create_qp_ex,
+	.destroy_qp = sys_destroy_qp,
+	.create_srq_ex = sys_create_srq_ex,
+	.destroy_srq = sys_destroy_srq,
+	.connect = sys_connect,
+	.listen = sys_listen,
+	.accept = sys_accept,
+	.reject = sys_reject,
+	.notify = sys_notify,
+	.disconnect = sys_disconnect,
+	.establish = sys_establish,
+	.join_multicast = sys_join_multicast,
+	.leave_multicast = sys_leave_multicast,
+	.set_option = sys_set_option,
+	.migrate_id = sys_migrate_id,
+	.set_local_ece = sys_set_local_ece,
+	.get_remote_ece = sys_get_remote_ece,
+};
