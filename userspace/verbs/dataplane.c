@@ -34,41 +34,6 @@
 #include "common/hca.h"
 #include "verbs/provider.h"
 
-/*
- * One object request on the context's connection (and an fd to send, or
- * -1). 0 or a positive errno (errno set too), with rxdpd's explanation
- * logged at debug level.
- */
-static int ctl_call(struct ibv_context *ctx, uint16_t type,
-		    struct rxdp_ctl_obj *o, const struct rxdp_ah *ah, int in_fd,
-		    int *fd)
-{
-	struct rxdp_context *c = to_rxdp_ctx(ctx);
-	int ret;
-
-	rxdp_ctx_ctl_lock(c);
-	ret = in_fd >= 0 ? rxdp_ctl_obj_fd(c->ctl, type, o, in_fd)
-			 : rxdp_ctl_obj(c->ctl, type, o, ah, fd);
-	if (ret)
-		pr_debug("rxdp: %s: %s\n", rxdp_ctl_type_name(type),
-			 rxdp_ctl_strerror(c->ctl));
-	rxdp_ctx_ctl_unlock(c);
-	errno = -ret;
-	return -ret;
-}
-
-int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
-	     const struct rxdp_ah *ah, int *fd)
-{
-	return ctl_call(ctx, type, o, ah, -1, fd);
-}
-
-int obj_call_fd(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
-		int in_fd)
-{
-	return ctl_call(ctx, type, o, NULL, in_fd, NULL);
-}
-
 static int shm_map(struct shm *m, int fd, size_t len)
 {
 	m->len = len;

@@ -244,16 +244,6 @@ int rxdp_device_refresh(struct rxdp_context *c, struct rxdp_dev_info *out)
 	return ret;
 }
 
-void rxdp_ctx_ctl_lock(struct rxdp_context *c)
-{
-	pthread_mutex_lock(&c->ctl_lock);
-}
-
-void rxdp_ctx_ctl_unlock(struct rxdp_context *c)
-{
-	pthread_mutex_unlock(&c->ctl_lock);
-}
-
 static int rxdp_query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 			      struct ibv_port_attr *port_attr,
 			      size_t port_attr_len);
@@ -733,27 +723,6 @@ int rxdp_get_pkey_index(struct ibv_context *ctx, uint8_t port_num, __be16 pkey)
 		if (p == pkey)
 			return i;
 	}
-}
-
-void rxdp_pd_get(struct ibv_pd *pd)
-{
-	__atomic_add_fetch(&to_rxdp_pd(pd)->users, 1, __ATOMIC_RELAXED);
-}
-
-void rxdp_pd_put(struct ibv_pd *pd)
-{
-	__atomic_sub_fetch(&to_rxdp_pd(pd)->users, 1, __ATOMIC_RELEASE);
-}
-
-void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah)
-{
-	memset(ah, 0, sizeof(*ah));
-	memcpy(ah->dgid, attr->grh.dgid.raw, sizeof(ah->dgid));
-	ah->flow_label = attr->grh.flow_label;
-	ah->sgid_index = attr->grh.sgid_index;
-	ah->hop_limit = attr->grh.hop_limit;
-	ah->traffic_class = attr->grh.traffic_class;
-	ah->sl = attr->sl;
 }
 
 int rxdp_resolve_eth_l2_from_gid(struct ibv_context *ctx,
