@@ -36,12 +36,15 @@ $(CM_FOREIGN): $(OBJ)/tests/rdmacm/cm_foreign.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lrdmacm -libverbs
 
-$(FAKE_RDMACM): $(OBJ)/tests/rdmacm/fake_rdmacm.o userspace/rdmacm/librdmacm.map
+FAKE_RDMACM_OBJS := $(OBJ)/tests/rdmacm/fake_rdmacm.o \
+		    $(OBJ)/tests/rdmacm/fake_rdmacm_event.o
+
+$(FAKE_RDMACM): $(FAKE_RDMACM_OBJS) userspace/rdmacm/librdmacm.map
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,librdmacm.so.1 \
 		-Wl,--version-script=userspace/rdmacm/librdmacm.map \
-		-o $@ $(OBJ)/tests/rdmacm/fake_rdmacm.o
+		-o $@ $(FAKE_RDMACM_OBJS)
 
 TEST_BINS += $(CM_CHECK) $(MCAST_CHECK) $(CM_FOREIGN) $(FAKE_RDMACM) \
 	     $(BUILD)/tests/verbs/fake-rdmacore/libibverbs.so.1

@@ -56,6 +56,29 @@ static void expect(const char *fn, int got, int err, int want)
 		expect(#fn, 0, errno, 0); \
 	} while (0)
 
+/*
+ * The connection request rdma-core's listener (the stand-in's, once
+ * listening) brings: a new id of ours for its new id, whose calls are
+ * rdma-core's too
+ */
+static void request(struct rdma_cm_id *listener, struct rdma_event_channel *ch)
+{
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(ch, &ev) ||
+	    ev->event != RDMA_CM_EVENT_CONNECT_REQUEST ||
+	    ev->listen_id != listener || !ev->id || ev->id == listener) {
+		fprintf(stderr, "FAIL: no connection request from rdma-core's "
+				"listener\n");
+		failed++;
+		return;
+	}
+	EXPECT(rdma_accept, rdma_accept(ev->id, &cp));
+	EXPECT(rdma_reject, rdma_reject(ev->id, NULL, 0));
+	EXPECT_VOID(rdma_ack_cm_event, rdma_ack_cm_event(ev));
+}
+
 static void calls(struct rdma_cm_id *id, struct rdma_event_channel *ch,
 		  struct sockaddr *addr)
 {
@@ -93,6 +116,7 @@ static void calls(struct rdma_cm_id *id, struct rdma_event_channel *ch,
 	EXPECT(rdma_set_option, rdma_set_option(id, RDMA_OPTION_ID,
 						RDMA_OPTION_ID_TOS, &tos, 1));
 	EXPECT(rdma_set_local_ece, rdma_set_local_ece(id, &ece));
+	request(id, ch);
 	EXPECT(rdma_get_remote_ece, rdma_get_remote_ece(id, &ece));
 	EXPECT_FAILED(rdma_migrate_id, rdma_migrate_id(id, ch));
 	EXPECT_FAILED(rdma_destroy_id, rdma_destroy_id(id));

@@ -6,8 +6,10 @@
  * other call rxdp's librdmacm hands to rdma-core answering with a value and
  * an errno derived from its name (tests/verbs/fake_rdmacore.h), so that
  * cm_foreign sees which function a call reached and that its errno came
- * back. Versioned with rxdp's librdmacm.map, which has rdma-core's nodes;
- * defined without prototypes, as tests/verbs/fake_rdmacore.c explains.
+ * back. rdma_listen() and rdma_get_cm_event() (fake_rdmacm_event.c) make
+ * one connection request for the listener. Versioned with rxdp's
+ * librdmacm.map, which has rdma-core's nodes; defined without prototypes,
+ * as tests/verbs/fake_rdmacore.c explains.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,14 +34,9 @@ void rdma_destroy_event_channel(struct fake_channel *ch)
 {
 }
 
-/* An rdma_cm_id's fields, all zero, in room to spare */
-int rdma_create_id(struct fake_channel *ch, void **id, void *context, int ps)
-{
-	*id = calloc(1, 8192);
-	return *id ? 0 : -1;
-}
+long fake_answer(const char *fn);
 
-static long fake_answer(const char *fn)
+long fake_answer(const char *fn)
 {
 	unsigned int m = fake_rdmacore_mark(fn);
 
@@ -52,9 +49,9 @@ static long fake_answer(const char *fn)
 FAKE(rdma_destroy_id) FAKE(rdma_bind_addr) FAKE(rdma_resolve_addr)
 FAKE(rdma_resolve_route) FAKE(rdma_init_qp_attr) FAKE(rdma_create_qp_ex)
 FAKE(rdma_destroy_qp) FAKE(rdma_create_srq_ex) FAKE(rdma_destroy_srq)
-FAKE(rdma_connect) FAKE(rdma_listen) FAKE(rdma_accept) FAKE(rdma_reject)
+FAKE(rdma_connect) FAKE(rdma_accept) FAKE(rdma_reject)
 FAKE(rdma_reject_ece) FAKE(rdma_notify) FAKE(rdma_disconnect)
 FAKE(rdma_establish) FAKE(rdma_join_multicast_ex) FAKE(rdma_leave_multicast)
-FAKE(rdma_set_option) FAKE(rdma_migrate_id) FAKE(rdma_get_cm_event)
-FAKE(rdma_ack_cm_event) FAKE(rdma_set_local_ece) FAKE(rdma_get_remote_ece)
+FAKE(rdma_set_option) FAKE(rdma_migrate_id) FAKE(rdma_ack_cm_event)
+FAKE(rdma_set_local_ece) FAKE(rdma_get_remote_ece)
 	/* clang-format on */

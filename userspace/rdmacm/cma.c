@@ -169,7 +169,7 @@ static struct cma_dev *dev_find(int ifindex)
 	return NULL;
 }
 
-int cma_is_rxdp_ifindex(int ifindex)
+static int cma_is_rxdp_ifindex(int ifindex)
 {
 	int found;
 
@@ -427,7 +427,7 @@ static struct cma_id *id_take_event(uint32_t handle)
 	return id;
 }
 
-void cma_id_insert(struct cma_id *id)
+static void cma_id_insert(struct cma_id *id)
 {
 	pthread_mutex_lock(&lock);
 	id->next = ids;
@@ -451,8 +451,9 @@ static void id_remove(struct cma_id *id)
 	pthread_mutex_unlock(&lock);
 }
 
-struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context,
-			    enum rdma_port_space ps, enum ibv_qp_type qp_type)
+static struct cma_id *cma_id_alloc(struct rdma_event_channel *channel,
+				   void *context, enum rdma_port_space ps,
+				   enum ibv_qp_type qp_type)
 {
 	struct cma_id *id = calloc(1, sizeof(*id));
 
@@ -576,13 +577,14 @@ int rdma_destroy_id(struct rdma_cm_id *cm_id)
 
 	if (!cm_id)
 		return err_ret(EINVAL);
-	if (id->ops->destroy_id(id))
-		return -1;
-	id_remove(id);
+	/* first: rdma-core's destroy waits for its events' acks, ours */
 	if (cm_id->event) {
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
 	}
+	if (id->ops->destroy_id(id))
+		return -1;
+	id_remove(id);
 	wait_acks(id);
 	for (struct cma_mc *mc; (mc = mc_take(id, NULL));)
 		mc_free(id, mc);
@@ -594,7 +596,7 @@ int rdma_destroy_id(struct rdma_cm_id *cm_id)
  * A synchronous id's operation completes with its event (rdma-core's
  * ucma_complete()): the event stays in id->event until the next one.
  */
-int cma_complete(struct cma_id *id)
+static int complete(struct cma_id *id)
 {
 	struct rdma_cm_event *ev;
 	int ret;
@@ -617,8 +619,25 @@ int cma_complete(struct cma_id *id)
 	return 0;
 }
 
+/* The end of a call that begins an exchange: a synchronous id waits */
+static int done(struct cma_id *id, int ret)
+{
+	if (ret == CMA_NO_EVENT)
+		return 0;
+	return ret ? ret : complete(id);
+}
+
+/* id stands for rdma-core's s from now on: its calls are rdma-core's */
+static void stand_for(struct cma_id *id, struct rdma_cm_id *s)
+{
+	id->sys = s;
+	id->ops = &cma_sys_ops;
+	s->context = id;
+	cma_sys_mirror(id, 0);
+}
+
 /*
- * id becomes rdma-core's (cma_sys_wants): an rdma-core id on its channel's
+ * id becomes rdma-core's (wants_sys): an rdma-core id on its channel's
  * rdma-core side stands behind it, and rxdpd forgets its own
  */
 static int to_sys(struct cma_id *id)
@@ -632,10 +651,17 @@ static int to_sys(struct cma_id *id)
 	cm_req(&cm, RXDP_CM_DESTROY_ID, id);
 	cma_call(&cm, NULL);
 	id->handle = UINT32_MAX;
-	id->sys = s;
-	id->ops = &cma_sys_ops;
-	cma_sys_mirror(id, 0);
+	stand_for(id, s);
 	return 0;
+}
+
+/* Should id, bound to nothing yet, go to rdma-core for src (or dst)? */
+static int wants_sys(struct cma_id *id, const struct sockaddr *src,
+		     const struct sockaddr *dst)
+{
+	int ifindex = cma_sys_ifindex(id, src, dst);
+
+	return ifindex && !cma_is_rxdp_ifindex(ifindex);
 }
 
 static int rxdp_bind_addr(struct cma_id *id, struct sockaddr *addr)
@@ -657,7 +683,7 @@ int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 
 	if (!cm_id || !sa_len(addr))
 		return err_ret(EINVAL);
-	if (cma_sys_wants(id, addr, NULL) && to_sys(id))
+	if (wants_sys(id, addr, NULL) && to_sys(id))
 		return -1;
 	return id->ops->bind_addr(id, addr);
 }
@@ -674,7 +700,7 @@ static int rxdp_resolve_addr(struct cma_id *id, struct sockaddr *src_addr,
 	if (cma_call(&cm, NULL))
 		return -1;
 	memcpy(&id->id.route.addr.dst_storage, dst_addr, sa_len(dst_addr));
-	return cma_complete(id);
+	return 0;
 }
 
 int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,
@@ -684,9 +710,10 @@ int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,
 
 	if (!cm_id || !sa_len(dst_addr) || (src_addr && !sa_len(src_addr)))
 		return err_ret(EINVAL);
-	if (cma_sys_wants(id, src_addr, dst_addr) && to_sys(id))
+	if (wants_sys(id, src_addr, dst_addr) && to_sys(id))
 		return -1;
-	return id->ops->resolve_addr(id, src_addr, dst_addr, timeout_ms);
+	return done(id,
+		    id->ops->resolve_addr(id, src_addr, dst_addr, timeout_ms));
 }
 
 static int rxdp_resolve_route(struct cma_id *id, int timeout_ms)
@@ -697,15 +724,15 @@ static int rxdp_resolve_route(struct cma_id *id, int timeout_ms)
 	cm.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
 	if (cma_call(&cm, NULL))
 		return -1;
-	return cma_complete(id);
+	return 0;
 }
 
 int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
 {
 	if (!cm_id)
 		return err_ret(EINVAL);
-	return to_cma_id(cm_id)->ops->resolve_route(to_cma_id(cm_id),
-						    timeout_ms);
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->resolve_route(
+					      to_cma_id(cm_id), timeout_ms));
 }
 
 /* --- QPs ------------------------------------------------------------------------- */
@@ -1159,14 +1186,15 @@ static int rxdp_connect(struct cma_id *id, struct rdma_conn_param *conn_param)
 	free(id->connect);
 	id->connect = NULL;
 	id->connect_len = 0;
-	return cma_complete(id);
+	return 0;
 }
 
 int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 {
 	if (!cm_id)
 		return err_ret(EINVAL);
-	return to_cma_id(cm_id)->ops->connect(to_cma_id(cm_id), conn_param);
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->connect(
+					      to_cma_id(cm_id), conn_param));
 }
 
 static int rxdp_listen(struct cma_id *id, int backlog)
@@ -1285,16 +1313,17 @@ static int rxdp_accept(struct cma_id *id, struct rdma_conn_param *conn_param)
 			rdma_ack_cm_event(cm_id->event);
 			cm_id->event = NULL;
 		}
-		return 0;
+		return CMA_NO_EVENT;
 	}
-	return cma_complete(id);
+	return 0;
 }
 
 int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 {
 	if (!cm_id)
 		return err_ret(EINVAL);
-	return to_cma_id(cm_id)->ops->accept(to_cma_id(cm_id), conn_param);
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->accept(
+					      to_cma_id(cm_id), conn_param));
 }
 
 static int rxdp_reject(struct cma_id *id, const void *pd, uint8_t len,
@@ -1359,14 +1388,15 @@ static int rxdp_disconnect(struct cma_id *id)
 	cm_req(&cm, RXDP_CM_DISCONNECT, id);
 	if (cma_call(&cm, NULL))
 		return -1;
-	return cma_complete(id);
+	return 0;
 }
 
 int rdma_disconnect(struct rdma_cm_id *cm_id)
 {
 	if (!cm_id)
 		return err_ret(EINVAL);
-	return to_cma_id(cm_id)->ops->disconnect(to_cma_id(cm_id));
+	return done(to_cma_id(cm_id),
+		    to_cma_id(cm_id)->ops->disconnect(to_cma_id(cm_id)));
 }
 
 /* After CONNECT_RESPONSE: the QP to RTR and RTS, then the RTU */
@@ -1544,7 +1574,7 @@ static int rxdp_join_multicast(struct cma_id *id,
 		free(mc);
 		return err_ret(e);
 	}
-	return cma_complete(id);
+	return 0;
 }
 
 int rdma_join_multicast_ex(struct rdma_cm_id *cm_id,
@@ -1552,8 +1582,8 @@ int rdma_join_multicast_ex(struct rdma_cm_id *cm_id,
 {
 	if (!cm_id)
 		return err_ret(EINVAL);
-	return to_cma_id(cm_id)->ops->join_multicast(to_cma_id(cm_id), attr,
-						     context);
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->join_multicast(
+					      to_cma_id(cm_id), attr, context));
 }
 
 int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
@@ -1728,6 +1758,58 @@ static void drop_unknown(uint32_t handle)
 	cma_call(&cm, NULL);
 }
 
+/*
+ * rdma-core's event se, with the ids in it ours: a connection request
+ * brings a new rdma-core id, which gets an id of ours. 0, or -1 with errno
+ */
+static int sys_event(struct rdma_cm_event *se, struct rdma_cm_event **out)
+{
+	struct cma_event *evt;
+	struct cma_id *id;
+
+	evt = calloc(1, sizeof(*evt));
+	if (!evt) {
+		CMA_SYS(rdma_ack_cm_event, se);
+		errno = ENOMEM;
+		return -1;
+	}
+	evt->sys = se;
+	evt->event = *se;
+	if (se->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		struct cma_id *l = se->listen_id->context;
+
+		id = cma_id_alloc(l->id.channel, l->id.context, l->id.ps,
+				  l->id.qp_type);
+		if (!id) {
+			CMA_SYS(rdma_reject, se->id, NULL, 0);
+			CMA_SYS(rdma_ack_cm_event, se);
+			CMA_SYS(rdma_destroy_id, se->id);
+			free(evt);
+			errno = ENOMEM;
+			return -1;
+		}
+		stand_for(id, se->id);
+		cma_id_insert(id);
+		evt->event.listen_id = &l->id;
+		if (l->sync && rdma_migrate_id(&id->id, NULL)) {
+			rdma_destroy_id(&id->id);
+			CMA_SYS(rdma_ack_cm_event, se);
+			free(evt);
+			return -1;
+		}
+	} else {
+		id = se->id->context;
+	}
+	pthread_mutex_lock(&id->mut);
+	id->events_reported++;
+	pthread_mutex_unlock(&id->mut);
+	evt->id_priv = id;
+	evt->event.id = &id->id;
+	cma_sys_mirror(id, 0);
+	*out = &evt->event;
+	return 0;
+}
+
 int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      struct rdma_cm_event **event)
 {
@@ -1742,8 +1824,12 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 retry:
 	if (to_cma_chan(channel)->sys) {
 		/* rxdpd's events and rdma-core's, whichever comes first */
-		int got = cma_sys_wait(to_cma_chan(channel), &r, sizeof(r),
-				       event);
+		struct rdma_cm_event *se;
+		int got =
+			cma_sys_wait(to_cma_chan(channel), &r, sizeof(r), &se);
+
+		if (!got && sys_event(se, event))
+			got = -1;
 
 		if (got <= 0) {
 			free(evt);

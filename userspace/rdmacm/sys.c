@@ -178,11 +178,10 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 	return ret;
 }
 
-int cma_sys_wants(struct cma_id *id, const struct sockaddr *src,
-		  const struct sockaddr *dst)
+int cma_sys_ifindex(struct cma_id *id, const struct sockaddr *src,
+		    const struct sockaddr *dst)
 {
 	struct sockaddr_storage via;
-	int ifindex;
 
 	if (id->sys || id->bound || !to_cma_chan(id->id.channel)->sys)
 		return 0;
@@ -194,64 +193,7 @@ int cma_sys_wants(struct cma_id *id, const struct sockaddr *src,
 	}
 	if (src->sa_family != AF_INET && src->sa_family != AF_INET6)
 		return 0;
-	ifindex = addr_ifindex(src);
-	return ifindex && !cma_is_rxdp_ifindex(ifindex);
-}
-
-/*
- * rdma-core's next event on ch's channel, with the ids in it ours: a
- * connection request brings a new rdma-core id, which gets an id of ours
- */
-static int sys_event(struct cma_chan *ch, struct rdma_cm_event **out)
-{
-	struct rdma_cm_event *se;
-	struct cma_event *evt;
-	struct cma_id *id;
-
-	if (CMA_SYS(rdma_get_cm_event, ch->sys, &se))
-		return -1;
-	evt = calloc(1, sizeof(*evt));
-	if (!evt) {
-		CMA_SYS(rdma_ack_cm_event, se);
-		errno = ENOMEM;
-		return -1;
-	}
-	evt->sys = se;
-	evt->event = *se;
-	if (se->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		struct cma_id *l = se->listen_id->context;
-
-		id = cma_id_alloc(l->id.channel, l->id.context, l->id.ps,
-				  l->id.qp_type);
-		if (!id) {
-			CMA_SYS(rdma_reject, se->id, NULL, 0);
-			CMA_SYS(rdma_ack_cm_event, se);
-			CMA_SYS(rdma_destroy_id, se->id);
-			free(evt);
-			errno = ENOMEM;
-			return -1;
-		}
-		id->sys = se->id;
-		se->id->context = id;
-		cma_id_insert(id);
-		evt->event.listen_id = &l->id;
-		if (l->sync && rdma_migrate_id(&id->id, NULL)) {
-			rdma_destroy_id(&id->id);
-			CMA_SYS(rdma_ack_cm_event, se);
-			free(evt);
-			return -1;
-		}
-	} else {
-		id = se->id->context;
-	}
-	pthread_mutex_lock(&id->mut);
-	id->events_reported++;
-	pthread_mutex_unlock(&id->mut);
-	evt->id_priv = id;
-	evt->event.id = &id->id;
-	cma_sys_mirror(id, 0);
-	*out = &evt->event;
-	return 0;
+	return addr_ifindex(src);
 }
 
 int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
@@ -270,7 +212,7 @@ int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
-		if (!sys_event(ch, out))
+		if (!CMA_SYS(rdma_get_cm_event, ch->sys, out))
 			return 0;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -1;
@@ -286,20 +228,8 @@ int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
 
 /* --- rdma-core's CM: the calls on an id that stands for one of its ids --- */
 
-/* An rdma-core operation's end: a synchronous id waits for its event */
-static int sys_done(struct cma_id *id, int ret)
-{
-	cma_sys_mirror(id, ret);
-	return ret ? ret : cma_complete(id);
-}
-
 static int sys_destroy_id(struct cma_id *id)
 {
-	/* rdma-core waits for its events' acks, which are ours */
-	if (id->id.event) {
-		rdma_ack_cm_event(id->id.event);
-		id->id.event = NULL;
-	}
 	return CMA_SYS(rdma_destroy_id, id->sys);
 }
 
@@ -311,13 +241,14 @@ static int sys_bind_addr(struct cma_id *id, struct sockaddr *addr)
 static int sys_resolve_addr(struct cma_id *id, struct sockaddr *src,
 			    struct sockaddr *dst, int timeout_ms)
 {
-	return sys_done(id, CMA_SYS(rdma_resolve_addr, id->sys, src, dst,
-				    timeout_ms));
+	return cma_sys_mirror(id, CMA_SYS(rdma_resolve_addr, id->sys, src, dst,
+					  timeout_ms));
 }
 
 static int sys_resolve_route(struct cma_id *id, int timeout_ms)
 {
-	return sys_done(id, CMA_SYS(rdma_resolve_route, id->sys, timeout_ms));
+	return cma_sys_mirror(id,
+			      CMA_SYS(rdma_resolve_route, id->sys, timeout_ms));
 }
 
 static int sys_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr,
@@ -364,7 +295,7 @@ static int sys_connect(struct cma_id *id, struct rdma_conn_param *p)
 		def.private_data_len = (uint8_t)id->connect_len;
 		p = &def;
 	}
-	return sys_done(id, CMA_SYS(rdma_connect, id->sys, p));
+	return cma_sys_mirror(id, CMA_SYS(rdma_connect, id->sys, p));
 }
 
 static int sys_listen(struct cma_id *id, int backlog)
@@ -374,7 +305,7 @@ static int sys_listen(struct cma_id *id, int backlog)
 
 static int sys_accept(struct cma_id *id, struct rdma_conn_param *p)
 {
-	return sys_done(id, CMA_SYS(rdma_accept, id->sys, p));
+	return cma_sys_mirror(id, CMA_SYS(rdma_accept, id->sys, p));
 }
 
 static int sys_reject(struct cma_id *id, const void *pd, uint8_t len,
@@ -391,7 +322,7 @@ static int sys_notify(struct cma_id *id, enum ibv_event_type event)
 
 static int sys_disconnect(struct cma_id *id)
 {
-	return sys_done(id, CMA_SYS(rdma_disconnect, id->sys));
+	return cma_sys_mirror(id, CMA_SYS(rdma_disconnect, id->sys));
 }
 
 static int sys_establish(struct cma_id *id)
@@ -403,8 +334,8 @@ static int sys_join_multicast(struct cma_id *id,
 			      struct rdma_cm_join_mc_attr_ex *attr,
 			      void *context)
 {
-	return sys_done(id, CMA_SYS(rdma_join_multicast_ex, id->sys, attr,
-				    context));
+	return cma_sys_mirror(id, CMA_SYS(rdma_join_multicast_ex, id->sys, attr,
+					  context));
 }
 
 static int sys_leave_multicast(struct cma_id *id, struct sockaddr *addr)
