@@ -34,18 +34,16 @@ void rdma_destroy_event_channel(struct fake_channel *ch)
 {
 }
 
+/* fake_rdmacm_event.c's answers too */
 long fake_answer(const char *fn);
 
 long fake_answer(const char *fn)
 {
-	unsigned int m = fake_rdmacore_mark(fn);
-
-	errno = (int)FAKE_RDMACORE_ERRNO(m);
-	return (long)FAKE_RDMACORE_RET(m);
+	return fake_rdmacore_answer(fn);
 }
 
 /* clang-format off */
-#define FAKE(fn) long fn() { return fake_answer(__func__); }
+#define FAKE(fn) FAKE_RDMACORE(fn)
 FAKE(rdma_destroy_id) FAKE(rdma_bind_addr) FAKE(rdma_resolve_addr)
 FAKE(rdma_resolve_route) FAKE(rdma_init_qp_attr) FAKE(rdma_create_qp_ex)
 FAKE(rdma_destroy_qp) FAKE(rdma_create_srq_ex) FAKE(rdma_destroy_srq)

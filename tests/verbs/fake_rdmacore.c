@@ -45,16 +45,8 @@ void *ibv_open_device(void *device)
 	return &fake_ctx;
 }
 
-static long fake_answer(const char *fn)
-{
-	unsigned int m = fake_rdmacore_mark(fn);
-
-	errno = (int)FAKE_RDMACORE_ERRNO(m);
-	return (long)FAKE_RDMACORE_RET(m);
-}
-
 /* clang-format off */
-#define FAKE(fn) long fn() { return fake_answer(__func__); }
+#define FAKE(fn) FAKE_RDMACORE(fn)
 FAKE(ibv_get_device_name) FAKE(ibv_get_device_guid)
 FAKE(ibv_get_device_index) FAKE(ibv_close_device) FAKE(ibv_import_device)
 FAKE(ibv_fork_init) FAKE(ibv_dontfork_range) FAKE(ibv_dofork_range)
