@@ -2,6 +2,8 @@
 #  test_verbs_shell  cmocka, compiled against <infiniband/verbs.h>, linked to
 #                    build/lib/libibverbs.so.1 (runpath), fake rxdpd inside
 #  test_verbs_events  cmocka, white box: completion/async event queues
+#  test_verbs_foreign  rdma-core beside rxdp: every verb of the ops table on a
+#                    stand-in rdma-core's device (fake_rdmacore.c) reaches it
 #  check-abi.sh      every Debian perftest/ibverbs-utils binary starts on it
 #  devinfo-netns.sh  ibv_devices / ibv_devinfo -v against the real rxdpd
 #                    in a namespace (root; skips until rxdpd is built)
