@@ -12,6 +12,9 @@
 #                drops of groups without members; mcast_check (verbs
 #                attach/detach errnos and caps, system headers, build/lib's
 #                libibverbs.so.1)
+#  cm-foreign.sh (root) rdma-core's CM beside rxdp's: every call on an id
+#                that stands for an rdma-core id reaches rdma-core's (a
+#                stand-in librdmacm, fake_rdmacm.c; cm_foreign)
 CM_CHECK := $(BUILD)/tests/rdmacm/cm_check
 MCAST_CHECK := $(BUILD)/tests/rdmacm/mcast_check
 
@@ -25,6 +28,25 @@ $(MCAST_CHECK): $(OBJ)/tests/rdmacm/mcast_check.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -libverbs
 
-TEST_BINS += $(CM_CHECK) $(MCAST_CHECK)
-TESTS += tests/rdmacm/check-abi.sh tests/rdmacm/cm.sh tests/rdmacm/mckey.sh \
+CM_FOREIGN := $(BUILD)/tests/rdmacm/cm_foreign
+FAKE_RDMACM := $(BUILD)/tests/rdmacm/fake-rdmacm/librdmacm.so.1
+
+$(CM_FOREIGN): $(OBJ)/tests/rdmacm/cm_foreign.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lrdmacm -libverbs
+
+FAKE_RDMACM_OBJS := $(OBJ)/tests/rdmacm/fake_rdmacm.o \
+		    $(OBJ)/tests/rdmacm/fake_rdmacm_event.o
+
+$(FAKE_RDMACM): $(FAKE_RDMACM_OBJS) userspace/rdmacm/librdmacm.map
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,librdmacm.so.1 \
+		-Wl,--version-script=userspace/rdmacm/librdmacm.map \
+		-o $@ $(FAKE_RDMACM_OBJS)
+
+TEST_BINS += $(CM_CHECK) $(MCAST_CHECK) $(CM_FOREIGN) $(FAKE_RDMACM) \
+	     $(BUILD)/tests/verbs/fake-rdmacore/libibverbs.so.1
+TESTS += tests/rdmacm/check-abi.sh tests/rdmacm/cm-foreign.sh tests/rdmacm/cm.sh tests/rdmacm/mckey.sh \
 	 tests/rdmacm/mckey-engines.sh

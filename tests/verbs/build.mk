@@ -2,6 +2,8 @@
 #  test_verbs_shell  cmocka, compiled against <infiniband/verbs.h>, linked to
 #                    build/lib/libibverbs.so.1 (runpath), fake rxdpd inside
 #  test_verbs_events  cmocka, white box: completion/async event queues
+#  test_verbs_foreign  rdma-core beside rxdp: every verb of the ops table on a
+#                    stand-in rdma-core's device (fake_rdmacore.c) reaches it
 #  check-abi.sh      every Debian perftest/ibverbs-utils binary starts on it
 #  devinfo-netns.sh  ibv_devices / ibv_devinfo -v against the real rxdpd
 #                    in a namespace (root; skips until rxdpd is built)
@@ -51,3 +53,25 @@ TESTS += $(VERBS_TEST) $(VERBS_EVENTS_TEST) tests/verbs/check-abi.sh \
 	 tests/verbs/devinfo-netns.sh tests/verbs/pyverbs.sh
 # (test_verbs_shell runs Debian binaries on the library: not sanitized)
 ASAN_TESTS += $(VERBS_EVENTS_TEST)
+
+# rdma-core beside rxdp without a kernel RDMA device: a stand-in rdma-core
+# library (versioned with rdma-core's nodes, libibverbs.map) and a program
+# on build/lib's libibverbs.so.1 that hands it every verb of its device
+VERBS_FOREIGN_TEST := $(BUILD)/tests/verbs/test_verbs_foreign
+FAKE_RDMACORE := $(BUILD)/tests/verbs/fake-rdmacore/libibverbs.so.1
+
+$(FAKE_RDMACORE): $(OBJ)/tests/verbs/fake_rdmacore.o userspace/verbs/libibverbs.map
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libibverbs.so.1 \
+		-Wl,--version-script=userspace/verbs/libibverbs.map \
+		-o $@ $(OBJ)/tests/verbs/fake_rdmacore.o
+
+$(VERBS_FOREIGN_TEST): $(OBJ)/tests/verbs/test_verbs_foreign.o $(VERBS_T_SO) \
+		$(FAKE_RDMACORE)
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(OBJ)/tests/verbs/test_verbs_foreign.o \
+		-L$(LIB) -l:libibverbs.so.1 -Wl,-rpath,$(abspath $(LIB))
+
+TESTS += $(VERBS_FOREIGN_TEST)

@@ -169,7 +169,7 @@ static struct cma_dev *dev_find(int ifindex)
 	return NULL;
 }
 
-int cma_is_rxdp_ifindex(int ifindex)
+static int cma_is_rxdp_ifindex(int ifindex)
 {
 	int found;
 
@@ -427,7 +427,7 @@ static struct cma_id *id_take_event(uint32_t handle)
 	return id;
 }
 
-void cma_id_insert(struct cma_id *id)
+static void cma_id_insert(struct cma_id *id)
 {
 	pthread_mutex_lock(&lock);
 	id->next = ids;
@@ -451,8 +451,9 @@ static void id_remove(struct cma_id *id)
 	pthread_mutex_unlock(&lock);
 }
 
-struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context,
-			    enum rdma_port_space ps, enum ibv_qp_type qp_type)
+static struct cma_id *cma_id_alloc(struct rdma_event_channel *channel,
+				   void *context, enum rdma_port_space ps,
+				   enum ibv_qp_type qp_type)
 {
 	struct cma_id *id = calloc(1, sizeof(*id));
 
@@ -462,6 +463,7 @@ struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context,
 	id->id.ps = ps;
 	id->id.qp_type = qp_type;
 	id->handle = UINT32_MAX;
+	id->ops = &cma_rxdp_ops;
 	if (!channel) {
 		id->id.channel = rdma_create_event_channel();
 		if (!id->id.channel) {
@@ -561,31 +563,28 @@ static void wait_acks(struct cma_id *id)
 static struct cma_mc *mc_take(struct cma_id *id, const struct sockaddr *addr);
 static void mc_free(struct cma_id *id, struct cma_mc *mc);
 
+static int rxdp_destroy_id(struct cma_id *id)
+{
+	struct rxdp_ctl_cm cm;
+
+	cm_req(&cm, RXDP_CM_DESTROY_ID, id);
+	return cma_call(&cm, NULL);
+}
+
 int rdma_destroy_id(struct rdma_cm_id *cm_id)
 {
 	struct cma_id *id = to_cma_id(cm_id);
-	struct rxdp_ctl_cm cm;
 
 	if (!cm_id)
 		return err_ret(EINVAL);
-	if (id->sys) {
-		/* rdma-core waits for its events' acks, which are ours */
-		if (cm_id->event) {
-			rdma_ack_cm_event(cm_id->event);
-			cm_id->event = NULL;
-		}
-		if (CMA_SYS(rdma_destroy_id, id->sys))
-			return -1;
-	} else {
-		cm_req(&cm, RXDP_CM_DESTROY_ID, id);
-		if (cma_call(&cm, NULL))
-			return -1;
-	}
-	id_remove(id);
+	/* first: rdma-core's destroy waits for its events' acks, ours */
 	if (cm_id->event) {
 		rdma_ack_cm_event(cm_id->event);
 		cm_id->event = NULL;
 	}
+	if (id->ops->destroy_id(id))
+		return -1;
+	id_remove(id);
 	wait_acks(id);
 	for (struct cma_mc *mc; (mc = mc_take(id, NULL));)
 		mc_free(id, mc);
@@ -620,8 +619,25 @@ static int complete(struct cma_id *id)
 	return 0;
 }
 
+/* The end of a call that begins an exchange: a synchronous id waits */
+static int done(struct cma_id *id, int ret)
+{
+	if (ret == CMA_NO_EVENT)
+		return 0;
+	return ret ? ret : complete(id);
+}
+
+/* id stands for rdma-core's s from now on: its calls are rdma-core's */
+static void stand_for(struct cma_id *id, struct rdma_cm_id *s)
+{
+	id->sys = s;
+	id->ops = &cma_sys_ops;
+	s->context = id;
+	cma_sys_mirror(id, 0);
+}
+
 /*
- * id becomes rdma-core's (cma_sys_wants): an rdma-core id on its channel's
+ * id becomes rdma-core's (wants_sys): an rdma-core id on its channel's
  * rdma-core side stands behind it, and rxdpd forgets its own
  */
 static int to_sys(struct cma_id *id)
@@ -635,48 +651,23 @@ static int to_sys(struct cma_id *id)
 	cm_req(&cm, RXDP_CM_DESTROY_ID, id);
 	cma_call(&cm, NULL);
 	id->handle = UINT32_MAX;
-	id->sys = s;
-	cma_sys_mirror(id, 0);
+	stand_for(id, s);
 	return 0;
 }
 
-/* An rdma-core operation's end: a synchronous id waits for its event */
-static int sys_done(struct cma_id *id, int ret)
+/* Should id, bound to nothing yet, go to rdma-core for src (or dst)? */
+static int wants_sys(struct cma_id *id, const struct sockaddr *src,
+		     const struct sockaddr *dst)
 {
-	cma_sys_mirror(id, ret);
-	return ret ? ret : complete(id);
+	int ifindex = cma_sys_ifindex(id, src, dst);
+
+	return ifindex && !cma_is_rxdp_ifindex(ifindex);
 }
 
-/* rdma_create_ep()'s connection data goes where no parameters are given */
-static int sys_connect(struct cma_id *id, struct rdma_conn_param *p)
+static int rxdp_bind_addr(struct cma_id *id, struct sockaddr *addr)
 {
-	struct rdma_conn_param def = {
-		.responder_resources = RDMA_MAX_RESP_RES,
-		.initiator_depth = RDMA_MAX_INIT_DEPTH,
-		.retry_count = 7,
-		.rnr_retry_count = 7,
-	};
-
-	if (!p && id->connect) {
-		def.private_data = id->connect;
-		def.private_data_len = (uint8_t)id->connect_len;
-		p = &def;
-	}
-	return sys_done(id, CMA_SYS(rdma_connect, id->sys, p));
-}
-
-int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
-{
-	struct cma_id *id = to_cma_id(cm_id);
 	struct rxdp_ctl_cm cm;
 
-	if (!cm_id || !sa_len(addr))
-		return err_ret(EINVAL);
-	if (cma_sys_wants(id, addr, NULL) && to_sys(id))
-		return -1;
-	if (id->sys)
-		return cma_sys_mirror(id,
-				      CMA_SYS(rdma_bind_addr, id->sys, addr));
 	cm_req(&cm, RXDP_CM_BIND, id);
 	sa_to_cm(addr, &cm.src);
 	if (cma_call(&cm, NULL))
@@ -686,60 +677,72 @@ int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 	return 0;
 }
 
-int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,
-		      struct sockaddr *dst_addr, int timeout_ms)
+int rdma_bind_addr(struct rdma_cm_id *cm_id, struct sockaddr *addr)
 {
 	struct cma_id *id = to_cma_id(cm_id);
+
+	if (!cm_id || !sa_len(addr))
+		return err_ret(EINVAL);
+	if (wants_sys(id, addr, NULL) && to_sys(id))
+		return -1;
+	return id->ops->bind_addr(id, addr);
+}
+
+static int rxdp_resolve_addr(struct cma_id *id, struct sockaddr *src_addr,
+			     struct sockaddr *dst_addr, int timeout_ms)
+{
 	struct rxdp_ctl_cm cm;
 
-	if (!cm_id || !sa_len(dst_addr) || (src_addr && !sa_len(src_addr)))
-		return err_ret(EINVAL);
-	if (cma_sys_wants(id, src_addr, dst_addr) && to_sys(id))
-		return -1;
-	if (id->sys)
-		return sys_done(id, CMA_SYS(rdma_resolve_addr, id->sys,
-					    src_addr, dst_addr, timeout_ms));
 	cm_req(&cm, RXDP_CM_RESOLVE_ADDR, id);
 	sa_to_cm(src_addr, &cm.src);
 	sa_to_cm(dst_addr, &cm.dst);
 	cm.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
 	if (cma_call(&cm, NULL))
 		return -1;
-	memcpy(&cm_id->route.addr.dst_storage, dst_addr, sa_len(dst_addr));
-	return complete(id);
+	memcpy(&id->id.route.addr.dst_storage, dst_addr, sa_len(dst_addr));
+	return 0;
 }
 
-int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
+int rdma_resolve_addr(struct rdma_cm_id *cm_id, struct sockaddr *src_addr,
+		      struct sockaddr *dst_addr, int timeout_ms)
 {
 	struct cma_id *id = to_cma_id(cm_id);
+
+	if (!cm_id || !sa_len(dst_addr) || (src_addr && !sa_len(src_addr)))
+		return err_ret(EINVAL);
+	if (wants_sys(id, src_addr, dst_addr) && to_sys(id))
+		return -1;
+	return done(id,
+		    id->ops->resolve_addr(id, src_addr, dst_addr, timeout_ms));
+}
+
+static int rxdp_resolve_route(struct cma_id *id, int timeout_ms)
+{
 	struct rxdp_ctl_cm cm;
 
-	if (!cm_id)
-		return err_ret(EINVAL);
-	if (id->sys)
-		return sys_done(id, CMA_SYS(rdma_resolve_route, id->sys,
-					    timeout_ms));
 	cm_req(&cm, RXDP_CM_RESOLVE_ROUTE, id);
 	cm.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
 	if (cma_call(&cm, NULL))
 		return -1;
-	return complete(id);
+	return 0;
+}
+
+int rdma_resolve_route(struct rdma_cm_id *cm_id, int timeout_ms)
+{
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->resolve_route(
+					      to_cma_id(cm_id), timeout_ms));
 }
 
 /* --- QPs ------------------------------------------------------------------------- */
 
-int rdma_init_qp_attr(struct rdma_cm_id *cm_id, struct ibv_qp_attr *qp_attr,
-		      int *qp_attr_mask)
+static int rxdp_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *qp_attr,
+			     int *qp_attr_mask)
 {
-	struct cma_id *id = to_cma_id(cm_id);
 	const struct rxdp_qp_attr *a;
 	struct rxdp_ctl_cm cm;
 
-	if (!cm_id || !qp_attr || !qp_attr_mask)
-		return err_ret(EINVAL);
-	if (id->sys)
-		return CMA_SYS(rdma_init_qp_attr, id->sys, qp_attr,
-			       qp_attr_mask);
 	cm_req(&cm, RXDP_CM_INIT_QP_ATTR, id);
 	cm.value = qp_attr->qp_state;
 	if (cma_call(&cm, NULL))
@@ -771,6 +774,15 @@ int rdma_init_qp_attr(struct rdma_cm_id *cm_id, struct ibv_qp_attr *qp_attr,
 	qp_attr->ah_attr.grh.flow_label = a->ah.flow_label;
 	*qp_attr_mask = (int)cm.attr_mask;
 	return 0;
+}
+
+int rdma_init_qp_attr(struct rdma_cm_id *cm_id, struct ibv_qp_attr *qp_attr,
+		      int *qp_attr_mask)
+{
+	if (!cm_id || !qp_attr || !qp_attr_mask)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->init_qp_attr(to_cma_id(cm_id), qp_attr,
+						   qp_attr_mask);
 }
 
 static int modify(struct rdma_cm_id *cm_id, enum ibv_qp_state state,
@@ -929,18 +941,13 @@ static int init_ece(struct cma_id *id, struct ibv_qp *qp)
 	return ret && ret != EOPNOTSUPP ? err_ret(ret) : 0;
 }
 
-int rdma_create_qp_ex(struct rdma_cm_id *cm_id,
-		      struct ibv_qp_init_attr_ex *attr)
+static int rxdp_create_qp_ex(struct cma_id *id,
+			     struct ibv_qp_init_attr_ex *attr)
 {
-	struct cma_id *id = to_cma_id(cm_id);
+	struct rdma_cm_id *cm_id = &id->id;
 	struct ibv_qp *qp;
 	int ret;
 
-	if (!cm_id || !attr || cm_id->qp)
-		return err_ret(EINVAL);
-	if (id->sys)
-		return cma_sys_mirror(id, CMA_SYS(rdma_create_qp_ex, id->sys,
-						  attr));
 	if (!cm_id->verbs)
 		return err_ret(ENODEV);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
@@ -993,6 +1000,14 @@ err_cqs:
 	return ret;
 }
 
+int rdma_create_qp_ex(struct rdma_cm_id *cm_id,
+		      struct ibv_qp_init_attr_ex *attr)
+{
+	if (!cm_id || !attr || cm_id->qp)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->create_qp_ex(to_cma_id(cm_id), attr);
+}
+
 int rdma_create_qp(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 		   struct ibv_qp_init_attr *qp_init_attr)
 {
@@ -1010,31 +1025,24 @@ int rdma_create_qp(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 	return ret;
 }
 
-void rdma_destroy_qp(struct rdma_cm_id *cm_id)
+static void rxdp_destroy_qp(struct cma_id *id)
 {
-	struct cma_id *id = to_cma_id(cm_id);
-
-	if (id->sys) {
-		CMA_SYS_VOID(rdma_destroy_qp, id->sys);
-		cma_sys_mirror(id, 0);
-		return;
-	}
-	ibv_destroy_qp(cm_id->qp);
-	cm_id->qp = NULL;
-	destroy_cqs(cm_id);
+	ibv_destroy_qp(id->id.qp);
+	id->id.qp = NULL;
+	destroy_cqs(&id->id);
 }
 
-int rdma_create_srq_ex(struct rdma_cm_id *cm_id,
-		       struct ibv_srq_init_attr_ex *attr)
+void rdma_destroy_qp(struct rdma_cm_id *cm_id)
 {
+	to_cma_id(cm_id)->ops->destroy_qp(to_cma_id(cm_id));
+}
+
+static int rxdp_create_srq_ex(struct cma_id *id,
+			      struct ibv_srq_init_attr_ex *attr)
+{
+	struct rdma_cm_id *cm_id = &id->id;
 	struct ibv_srq *srq;
 
-	if (!cm_id || !attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
-		return err_ret(EINVAL);
-	if (to_cma_id(cm_id)->sys)
-		return cma_sys_mirror(to_cma_id(cm_id),
-				      CMA_SYS(rdma_create_srq_ex,
-					      to_cma_id(cm_id)->sys, attr));
 	if (attr->srq_type != IBV_SRQT_BASIC)
 		return err_ret(EOPNOTSUPP);
 	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
@@ -1047,6 +1055,14 @@ int rdma_create_srq_ex(struct rdma_cm_id *cm_id,
 	cm_id->srq = srq;
 	cm_id->pd = attr->pd;
 	return 0;
+}
+
+int rdma_create_srq_ex(struct rdma_cm_id *cm_id,
+		       struct ibv_srq_init_attr_ex *attr)
+{
+	if (!cm_id || !attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->create_srq_ex(to_cma_id(cm_id), attr);
 }
 
 int rdma_create_srq(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
@@ -1067,18 +1083,16 @@ int rdma_create_srq(struct rdma_cm_id *cm_id, struct ibv_pd *pd,
 	return ret;
 }
 
+static void rxdp_destroy_srq(struct cma_id *id)
+{
+	ibv_destroy_srq(id->id.srq);
+	id->id.srq = NULL;
+	destroy_cqs(&id->id);
+}
+
 void rdma_destroy_srq(struct rdma_cm_id *cm_id)
 {
-	struct cma_id *id = to_cma_id(cm_id);
-
-	if (id->sys) {
-		CMA_SYS_VOID(rdma_destroy_srq, id->sys);
-		cma_sys_mirror(id, 0);
-		return;
-	}
-	ibv_destroy_srq(cm_id->srq);
-	cm_id->srq = NULL;
-	destroy_cqs(cm_id);
+	to_cma_id(cm_id)->ops->destroy_srq(to_cma_id(cm_id));
 }
 
 /* --- connections ----------------------------------------------------------------- */
@@ -1140,16 +1154,14 @@ static int conn_fill(struct cma_id *id, struct rxdp_ctl_cm *cm,
 	return 0;
 }
 
-int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
+static int rxdp_connect(struct cma_id *id, struct rdma_conn_param *conn_param)
 {
-	struct cma_id *id = to_cma_id(cm_id);
+	struct rdma_cm_id *cm_id = &id->id;
 	uint32_t qp_num = conn_param ? conn_param->qp_num : 0;
 	uint8_t srq = conn_param ? conn_param->srq : 0;
 	struct rxdp_ctl_cm cm;
 
-	if (cm_id && id->sys)
-		return sys_connect(id, conn_param);
-	if (!cm_id || valid_param(id, conn_param))
+	if (valid_param(id, conn_param))
 		return -1;
 	if (!id->dev)
 		return err_ret(EINVAL);
@@ -1174,25 +1186,34 @@ int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 	free(id->connect);
 	id->connect = NULL;
 	id->connect_len = 0;
-	return complete(id);
+	return 0;
 }
 
-int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
+int rdma_connect(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 {
-	struct cma_id *id = to_cma_id(cm_id);
-	struct rxdp_ctl_cm cm;
-
 	if (!cm_id)
 		return err_ret(EINVAL);
-	if (id->sys)
-		return cma_sys_mirror(id,
-				      CMA_SYS(rdma_listen, id->sys, backlog));
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->connect(
+					      to_cma_id(cm_id), conn_param));
+}
+
+static int rxdp_listen(struct cma_id *id, int backlog)
+{
+	struct rxdp_ctl_cm cm;
+
 	cm_req(&cm, RXDP_CM_LISTEN, id);
 	cm.backlog = backlog > 0 ? (uint32_t)backlog : 0;
 	if (cma_call(&cm, NULL))
 		return -1;
 	route_update(id, &cm.info);
 	return 0;
+}
+
+int rdma_listen(struct rdma_cm_id *cm_id, int backlog)
+{
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->listen(to_cma_id(cm_id), backlog);
 }
 
 int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
@@ -1244,16 +1265,14 @@ static void ece_for_accept(struct cma_id *id, struct rxdp_ctl_cm *cm)
 	cm->conn.ece_options = id->local_ece.options;
 }
 
-int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
+static int rxdp_accept(struct cma_id *id, struct rdma_conn_param *conn_param)
 {
-	struct cma_id *id = to_cma_id(cm_id);
+	struct rdma_cm_id *cm_id = &id->id;
 	struct rxdp_ctl_cm cm;
 	uint32_t qp_num;
 	uint8_t srq;
 
-	if (cm_id && id->sys)
-		return sys_done(id, CMA_SYS(rdma_accept, id->sys, conn_param));
-	if (!cm_id || (!cm_id->qp && !conn_param))
+	if (!cm_id->qp && !conn_param)
 		return err_ret(EINVAL);
 	qp_num = cm_id->qp ? cm_id->qp->qp_num : conn_param->qp_num;
 	srq = cm_id->qp ? !!cm_id->qp->srq : conn_param->srq;
@@ -1294,22 +1313,24 @@ int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 			rdma_ack_cm_event(cm_id->event);
 			cm_id->event = NULL;
 		}
-		return 0;
+		return CMA_NO_EVENT;
 	}
-	return complete(id);
+	return 0;
 }
 
-static int reject(struct rdma_cm_id *cm_id, const void *pd, uint8_t len,
-		  uint32_t reason)
+int rdma_accept(struct rdma_cm_id *cm_id, struct rdma_conn_param *conn_param)
 {
-	struct cma_id *id = to_cma_id(cm_id);
-	struct rxdp_ctl_cm cm;
-
 	if (!cm_id)
 		return err_ret(EINVAL);
-	if (id->sys)
-		return reason ? CMA_SYS(rdma_reject_ece, id->sys, pd, len)
-			      : CMA_SYS(rdma_reject, id->sys, pd, len);
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->accept(
+					      to_cma_id(cm_id), conn_param));
+}
+
+static int rxdp_reject(struct cma_id *id, const void *pd, uint8_t len,
+		       uint32_t reason)
+{
+	struct rxdp_ctl_cm cm;
+
 	cm_req(&cm, RXDP_CM_REJECT, id);
 	cm.reason = reason;
 	if (pd && len) {
@@ -1317,6 +1338,14 @@ static int reject(struct rdma_cm_id *cm_id, const void *pd, uint8_t len,
 		cm.conn.private_data_len = len;
 	}
 	return cma_call(&cm, NULL);
+}
+
+static int reject(struct rdma_cm_id *cm_id, const void *pd, uint8_t len,
+		  uint32_t reason)
+{
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->reject(to_cma_id(cm_id), pd, len, reason);
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data,
@@ -1332,34 +1361,42 @@ int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
 	return reject(id, private_data, private_data_len, 35);
 }
 
-int rdma_notify(struct rdma_cm_id *cm_id, enum ibv_event_type event)
+static int rxdp_notify(struct cma_id *id, enum ibv_event_type event)
 {
 	struct rxdp_ctl_cm cm;
 
-	if (!cm_id)
-		return err_ret(EINVAL);
-	if (to_cma_id(cm_id)->sys)
-		return CMA_SYS(rdma_notify, to_cma_id(cm_id)->sys, event);
-	cm_req(&cm, RXDP_CM_NOTIFY, to_cma_id(cm_id));
+	cm_req(&cm, RXDP_CM_NOTIFY, id);
 	cm.value = event;
 	return cma_call(&cm, NULL);
 }
 
-int rdma_disconnect(struct rdma_cm_id *cm_id)
+int rdma_notify(struct rdma_cm_id *cm_id, enum ibv_event_type event)
 {
-	struct cma_id *id = to_cma_id(cm_id);
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->notify(to_cma_id(cm_id), event);
+}
+
+static int rxdp_disconnect(struct cma_id *id)
+{
 	struct rxdp_ctl_cm cm;
 
-	if (cm_id && id->sys)
-		return sys_done(id, CMA_SYS(rdma_disconnect, id->sys));
-	if (!cm_id || !cm_id->verbs)
+	if (!id->id.verbs)
 		return err_ret(EINVAL);
-	if (modify_err(cm_id))
+	if (modify_err(&id->id))
 		return -1;
 	cm_req(&cm, RXDP_CM_DISCONNECT, id);
 	if (cma_call(&cm, NULL))
 		return -1;
-	return complete(id);
+	return 0;
+}
+
+int rdma_disconnect(struct rdma_cm_id *cm_id)
+{
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return done(to_cma_id(cm_id),
+		    to_cma_id(cm_id)->ops->disconnect(to_cma_id(cm_id)));
 }
 
 /* After CONNECT_RESPONSE: the QP to RTR and RTS, then the RTU */
@@ -1382,15 +1419,18 @@ err : {
 }
 }
 
+static int rxdp_establish(struct cma_id *id)
+{
+	if (id->id.qp)
+		return err_ret(EINVAL);
+	return conn_resp(id);
+}
+
 int rdma_establish(struct rdma_cm_id *cm_id)
 {
-	if (cm_id && to_cma_id(cm_id)->sys)
-		return cma_sys_mirror(to_cma_id(cm_id),
-				      CMA_SYS(rdma_establish,
-					      to_cma_id(cm_id)->sys));
-	if (!cm_id || cm_id->qp)
+	if (!cm_id)
 		return err_ret(EINVAL);
-	return conn_resp(to_cma_id(cm_id));
+	return to_cma_id(cm_id)->ops->establish(to_cma_id(cm_id));
 }
 
 /* --- multicast ------------------------------------------------------------------ */
@@ -1451,22 +1491,18 @@ static int sa_same_addr(const struct sockaddr *a, const struct sockaddr *b)
 	return !memcmp(&ga, &gb, sizeof(ga));
 }
 
-int rdma_join_multicast_ex(struct rdma_cm_id *cm_id,
-			   struct rdma_cm_join_mc_attr_ex *attr, void *context)
+static int rxdp_join_multicast(struct cma_id *id,
+			       struct rdma_cm_join_mc_attr_ex *attr,
+			       void *context)
 {
-	struct cma_id *id = to_cma_id(cm_id);
+	struct rdma_cm_id *cm_id = &id->id;
 	struct rxdp_cm_event *r;
 	struct rxdp_ctl_cm cm;
 	struct cma_mc *mc, *m;
 	uint16_t flags = RDMA_MC_JOIN_FLAG_FULLMEMBER;
 	uint32_t info_sgid_index;
 
-	if (cm_id && id->sys)
-		return sys_done(id, CMA_SYS(rdma_join_multicast_ex, id->sys,
-					    attr, context));
-
-	if (!cm_id || !attr ||
-	    !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) ||
+	if (!attr || !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) ||
 	    !sa_len(attr->addr) ||
 	    (attr->comp_mask &
 	     ~(RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS)))
@@ -1538,7 +1574,16 @@ int rdma_join_multicast_ex(struct rdma_cm_id *cm_id,
 		free(mc);
 		return err_ret(e);
 	}
-	return complete(id);
+	return 0;
+}
+
+int rdma_join_multicast_ex(struct rdma_cm_id *cm_id,
+			   struct rdma_cm_join_mc_attr_ex *attr, void *context)
+{
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return done(to_cma_id(cm_id), to_cma_id(cm_id)->ops->join_multicast(
+					      to_cma_id(cm_id), attr, context));
 }
 
 int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
@@ -1579,21 +1624,22 @@ static void mc_free(struct cma_id *id, struct cma_mc *mc)
 	free(mc);
 }
 
-int rdma_leave_multicast(struct rdma_cm_id *cm_id, struct sockaddr *addr)
+static int rxdp_leave_multicast(struct cma_id *id, struct sockaddr *addr)
 {
-	struct cma_id *id = to_cma_id(cm_id);
-	struct cma_mc *mc;
+	struct cma_mc *mc = mc_take(id, addr);
 
-	if (!cm_id || !sa_len(addr))
-		return err_ret(EINVAL);
-	if (id->sys)
-		return CMA_SYS(rdma_leave_multicast, id->sys, addr);
-	mc = mc_take(id, addr);
 	if (!mc)
 		return err_ret(EADDRNOTAVAIL);
 	/* its JOIN event, if still unread, finds no group and is dropped */
 	mc_free(id, mc);
 	return 0;
+}
+
+int rdma_leave_multicast(struct rdma_cm_id *cm_id, struct sockaddr *addr)
+{
+	if (!cm_id || !sa_len(addr))
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->leave_multicast(to_cma_id(cm_id), addr);
 }
 
 /*
@@ -1712,6 +1758,58 @@ static void drop_unknown(uint32_t handle)
 	cma_call(&cm, NULL);
 }
 
+/*
+ * rdma-core's event se, with the ids in it ours: a connection request
+ * brings a new rdma-core id, which gets an id of ours. 0, or -1 with errno
+ */
+static int sys_event(struct rdma_cm_event *se, struct rdma_cm_event **out)
+{
+	struct cma_event *evt;
+	struct cma_id *id;
+
+	evt = calloc(1, sizeof(*evt));
+	if (!evt) {
+		CMA_SYS(rdma_ack_cm_event, se);
+		errno = ENOMEM;
+		return -1;
+	}
+	evt->sys = se;
+	evt->event = *se;
+	if (se->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		struct cma_id *l = se->listen_id->context;
+
+		id = cma_id_alloc(l->id.channel, l->id.context, l->id.ps,
+				  l->id.qp_type);
+		if (!id) {
+			CMA_SYS(rdma_reject, se->id, NULL, 0);
+			CMA_SYS(rdma_ack_cm_event, se);
+			CMA_SYS(rdma_destroy_id, se->id);
+			free(evt);
+			errno = ENOMEM;
+			return -1;
+		}
+		stand_for(id, se->id);
+		cma_id_insert(id);
+		evt->event.listen_id = &l->id;
+		if (l->sync && rdma_migrate_id(&id->id, NULL)) {
+			rdma_destroy_id(&id->id);
+			CMA_SYS(rdma_ack_cm_event, se);
+			free(evt);
+			return -1;
+		}
+	} else {
+		id = se->id->context;
+	}
+	pthread_mutex_lock(&id->mut);
+	id->events_reported++;
+	pthread_mutex_unlock(&id->mut);
+	evt->id_priv = id;
+	evt->event.id = &id->id;
+	cma_sys_mirror(id, 0);
+	*out = &evt->event;
+	return 0;
+}
+
 int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      struct rdma_cm_event **event)
 {
@@ -1726,8 +1824,12 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 retry:
 	if (to_cma_chan(channel)->sys) {
 		/* rxdpd's events and rdma-core's, whichever comes first */
-		int got = cma_sys_wait(to_cma_chan(channel), &r, sizeof(r),
-				       event);
+		struct rdma_cm_event *se;
+		int got =
+			cma_sys_wait(to_cma_chan(channel), &r, sizeof(r), &se);
+
+		if (!got && sys_event(se, event))
+			got = -1;
 
 		if (got <= 0) {
 			free(evt);
@@ -1872,17 +1974,12 @@ const char *rdma_event_str(enum rdma_cm_event_type event)
 
 /* --- options, migration, endpoints -------------------------------------------- */
 
-int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
-		    void *optval, size_t optlen)
+static int rxdp_set_option(struct cma_id *id, int level, int optname,
+			   void *optval, size_t optlen)
 {
 	struct rxdp_ctl_cm cm;
 
-	if (!cm_id || !optval)
-		return err_ret(EINVAL);
-	if (to_cma_id(cm_id)->sys)
-		return CMA_SYS(rdma_set_option, to_cma_id(cm_id)->sys, level,
-			       optname, optval, optlen);
-	cm_req(&cm, RXDP_CM_SET_OPTION, to_cma_id(cm_id));
+	cm_req(&cm, RXDP_CM_SET_OPTION, id);
 	cm.level = (uint32_t)level;
 	cm.optname = (uint32_t)optname;
 	if (level != RDMA_OPTION_ID)
@@ -1904,6 +2001,15 @@ int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
 		return err_ret(ENOSYS);
 	}
 	return cma_call(&cm, NULL);
+}
+
+int rdma_set_option(struct rdma_cm_id *cm_id, int level, int optname,
+		    void *optval, size_t optlen)
+{
+	if (!cm_id || !optval)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->set_option(to_cma_id(cm_id), level,
+						 optname, optval, optlen);
 }
 
 /*
@@ -1937,12 +2043,25 @@ static void move_unread(struct cma_id *id, struct rdma_event_channel *from,
 	}
 }
 
+/* id's events from now on to channel's socket, those unread moved there */
+static int rxdp_migrate_id(struct cma_id *id,
+			   struct rdma_event_channel *channel)
+{
+	struct rxdp_ctl_cm cm;
+
+	cm_req(&cm, RXDP_CM_MIGRATE_ID, id);
+	cm.channel = to_cma_chan(channel)->handle;
+	if (cma_call(&cm, NULL))
+		return -1;
+	move_unread(id, id->id.channel, channel);
+	return 0;
+}
+
 int rdma_migrate_id(struct rdma_cm_id *cm_id,
 		    struct rdma_event_channel *channel)
 {
 	struct cma_id *id = to_cma_id(cm_id);
 	struct rdma_event_channel *old;
-	struct rxdp_ctl_cm cm;
 	int sync;
 
 	if (!cm_id || (id->sync && !channel))
@@ -1953,21 +2072,14 @@ int rdma_migrate_id(struct rdma_cm_id *cm_id,
 		if (!channel)
 			return -1;
 	}
-	cm_req(&cm, RXDP_CM_MIGRATE_ID, id);
-	cm.channel = to_cma_chan(channel)->handle;
-	if (id->sys ? !to_cma_chan(channel)->sys ||
-			      CMA_SYS(rdma_migrate_id, id->sys,
-				      to_cma_chan(channel)->sys)
-		    : cma_call(&cm, NULL)) {
-		int e = id->sys && !to_cma_chan(channel)->sys ? ENODEV : errno;
+	if (id->ops->migrate_id(id, channel)) {
+		int e = errno;
 
 		if (sync)
 			rdma_destroy_event_channel(channel);
 		return err_ret(e);
 	}
 	old = cm_id->channel;
-	if (!id->sys)
-		move_unread(id, old, channel);
 	if (id->sync) {
 		if (cm_id->event) {
 			rdma_ack_cm_event(cm_id->event);
@@ -2074,29 +2186,61 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 	return sa_port(&id->route.addr.dst_addr);
 }
 
-int rdma_set_local_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
+static int rxdp_set_local_ece(struct cma_id *id, struct ibv_ece *ece)
 {
-	struct cma_id *id = to_cma_id(cm_id);
-
-	if (cm_id && id->sys)
-		return CMA_SYS(rdma_set_local_ece, id->sys, ece);
-	if (!cm_id || cm_id->qp || !ece || !ece->vendor_id || ece->comp_mask)
+	if (id->id.qp || !ece || !ece->vendor_id || ece->comp_mask)
 		return err_ret(EINVAL);
 	id->local_ece.vendor_id = ece->vendor_id;
 	id->local_ece.options = ece->options;
 	return 0;
 }
 
-int rdma_get_remote_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
+int rdma_set_local_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
 {
-	struct cma_id *id = to_cma_id(cm_id);
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->set_local_ece(to_cma_id(cm_id), ece);
+}
 
-	if (cm_id && id->sys)
-		return CMA_SYS(rdma_get_remote_ece, id->sys, ece);
-	if (!cm_id || cm_id->qp || !ece)
+static int rxdp_get_remote_ece(struct cma_id *id, struct ibv_ece *ece)
+{
+	if (id->id.qp || !ece)
 		return err_ret(EINVAL);
 	ece->vendor_id = id->remote_ece.vendor_id;
 	ece->options = id->remote_ece.options;
 	ece->comp_mask = 0;
 	return 0;
 }
+
+int rdma_get_remote_ece(struct rdma_cm_id *cm_id, struct ibv_ece *ece)
+{
+	if (!cm_id)
+		return err_ret(EINVAL);
+	return to_cma_id(cm_id)->ops->get_remote_ece(to_cma_id(cm_id), ece);
+}
+
+/* rxdp's CM, for the ids rdma-core's does not stand behind */
+const struct cma_ops cma_rxdp_ops = {
+	.destroy_id = rxdp_destroy_id,
+	.bind_addr = rxdp_bind_addr,
+	.resolve_addr = rxdp_resolve_addr,
+	.resolve_route = rxdp_resolve_route,
+	.init_qp_attr = rxdp_init_qp_attr,
+	.create_qp_ex = rxdp_create_qp_ex,
+	.destroy_qp = rxdp_destroy_qp,
+	.create_srq_ex = rxdp_create_srq_ex,
+	.destroy_srq = rxdp_destroy_srq,
+	.connect = rxdp_connect,
+	.listen = rxdp_listen,
+	.accept = rxdp_accept,
+	.reject = rxdp_reject,
+	.notify = rxdp_notify,
+	.disconnect = rxdp_disconnect,
+	.establish = rxdp_establish,
+	.join_multicast = rxdp_join_multicast,
+	.leave_multicast = rxdp_leave_multicast,
+	.set_option = rxdp_set_option,
+	.migrate_id = rxdp_migrate_id,
+	.set_local_ece = rxdp_set_local_ece,
+	.get_remote_ece = rxdp_get_remote_ece,
+};

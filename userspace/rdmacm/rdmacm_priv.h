@@ -10,6 +10,7 @@
 #ifndef RXDP_RDMACM_PRIV_H
 #define RXDP_RDMACM_PRIV_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -52,8 +53,11 @@ struct cma_mc {
 	int attached; /* the id's QP is attached to mgid */
 };
 
+struct cma_ops;
+
 struct cma_id {
 	struct rdma_cm_id id;
+	const struct cma_ops *ops; /* rxdp's, or rdma-core's once sys is set */
 	struct cma_id *next;
 	uint32_t handle;
 	int sync; /* made without a channel: operations wait for their event */
@@ -80,6 +84,60 @@ struct cma_event {
 	struct rdma_cm_event *sys; /* rdma-core's, acknowledged with this one */
 	uint8_t private_data[RXDP_CM_PDATA_MAX];
 };
+
+/*
+ * The calls on an id, one table per CM: rxdp's (cma.c), and rdma-core's
+ * (sys.c) for an id that stands for one of its ids. id->ops is rxdp's from
+ * rdma_create_id, rdma-core's once the id's first bind or resolve names an
+ * address rxdpd does not serve, and for the ids rdma-core's listeners'
+ * connection requests bring (cma.c, stand_for()). The exported calls check
+ * their arguments, then make one call through it; 0, or -1 with errno, as
+ * librdmacm.
+ */
+struct cma_ops {
+	int (*destroy_id)(struct cma_id *id);
+	int (*bind_addr)(struct cma_id *id, struct sockaddr *addr);
+	int (*resolve_addr)(struct cma_id *id, struct sockaddr *src,
+			    struct sockaddr *dst, int timeout_ms);
+	int (*resolve_route)(struct cma_id *id, int timeout_ms);
+	int (*init_qp_attr)(struct cma_id *id, struct ibv_qp_attr *attr,
+			    int *mask);
+	int (*create_qp_ex)(struct cma_id *id,
+			    struct ibv_qp_init_attr_ex *attr);
+	void (*destroy_qp)(struct cma_id *id);
+	int (*create_srq_ex)(struct cma_id *id,
+			     struct ibv_srq_init_attr_ex *attr);
+	void (*destroy_srq)(struct cma_id *id);
+	int (*connect)(struct cma_id *id, struct rdma_conn_param *param);
+	int (*listen)(struct cma_id *id, int backlog);
+	int (*accept)(struct cma_id *id, struct rdma_conn_param *param);
+	/* reason: 0, or the REJ's (rdma_reject_ece) */
+	int (*reject)(struct cma_id *id, const void *pdata, uint8_t len,
+		      uint32_t reason);
+	int (*notify)(struct cma_id *id, enum ibv_event_type event);
+	int (*disconnect)(struct cma_id *id);
+	int (*establish)(struct cma_id *id);
+	int (*join_multicast)(struct cma_id *id,
+			      struct rdma_cm_join_mc_attr_ex *attr,
+			      void *context);
+	int (*leave_multicast)(struct cma_id *id, struct sockaddr *addr);
+	int (*set_option)(struct cma_id *id, int level, int optname,
+			  void *optval, size_t optlen);
+	/* the move itself: its events from now on come to channel */
+	int (*migrate_id)(struct cma_id *id,
+			  struct rdma_event_channel *channel);
+	int (*set_local_ece)(struct cma_id *id, struct ibv_ece *ece);
+	int (*get_remote_ece)(struct cma_id *id, struct ibv_ece *ece);
+};
+
+extern const struct cma_ops cma_rxdp_ops, cma_sys_ops;
+
+/*
+ * What resolve_addr, resolve_route, connect, accept, disconnect and
+ * join_multicast return for a call that succeeded with no event to follow
+ * (rxdp's UD accept); 0 is a success whose event a synchronous id waits for
+ */
+#define CMA_NO_EVENT INT_MAX
 
 /* One request to rxdpd: 0, or -1 with errno */
 int cma_call(struct rxdp_ctl_cm *cm, int *fd);
@@ -136,24 +194,25 @@ int cma_sys_load(void);
 void cma_sys_errno(void);
 /* id's fields made its rdma-core id's; ret passed through */
 int cma_sys_mirror(struct cma_id *id, int ret);
-/* Should id, bound to nothing yet, go to rdma-core for src (or dst)? */
-int cma_sys_wants(struct cma_id *id, const struct sockaddr *src,
-		  const struct sockaddr *dst);
-/* The next event of ch: 1 an rxdpd record in r, 0 rdma-core's in *out */
+/*
+ * The interface of the source address of id's first bind or resolve (src,
+ * or the route's toward dst) where rdma-core's CM could take the id: its
+ * channel has rdma-core's side, and src is no wildcard. 0: it stays rxdp's
+ */
+int cma_sys_ifindex(struct cma_id *id, const struct sockaddr *src,
+		    const struct sockaddr *dst);
+/*
+ * The next event of ch: 1 an rxdpd record in r, 0 rdma-core's event in *se
+ * (its ids rdma-core's), -1 with errno
+ */
 int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
-		 struct rdma_cm_event **out);
+		 struct rdma_cm_event **se);
 
 /* rdma-core's FN(...) with its errno made ours */
 #define CMA_SYS(fn, ...) \
 	RXDP_SYSDL_CALL(cma_sys, cma_sys_errno, fn, __VA_ARGS__)
 #define CMA_SYS_VOID(fn, ...) \
 	RXDP_SYSDL_VOID(cma_sys, cma_sys_errno, fn, __VA_ARGS__)
-
-/* what sys.c needs of cma.c */
-struct cma_id *cma_id_alloc(struct rdma_event_channel *channel, void *context,
-			    enum rdma_port_space ps, enum ibv_qp_type qp_type);
-void cma_id_insert(struct cma_id *id);
-int cma_is_rxdp_ifindex(int ifindex);
 
 static inline struct cma_id *to_cma_id(struct rdma_cm_id *id)
 {

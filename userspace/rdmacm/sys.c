@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rdma/rdma_verbs.h>
+
 #include "common/log.h"
 #include "common/sysdl.h"
 #include "rdmacm/rdmacm_priv.h"
@@ -176,11 +178,10 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 	return ret;
 }
 
-int cma_sys_wants(struct cma_id *id, const struct sockaddr *src,
-		  const struct sockaddr *dst)
+int cma_sys_ifindex(struct cma_id *id, const struct sockaddr *src,
+		    const struct sockaddr *dst)
 {
 	struct sockaddr_storage via;
-	int ifindex;
 
 	if (id->sys || id->bound || !to_cma_chan(id->id.channel)->sys)
 		return 0;
@@ -192,64 +193,7 @@ int cma_sys_wants(struct cma_id *id, const struct sockaddr *src,
 	}
 	if (src->sa_family != AF_INET && src->sa_family != AF_INET6)
 		return 0;
-	ifindex = addr_ifindex(src);
-	return ifindex && !cma_is_rxdp_ifindex(ifindex);
-}
-
-/*
- * rdma-core's next event on ch's channel, with the ids in it ours: a
- * connection request brings a new rdma-core id, which gets an id of ours
- */
-static int sys_event(struct cma_chan *ch, struct rdma_cm_event **out)
-{
-	struct rdma_cm_event *se;
-	struct cma_event *evt;
-	struct cma_id *id;
-
-	if (CMA_SYS(rdma_get_cm_event, ch->sys, &se))
-		return -1;
-	evt = calloc(1, sizeof(*evt));
-	if (!evt) {
-		CMA_SYS(rdma_ack_cm_event, se);
-		errno = ENOMEM;
-		return -1;
-	}
-	evt->sys = se;
-	evt->event = *se;
-	if (se->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		struct cma_id *l = se->listen_id->context;
-
-		id = cma_id_alloc(l->id.channel, l->id.context, l->id.ps,
-				  l->id.qp_type);
-		if (!id) {
-			CMA_SYS(rdma_reject, se->id, NULL, 0);
-			CMA_SYS(rdma_ack_cm_event, se);
-			CMA_SYS(rdma_destroy_id, se->id);
-			free(evt);
-			errno = ENOMEM;
-			return -1;
-		}
-		id->sys = se->id;
-		se->id->context = id;
-		cma_id_insert(id);
-		evt->event.listen_id = &l->id;
-		if (l->sync && rdma_migrate_id(&id->id, NULL)) {
-			rdma_destroy_id(&id->id);
-			CMA_SYS(rdma_ack_cm_event, se);
-			free(evt);
-			return -1;
-		}
-	} else {
-		id = se->id->context;
-	}
-	pthread_mutex_lock(&id->mut);
-	id->events_reported++;
-	pthread_mutex_unlock(&id->mut);
-	evt->id_priv = id;
-	evt->event.id = &id->id;
-	cma_sys_mirror(id, 0);
-	*out = &evt->event;
-	return 0;
+	return addr_ifindex(src);
 }
 
 int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
@@ -268,7 +212,7 @@ int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
-		if (!sys_event(ch, out))
+		if (!CMA_SYS(rdma_get_cm_event, ch->sys, out))
 			return 0;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -1;
@@ -281,3 +225,172 @@ int cma_sys_wait(struct cma_chan *ch, void *r, size_t len,
 			return -1;
 	}
 }
+
+/* --- rdma-core's CM: the calls on an id that stands for one of its ids --- */
+
+static int sys_destroy_id(struct cma_id *id)
+{
+	return CMA_SYS(rdma_destroy_id, id->sys);
+}
+
+static int sys_bind_addr(struct cma_id *id, struct sockaddr *addr)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_bind_addr, id->sys, addr));
+}
+
+static int sys_resolve_addr(struct cma_id *id, struct sockaddr *src,
+			    struct sockaddr *dst, int timeout_ms)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_resolve_addr, id->sys, src, dst,
+					  timeout_ms));
+}
+
+static int sys_resolve_route(struct cma_id *id, int timeout_ms)
+{
+	return cma_sys_mirror(id,
+			      CMA_SYS(rdma_resolve_route, id->sys, timeout_ms));
+}
+
+static int sys_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *attr,
+			    int *mask)
+{
+	return CMA_SYS(rdma_init_qp_attr, id->sys, attr, mask);
+}
+
+static int sys_create_qp_ex(struct cma_id *id, struct ibv_qp_init_attr_ex *attr)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_create_qp_ex, id->sys, attr));
+}
+
+static void sys_destroy_qp(struct cma_id *id)
+{
+	CMA_SYS_VOID(rdma_destroy_qp, id->sys);
+	cma_sys_mirror(id, 0);
+}
+
+static int sys_create_srq_ex(struct cma_id *id,
+			     struct ibv_srq_init_attr_ex *attr)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_create_srq_ex, id->sys, attr));
+}
+
+static void sys_destroy_srq(struct cma_id *id)
+{
+	CMA_SYS_VOID(rdma_destroy_srq, id->sys);
+	cma_sys_mirror(id, 0);
+}
+
+/* rdma_create_ep()'s connection data goes where no parameters are given */
+static int sys_connect(struct cma_id *id, struct rdma_conn_param *p)
+{
+	struct rdma_conn_param def = {
+		.responder_resources = RDMA_MAX_RESP_RES,
+		.initiator_depth = RDMA_MAX_INIT_DEPTH,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+
+	if (!p && id->connect) {
+		def.private_data = id->connect;
+		def.private_data_len = (uint8_t)id->connect_len;
+		p = &def;
+	}
+	return cma_sys_mirror(id, CMA_SYS(rdma_connect, id->sys, p));
+}
+
+static int sys_listen(struct cma_id *id, int backlog)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_listen, id->sys, backlog));
+}
+
+static int sys_accept(struct cma_id *id, struct rdma_conn_param *p)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_accept, id->sys, p));
+}
+
+static int sys_reject(struct cma_id *id, const void *pd, uint8_t len,
+		      uint32_t reason)
+{
+	return reason ? CMA_SYS(rdma_reject_ece, id->sys, pd, len)
+		      : CMA_SYS(rdma_reject, id->sys, pd, len);
+}
+
+static int sys_notify(struct cma_id *id, enum ibv_event_type event)
+{
+	return CMA_SYS(rdma_notify, id->sys, event);
+}
+
+static int sys_disconnect(struct cma_id *id)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_disconnect, id->sys));
+}
+
+static int sys_establish(struct cma_id *id)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_establish, id->sys));
+}
+
+static int sys_join_multicast(struct cma_id *id,
+			      struct rdma_cm_join_mc_attr_ex *attr,
+			      void *context)
+{
+	return cma_sys_mirror(id, CMA_SYS(rdma_join_multicast_ex, id->sys, attr,
+					  context));
+}
+
+static int sys_leave_multicast(struct cma_id *id, struct sockaddr *addr)
+{
+	return CMA_SYS(rdma_leave_multicast, id->sys, addr);
+}
+
+static int sys_set_option(struct cma_id *id, int level, int optname,
+			  void *optval, size_t optlen)
+{
+	return CMA_SYS(rdma_set_option, id->sys, level, optname, optval,
+		       optlen);
+}
+
+/* Only to a channel with rdma-core's beside rxdpd's */
+static int sys_migrate_id(struct cma_id *id, struct rdma_event_channel *channel)
+{
+	if (!to_cma_chan(channel)->sys) {
+		errno = ENODEV;
+		return -1;
+	}
+	return CMA_SYS(rdma_migrate_id, id->sys, to_cma_chan(channel)->sys);
+}
+
+static int sys_set_local_ece(struct cma_id *id, struct ibv_ece *ece)
+{
+	return CMA_SYS(rdma_set_local_ece, id->sys, ece);
+}
+
+static int sys_get_remote_ece(struct cma_id *id, struct ibv_ece *ece)
+{
+	return CMA_SYS(rdma_get_remote_ece, id->sys, ece);
+}
+
+const struct cma_ops cma_sys_ops = {
+	.destroy_id = sys_destroy_id,
+	.bind_addr = sys_bind_addr,
+	.resolve_addr = sys_resolve_addr,
+	.resolve_route = sys_resolve_route,
+	.init_qp_attr = sys_init_qp_attr,
+	.create_qp_ex = sys_create_qp_ex,
+	.destroy_qp = sys_destroy_qp,
+	.create_srq_ex = sys_create_srq_ex,
+	.destroy_srq = sys_destroy_srq,
+	.connect = sys_connect,
+	.listen = sys_listen,
+	.accept = sys_accept,
+	.reject = sys_reject,
+	.notify = sys_notify,
+	.disconnect = sys_disconnect,
+	.establish = sys_establish,
+	.join_multicast = sys_join_multicast,
+	.leave_multicast = sys_leave_multicast,
+	.set_option = sys_set_option,
+	.migrate_id = sys_migrate_id,
+	.set_local_ece = sys_set_local_ece,
+	.get_remote_ece = sys_get_remote_ece,
+};

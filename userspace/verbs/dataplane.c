@@ -33,42 +33,6 @@
 
 #include "common/hca.h"
 #include "verbs/provider.h"
-#include "verbs/rdmacore.h"
-
-/*
- * One object request on the context's connection (and an fd to send, or
- * -1). 0 or a positive errno (errno set too), with rxdpd's explanation
- * logged at debug level.
- */
-static int ctl_call(struct ibv_context *ctx, uint16_t type,
-		    struct rxdp_ctl_obj *o, const struct rxdp_ah *ah, int in_fd,
-		    int *fd)
-{
-	struct rxdp_context *c = to_rxdp_ctx(ctx);
-	int ret;
-
-	rxdp_ctx_ctl_lock(c);
-	ret = in_fd >= 0 ? rxdp_ctl_obj_fd(c->ctl, type, o, in_fd)
-			 : rxdp_ctl_obj(c->ctl, type, o, ah, fd);
-	if (ret)
-		pr_debug("rxdp: %s: %s\n", rxdp_ctl_type_name(type),
-			 rxdp_ctl_strerror(c->ctl));
-	rxdp_ctx_ctl_unlock(c);
-	errno = -ret;
-	return -ret;
-}
-
-int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
-	     const struct rxdp_ah *ah, int *fd)
-{
-	return ctl_call(ctx, type, o, ah, -1, fd);
-}
-
-int obj_call_fd(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
-		int in_fd)
-{
-	return ctl_call(ctx, type, o, NULL, in_fd, NULL);
-}
 
 static int shm_map(struct shm *m, int fd, size_t len)
 {
@@ -431,13 +395,10 @@ void rxdp_dp_set_ops(struct ibv_context_ops *ops)
 
 /* --- protection domains ------------------------------------------------- */
 
-struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
+struct ibv_pd *rxdp_alloc_pd(struct ibv_context *ctx)
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_pd *p;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_alloc_pd, ctx);
 
 	if (!ctx)
 		return fail_ptr(EINVAL);
@@ -456,14 +417,11 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 	return &p->pd;
 }
 
-int ibv_dealloc_pd(struct ibv_pd *pd)
+int rxdp_dealloc_pd(struct ibv_pd *pd)
 {
 	struct rxdp_pd *p = to_rxdp_pd(pd);
 	struct rxdp_ctl_obj o = { .handle = pd ? pd->handle : 0 };
 	int ret;
-
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_dealloc_pd, pd);
 
 	if (!pd)
 		return EINVAL;
@@ -562,45 +520,29 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &m->mr;
 }
 
-#undef ibv_reg_mr
-struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
-			  int access)
+struct ibv_mr *rxdp_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   int access)
 {
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_reg_mr, pd, addr, length, access);
-
 	return reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
 }
 
-#undef ibv_reg_mr_iova
-struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
-			       uint64_t iova, int access)
+struct ibv_mr *rxdp_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+				uint64_t iova, int access)
 {
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_reg_mr_iova, pd, addr, length, iova,
-				access);
-
 	return reg_mr(pd, addr, length, iova, (unsigned int)access);
 }
 
-struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
-				uint64_t iova, unsigned int access)
+struct ibv_mr *rxdp_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t iova, unsigned int access)
 {
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_reg_mr_iova2, pd, addr, length, iova,
-				access);
-
 	return reg_mr(pd, addr, length, iova, access);
 }
 
-int ibv_dereg_mr(struct ibv_mr *mr)
+int rxdp_dereg_mr(struct ibv_mr *mr)
 {
 	struct rxdp_mr *m = (struct rxdp_mr *)mr;
 	struct rxdp_ctl_obj o = { 0 };
 	int ret;
-
-	if (rxdp_foreign(mr))
-		return RXDP_SYS(ibv_dereg_mr, mr);
 
 	if (!mr)
 		return EINVAL;
@@ -630,8 +572,8 @@ static int rereg_fail(int err, int code)
  * ibv_rereg_mr_err_code (negative) with errno; on failure the MR is as it
  * was.
  */
-int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
-		 size_t length, int access)
+int rxdp_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+		  size_t length, int access)
 {
 	struct rxdp_mr *m = (struct rxdp_mr *)mr;
 	struct regmem_ref *nmem = NULL;
@@ -639,10 +581,6 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	struct ibv_pd *npd;
 	unsigned int acc;
 	bool remap;
-
-	if (rxdp_foreign(mr))
-		return RXDP_SYS(ibv_rereg_mr, mr, flags, pd, addr, length,
-				access);
 
 	if (!mr || !flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
 	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
@@ -800,14 +738,11 @@ int rxdp_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
  * channel.fd is the read end of a pipe rxdpd writes: one record (the CQ's
  * pointer, as the library named it) per completion event.
  */
-struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
+struct ibv_comp_channel *rxdp_create_comp_channel(struct ibv_context *ctx)
 {
 	struct rxdp_comp_channel *ch;
 	struct rxdp_ctl_obj o = { 0 };
 	int fd;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_create_comp_channel, ctx);
 
 	if (!ctx)
 		return fail_ptr(EINVAL);
@@ -828,15 +763,12 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 	return &ch->channel;
 }
 
-int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+int rxdp_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct rxdp_comp_channel *ch = (struct rxdp_comp_channel *)channel;
 	struct ibv_context *ctx = channel->context;
 	struct rxdp_ctl_obj o = { .handle = ch->handle };
 	int busy, ret;
-
-	if (rxdp_foreign(channel))
-		return RXDP_SYS(ibv_destroy_comp_channel, channel);
 
 	pthread_mutex_lock(&ctx->mutex);
 	busy = channel->refcnt;
@@ -888,15 +820,12 @@ struct rxdp_cq *cq_create(struct ibv_context *context, int cqe,
 	return w;
 }
 
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
-			     void *cq_context, struct ibv_comp_channel *channel,
-			     int comp_vector)
+struct ibv_cq *rxdp_create_cq(struct ibv_context *context, int cqe,
+			      void *cq_context,
+			      struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct rxdp_cq *w;
 
-	if (rxdp_foreign_ctx(context))
-		return RXDP_SYS(ibv_create_cq, context, cqe, cq_context,
-				channel, comp_vector);
 	w = cq_create(context, cqe, cq_context, channel, comp_vector, 0);
 	return w ? &w->cq : NULL;
 }
@@ -906,15 +835,12 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
  * EINVAL if more wait than that. rxdpd moves the ring to a new memfd while
  * the CQ's lock keeps this process's pollers out.
  */
-int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+int rxdp_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	struct rxdp_cq *w = to_cq(cq);
 	struct rxdp_ctl_obj o = { 0 };
 	struct shm m;
 	int fd, ret;
-
-	if (rxdp_foreign(cq))
-		return RXDP_SYS(ibv_resize_cq, cq, cqe);
 
 	if (!cq || cqe < 1 || cqe > RXDP_VERBS_MAX_CQE)
 		return EINVAL;
@@ -939,15 +865,12 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return ret;
 }
 
-int ibv_destroy_cq(struct ibv_cq *cq)
+int rxdp_destroy_cq(struct ibv_cq *cq)
 {
 	struct rxdp_cq *w = to_cq(cq);
 	struct rxdp_ctl_obj o = { 0 };
 	uint32_t comp_read, async_read;
 	int ret, keep;
-
-	if (rxdp_foreign(cq))
-		return RXDP_SYS(ibv_destroy_cq, cq);
 
 	if (!cq)
 		return EINVAL;
@@ -1056,13 +979,11 @@ struct rxdp_qp *qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *init_attr)
 	return w;
 }
 
-struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
-			     struct ibv_qp_init_attr *init_attr)
+struct ibv_qp *rxdp_create_qp(struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *init_attr)
 {
 	struct rxdp_qp *w;
 
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_create_qp, pd, init_attr);
 	w = qp_create(pd, init_attr);
 	return w ? &w->qp : NULL;
 }
@@ -1160,15 +1081,12 @@ static void cq_clean(struct rxdp_cq *w, uint32_t qpn)
  * applies it to the engine; the library remembers what was set, for
  * ibv_query_qp.
  */
-int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+int rxdp_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct rxdp_qp *w = to_qp(qp);
 	struct rxdp_context *c;
 	struct rxdp_qp_attr ra;
 	int ret;
-
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_modify_qp, qp, attr, attr_mask);
 
 	if (!qp || !attr)
 		return EINVAL;
@@ -1196,13 +1114,10 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	return 0;
 }
 
-int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-		 struct ibv_qp_init_attr *init_attr)
+int rxdp_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		  struct ibv_qp_init_attr *init_attr)
 {
 	struct rxdp_qp *w = to_qp(qp);
-
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_query_qp, qp, attr, attr_mask, init_attr);
 
 	if (!qp || !attr || !init_attr)
 		return EINVAL;
@@ -1249,15 +1164,12 @@ static void sq_wait(struct rxdp_qp *w, bool sent)
 	}
 }
 
-int ibv_destroy_qp(struct ibv_qp *qp)
+int rxdp_destroy_qp(struct ibv_qp *qp)
 {
 	struct rxdp_qp *w = to_qp(qp);
 	struct rxdp_ctl_obj o = { 0 };
 	uint32_t none, read;
 	int ret, keep;
-
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_destroy_qp, qp);
 
 	if (!qp)
 		return EINVAL;
@@ -1300,12 +1212,9 @@ int ibv_destroy_qp(struct ibv_qp *qp)
  * The ibv_wr_* API (extended.c) of a QP made by ibv_create_qp_ex; NULL for
  * the others, as rdma-core. perftest uses it only on ConnectX/EFA part ids.
  */
-struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+struct ibv_qp_ex *rxdp_qp_to_qp_ex(struct ibv_qp *qp)
 {
 	struct rxdp_qp *w = to_qp(qp);
-
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_qp_to_qp_ex, qp);
 
 	return w->ex ? &w->qp_ex : fail_ptr(EOPNOTSUPP);
 }
@@ -1359,13 +1268,11 @@ struct rxdp_srq *srq_create(struct ibv_pd *pd,
 	return w;
 }
 
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *srq_init_attr)
+struct ibv_srq *rxdp_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *srq_init_attr)
 {
 	struct rxdp_srq *w;
 
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_create_srq, pd, srq_init_attr);
 	w = srq_create(pd, srq_init_attr);
 	return w ? &w->srq : NULL;
 }
@@ -1389,13 +1296,10 @@ static int srq_call(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
 	return ret;
 }
 
-int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
-		   int srq_attr_mask)
+int rxdp_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		    int srq_attr_mask)
 {
 	struct ibv_srq_attr a;
-
-	if (rxdp_foreign(srq))
-		return RXDP_SYS(ibv_modify_srq, srq, srq_attr, srq_attr_mask);
 
 	if (!srq || !srq_attr)
 		return EINVAL;
@@ -1403,26 +1307,20 @@ int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 	return srq_call(srq, &a, srq_attr_mask);
 }
 
-int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
+int rxdp_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
 {
-	if (rxdp_foreign(srq))
-		return RXDP_SYS(ibv_query_srq, srq, srq_attr);
-
 	if (!srq || !srq_attr)
 		return EINVAL;
 	memset(srq_attr, 0, sizeof(*srq_attr));
 	return srq_call(srq, srq_attr, 0);
 }
 
-int ibv_destroy_srq(struct ibv_srq *srq)
+int rxdp_destroy_srq(struct ibv_srq *srq)
 {
 	struct rxdp_srq *w = to_srq(srq);
 	struct rxdp_ctl_obj o = { 0 };
 	uint32_t none, read;
 	int ret, keep;
-
-	if (rxdp_foreign(srq))
-		return RXDP_SYS(ibv_destroy_srq, srq);
 
 	if (!srq)
 		return EINVAL;
@@ -1445,14 +1343,11 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 
 /* --- address handles (UD) ------------------------------------------------ */
 
-struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+struct ibv_ah *rxdp_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct rxdp_ctl_obj o = { 0 };
 	struct rxdp_vah *w;
 	struct rxdp_ah a;
-
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_create_ah, pd, attr);
 
 	if (!pd || !attr)
 		return fail_ptr(EINVAL);
@@ -1480,14 +1375,11 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	return &w->ah;
 }
 
-int ibv_destroy_ah(struct ibv_ah *ah)
+int rxdp_destroy_ah(struct ibv_ah *ah)
 {
 	struct rxdp_vah *w = (struct rxdp_vah *)ah;
 	struct rxdp_ctl_obj o = { 0 };
 	int ret;
-
-	if (rxdp_foreign(ah))
-		return RXDP_SYS(ibv_destroy_ah, ah);
 
 	if (!ah)
 		return EINVAL;
@@ -1516,18 +1408,14 @@ int ibv_destroy_ah(struct ibv_ah *ah)
  * bytes. dgid = the sender, sgid_index = our GID the packet was sent to.
  * 0, or -1 with errno, as rdma-core.
  */
-int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
-			struct ibv_wc *wc, struct ibv_grh *grh,
-			struct ibv_ah_attr *ah_attr)
+int rxdp_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
+			 struct ibv_wc *wc, struct ibv_grh *grh,
+			 struct ibv_ah_attr *ah_attr)
 {
 	struct rxdp_context *c;
 	uint8_t ours[16] = { 0 };
 	const uint8_t *ip = (const uint8_t *)grh;
 	uint32_t i;
-
-	if (rxdp_foreign_ctx(context))
-		return RXDP_SYS(ibv_init_ah_from_wc, context, port_num, wc, grh,
-				ah_attr);
 
 	if (!context || !wc || !grh || !ah_attr ||
 	    !(wc->wc_flags & IBV_WC_GRH)) {
@@ -1580,17 +1468,14 @@ int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 	return -1;
 }
 
-struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
-				     struct ibv_grh *grh, uint8_t port_num)
+struct ibv_ah *rxdp_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+				      struct ibv_grh *grh, uint8_t port_num)
 {
 	struct ibv_ah_attr attr;
 
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_create_ah_from_wc, pd, wc, grh, port_num);
-
-	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
+	if (rxdp_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
 		return NULL;
-	return ibv_create_ah(pd, &attr);
+	return rxdp_create_ah(pd, &attr);
 }
 
 /*
@@ -1615,18 +1500,12 @@ static int mcast_call(struct ibv_qp *qp, const union ibv_gid *gid,
 	return obj_call(qp->context, type, &o, &a, NULL);
 }
 
-int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+int rxdp_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_attach_mcast, qp, gid, lid);
-
 	return mcast_call(qp, gid, RXDP_CTL_MCAST_ATTACH);
 }
 
-int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+int rxdp_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_detach_mcast, qp, gid, lid);
-
 	return mcast_call(qp, gid, RXDP_CTL_MCAST_DETACH);
 }

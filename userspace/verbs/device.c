@@ -215,24 +215,18 @@ bool rxdp_dev_ours(const struct ibv_device *device)
 	return false;
 }
 
-const char *ibv_get_device_name(struct ibv_device *device)
+const char *rxdp_get_device_name(struct ibv_device *device)
 {
-	if (rxdp_foreign_dev(device))
-		return RXDP_SYS(ibv_get_device_name, device);
 	return device->name;
 }
 
-__be64 ibv_get_device_guid(struct ibv_device *device)
+__be64 rxdp_get_device_guid(struct ibv_device *device)
 {
-	if (rxdp_foreign_dev(device))
-		return RXDP_SYS(ibv_get_device_guid, device);
 	return (__be64)to_rxdp_dev(device)->info.node_guid;
 }
 
-int ibv_get_device_index(struct ibv_device *device)
+int rxdp_get_device_index(struct ibv_device *device)
 {
-	if (rxdp_foreign_dev(device))
-		return RXDP_SYS(ibv_get_device_index, device);
 	return (int)to_rxdp_dev(device)->info.ifindex;
 }
 
@@ -250,16 +244,6 @@ int rxdp_device_refresh(struct rxdp_context *c, struct rxdp_dev_info *out)
 	return ret;
 }
 
-void rxdp_ctx_ctl_lock(struct rxdp_context *c)
-{
-	pthread_mutex_lock(&c->ctl_lock);
-}
-
-void rxdp_ctx_ctl_unlock(struct rxdp_context *c)
-{
-	pthread_mutex_unlock(&c->ctl_lock);
-}
-
 static int rxdp_query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 			      struct ibv_port_attr *port_attr,
 			      size_t port_attr_len);
@@ -268,7 +252,7 @@ static int rxdp_query_device_ex(struct ibv_context *ctx,
 				struct ibv_device_attr_ex *attr,
 				size_t attr_size);
 
-struct ibv_context *ibv_open_device(struct ibv_device *device)
+struct ibv_context *rxdp_open_device(struct ibv_device *device)
 {
 	struct rxdp_device *dev = to_rxdp_dev(device);
 	struct rxdp_ctx_fds fds;
@@ -276,8 +260,6 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct ibv_context *ctx;
 	int err, mem_fd;
 
-	if (rxdp_foreign_dev(device))
-		return RXDP_SYS(ibv_open_device, device);
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		errno = ENOMEM;
@@ -364,12 +346,10 @@ err_free:
 }
 
 /* rxdpd forgets the context's objects when its connection closes */
-int ibv_close_device(struct ibv_context *ctx)
+int rxdp_close_device(struct ibv_context *ctx)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_close_device, ctx);
 	regmem_ctx_gone(c);
 	rxdp_ctl_close(c->ctl);
 	close(ctx->async_fd);
@@ -427,13 +407,10 @@ static void fill_device_attr(const struct rxdp_dev_info *info,
 	a->phys_port_cnt = 1;
 }
 
-int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
+int rxdp_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
 {
 	struct rxdp_dev_info info;
 	int ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_query_device, ctx, attr);
 
 	ret = rxdp_device_refresh(to_rxdp_ctx(ctx), &info);
 	if (ret < 0) {
@@ -587,14 +564,11 @@ static int rxdp_query_port_ex(struct ibv_context *ctx, uint8_t port_num,
  * The exported symbol, for programs built before verbs_context carried
  * query_port: their struct ends at `flags` (rdma-core's compat layout).
  */
-#undef ibv_query_port
-int ibv_query_port(struct ibv_context *ctx, uint8_t port_num,
-		   struct _compat_ibv_port_attr *port_attr)
+int rxdp_query_port(struct ibv_context *ctx, uint8_t port_num,
+		    struct _compat_ibv_port_attr *port_attr)
 {
 	int ret;
 
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_query_port, ctx, port_num, port_attr);
 	ret = rxdp_query_port_ex(
 		ctx, port_num, (struct ibv_port_attr *)port_attr,
 		offsetof(struct ibv_port_attr, port_cap_flags2));
@@ -624,14 +598,11 @@ static int gid_is_zero(const __u8 *gid)
 	return !memcmp(gid, zero, sizeof(zero));
 }
 
-int ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
-		  union ibv_gid *gid)
+int rxdp_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
+		   union ibv_gid *gid)
 {
 	struct rxdp_gid_entry e;
 	int ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_query_gid, ctx, port_num, index, gid);
 
 	if (index < 0) {
 		errno = EINVAL;
@@ -647,7 +618,7 @@ int ibv_query_gid(struct ibv_context *ctx, uint8_t port_num, int index,
 }
 
 /* An empty slot is ENODATA, as in rdma-core */
-int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
+int rxdp_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
 		      uint32_t gid_index, struct ibv_gid_entry *entry,
 		      uint32_t flags, size_t entry_size)
 {
@@ -655,10 +626,6 @@ int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
 	struct ibv_gid_entry out;
 	struct rxdp_gid_entry e;
 	int ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(_ibv_query_gid_ex, ctx, port_num, gid_index,
-				entry, flags, entry_size);
 
 	if (flags || entry_size < sizeof(out))
 		return EINVAL;
@@ -677,17 +644,13 @@ int _ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port_num,
 	return 0;
 }
 
-ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
+ssize_t rxdp_query_gid_table(struct ibv_context *ctx,
 			     struct ibv_gid_entry *entries, size_t max_entries,
 			     uint32_t flags, size_t entry_size)
 {
 	struct ibv_port_attr pa;
 	size_t n = 0;
 	int i, ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(_ibv_query_gid_table, ctx, entries, max_entries,
-				flags, entry_size);
 
 	if (flags || entry_size < sizeof(*entries))
 		return -EINVAL;
@@ -700,7 +663,7 @@ ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
 
 		if (n == max_entries)
 			return -EINVAL; /* rdma-core: the table did not fit */
-		ret = _ibv_query_gid_ex(ctx, 1, (uint32_t)i, e, 0, entry_size);
+		ret = rxdp_query_gid_ex(ctx, 1, (uint32_t)i, e, 0, entry_size);
 		if (ret == ENODATA)
 			continue;
 		if (ret)
@@ -710,22 +673,11 @@ ssize_t _ibv_query_gid_table(struct ibv_context *ctx,
 	return (ssize_t)n;
 }
 
-/* rdma-core's private enum ibv_gid_type_sysfs (ibv_devinfo passes one) */
-enum rxdp_gid_type_sysfs {
-	RXDP_GID_TYPE_SYSFS_IB_ROCE_V1 = 0,
-	RXDP_GID_TYPE_SYSFS_ROCE_V2 = 1,
-};
-
-int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
-		       unsigned int index, enum rxdp_gid_type_sysfs *type);
-int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
-		       unsigned int index, enum rxdp_gid_type_sysfs *type)
+int rxdp_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
+			unsigned int index, enum rxdp_gid_type_sysfs *type)
 {
 	struct rxdp_gid_entry e;
 	int ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_query_gid_type, ctx, port_num, index, type);
 
 	ret = query_gid_entry(ctx, port_num, index, &e);
 	if (ret < 0) {
@@ -737,15 +689,12 @@ int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
 	return 0;
 }
 
-int ibv_query_pkey(struct ibv_context *ctx, uint8_t port_num, int index,
-		   __be16 *pkey)
+int rxdp_query_pkey(struct ibv_context *ctx, uint8_t port_num, int index,
+		    __be16 *pkey)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 	__u16 val;
 	int ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_query_pkey, ctx, port_num, index, pkey);
 
 	if (port_num != 1 || index < 0) {
 		errno = EINVAL;
@@ -763,55 +712,27 @@ int ibv_query_pkey(struct ibv_context *ctx, uint8_t port_num, int index,
 	return 0;
 }
 
-int ibv_get_pkey_index(struct ibv_context *ctx, uint8_t port_num, __be16 pkey)
+int rxdp_get_pkey_index(struct ibv_context *ctx, uint8_t port_num, __be16 pkey)
 {
 	__be16 p;
 	int i;
 
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_get_pkey_index, ctx, port_num, pkey);
-
 	for (i = 0;; i++) {
-		if (ibv_query_pkey(ctx, port_num, i, &p))
+		if (rxdp_query_pkey(ctx, port_num, i, &p))
 			return -1;
 		if (p == pkey)
 			return i;
 	}
 }
 
-void rxdp_pd_get(struct ibv_pd *pd)
-{
-	__atomic_add_fetch(&to_rxdp_pd(pd)->users, 1, __ATOMIC_RELAXED);
-}
-
-void rxdp_pd_put(struct ibv_pd *pd)
-{
-	__atomic_sub_fetch(&to_rxdp_pd(pd)->users, 1, __ATOMIC_RELEASE);
-}
-
-void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah)
-{
-	memset(ah, 0, sizeof(*ah));
-	memcpy(ah->dgid, attr->grh.dgid.raw, sizeof(ah->dgid));
-	ah->flow_label = attr->grh.flow_label;
-	ah->sgid_index = attr->grh.sgid_index;
-	ah->hop_limit = attr->grh.hop_limit;
-	ah->traffic_class = attr->grh.traffic_class;
-	ah->sl = attr->sl;
-}
-
-int ibv_resolve_eth_l2_from_gid(struct ibv_context *ctx,
-				struct ibv_ah_attr *attr, uint8_t eth_mac[6],
-				uint16_t *vid)
+int rxdp_resolve_eth_l2_from_gid(struct ibv_context *ctx,
+				 struct ibv_ah_attr *attr, uint8_t eth_mac[6],
+				 uint16_t *vid)
 {
 	struct rxdp_context *c = to_rxdp_ctx(ctx);
 	struct rxdp_path path;
 	struct rxdp_ah ah;
 	int ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_resolve_eth_l2_from_gid, ctx, attr, eth_mac,
-				vid);
 
 	if (!attr->is_global) {
 		errno = EINVAL;

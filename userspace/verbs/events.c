@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "verbs/rdmacore.h"
 #include "verbs/verbs_priv.h"
 
 void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
@@ -195,14 +194,11 @@ void rxdp_events_ctx_closed(struct ibv_context *ctx)
 	pthread_mutex_unlock(&ev_lock);
 }
 
-int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
-		     void **cq_context)
+int rxdp_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+		      void **cq_context)
 {
 	struct ibv_cq *ev;
 	int ret;
-
-	if (rxdp_foreign(channel))
-		return RXDP_SYS(ibv_get_cq_event, channel, cq, cq_context);
 
 	do {
 		ret = read_record(channel->fd, &ev, sizeof(ev));
@@ -216,13 +212,8 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	return 0;
 }
 
-void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+void rxdp_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
-	if (rxdp_foreign(cq)) {
-		RXDP_SYS_VOID(ibv_ack_cq_events, cq, nevents);
-		return;
-	}
-
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
 	pthread_cond_signal(&cq->cond);
@@ -280,6 +271,17 @@ static const void *event_obj(const struct ibv_async_event *ev)
 	}
 }
 
+/* The context of an async event's object; NULL: a port's or the device's */
+struct ibv_context *rxdp_event_ctx(const struct ibv_async_event *ev)
+{
+	/* a CQ, QP, SRQ and WQ each begin with their context */
+	const struct {
+		struct ibv_context *context;
+	} *obj = event_obj(ev);
+
+	return obj ? obj->context : NULL;
+}
+
 /* An event record from rxdpd -> what libibverbs hands out */
 static void event_from_record(const struct rxdp_hca_event *r,
 			      struct ibv_async_event *ev)
@@ -311,14 +313,11 @@ static void event_from_record(const struct rxdp_hca_event *r,
 	}
 }
 
-int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
+int rxdp_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 {
 	struct rxdp_hca_event r;
 	const void *obj;
 	int ret;
-
-	if (rxdp_foreign_ctx(ctx))
-		return RXDP_SYS(ibv_get_async_event, ctx, event);
 
 	do {
 		ret = read_record(ctx->async_fd, &r, sizeof(r));
@@ -340,17 +339,8 @@ int ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *event)
 }
 
 /* Count the acknowledgement on the object the event is about */
-void ibv_ack_async_event(struct ibv_async_event *event)
+void rxdp_ack_async_event(struct ibv_async_event *event)
 {
-	/* a CQ, QP, SRQ and WQ each begin with their context */
-	const struct {
-		struct ibv_context *context;
-	} *obj = event_obj(event);
-
-	if (obj && rxdp_foreign(obj)) {
-		RXDP_SYS_VOID(ibv_ack_async_event, event);
-		return;
-	}
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR: {
 		struct ibv_cq *cq = event->element.cq;

@@ -362,87 +362,59 @@ struct ibv_context *ibv_import_device(int cmd_fd)
 	return NULL;
 }
 
-struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
+struct ibv_pd *rxdp_import_pd(struct ibv_context *context, uint32_t pd_handle)
 {
-	if (rxdp_foreign_ctx(context))
-		return RXDP_SYS(ibv_import_pd, context, pd_handle);
-
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
-void ibv_unimport_pd(struct ibv_pd *pd)
+void rxdp_unimport_pd(struct ibv_pd *pd)
 {
-	if (rxdp_foreign(pd))
-		RXDP_SYS_VOID(ibv_unimport_pd, pd);
 }
 
-struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+struct ibv_mr *rxdp_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_import_mr, pd, mr_handle);
-
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
-void ibv_unimport_mr(struct ibv_mr *mr)
+void rxdp_unimport_mr(struct ibv_mr *mr)
 {
-	if (rxdp_foreign(mr))
-		RXDP_SYS_VOID(ibv_unimport_mr, mr);
 }
 
-struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
+struct ibv_dm *rxdp_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
-	if (rxdp_foreign_ctx(context))
-		return RXDP_SYS(ibv_import_dm, context, dm_handle);
-
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
-void ibv_unimport_dm(struct ibv_dm *dm)
+void rxdp_unimport_dm(struct ibv_dm *dm)
 {
-	if (rxdp_foreign(dm))
-		RXDP_SYS_VOID(ibv_unimport_dm, dm);
 }
 
 /* dma-buf memory is device memory; rxdp registers host memory only */
-struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
-				 size_t length, uint64_t iova, int fd,
-				 int access)
+struct ibv_mr *rxdp_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				  size_t length, uint64_t iova, int fd,
+				  int access)
 {
-	if (rxdp_foreign(pd))
-		return RXDP_SYS(ibv_reg_dmabuf_mr, pd, offset, length, iova, fd,
-				access);
-
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
 /* Enhanced Connection Establishment is a ConnectX option */
-int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+int rxdp_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_query_ece, qp, ece);
-
 	return EOPNOTSUPP;
 }
 
-int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+int rxdp_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_set_ece, qp, ece);
-
 	return EOPNOTSUPP;
 }
 
 /* 0: rxdp promises nothing about data placement order beyond the spec's */
-int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
-			       uint32_t flags)
+int rxdp_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
+				uint32_t flags)
 {
-	if (rxdp_foreign(qp))
-		return RXDP_SYS(ibv_query_qp_data_in_order, qp, op, flags);
-
 	return 0;
 }

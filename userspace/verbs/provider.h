@@ -122,12 +122,14 @@ static inline void *fail_ptr(int err)
 	return NULL;
 }
 
-/* dataplane.c */
+/* obj.c: one object request to rxdpd; 0 or a positive errno (errno too) */
 int obj_call(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
 	     const struct rxdp_ah *ah, int *fd);
 /* The same with an fd sent along (MEM_SHARE) */
 int obj_call_fd(struct ibv_context *ctx, uint16_t type, struct rxdp_ctl_obj *o,
 		int in_fd);
+
+/* dataplane.c */
 void doorbell(struct ibv_context *ctx);
 /* An empty CQ: 0, EOVERFLOW (completions were lost) or EIO (rxdpd died) */
 int cq_idle(struct rxdp_cq *w);

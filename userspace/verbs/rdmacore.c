@@ -5,9 +5,9 @@
  * by its real path into a link-map namespace of its own (dlmopen with
  * LM_ID_NEWLM): there the providers it loads (libmlx5, librxe, ...) bind to
  * it, not to this library, and it lists the kernel's RDMA devices as it
- * would in any program. ibv_get_device_list() lists them after rxdpd's, and
- * each verb on one of them or on what was made from them is handed to it
- * (rdmacore.h).
+ * would in any program. ibv_get_device_list() lists them before rxdpd's,
+ * and each verb on one of them or on what was made from them goes through
+ * the ops table filled here (ops.h, rxdp_sys_ops).
  *
  * Loaded only once the kernel has RDMA devices (/sys/class/infiniband_verbs
  * has an entry), so on a host without any nothing changes. RXDP_RDMA_CORE
@@ -21,9 +21,11 @@
 
 #include "common/sysdl.h"
 #include "verbs/provider.h"
+#include "verbs/ops.h"
 #include "verbs/rdmacore.h"
 
 struct rxdp_sys_verbs rxdp_sys;
+struct verbs_ops rxdp_sys_ops;
 int rxdp_sys_on;
 
 static pthread_mutex_t sys_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,6 +55,7 @@ static void sys_open(const char *path)
 {
 	const char *missing = NULL, *why = NULL;
 	struct rxdp_sys_verbs v;
+	struct verbs_ops o;
 	void *h;
 
 	if (path[0] == '/' && rxdp_sysdl_is_self(path, (void *)sys_open)) {
@@ -74,6 +77,13 @@ static void sys_open(const char *path)
 		missing = #fn "@" ver;
 	RXDP_SYS_VERBS(RXDP_SYS_RESOLVE)
 #undef RXDP_SYS_RESOLVE
+#define RXDP_SYS_OP(op, fn, ver)                      \
+	o.op = (__typeof__(o.op))dlvsym(h, #fn, ver); \
+	if (!o.op && !missing)                        \
+		missing = #fn "@" ver;
+	VERBS_OPS(RXDP_SYS_OP)
+#undef RXDP_SYS_OP
+	o.take_errno = rxdp_sys_errno;
 	sys_errno_location = rxdp_sysdl_errno(h);
 	if (missing || !sys_errno_location) {
 		give_up("rxdp: %s lacks %s; the kernel's RDMA devices are not "
@@ -83,6 +93,7 @@ static void sys_open(const char *path)
 		return;
 	}
 	rxdp_sys = v;
+	rxdp_sys_ops = o;
 	__atomic_store_n(&rxdp_sys_on, 1, __ATOMIC_RELEASE);
 	pr_debug("rdma-core's libibverbs loaded from %s\n", path);
 }

@@ -9,12 +9,14 @@
 
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/ctl.h"
 #include "common/ctl_client.h"
 #include "common/hca.h"
 #include "common/log.h"
+#include "verbs/ops.h"
 
 #define RXDP_VERBS_FW_VER "rxdp 0.1"
 
@@ -119,7 +121,7 @@ static inline struct rxdp_pd *to_rxdp_pd(struct ibv_pd *pd)
 	return (struct rxdp_pd *)pd;
 }
 
-/* --- for the provider (dataplane.c) --------------------------------------- */
+/* --- for the provider: obj.c ---------------------------------------------- */
 
 /* Run fn-style requests to rxdpd on the context's connection, serialised */
 void rxdp_ctx_ctl_lock(struct rxdp_context *c);
@@ -128,6 +130,11 @@ void rxdp_ctx_ctl_unlock(struct rxdp_context *c);
 /* PD reference held by each MR/QP/SRQ/AH (ibv_dealloc_pd says EBUSY if any) */
 void rxdp_pd_get(struct ibv_pd *pd);
 void rxdp_pd_put(struct ibv_pd *pd);
+
+/* The addressing of an ibv_ah_attr, for rxdp_ctl_resolve/modify_qp */
+void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah);
+
+/* --- events.c ------------------------------------------------------------- */
 
 /*
  * Initialise the common part of a CQ (context, channel and its refcnt,
@@ -161,19 +168,20 @@ void rxdp_srq_wait_acked(struct ibv_srq *srq, uint32_t events);
 int rxdp_events_destroyed(struct ibv_context *ctx, const void *obj, void *mem,
 			  uint32_t comp_posted, uint32_t async_posted,
 			  uint32_t *comp_read, uint32_t *async_read);
+/* The context of an async event's object; NULL: a port's or the device's */
+struct ibv_context *rxdp_event_ctx(const struct ibv_async_event *ev);
 /* ibv_close_device: forget the context's objects (its async fd is gone) */
 void rxdp_events_ctx_closed(struct ibv_context *ctx);
-
-/* The addressing of an ibv_ah_attr, for rxdp_ctl_resolve/modify_qp */
-void rxdp_ah_from_attr(const struct ibv_ah_attr *attr, struct rxdp_ah *ah);
 
 /* --- the data path (dataplane.c) ---------------------------------------- */
 
 /* Fill context.ops with the data-path entry points */
 void rxdp_dp_set_ops(struct ibv_context_ops *ops);
 
-/* --- shared by the files of the library ---------------------------------- */
+/* --- device.c, misc.c ------------------------------------------------------ */
 
+/* Is device one rxdp listed (rxdpd's), not rdma-core's? */
+bool rxdp_dev_ours(const struct ibv_device *device);
 int rxdp_device_refresh(struct rxdp_context *c, struct rxdp_dev_info *out);
 int rxdp_sysfs_synth(const char *dir, const char *file, char *buf,
 		     size_t size); /* length, -1 + errno, or -2: not ours */
