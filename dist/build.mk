@@ -37,6 +37,7 @@ libdir      ?= $(exec_prefix)/lib
 libexecdir  ?= $(exec_prefix)/libexec
 datarootdir ?= $(prefix)/share
 mandir      ?= $(datarootdir)/man
+docdir      ?= $(datarootdir)/doc/rxdp
 sysconfdir  ?= $(prefix)/etc
 unitdir     ?= $(prefix)/lib/systemd/system
 KEEP_CONFIG ?= 1
@@ -47,6 +48,7 @@ DIST_SUBST    = sed -e 's|@sbindir@|$(sbindir)|g' \
 		    -e 's|@libdir@|$(libdir)|g' \
 		    -e 's|@libexecdir@|$(libexecdir)|g' \
 		    -e 's|@sysconfdir@|$(sysconfdir)|g' \
+		    -e 's|@docdir@|$(docdir)|g' \
 		    -e 's|@VERSION@|$(RXDP_VERSION)|g'
 DIST_MAN     := man8/rxdpd.8 man8/rxdp-loader.8 man1/rxdp-ctl.1
 

@@ -93,6 +93,8 @@ def val(name, **lab):
     bad.append('no sample %s %s' % (name, lab))
     return None
 
+if val('rxdp_up') != 1:
+    bad.append('rxdp_up')
 if val('rxdp_devices') != len(snap['devices']):
     bad.append('rxdp_devices')
 if val('rxdp_problems') != len(snap['problems']):
@@ -126,6 +128,39 @@ print('%d families, %d series, %d QPs' % (len(typed), len(series), len(snap['qps
 PYEOF
 }
 
+# names FILE JSON: the families printed are those rxdp-ctl(1)'s METRICS
+# section names, both ways (COUNTER there: each hw_counters name)
+names() {
+	$PY - "$root/dist/man/rxdp-ctl.1" "$1" "$2" <<'PYEOF'
+import json, re, sys
+man = open(sys.argv[1]).read()
+text = open(sys.argv[2]).read()
+snap = json.load(open(sys.argv[3]))
+sec = man.split('\n.SH METRICS\n', 1)[1].split('\n.SH ', 1)[0]
+documented = []
+for ln in sec.splitlines():
+    m = re.match(r'^\.(B|BI) (rxdp_\S*)(?: (COUNTER) (\S+))?$', ln)
+    if m and (m.group(1) == 'B') == (m.group(3) is None):
+        documented.append(m.group(2) + ('%s' + m.group(4) if m.group(3) else ''))
+counters = sorted(snap['devices'][0]['counters'])
+printed = set(re.findall(r'^# TYPE (\S+) ', text, re.M))
+expanded = set()
+bad = []
+for d in documented:
+    got = {d % c for c in counters} if '%s' in d else {d}
+    missing = got - printed
+    if missing:
+        bad.append('documented, not printed: ' + ' '.join(sorted(missing)))
+    expanded |= got
+for n in sorted(printed - expanded):
+    bad.append('printed, not in rxdp-ctl(1): ' + n)
+if bad or len(documented) < 10:
+    print('\n'.join(bad) or 'too few names in rxdp-ctl(1)')
+    sys.exit(1)
+print('%d names in rxdp-ctl(1), %d families printed' % (len(documented), len(printed)))
+PYEOF
+}
+
 # traffic first, then the device's numbers while nothing moves
 gid=$gidA
 verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gid" -c -n 200 -s 2048 >/dev/null 2>&1 &
@@ -138,6 +173,8 @@ wait $srv || fail "pingpong server"
 ip netns exec "$NS_A" "$CTL" metrics >"$tmp/m" || fail "rxdp-ctl metrics"
 ip netns exec "$NS_A" "$CTL" --json all >"$tmp/j" || fail "rxdp-ctl --json"
 out=$(check "$tmp/m" "$tmp/j" idle) || fail "metrics after the pingpong: $out"
+names_out=$(names "$tmp/m" "$tmp/j") || fail "rxdp-ctl(1)'s metric names: $names_out"
+echo "ok: $names_out"
 grep -q '^rxdp_sent_pkts_total{device="'"$devA"'",ifname="'"$IF_A"'"} [1-9]' "$tmp/m" ||
 	fail "no packets counted: $(grep sent_pkts "$tmp/m")"
 grep -q '^rxdp_xdp_packets_total{.*verdict="redirect"} [1-9]' "$tmp/m" ||

@@ -61,6 +61,7 @@ grep -l '@[a-z]*@' "$S/etc/rxdp/rxdp.conf" "$S"/lib/systemd/system/* \
 	bad "a placeholder left in a file above"
 U=$S/lib/systemd/system/rxdp.service
 grep -qx 'ExecStart=/usr/sbin/rxdpd $RXDPD_OPTIONS' "$U" &&
+	grep -qx 'ExecStartPre=+/usr/sbin/rxdp-loader clean' "$U" &&
 	grep -qx 'ExecStartPre=+/usr/libexec/rxdp/rxdp-ifaces attach' "$U" &&
 	grep -qx 'ExecStopPost=+/usr/libexec/rxdp/rxdp-ifaces detach' "$U" &&
 	grep -qx 'RequiresMountsFor=/run/rxdp/bpffs' "$U" &&
