@@ -38,7 +38,7 @@ for t in rxdpd rxdp-loader rxdp-ctl; do
 done
 # the commands each tool's --help describes
 h=$("$BIN/rxdp-ctl" --help)
-for w in devices gids qps cm stats counters all metrics; do
+for w in devices gids qps cm stats counters all metrics links; do
 	grep -q "^  $w " <<<"$h" || fail "rxdp-ctl --help does not describe $w"
 done
 h=$("$BIN/rxdp-loader" --help)
@@ -48,7 +48,7 @@ done
 out=$("$BIN/rxdp-ctl" frob 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl frob: not a usage error"
 # the refusal names every WHAT --help describes
-for w in devices gids qps cm stats counters all metrics; do
+for w in devices gids qps cm stats counters all metrics links; do
 	grep -q "\b$w\b" <<<"$out" || fail "rxdp-ctl frob does not name $w: $out"
 done
 # the loader's own usage lines name every option of the command

@@ -193,6 +193,20 @@ wait_until 10 sh -c "ip netns exec $NS_A $CTL --json qps | grep -q '\"state\":\"
 	fail "no QP in RTS"
 ip netns exec "$NS_A" "$CTL" metrics >"$tmp/m" || fail "rxdp-ctl metrics"
 ip netns exec "$NS_A" "$CTL" --json all >"$tmp/j" || fail "rxdp-ctl --json"
+# the views rdma-core's tools would give: the QP's process and peer (rdma
+# resource show qp), the port (rdma link)
+ip netns exec "$NS_A" "$CTL" qps >"$tmp/q" || fail "rxdp-ctl qps"
+grep -qE "^  $devA +0x[0-9a-f]+ +RC +RTS +[0-9]+ ibv_rc_pingpong +$ADDR_B " "$tmp/q" ||
+	fail "rxdp-ctl qps: no process name or peer: $(cat "$tmp/q")"
+$PY -c '
+import json, sys
+q = [q for q in json.load(open(sys.argv[1]))["qps"] if q["state"] == "RTS"]
+assert q and q[0]["comm"] == "ibv_rc_pingpong" and q[0]["peer"] == sys.argv[2], q
+' "$tmp/j" "$ADDR_B" || fail "rxdp-ctl --json: the QP's comm and peer"
+out=$(ip netns exec "$NS_A" "$CTL" links) || fail "rxdp-ctl links: $out"
+[ "$out" = "link $devA/1 state ACTIVE physical_state LINK_UP netdev $IF_A active_mtu 4096" ] ||
+	[ "$out" = "link $devA/1 state ACTIVE physical_state LINK_UP netdev $IF_A active_mtu 1024" ] ||
+	fail "rxdp-ctl links: $out"
 kill $srv $cli 2>/dev/null
 out=$(check "$tmp/m" "$tmp/j" live) || fail "metrics with QPs: $out"
 grep -q '^rxdp_qp_info{.*type="RC",state="RTS"' "$tmp/m" || fail "no RC QP in RTS: $(grep qp_info "$tmp/m")"

@@ -3,7 +3,7 @@
  * rxdp-ctl: what rxdpd knows, for people and (--json) for monitoring.
  *
  *   rxdp-ctl [--socket PATH] [--json]
- *            [devices|gids|qps|cm|stats|counters|all|metrics]
+ *            [devices|gids|qps|cm|stats|counters|all|metrics|links]
  *
  * cm is the connection manager's ids (listeners and connections), under
  * the same rule as QPs: a user's own, or all for root.
@@ -16,10 +16,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <linux/if_xdp.h>
@@ -46,6 +50,7 @@ enum {
 	W_ALL = (1 << 6) - 1,
 	/* not in all: another format */
 	W_METRICS = 1 << 6,
+	W_LINKS = 1 << 7, /* rdma link's form of the devices */
 	W_METRICS_FETCH = W_DEVICES | W_QPS | W_STATS | W_COUNTERS,
 };
 
@@ -335,10 +340,15 @@ static void text_devices(const struct snapshot *s)
 	}
 }
 
+/*
+ * The GIDs in show_gids' columns (rdma-core's script, which reads sysfs,
+ * where rxdp is not): every one is RoCE v2, on the device's netdev
+ */
 static void text_gids(const struct snapshot *s)
 {
+	printf("%-15s %-4s %-5s %-39s %-15s %-3s %s\n", "DEV", "PORT", "INDEX",
+	       "GID", "IPv4", "VER", "DEV");
 	for (int i = 0; i < s->ndevs; i++) {
-		printf("GIDS of %s\n", s->devs[i].name);
 		for (__u32 k = 0;
 		     k < s->devs[i].gid_tbl_len && k < RXDP_GID_TBL_LEN; k++) {
 			const __u8 *g = s->gids[i][k].gid;
@@ -347,12 +357,43 @@ static void text_gids(const struct snapshot *s)
 			if (gid_empty(g))
 				continue;
 			gid_ip(g, ip, sizeof(ip), ip4, sizeof(ip4));
-			if (ip4[0])
-				printf("  %3u  %-40s (IPv4 %s)  RoCEv2\n", k,
-				       ip, ip4);
-			else
-				printf("  %3u  %s  RoCEv2\n", k, ip);
+			printf("%-15s %-4u %-5u ", s->devs[i].name, 1U, k);
+			for (int w = 0; w < 16; w += 2)
+				printf("%02x%02x%s", g[w], g[w + 1],
+				       w < 14 ? ":" : "");
+			printf(" %-15s %-3s %s\n", ip4[0] ? ip4 : "", "v2",
+			       s->devs[i].ifname);
 		}
+	}
+}
+
+/* The netdev's carrier, as rdma link's physical_state says it */
+static const char *phys_state(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ret;
+
+	if (fd < 0)
+		return "?";
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	close(fd);
+	if (ret)
+		return "?";
+	return ifr.ifr_flags & IFF_RUNNING ? "LINK_UP" : "DISABLED";
+}
+
+/* One line a port, as rdma link prints the kernel's */
+static void text_links(const struct snapshot *s)
+{
+	for (int i = 0; i < s->ndevs; i++) {
+		const struct rxdp_dev_info *d = &s->devs[i];
+
+		printf("link %s/1 state %s physical_state %s netdev %s "
+		       "active_mtu %u\n",
+		       d->name, port_state(d->port_state),
+		       phys_state(d->ifname), d->ifname, 128U << d->active_mtu);
 	}
 }
 
@@ -839,6 +880,8 @@ static void json_all(const struct snapshot *s, unsigned int what)
 static void text_all(const struct snapshot *s, unsigned int what)
 {
 	text_problems(s);
+	if (what & W_LINKS)
+		text_links(s);
 	if (what & W_DEVICES)
 		text_devices(s);
 	if (what & W_GIDS)
@@ -892,9 +935,9 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	       "state, MTU, GUID,\n"
 	       "            and the mode of each AF_XDP socket (zero-copy "
 	       "or copy)\n"
-	       "  gids      each device's GID table\n"
-	       "  qps       the QPs: owner pid, state, PSNs, receive "
-	       "counters\n"
+	       "  gids      each device's GID table, in show_gids' columns\n"
+	       "  qps       the QPs: owner pid and name, peer, state, PSNs, "
+	       "receive counters\n"
 	       "  cm        the connection manager's ids\n"
 	       "  stats     the XDP program's verdicts per device\n"
 	       "  counters  the transport's counters per device and per QP "
@@ -904,6 +947,8 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	       "  metrics   every counter, the ports and the problems in "
 	       "Prometheus' text\n"
 	       "            format (for node_exporter's textfile collector)\n"
+	       "  links     one line a port, as rdma link shows the kernel's "
+	       "devices\n"
 	       "A user sees the QPs and CM ids of its own uid; root sees "
 	       "all.\n",
 	.opts = ctl_opts,
@@ -924,6 +969,7 @@ static unsigned int parse_what(const char *w)
 		{ "qps", W_QPS },	    { "stats", W_STATS },
 		{ "counters", W_COUNTERS }, { "cm", W_CM },
 		{ "all", W_ALL },	    { "metrics", W_METRICS },
+		{ "links", W_LINKS },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -948,8 +994,8 @@ int main(int argc, char **argv)
 		if (!what) {
 			fprintf(stderr,
 				"rxdp-ctl: unknown '%s' (devices, gids, qps, "
-				"cm, stats, counters, all or metrics; see "
-				"--help)\n",
+				"cm, stats, counters, all, metrics or links; "
+				"see --help)\n",
 				argv[first]);
 			return 2;
 		}
