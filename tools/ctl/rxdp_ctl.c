@@ -877,23 +877,26 @@ static void json_all(const struct snapshot *s, unsigned int what)
 	printf("}\n");
 }
 
+/* The problems first, then each view asked for, in this order */
 static void text_all(const struct snapshot *s, unsigned int what)
 {
+	static const struct {
+		unsigned int bit;
+		void (*show)(const struct snapshot *s);
+	} views[] = {
+		{ W_LINKS, text_links },
+		{ W_DEVICES, text_devices },
+		{ W_GIDS, text_gids },
+		{ W_QPS, text_qps },
+		{ W_CM, text_cm },
+		{ W_STATS, text_stats },
+		{ W_COUNTERS, text_counters },
+	};
+
 	text_problems(s);
-	if (what & W_LINKS)
-		text_links(s);
-	if (what & W_DEVICES)
-		text_devices(s);
-	if (what & W_GIDS)
-		text_gids(s);
-	if (what & W_QPS)
-		text_qps(s);
-	if (what & W_CM)
-		text_cm(s);
-	if (what & W_STATS)
-		text_stats(s);
-	if (what & W_COUNTERS)
-		text_counters(s);
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (what & views[i].bit)
+			views[i].show(s);
 }
 
 /* --- main ------------------------------------------------------------- */
