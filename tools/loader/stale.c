@@ -20,6 +20,22 @@
 #include "rxdp/params.h"
 #include "stale.h"
 
+/* The initial pid namespace's inode (the kernel's PROC_PID_INIT_INO) */
+#define PIDNS_INIT_INO 0xEFFFFFFCULL
+
+/*
+ * Does this process see every task of the host? Only then can a network
+ * namespace no task is in be taken for gone: in a container's pid
+ * namespace, the host's tasks are out of sight.
+ */
+static int sees_every_task(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) &&
+	       (unsigned long long)st.st_ino == PIDNS_INIT_INO;
+}
+
 struct ns_set {
 	unsigned long long *ino;
 	size_t n, cap;
@@ -199,13 +215,15 @@ int stale_list(int (*attached)(int ifindex), struct stale_pin **out)
 		netns_dir_name(strrchr(own, '/') + 1, &self);
 		ret = ns_set_add(&live, self);
 	}
-	if (!ret)
+	if (!ret && sees_every_task()) {
 		ret = ns_live_collect(&live);
-	if (!ret)
-		ret = stale_netns(RXDP_BPFFS_ROOT, &live, self, out, &n);
-	if (!ret)
-		ret = stale_netns(RXDP_BPFFS_ROOT "/libxdp", &live, self, out,
-				  &n);
+		if (!ret)
+			ret = stale_netns(RXDP_BPFFS_ROOT, &live, self, out,
+					  &n);
+		if (!ret)
+			ret = stale_netns(RXDP_BPFFS_ROOT "/libxdp", &live,
+					  self, out, &n);
+	}
 	if (!ret)
 		ret = stale_own(own, attached, out, &n);
 	free(live.ino);

@@ -29,7 +29,8 @@ struct stale_pin {
  * says whether rxdp holds an interface of this network namespace (1, 0,
  * -errno: not knowing counts as attached). A namespace counts as alive
  * while a task is in it, a file descriptor holds it or ip netns names it;
- * one held only from another pid or mount namespace looks dead from here.
+ * one held only by a bind mount of another mount namespace looks dead from
+ * here. Outside the host's pid namespace, other namespaces are not judged.
  */
 int stale_list(int (*attached)(int ifindex), struct stale_pin **out);
 /* Remove a stale directory and everything in it. 0/-errno */
