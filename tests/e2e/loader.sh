@@ -323,8 +323,13 @@ grep -qxF "stale pins: $DIR_C (its network namespace no longer exists)" <<<"$st"
 	fail "status does not list $DIR_C: $st"
 grep -qxF "stale pins: $(rxdp_pin_dir "$NS_A" rxg$RXDP_TEST_ID) (the interface no longer exists)" <<<"$st" ||
 	fail "status does not list the gone interface's pins: $st"
+# and an interface still there whose program was taken off
+nsa "$LOADER" attach "$BR" --mode skb >/dev/null || fail "attach $BR"
+ip -n "$NS_A" link set dev "$BR" xdpgeneric off || fail "xdpgeneric off"
 snap0=$(find "$DIR_A" "$DIR_B" | sort)
 out=$(nsa "$LOADER" clean) || fail "clean: $out"
+grep -qxF "removed $(rxdp_pin_dir "$NS_A" "$BR") (rxdp is not attached to the interface)" <<<"$out" ||
+	fail "clean left $BR's pins: $out"
 echo "$out"
 grep -qxF "removed $DIR_C (its network namespace no longer exists)" <<<"$out" ||
 	fail "clean says: $out"
