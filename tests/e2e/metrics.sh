@@ -5,14 +5,16 @@
 # and Prometheus' conventions want them: counters end in _total, units in
 # the name, no series twice), and its numbers the ones rxdp-ctl --json
 # shows: per device (XDP verdicts, the transport's counters, the port) while
-# idle, per QP while an ibv_rc_pingpong runs.
+# idle, per QP while an ibv_rc_pingpong runs; the families rxdp-ctl(1)
+# names are the ones printed; and the views that stand in for rdma-core's
+# tools: the QP's process and peer, the CM id's process, the port's line.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ibv_rc_pingpong
+require_cmd ibv_rc_pingpong rping
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client.parser' 2>/dev/null || skip "needs python3-prometheus-client"
 tmp=$(mktemp -d)
@@ -213,6 +215,21 @@ grep -q '^rxdp_qp_info{.*type="RC",state="RTS"' "$tmp/m" || fail "no RC QP in RT
 grep -q '^rxdp_qp_sent_pkts_total{.*type="RC"} [1-9]' "$tmp/m" ||
 	fail "the QP's counters: $(grep qp_sent_pkts "$tmp/m")"
 echo "ok: with QPs: $out"
+
+# the CM's ids as rdma resource show cm_id gives the kernel's: the owner's
+# process name and the addresses
+verbs "$NS_A" rping -s -a "$ADDR_A" -p 7174 -C 1 >/dev/null 2>&1 &
+rp=$!
+on_exit "kill $rp 2>/dev/null"
+wait_until 10 sh -c "ip netns exec $NS_A $CTL cm | grep -qE '^  [0-9]+ +[0-9]+ rping +[A-Z]+ +listen +[^ ]+ +$ADDR_A:7174 '" ||
+	fail "rxdp-ctl cm: no rping listening: $(ip netns exec "$NS_A" "$CTL" cm)"
+ip netns exec "$NS_A" "$CTL" --json cm | $PY -c '
+import json, sys
+ids = json.load(sys.stdin)["cm_ids"]
+assert any(i["comm"] == "rping" and i["local"] == sys.argv[1] + ":7174" for i in ids), ids
+' "$ADDR_A" || fail "rxdp-ctl --json cm: the id's comm"
+kill $rp 2>/dev/null
+echo "ok: rxdp-ctl cm names the process (rping) and its address"
 
 # a problem, as a label
 ip -n "$NS_A" link set dev "$IF_A" xdp off
