@@ -25,6 +25,13 @@
 #   $(sysconfdir)/rxdp/rxdp.conf        the example configuration (kept if
 #                                       one is there: KEEP_CONFIG=0 replaces)
 #   $(mandir)/man8/rxdpd.8, rxdp-loader.8, $(mandir)/man1/rxdp-ctl.1
+#   $(docdir)/README.md, docs/*.md,     the documents, laid out as in the
+#     userspace/*/README.md             tree so that their links hold
+#
+# make install-system (root, after make install, with the same variables):
+# rxdp's libibverbs for every program, /etc/ld.so.conf.d/000-rxdp.conf
+# naming $(libdir)/rxdp/system, then ldconfig; make uninstall-system undoes
+# it (docs/operating.md).
 #
 # The unit and the helper name the other files by their installed paths
 # (without DESTDIR). The benchmark tools (bench/) are not installed.
@@ -37,6 +44,7 @@ libdir      ?= $(exec_prefix)/lib
 libexecdir  ?= $(exec_prefix)/libexec
 datarootdir ?= $(prefix)/share
 mandir      ?= $(datarootdir)/man
+docdir      ?= $(datarootdir)/doc/rxdp
 sysconfdir  ?= $(prefix)/etc
 unitdir     ?= $(prefix)/lib/systemd/system
 KEEP_CONFIG ?= 1
@@ -47,8 +55,13 @@ DIST_SUBST    = sed -e 's|@sbindir@|$(sbindir)|g' \
 		    -e 's|@libdir@|$(libdir)|g' \
 		    -e 's|@libexecdir@|$(libexecdir)|g' \
 		    -e 's|@sysconfdir@|$(sysconfdir)|g' \
+		    -e 's|@docdir@|$(docdir)|g' \
 		    -e 's|@VERSION@|$(RXDP_VERSION)|g'
 DIST_MAN     := man8/rxdpd.8 man8/rxdp-loader.8 man1/rxdp-ctl.1
+DIST_DOCS    := README.md $(sort $(wildcard docs/*.md)) \
+		userspace/daemon/README.md userspace/engine/README.md \
+		userspace/verbs/README.md userspace/rdmacm/README.md
+LDSO_CONF    := /etc/ld.so.conf.d/000-rxdp.conf
 
 install: all
 	$(msg) INSTALL "$(DESTDIR)$(prefix)"
@@ -74,6 +87,24 @@ install: all
 		$(DIST_SUBST) dist/man/$${m#*/} > "$(DESTDIR)$(mandir)/$$m" && \
 		chmod 644 "$(DESTDIR)$(mandir)/$$m" || exit 1; \
 	done
+	$(Q)for d in $(DIST_DOCS); do \
+		$(INSTALL) -d "$(DESTDIR)$(docdir)/$$(dirname $$d)" && \
+		$(INSTALL) -m 644 $$d "$(DESTDIR)$(docdir)/$$d" || exit 1; \
+	done
+
+install-system:
+	$(Q)[ -n "$(DESTDIR)" ] || [ -e "$(libdir)/rxdp/system/libibverbs.so.1" ] || { \
+		echo "make install-system: no $(libdir)/rxdp/system/libibverbs.so.1 (make install first, with the same variables)" >&2; \
+		exit 1; }
+	$(Q)$(INSTALL) -d "$(DESTDIR)$$(dirname $(LDSO_CONF))"
+	$(Q)echo "$(libdir)/rxdp/system" > "$(DESTDIR)$(LDSO_CONF)"
+	$(Q)chmod 644 "$(DESTDIR)$(LDSO_CONF)"
+	$(Q)if [ -z "$(DESTDIR)" ]; then ldconfig; fi
+	$(Q)echo "every program now takes rxdp's libibverbs.so.1 ($(libdir)/rxdp/system; undo: make uninstall-system)"
+
+uninstall-system:
+	rm -f "$(DESTDIR)$(LDSO_CONF)"
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 uninstall:
 	rm -f "$(DESTDIR)$(sbindir)/rxdpd" "$(DESTDIR)$(sbindir)/rxdp-loader" \
@@ -84,8 +115,11 @@ uninstall:
 		"$(DESTDIR)$(libexecdir)/rxdp/rxdp-ifaces" \
 		"$(DESTDIR)$(unitdir)/rxdp.service" \
 		"$(DESTDIR)$(unitdir)/run-rxdp-bpffs.mount" \
-		$(DIST_MAN:%="$(DESTDIR)$(mandir)/%")
+		$(DIST_MAN:%="$(DESTDIR)$(mandir)/%") \
+		$(DIST_DOCS:%="$(DESTDIR)$(docdir)/%")
 	-rmdir "$(DESTDIR)$(libdir)/rxdp/system" "$(DESTDIR)$(libdir)/rxdp" \
-		"$(DESTDIR)$(libexecdir)/rxdp"
+		"$(DESTDIR)$(libexecdir)/rxdp" "$(DESTDIR)$(docdir)/docs" \
+		"$(DESTDIR)$(docdir)/userspace/"* "$(DESTDIR)$(docdir)/userspace" \
+		"$(DESTDIR)$(docdir)"
 
-.PHONY: install uninstall
+.PHONY: install uninstall install-system uninstall-system

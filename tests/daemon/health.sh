@@ -54,14 +54,26 @@ wait_until 10 grep -q ready "$tmp/d.log" || fail "rxdpd did not start: $(cat "$t
 sleep 2.5 # two health checks more: still said once
 [ "$(count "$tmp/d.log" "$NOTHING")" = 1 ] ||
 	bad "'no device' said $(count "$tmp/d.log" "$NOTHING") times in the log: $(cat "$tmp/d.log")"
+# addresses of interfaces rxdpd does not serve are no news
+grep -q "GID" "$tmp/d.log" && bad "GID lines for interfaces not served: $(cat "$tmp/d.log")"
 out=$(nsa "$CTL")
+rc=$?
 grep -qx "PROBLEMS (rxdpd)" <<<"$out" && grep -qxF "  $NOTHING" <<<"$out" ||
 	bad "rxdp-ctl with nothing attached: $out"
-nsa "$CTL" --json | python3 -c '
+[ $rc = 1 ] || bad "rxdp-ctl exits $rc with PROBLEMS listed"
+nsa "$CTL" --json >"$tmp/j"
+rc=$?
+python3 -c '
 import json, sys
-d = json.load(sys.stdin)
+d = json.load(open(sys.argv[1]))
 assert d["devices"] == [] and len(d["problems"]) == 1 and d["problems"][0].startswith("no device:"), d
-' || bad "rxdp-ctl --json with nothing attached"
+' "$tmp/j" || bad "rxdp-ctl --json with nothing attached"
+[ $rc = 1 ] || bad "rxdp-ctl --json exits $rc with problems listed"
+# metrics carry the problems as samples: a collector keeps its file
+nsa "$CTL" metrics >"$tmp/m"
+rc=$?
+grep -qx "rxdp_problems 1" "$tmp/m" || bad "metrics: rxdp_problems: $(cat "$tmp/m")"
+[ $rc = 0 ] || bad "rxdp-ctl metrics exits $rc with problems"
 out=$(verbs "$NS_A" ibv_devices 2>&1 >/dev/null)
 [ "$out" = "libibverbs(rxdp): no RDMA devices: rxdpd serves none: $NOTHING" ] ||
 	bad "ibv_devices with nothing attached says: $out"
@@ -72,7 +84,10 @@ on_exit "ip netns exec $NS_A $LOADER detach $IF_A"
 nsa "$LOADER" attach "$IF_A" >/dev/null || fail "attach $IF_A"
 rxdp_wait_port "$NS_A" "$DEV"
 wait_until 5 grep -qF "resolved: $NOTHING" "$tmp/d.log" || bad "not resolved in the log"
-nsa "$CTL" | grep -q PROBLEMS && bad "rxdp-ctl still has problems: $(nsa "$CTL")"
+out=$(nsa "$CTL")
+rc=$?
+grep -q PROBLEMS <<<"$out" && bad "rxdp-ctl still has problems: $out"
+[ $rc = 0 ] || bad "rxdp-ctl exits $rc without problems"
 echo "ok: attached: resolved, no problem left"
 
 # --- the XDP program gone --------------------------------------------------------
@@ -95,6 +110,16 @@ nsa "$LOADER" attach "$IF_A" >/dev/null || fail "attach again"
 rxdp_wait_port "$NS_A" "$DEV"
 wait_until 5 grep -qF "resolved: $GONE" "$tmp/d.log" || bad "'gone' not resolved"
 echo "ok: attached again: ACTIVE"
+# a plain detach is a device gone, not a program gone behind the loader
+gone0=$(count "$tmp/d.log" "$GONE")
+nsa "$LOADER" detach "$IF_A" >/dev/null || bad "detach"
+wait_until 5 grep -qF "device $DEV gone (rxdp detached from $IF_A)" "$tmp/d.log" ||
+	bad "rxdpd did not see the detach: $(cat "$tmp/d.log")"
+sleep 1.5
+[ "$(count "$tmp/d.log" "$GONE")" = "$gone0" ] ||
+	bad "a plain detach logged as '$GONE': $(cat "$tmp/d.log")"
+echo "ok: detached: said as a detach"
+nsa "$LOADER" attach "$IF_A" >/dev/null || fail "attach after the detach"
 kill $pid
 wait $pid
 

@@ -1,5 +1,6 @@
 # End-to-end tests in network namespaces (root; they skip with 77 otherwise).
 TESTS += tests/e2e/loader.sh tests/e2e/cli.sh tests/e2e/linear.sh \
+	tests/e2e/quickstart.sh tests/e2e/docs.sh \
 	tests/e2e/metrics.sh
 
 # A program the verifier refuses (loader.sh: the verifier's log is shown)

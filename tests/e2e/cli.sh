@@ -38,18 +38,41 @@ for t in rxdpd rxdp-loader rxdp-ctl; do
 done
 # the commands each tool's --help describes
 h=$("$BIN/rxdp-ctl" --help)
-for w in devices gids qps cm stats counters all metrics; do
+for w in devices gids qps cm stats counters all metrics links; do
 	grep -q "^  $w " <<<"$h" || fail "rxdp-ctl --help does not describe $w"
 done
 h=$("$BIN/rxdp-loader" --help)
-for w in attach detach status; do
+for w in attach detach status clean; do
 	grep -q "^  $w " <<<"$h" || fail "rxdp-loader --help does not describe $w"
 done
 out=$("$BIN/rxdp-ctl" frob 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl frob: not a usage error"
+# the refusal names every WHAT --help describes
+for w in devices gids qps cm stats counters all metrics links; do
+	grep -q "\b$w\b" <<<"$out" || fail "rxdp-ctl frob does not name $w: $out"
+done
+# the loader's own usage lines name every option of the command
+out=$("$BIN/rxdp-loader" attach 2>&1)
+[ $? = 2 ] || fail "rxdp-loader attach: not a usage error: $out"
+for o in --mode --variant; do
+	grep -q -- "$o" <<<"$out" || fail "rxdp-loader attach's usage omits $o: $out"
+done
 out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
 echo "ok: commands described, an unknown one refused"
+
+# rxdpd not reached: metrics still say so (rxdp_up 0, for a textfile
+# collector, whose file must not stay as it was), and the exit is 1
+out=$("$BIN/rxdp-ctl" --socket "$tmp/no-rxdpd" metrics 2>"$tmp/err")
+rc=$?
+[ $rc = 1 ] || fail "rxdp-ctl metrics without rxdpd: exit $rc"
+[ "$out" = "# HELP rxdp_up 1 when rxdp-ctl reached rxdpd, 0 when it could not (no other sample then)
+# TYPE rxdp_up gauge
+rxdp_up 0" ] || fail "rxdp-ctl metrics without rxdpd printed: $out"
+grep -q "^rxdp-ctl: cannot reach rxdpd" "$tmp/err" || fail "no reason on stderr: $(cat "$tmp/err")"
+out=$("$BIN/rxdp-ctl" --socket "$tmp/no-rxdpd" devices 2>/dev/null)
+[ $? = 1 ] && [ -z "$out" ] || fail "rxdp-ctl devices without rxdpd: $out"
+echo "ok: without rxdpd: rxdp_up 0 and exit 1"
 
 # --- log priorities ------------------------------------------------------
 # journal_run FILE CMD...: CMD with stderr to FILE, and JOURNAL_STREAM

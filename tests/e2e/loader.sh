@@ -190,9 +190,25 @@ expect_error() { # DESCRIPTION CMD...: must fail with exactly one line on stderr
 	[ "$snap0" = "$snap1" ] || fail "$what changed something: $(diff <(echo "$snap0") <(echo "$snap1"))"
 	printf 'ok: %-28s -> %s\n' "$what" "$err"
 }
+# attach_again DESCRIPTION CMD...: rxdp already there as asked: exit 0,
+# a note on stdout, nothing changed (scripts need not parse status first)
+attach_again() {
+	local what=$1 snap0 out rc
+	shift
+	snap0=$(snapshot)
+	out=$("$@" 2>&1)
+	rc=$?
+	[ $rc = 0 ] || fail "$what: exit $rc: $out"
+	grep -q ": already attached (.*, maps pinned in .*: nothing to do$" <<<"$out" || fail "$what says: $out"
+	[ "$snap0" = "$(snapshot)" ] || fail "$what changed something"
+	printf 'ok: %-28s -> %s\n' "$what" "$out"
+}
 step "errors"
-expect_error "already attached" nsa "$LOADER" attach "$IF"
+attach_again "attach again" nsa "$LOADER" attach "$IF"
+attach_again "attach again (native)" nsa "$LOADER" attach "$IF" --mode native
+attach_again "attach again (frags)" nsa "$LOADER" attach "$IF" --variant frags
 expect_error "already attached (skb)" nsb "$LOADER" attach "$IF" --mode skb
+expect_error "already attached (linear)" nsb "$LOADER" attach "$IF" --variant linear
 expect_error "not attached (detach)" nsa "$LOADER" detach "$BR"
 expect_error "not attached (status)" nsa "$LOADER" status "$BR"
 expect_error "native XDP refused" nsa "$LOADER" attach "$BR" --mode native
@@ -245,7 +261,8 @@ grep -q "^$BR: attached (skb mode, rxdp_xdp_linear)" <<<"$out" ||
 	fail "attach --variant linear says: $out"
 nsa "$LOADER" status "$BR" | grep -qx "program: rxdp_xdp_linear (one buffer a frame)" ||
 	fail "status of the linear variant: $(nsa "$LOADER" status "$BR")"
-expect_error "already attached (linear)" nsa "$LOADER" attach "$BR" --mode skb
+attach_again "attach again (linear)" nsa "$LOADER" attach "$BR" --mode skb
+expect_error "already attached (frags)" nsa "$LOADER" attach "$BR" --variant frags
 nsa "$LOADER" detach "$BR" >/dev/null || fail "detach the linear variant"
 nsa "$LOADER" status "$IF" | grep -qx "program: rxdp_xdp (multi-buffer)" ||
 	fail "status of the default variant: $(nsa "$LOADER" status "$IF")"
@@ -286,6 +303,42 @@ if command -v xdp-loader >/dev/null && [ -e $obj ] &&
 else
 	echo "# (xdp-loader or its xdpfilt object missing: case not run)"
 fi
+
+# --- stale pins: a namespace deleted while attached, an interface deleted ------
+step "stale pins: status lists them, clean removes them"
+NS_C=rxc$RXDP_TEST_ID
+netns_add "$NS_C"
+ip -n "$NS_C" link add rxs0 type veth peer name rxs1 || fail "veth in $NS_C"
+ip -n "$NS_C" link set rxs0 up
+ip netns exec "$NS_C" "$LOADER" attach rxs0 --mode skb >/dev/null || fail "attach in $NS_C"
+DIR_C=$RXDP_BPFFS_ROOT/net$(netns_inode "$NS_C")
+[ -e "$DIR_C/rxs0/qp_ctx" ] || fail "no pins in $DIR_C"
+ip netns del "$NS_C" || fail "ip netns del $NS_C"
+ip -n "$NS_A" link add rxg$RXDP_TEST_ID type veth peer name rxh$RXDP_TEST_ID ||
+	fail "a veth in A"
+nsa "$LOADER" attach rxg$RXDP_TEST_ID --mode skb >/dev/null || fail "attach rxg$RXDP_TEST_ID"
+ip -n "$NS_A" link del rxg$RXDP_TEST_ID
+st=$(nsa "$LOADER" status)
+grep -qxF "stale pins: $DIR_C (its network namespace no longer exists)" <<<"$st" ||
+	fail "status does not list $DIR_C: $st"
+grep -qxF "stale pins: $(rxdp_pin_dir "$NS_A" rxg$RXDP_TEST_ID) (the interface no longer exists)" <<<"$st" ||
+	fail "status does not list the gone interface's pins: $st"
+# and an interface still there whose program was taken off
+nsa "$LOADER" attach "$BR" --mode skb >/dev/null || fail "attach $BR"
+ip -n "$NS_A" link set dev "$BR" xdpgeneric off || fail "xdpgeneric off"
+snap0=$(find "$DIR_A" "$DIR_B" | sort)
+out=$(nsa "$LOADER" clean) || fail "clean: $out"
+grep -qxF "removed $(rxdp_pin_dir "$NS_A" "$BR") (rxdp is not attached to the interface)" <<<"$out" ||
+	fail "clean left $BR's pins: $out"
+echo "$out"
+grep -qxF "removed $DIR_C (its network namespace no longer exists)" <<<"$out" ||
+	fail "clean says: $out"
+[ ! -e "$DIR_C" ] || fail "$DIR_C left after clean"
+[ ! -e "$(rxdp_pin_dir "$NS_A" rxg$RXDP_TEST_ID)" ] || fail "the gone interface's pins left after clean"
+[ "$snap0" = "$(find "$DIR_A" "$DIR_B" | sort)" ] || fail "clean touched live pins"
+nsa "$LOADER" status | grep -q "^stale pins" && fail "status after clean: $(nsa "$LOADER" status)"
+[ "$(nsa "$LOADER" clean)" = "no stale pins" ] || fail "clean twice: $(nsa "$LOADER" clean)"
+echo "ok: stale pins listed by status, removed by clean, live ones kept"
 
 # --- detach -------------------------------------------------------------------
 step "detach"

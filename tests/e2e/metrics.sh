@@ -5,14 +5,16 @@
 # and Prometheus' conventions want them: counters end in _total, units in
 # the name, no series twice), and its numbers the ones rxdp-ctl --json
 # shows: per device (XDP verdicts, the transport's counters, the port) while
-# idle, per QP while an ibv_rc_pingpong runs.
+# idle, per QP while an ibv_rc_pingpong runs; the families rxdp-ctl(1)
+# names are the ones printed; and the views that stand in for rdma-core's
+# tools: the QP's process and peer, the CM id's process, the port's line.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ibv_rc_pingpong
+require_cmd ibv_rc_pingpong rping
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client.parser' 2>/dev/null || skip "needs python3-prometheus-client"
 tmp=$(mktemp -d)
@@ -93,6 +95,8 @@ def val(name, **lab):
     bad.append('no sample %s %s' % (name, lab))
     return None
 
+if val('rxdp_up') != 1:
+    bad.append('rxdp_up')
 if val('rxdp_devices') != len(snap['devices']):
     bad.append('rxdp_devices')
 if val('rxdp_problems') != len(snap['problems']):
@@ -126,6 +130,39 @@ print('%d families, %d series, %d QPs' % (len(typed), len(series), len(snap['qps
 PYEOF
 }
 
+# names FILE JSON: the families printed are those rxdp-ctl(1)'s METRICS
+# section names, both ways (COUNTER there: each hw_counters name)
+names() {
+	$PY - "$root/dist/man/rxdp-ctl.1" "$1" "$2" <<'PYEOF'
+import json, re, sys
+man = open(sys.argv[1]).read()
+text = open(sys.argv[2]).read()
+snap = json.load(open(sys.argv[3]))
+sec = man.split('\n.SH METRICS\n', 1)[1].split('\n.SH ', 1)[0]
+documented = []
+for ln in sec.splitlines():
+    m = re.match(r'^\.(B|BI) (rxdp_\S*)(?: (COUNTER) (\S+))?$', ln)
+    if m and (m.group(1) == 'B') == (m.group(3) is None):
+        documented.append(m.group(2) + ('%s' + m.group(4) if m.group(3) else ''))
+counters = sorted(snap['devices'][0]['counters'])
+printed = set(re.findall(r'^# TYPE (\S+) ', text, re.M))
+expanded = set()
+bad = []
+for d in documented:
+    got = {d % c for c in counters} if '%s' in d else {d}
+    missing = got - printed
+    if missing:
+        bad.append('documented, not printed: ' + ' '.join(sorted(missing)))
+    expanded |= got
+for n in sorted(printed - expanded):
+    bad.append('printed, not in rxdp-ctl(1): ' + n)
+if bad or len(documented) < 10:
+    print('\n'.join(bad) or 'too few names in rxdp-ctl(1)')
+    sys.exit(1)
+print('%d names in rxdp-ctl(1), %d families printed' % (len(documented), len(printed)))
+PYEOF
+}
+
 # traffic first, then the device's numbers while nothing moves
 gid=$gidA
 verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gid" -c -n 200 -s 2048 >/dev/null 2>&1 &
@@ -138,6 +175,8 @@ wait $srv || fail "pingpong server"
 ip netns exec "$NS_A" "$CTL" metrics >"$tmp/m" || fail "rxdp-ctl metrics"
 ip netns exec "$NS_A" "$CTL" --json all >"$tmp/j" || fail "rxdp-ctl --json"
 out=$(check "$tmp/m" "$tmp/j" idle) || fail "metrics after the pingpong: $out"
+names_out=$(names "$tmp/m" "$tmp/j") || fail "rxdp-ctl(1)'s metric names: $names_out"
+echo "ok: $names_out"
 grep -q '^rxdp_sent_pkts_total{device="'"$devA"'",ifname="'"$IF_A"'"} [1-9]' "$tmp/m" ||
 	fail "no packets counted: $(grep sent_pkts "$tmp/m")"
 grep -q '^rxdp_xdp_packets_total{.*verdict="redirect"} [1-9]' "$tmp/m" ||
@@ -156,12 +195,41 @@ wait_until 10 sh -c "ip netns exec $NS_A $CTL --json qps | grep -q '\"state\":\"
 	fail "no QP in RTS"
 ip netns exec "$NS_A" "$CTL" metrics >"$tmp/m" || fail "rxdp-ctl metrics"
 ip netns exec "$NS_A" "$CTL" --json all >"$tmp/j" || fail "rxdp-ctl --json"
+# the views rdma-core's tools would give: the QP's process and peer (rdma
+# resource show qp), the port (rdma link)
+ip netns exec "$NS_A" "$CTL" qps >"$tmp/q" || fail "rxdp-ctl qps"
+grep -qE "^  $devA +0x[0-9a-f]+ +RC +RTS +[0-9]+ ibv_rc_pingpong +$ADDR_B " "$tmp/q" ||
+	fail "rxdp-ctl qps: no process name or peer: $(cat "$tmp/q")"
+$PY -c '
+import json, sys
+q = [q for q in json.load(open(sys.argv[1]))["qps"] if q["state"] == "RTS"]
+assert q and q[0]["comm"] == "ibv_rc_pingpong" and q[0]["peer"] == sys.argv[2], q
+' "$tmp/j" "$ADDR_B" || fail "rxdp-ctl --json: the QP's comm and peer"
+out=$(ip netns exec "$NS_A" "$CTL" links) || fail "rxdp-ctl links: $out"
+[ "$out" = "link $devA/1 state ACTIVE physical_state LINK_UP netdev $IF_A active_mtu 4096" ] ||
+	[ "$out" = "link $devA/1 state ACTIVE physical_state LINK_UP netdev $IF_A active_mtu 1024" ] ||
+	fail "rxdp-ctl links: $out"
 kill $srv $cli 2>/dev/null
 out=$(check "$tmp/m" "$tmp/j" live) || fail "metrics with QPs: $out"
 grep -q '^rxdp_qp_info{.*type="RC",state="RTS"' "$tmp/m" || fail "no RC QP in RTS: $(grep qp_info "$tmp/m")"
 grep -q '^rxdp_qp_sent_pkts_total{.*type="RC"} [1-9]' "$tmp/m" ||
 	fail "the QP's counters: $(grep qp_sent_pkts "$tmp/m")"
 echo "ok: with QPs: $out"
+
+# the CM's ids as rdma resource show cm_id gives the kernel's: the owner's
+# process name and the addresses
+verbs "$NS_A" rping -s -a "$ADDR_A" -p 7174 -C 1 >/dev/null 2>&1 &
+rp=$!
+on_exit "kill $rp 2>/dev/null"
+wait_until 10 sh -c "ip netns exec $NS_A $CTL cm | grep -qE '^  [0-9]+ +[0-9]+ rping +[A-Z]+ +listen +[^ ]+ +$ADDR_A:7174 '" ||
+	fail "rxdp-ctl cm: no rping listening: $(ip netns exec "$NS_A" "$CTL" cm)"
+ip netns exec "$NS_A" "$CTL" --json cm | $PY -c '
+import json, sys
+ids = json.load(sys.stdin)["cm_ids"]
+assert any(i["comm"] == "rping" and i["local"] == sys.argv[1] + ":7174" for i in ids), ids
+' "$ADDR_A" || fail "rxdp-ctl --json cm: the id's comm"
+kill $rp 2>/dev/null
+echo "ok: rxdp-ctl cm names the process (rping) and its address"
 
 # a problem, as a label
 ip -n "$NS_A" link set dev "$IF_A" xdp off

@@ -44,7 +44,9 @@ for f in usr/sbin/rxdpd usr/sbin/rxdp-loader usr/bin/rxdp-ctl \
 	usr/libexec/rxdp/rxdp-ifaces lib/systemd/system/rxdp.service \
 	lib/systemd/system/run-rxdp-bpffs.mount \
 	etc/rxdp/rxdp.conf usr/share/man/man8/rxdpd.8.gz \
-	usr/share/man/man8/rxdp-loader.8.gz usr/share/man/man1/rxdp-ctl.1.gz; do
+	usr/share/man/man8/rxdp-loader.8.gz usr/share/man/man1/rxdp-ctl.1.gz \
+	usr/share/doc/rxdp/README.md usr/share/doc/rxdp/docs/troubleshooting.md \
+	usr/share/doc/rxdp/docs/operating.md; do
 	grep -qx "$f" <<<"$files" || fail "the package lacks $f: $files"
 done
 dpkg-deb -c "$deb" | grep -q ' \./usr/lib/x86_64-linux-gnu/rxdp/system/libibverbs\.so\.1 -> \.\./libibverbs\.so\.1$' ||
@@ -52,5 +54,16 @@ dpkg-deb -c "$deb" | grep -q ' \./usr/lib/x86_64-linux-gnu/rxdp/system/libibverb
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/rxdp/rxdp.conf ||
 	fail "rxdp.conf is not a conffile"
 dpkg-deb -f "$deb" Depends | grep -q 'libxdp1' || fail "Depends: $(dpkg-deb -f "$deb" Depends)"
-echo "ok: the package holds the programs, the libraries, the unit, the configuration (a conffile), the man pages"
+echo "ok: the package holds the programs, the libraries, the unit, the configuration (a conffile), the man pages, the documents"
+
+# rxdp-system: the system-wide mode, the ld.so.conf entry and ldconfig
+sys=$tmp/rxdp-system_${version}_amd64.deb
+[ -f "$sys" ] || fail "no rxdp-system package: $(ls "$tmp")"
+mkdir "$tmp/sys" && dpkg-deb -x "$sys" "$tmp/sys" || fail "cannot unpack $sys"
+[ "$(cat "$tmp/sys/etc/ld.so.conf.d/000-rxdp.conf" 2>&1)" = /usr/lib/x86_64-linux-gnu/rxdp/system ] ||
+	fail "rxdp-system's ld.so.conf entry: $(cat "$tmp/sys/etc/ld.so.conf.d/000-rxdp.conf" 2>&1)"
+dpkg-deb -I "$sys" triggers | grep -qx 'activate-noawait ldconfig' ||
+	fail "rxdp-system does not run ldconfig: $(dpkg-deb -I "$sys" triggers 2>&1)"
+dpkg-deb -f "$sys" Depends | grep -q "rxdp (= $version)" || fail "rxdp-system Depends: $(dpkg-deb -f "$sys" Depends)"
+echo "ok: rxdp-system holds the ld.so.conf entry for the package's directory, and runs ldconfig"
 echo "PASS: the Debian package"

@@ -48,12 +48,22 @@ want="755 etc
 755 usr/sbin/rxdp-loader
 755 usr/sbin/rxdpd
 755 usr/share
+755 usr/share/doc
+755 usr/share/doc/rxdp
+644 usr/share/doc/rxdp/README.md
+755 usr/share/doc/rxdp/docs
+$(cd "$root" && for f in docs/*.md; do echo "644 usr/share/doc/rxdp/$f"; done)
+755 usr/share/doc/rxdp/userspace
+$(for d in daemon engine rdmacm verbs; do
+	printf '755 usr/share/doc/rxdp/userspace/%s\n644 usr/share/doc/rxdp/userspace/%s/README.md\n' $d $d
+done)
 755 usr/share/man
 755 usr/share/man/man1
 644 usr/share/man/man1/rxdp-ctl.1
 755 usr/share/man/man8
 644 usr/share/man/man8/rxdp-loader.8
 644 usr/share/man/man8/rxdpd.8"
+want=$(sort -k2 <<<"$want")
 got=$(cd "$S" && find . -mindepth 1 -printf '%m %P\n' | sort -k2)
 [ "$got" = "$want" ] || bad "the staged tree: $(diff <(echo "$want") <(echo "$got"))"
 grep -l '@[a-z]*@' "$S/etc/rxdp/rxdp.conf" "$S"/lib/systemd/system/* \
@@ -61,6 +71,7 @@ grep -l '@[a-z]*@' "$S/etc/rxdp/rxdp.conf" "$S"/lib/systemd/system/* \
 	bad "a placeholder left in a file above"
 U=$S/lib/systemd/system/rxdp.service
 grep -qx 'ExecStart=/usr/sbin/rxdpd $RXDPD_OPTIONS' "$U" &&
+	grep -qx 'ExecStartPre=+/usr/sbin/rxdp-loader clean' "$U" &&
 	grep -qx 'ExecStartPre=+/usr/libexec/rxdp/rxdp-ifaces attach' "$U" &&
 	grep -qx 'ExecStopPost=+/usr/libexec/rxdp/rxdp-ifaces detach' "$U" &&
 	grep -qx 'RequiresMountsFor=/run/rxdp/bpffs' "$U" &&
@@ -79,6 +90,19 @@ done
 # the system-wide directory holds rxdp's libibverbs alone (README)
 [ "$(readlink "$S/usr/lib/x86_64-linux-gnu/rxdp/system/libibverbs.so.1")" = ../libibverbs.so.1 ] ||
 	bad "rxdp/system/libibverbs.so.1 is not a link to ../libibverbs.so.1"
+# the documents as in the tree, so that their links hold
+for f in README.md docs/testing.md userspace/engine/README.md; do
+	cmp -s "$root/$f" "$S/usr/share/doc/rxdp/$f" || bad "$f not installed as it is"
+done
+# the system-wide mode: one command, the ld.so.conf entry naming the
+# directory this install put rxdp's libibverbs in
+make -s -C "$root" --no-print-directory install-system DESTDIR="$S" PREFIX=/usr \
+	libdir=/usr/lib/x86_64-linux-gnu >"$tmp/make.log" 2>&1 || bad "make install-system: $(cat "$tmp/make.log")"
+[ "$(cat "$S/etc/ld.so.conf.d/000-rxdp.conf" 2>&1)" = /usr/lib/x86_64-linux-gnu/rxdp/system ] ||
+	bad "install-system's ld.so.conf entry: $(cat "$S/etc/ld.so.conf.d/000-rxdp.conf" 2>&1)"
+make -s -C "$root" --no-print-directory uninstall-system DESTDIR="$S" >/dev/null 2>&1
+[ ! -e "$S/etc/ld.so.conf.d/000-rxdp.conf" ] || bad "uninstall-system left the entry"
+rmdir "$S/etc/ld.so.conf.d"
 # an edited configuration survives another install; KEEP_CONFIG=0 replaces it
 echo 'INTERFACES="eth9"' >>"$S/etc/rxdp/rxdp.conf"
 minstall DESTDIR="$S" PREFIX=/usr libdir=/usr/lib/x86_64-linux-gnu sysconfdir=/etc unitdir=/lib/systemd/system

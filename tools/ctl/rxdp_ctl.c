@@ -3,7 +3,7 @@
  * rxdp-ctl: what rxdpd knows, for people and (--json) for monitoring.
  *
  *   rxdp-ctl [--socket PATH] [--json]
- *            [devices|gids|qps|cm|stats|counters|all|metrics]
+ *            [devices|gids|qps|cm|stats|counters|all|metrics|links]
  *
  * cm is the connection manager's ids (listeners and connections), under
  * the same rule as QPs: a user's own, or all for root.
@@ -16,10 +16,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <linux/if_xdp.h>
@@ -46,6 +50,7 @@ enum {
 	W_ALL = (1 << 6) - 1,
 	/* not in all: another format */
 	W_METRICS = 1 << 6,
+	W_LINKS = 1 << 7, /* rdma link's form of the devices */
 	W_METRICS_FETCH = W_DEVICES | W_QPS | W_STATS | W_COUNTERS,
 };
 
@@ -109,6 +114,24 @@ static const char *qp_type(__u32 t)
 				 : "?";
 }
 
+/* The name of process pid as /proc shows it, or "-" (gone, or another pid
+ * namespace's) */
+static const char *proc_name(__u32 pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(buf, len, "-");
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = pid ? fopen(path, "r") : NULL;
+	if (!f)
+		return buf;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+	return buf;
+}
+
 static bool gid_empty(const __u8 *gid)
 {
 	static const __u8 zero[16];
@@ -126,6 +149,21 @@ static void gid_ip(const __u8 *gid, char *ip, size_t len, char *ip4,
 	ip4[0] = '\0';
 	if (!memcmp(gid, v4, 12))
 		inet_ntop(AF_INET, gid + 12, ip4, len4);
+}
+
+/* A connected QP's peer: its destination GID as an address, or "-" */
+static const char *qp_peer(const struct rxdp_qp_info *q, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN], ip4[INET_ADDRSTRLEN];
+
+	if (q->qp_type == IBV_QPT_UD || q->attr.qp_state < IBV_QPS_RTR ||
+	    gid_empty(q->attr.ah.dgid)) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	gid_ip(q->attr.ah.dgid, ip, sizeof(ip), ip4, sizeof(ip4));
+	snprintf(buf, len, "%s", ip4[0] ? ip4 : ip);
+	return buf;
 }
 
 static const char *dev_of(const struct snapshot *s, __u32 ifindex)
@@ -302,10 +340,15 @@ static void text_devices(const struct snapshot *s)
 	}
 }
 
+/*
+ * The GIDs in show_gids' columns (rdma-core's script, which reads sysfs,
+ * where rxdp is not): every one is RoCE v2, on the device's netdev
+ */
 static void text_gids(const struct snapshot *s)
 {
+	printf("%-15s %-4s %-5s %-39s %-15s %-3s %s\n", "DEV", "PORT", "INDEX",
+	       "GID", "IPv4", "VER", "DEV");
 	for (int i = 0; i < s->ndevs; i++) {
-		printf("GIDS of %s\n", s->devs[i].name);
 		for (__u32 k = 0;
 		     k < s->devs[i].gid_tbl_len && k < RXDP_GID_TBL_LEN; k++) {
 			const __u8 *g = s->gids[i][k].gid;
@@ -314,12 +357,43 @@ static void text_gids(const struct snapshot *s)
 			if (gid_empty(g))
 				continue;
 			gid_ip(g, ip, sizeof(ip), ip4, sizeof(ip4));
-			if (ip4[0])
-				printf("  %3u  %-40s (IPv4 %s)  RoCEv2\n", k,
-				       ip, ip4);
-			else
-				printf("  %3u  %s  RoCEv2\n", k, ip);
+			printf("%-15s %-4u %-5u ", s->devs[i].name, 1U, k);
+			for (int w = 0; w < 16; w += 2)
+				printf("%02x%02x%s", g[w], g[w + 1],
+				       w < 14 ? ":" : "");
+			printf(" %-15s %-3s %s\n", ip4[0] ? ip4 : "", "v2",
+			       s->devs[i].ifname);
 		}
+	}
+}
+
+/* The netdev's carrier, as rdma link's physical_state says it */
+static const char *phys_state(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ret;
+
+	if (fd < 0)
+		return "?";
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ret = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	close(fd);
+	if (ret)
+		return "?";
+	return ifr.ifr_flags & IFF_RUNNING ? "LINK_UP" : "DISABLED";
+}
+
+/* One line a port, as rdma link prints the kernel's */
+static void text_links(const struct snapshot *s)
+{
+	for (int i = 0; i < s->ndevs; i++) {
+		const struct rxdp_dev_info *d = &s->devs[i];
+
+		printf("link %s/1 state %s physical_state %s netdev %s "
+		       "active_mtu %u\n",
+		       d->name, port_state(d->port_state),
+		       phys_state(d->ifname), d->ifname, 128U << d->active_mtu);
 	}
 }
 
@@ -327,21 +401,23 @@ static void text_qps(const struct snapshot *s)
 {
 	printf("QPS (%d)\n", s->nqps);
 	if (s->nqps)
-		printf("  %-14s %-8s %-4s %-5s %7s %8s %5s %8s %8s %8s %10s "
-		       "%10s %8s\n",
-		       "device", "qpn", "type", "state", "pid", "dest_qp",
-		       "mtu", "epsn", "una_psn", "next_psn", "rx_pkts",
-		       "rx_bytes", "rx_drops");
+		printf("  %-14s %-8s %-4s %-5s %7s %-15s %-15s %8s %5s %8s "
+		       "%8s %8s %10s %10s %8s\n",
+		       "device", "qpn", "type", "state", "pid", "comm", "peer",
+		       "dest_qp", "mtu", "epsn", "una_psn", "next_psn",
+		       "rx_pkts", "rx_bytes", "rx_drops");
 	for (int i = 0; i < s->nqps; i++) {
 		const struct rxdp_qp_info *q = &s->qi[i];
 		const struct rxdp_ctl_qp_stats *st = &s->qs[i];
+		char comm[32], peer[INET6_ADDRSTRLEN];
 
 		/* PSNs as the engine keeps them now (qp_psn), not as set */
-		printf("  %-14s %#8x %-4s %-5s %7u %#8x %5u %#8x %#8x %#8x "
-		       "%10llu %10llu %8llu\n",
+		printf("  %-14s %#8x %-4s %-5s %7u %-15s %-15s %#8x %5u %#8x "
+		       "%#8x %#8x %10llu %10llu %8llu\n",
 		       dev_of(s, st->ifindex), q->qpn, qp_type(q->qp_type),
 		       qp_state(q->attr.qp_state), q->owner_pid,
-		       q->attr.dest_qp_num,
+		       proc_name(q->owner_pid, comm, sizeof(comm)),
+		       qp_peer(q, peer, sizeof(peer)), q->attr.dest_qp_num,
 		       q->attr.path_mtu ? 128U << q->attr.path_mtu : 0,
 		       st->epsn, st->una_psn, st->next_psn,
 		       (unsigned long long)st->rx_packets,
@@ -491,10 +567,17 @@ static void json_qp(const struct snapshot *s, int i, unsigned int what)
 {
 	const struct rxdp_qp_info *q = &s->qi[i];
 	const struct rxdp_ctl_qp_stats *st = &s->qs[i];
+	char buf[INET6_ADDRSTRLEN];
 
 	putchar('{');
 	json_key("device");
 	json_str(dev_of(s, st->ifindex));
+	printf(",");
+	json_key("comm");
+	json_str(proc_name(q->owner_pid, buf, sizeof(buf)));
+	printf(",");
+	json_key("peer");
+	json_str(qp_peer(q, buf, sizeof(buf)));
 	printf(",\"qpn\":%u,\"type\":\"%s\",\"state\":\"%s\",\"pid\":%u,"
 	       "\"dest_qp\":%u,\"mtu\":%u,\"epsn\":%u,\"una_psn\":%u,"
 	       "\"next_psn\":%u,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
@@ -586,10 +669,20 @@ static void metrics_problems(const struct snapshot *s)
 	}
 }
 
+/* 1: rxdpd answered (what follows is its), 0: it did not (nothing follows) */
+static void metrics_up(int up)
+{
+	prom_family("rxdp_up", "gauge",
+		    "1 when rxdp-ctl reached rxdpd, 0 when it could not (no "
+		    "other sample then)");
+	printf("rxdp_up %d\n", up);
+}
+
 static void metrics_all(const struct snapshot *s)
 {
 	char name[96], help[160];
 
+	metrics_up(1);
 	prom_family("rxdp_info", "gauge",
 		    "rxdp's version, as rxdp-ctl reports it (value 1)");
 	printf("rxdp_info{version=");
@@ -695,14 +788,16 @@ static void metrics_all(const struct snapshot *s)
 
 static void text_cm(const struct snapshot *s)
 {
-	printf("CM IDS\n  %-8s %7s %-3s %-14s %-14s %-24s %-24s\n", "id", "pid",
-	       "ps", "state", "device", "local", "remote");
+	printf("CM IDS\n  %-8s %7s %-15s %-3s %-14s %-14s %-24s %-24s\n", "id",
+	       "pid", "comm", "ps", "state", "device", "local", "remote");
 	for (int i = 0; i < s->ncm; i++) {
 		const struct cm_entry *e = &s->cm[i];
-		char l[64], r[64];
+		char l[64], r[64], comm[32];
 
-		printf("  %-8u %7llu %-3s %-14s %-14s %-24s %-24s\n", e->id,
-		       (unsigned long long)e->pid, port_space(e->ps), e->state,
+		printf("  %-8u %7llu %-15s %-3s %-14s %-14s %-24s %-24s\n",
+		       e->id, (unsigned long long)e->pid,
+		       proc_name((__u32)e->pid, comm, sizeof(comm)),
+		       port_space(e->ps), e->state,
 		       e->info.ifindex ? dev_of(s, e->info.ifindex) : "*",
 		       cm_addr(&e->info.src, l, sizeof(l)),
 		       cm_addr(&e->info.dst, r, sizeof(r)));
@@ -714,10 +809,13 @@ static void json_cm(const struct snapshot *s)
 	printf(",\"cm_ids\":[");
 	for (int i = 0; i < s->ncm; i++) {
 		const struct cm_entry *e = &s->cm[i];
-		char l[64], r[64];
+		char l[64], r[64], comm[32];
 
 		printf("%s{\"id\":%u,\"pid\":%llu,\"ps\":\"%s\",", i ? "," : "",
 		       e->id, (unsigned long long)e->pid, port_space(e->ps));
+		json_key("comm");
+		json_str(proc_name((__u32)e->pid, comm, sizeof(comm)));
+		printf(",");
 		json_key("state");
 		json_str(e->state);
 		printf(",");
@@ -779,6 +877,28 @@ static void json_all(const struct snapshot *s, unsigned int what)
 	printf("}\n");
 }
 
+/* The problems first, then each view asked for, in this order */
+static void text_all(const struct snapshot *s, unsigned int what)
+{
+	static const struct {
+		unsigned int bit;
+		void (*show)(const struct snapshot *s);
+	} views[] = {
+		{ W_LINKS, text_links },
+		{ W_DEVICES, text_devices },
+		{ W_GIDS, text_gids },
+		{ W_QPS, text_qps },
+		{ W_CM, text_cm },
+		{ W_STATS, text_stats },
+		{ W_COUNTERS, text_counters },
+	};
+
+	text_problems(s);
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (what & views[i].bit)
+			views[i].show(s);
+}
+
 /* --- main ------------------------------------------------------------- */
 
 static const struct rxdp_opt ctl_opts[] = {
@@ -818,9 +938,9 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	       "state, MTU, GUID,\n"
 	       "            and the mode of each AF_XDP socket (zero-copy "
 	       "or copy)\n"
-	       "  gids      each device's GID table\n"
-	       "  qps       the QPs: owner pid, state, PSNs, receive "
-	       "counters\n"
+	       "  gids      each device's GID table, in show_gids' columns\n"
+	       "  qps       the QPs: owner pid and name, peer, state, PSNs, "
+	       "receive counters\n"
 	       "  cm        the connection manager's ids\n"
 	       "  stats     the XDP program's verdicts per device\n"
 	       "  counters  the transport's counters per device and per QP "
@@ -830,11 +950,14 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	       "  metrics   every counter, the ports and the problems in "
 	       "Prometheus' text\n"
 	       "            format (for node_exporter's textfile collector)\n"
+	       "  links     one line a port, as rdma link shows the kernel's "
+	       "devices\n"
 	       "A user sees the QPs and CM ids of its own uid; root sees "
 	       "all.\n",
 	.opts = ctl_opts,
-	.footer = "Exit status: 0 done, 1 failed (rxdpd not reached, or a "
-		  "request refused), 2 bad\n"
+	.footer = "Exit status: 0 done, 1 failed (rxdpd not reached, a request "
+		  "refused) or\n"
+		  "PROBLEMS listed (not for metrics: rxdp_problems), 2 bad "
 		  "usage. See rxdp-ctl(1).\n",
 	.set = ctl_set,
 };
@@ -849,6 +972,7 @@ static unsigned int parse_what(const char *w)
 		{ "qps", W_QPS },	    { "stats", W_STATS },
 		{ "counters", W_COUNTERS }, { "cm", W_CM },
 		{ "all", W_ALL },	    { "metrics", W_METRICS },
+		{ "links", W_LINKS },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -873,7 +997,8 @@ int main(int argc, char **argv)
 		if (!what) {
 			fprintf(stderr,
 				"rxdp-ctl: unknown '%s' (devices, gids, qps, "
-				"cm, stats, counters or all; see --help)\n",
+				"cm, stats, counters, all, metrics or links; "
+				"see --help)\n",
 				argv[first]);
 			return 2;
 		}
@@ -895,32 +1020,27 @@ int main(int argc, char **argv)
 			"rxdp-ctl: cannot reach rxdpd (%s): is it running in "
 			"this network namespace?\n",
 			strerror(errno));
+		/* a textfile collector's file must say so, not stay as it was */
+		if (what == W_METRICS)
+			metrics_up(0);
 		return 1;
 	}
 	ret = fetch(c, &s, what == W_METRICS ? W_METRICS_FETCH : what);
 	rxdp_ctl_close(c);
-	if (ret)
+	if (ret) {
+		if (what == W_METRICS)
+			metrics_up(0);
 		return 1;
+	}
+	/* metrics carry the problems as samples (rxdp_problems): a collector
+	 * keeps its file; the views exit 1 so that a script sees them */
 	if (what == W_METRICS) {
 		metrics_all(&s);
 		return 0;
 	}
-	if (cfg.json) {
+	if (cfg.json)
 		json_all(&s, what);
-		return 0;
-	}
-	text_problems(&s);
-	if (what & W_DEVICES)
-		text_devices(&s);
-	if (what & W_GIDS)
-		text_gids(&s);
-	if (what & W_QPS)
-		text_qps(&s);
-	if (what & W_CM)
-		text_cm(&s);
-	if (what & W_STATS)
-		text_stats(&s);
-	if (what & W_COUNTERS)
-		text_counters(&s);
-	return 0;
+	else
+		text_all(&s, what);
+	return s.problems[0] ? 1 : 0;
 }

@@ -2,6 +2,7 @@
 # the skeleton, so the binary runs from anywhere).
 # userspace/common/build.mk is read after this file: name its archive here.
 LOADER_OBJS := $(OBJ)/tools/loader/rxdp_loader.o $(OBJ)/tools/loader/features.o \
+	       $(OBJ)/tools/loader/stale.o \
 	       $(OBJ)/tools/loader/xsks.o
 
 $(BIN)/rxdp-loader: $(LOADER_OBJS) $(LIB)/librxdp-common.a

@@ -39,6 +39,7 @@
 #include "rxdp/maps.h"
 #include "rxdp/params.h"
 #include "features.h"
+#include "stale.h"
 #include "xsks.h"
 #include "rxdp_xdp.skel.h"
 
@@ -122,7 +123,8 @@ static const struct rxdp_cmdline loader_cmdline = {
 	.usage = "[-v] attach IFNAME [--mode native|skb] [--variant "
 		 "frags|linear]\n"
 		 "[-v] detach IFNAME\n"
-		 "[-v] status [IFNAME]",
+		 "[-v] status [IFNAME]\n"
+		 "[-v] clean",
 	.doc = "Attach rxdp's XDP program to a network interface, so that "
 	       "rxdpd serves it\n"
 	       "as the verbs device rxdp_IFNAME; detach it; show what it "
@@ -139,7 +141,14 @@ static const struct rxdp_cmdline loader_cmdline = {
 	       "copy),\n"
 	       "           verdict counters and QPs of IFNAME, or of every "
 	       "interface of\n"
-	       "           this network namespace\n",
+	       "           this network namespace, then the stale pins "
+	       "(clean's)\n"
+	       "  clean    remove stale pins: those of network namespaces "
+	       "that no longer\n"
+	       "           exist, and of this namespace's interfaces that are "
+	       "gone or\n"
+	       "           that rxdp is no longer attached to (rxdp.service "
+	       "runs it)\n",
 	.opts = loader_opts,
 	.footer = "Needs CAP_SYS_ADMIN (and CAP_NET_ADMIN to attach or "
 		  "detach). Exit status: 0\n"
@@ -538,6 +547,57 @@ static void attach_failed(const char *ifname, int ifindex,
 	}
 }
 
+/*
+ * rxdp already attached to ifindex: what was asked for (no other mode or
+ * variant named) is done, a note and 0, so that scripts need not parse
+ * status first; another mode or variant is one line and 1. -1: not
+ * attached, go on.
+ */
+static int attach_again(const char *ifname, int ifindex,
+			enum xdp_attach_mode mode, enum variant variant,
+			const char *dir)
+{
+	struct xdp_multiprog *mp = NULL;
+	struct xdp_program *prog = NULL;
+	enum xdp_attach_mode cur;
+	const char *want;
+	char name[64];
+	int ret;
+
+	ret = rxdp_find(ifindex, &cur, &mp, &prog);
+	if (ret < 0) {
+		/* not knowing is not "not attached": the pins may be a live
+		 * attachment's, which rxdpd serves */
+		fail("%s: cannot tell whether rxdp is attached: %s", ifname,
+		     strerror(-ret));
+		return 1;
+	}
+	if (!ret)
+		return -1;
+	snprintf(name, sizeof(name), "%s", xdp_program__name(prog));
+	xdp_multiprog__close(mp);
+	want = variant == VARIANT_FRAGS	   ? PROG_FRAGS
+	       : variant == VARIANT_LINEAR ? PROG_LINEAR
+					   : name;
+	if ((mode != XDP_MODE_UNSPEC && mode != cur) || strcmp(want, name)) {
+		fail("%s: rxdp is already attached (%s mode, %s): detach it "
+		     "first to attach it otherwise",
+		     ifname, mode_name(cur), name);
+		return 1;
+	}
+	if (!dir_exists(dir)) {
+		fail("%s: rxdp is attached but its pins in %s are gone "
+		     "(rxdpd cannot serve it): rxdp-loader detach %s, then "
+		     "attach",
+		     ifname, dir, ifname);
+		return 1;
+	}
+	printf("%s: already attached (%s mode, %s), maps pinned in %s: "
+	       "nothing to do\n",
+	       ifname, mode_name(cur), name, dir);
+	return 0;
+}
+
 static int cmd_attach(const char *ifname, int ifindex,
 		      enum xdp_attach_mode mode, enum variant variant)
 {
@@ -570,19 +630,9 @@ static int cmd_attach(const char *ifname, int ifindex,
 		     strerror(-ret));
 		return 1;
 	}
-	ret = rxdp_find(ifindex, &cur, NULL, NULL);
-	if (ret > 0) {
-		fail("%s: rxdp is already attached (%s mode)", ifname,
-		     mode_name(cur));
-		return 1;
-	}
-	if (ret < 0) {
-		/* not knowing is not "not attached": the pins below may be a
-		 * live attachment's, which rxdpd serves */
-		fail("%s: cannot tell whether rxdp is attached: %s", ifname,
-		     strerror(-ret));
-		return 1;
-	}
+	ret = attach_again(ifname, ifindex, mode, variant, dir);
+	if (ret >= 0)
+		return ret;
 	if (choose_variant(ifname, variant, &prog_name, &why)) {
 		ret = -EOPNOTSUPP;
 		goto out;
@@ -648,10 +698,20 @@ out:
 	return ret ? 1 : 0;
 }
 
+static int open_pin(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return bpf_obj_get(path);
+}
+
 static int cmd_detach(const char *ifname, int ifindex)
 {
-	char dir[PATH_MAX];
-	int ret, found;
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	int ret, found, qp_ctx;
 
 	ret = rxdp_bpffs_enter();
 	if (ret && ret != -ENOENT) {
@@ -683,11 +743,24 @@ static int cmd_detach(const char *ifname, int ifindex)
 		fail("%s: rxdp is not attached", ifname);
 		return 1;
 	}
+	/* rxdpd serves the device while its qp_ctx pin is there: removed
+	 * first, rxdpd sees a detach, not a program gone under it */
+	qp_ctx = open_pin(dir, RXDP_PIN(qp_ctx));
+	snprintf(path, sizeof(path), "%s/%s", dir, RXDP_PIN(qp_ctx));
+	if (qp_ctx >= 0)
+		unlink(path);
 	ret = detach_rxdp(ifindex);
 	if (ret) {
+		if (qp_ctx >= 0 && bpf_obj_pin(qp_ctx, path))
+			pr_warn("%s: cannot pin %s again: %s\n", ifname, path,
+				strerror(errno));
+		if (qp_ctx >= 0)
+			close(qp_ctx);
 		fail("%s: cannot detach: %s", ifname, strerror(-ret));
 		return 1;
 	}
+	if (qp_ctx >= 0)
+		close(qp_ctx);
 	ret = remove_pins(dir);
 	if (ret) {
 		fail("%s: detached, but cannot remove the pins in %s: %s",
@@ -696,16 +769,6 @@ static int cmd_detach(const char *ifname, int ifindex)
 	}
 	printf("%s: detached, pins removed\n", ifname);
 	return 0;
-}
-
-static int open_pin(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-	    (int)sizeof(path))
-		return -ENAMETOOLONG;
-	return bpf_obj_get(path);
 }
 
 static void print_verdicts(const char *dir, int ncpu)
@@ -932,20 +995,90 @@ static int status_one(const char *ifname, int ifindex, int ncpu)
 	return 1;
 }
 
+static int is_attached(int ifindex)
+{
+	return rxdp_find(ifindex, NULL, NULL, NULL);
+}
+
+/*
+ * The stale pins (stale.h): listed (status; those of an interface that is
+ * here were shown with it), or removed (clean). 0, or 1 after one line.
+ */
+static int stale_pins(bool remove)
+{
+	struct stale_pin *p;
+	int n, ret, failed = 0, shown = 0;
+
+	n = stale_list(is_attached, &p);
+	if (n < 0) {
+		fail("cannot look for stale pins: %s", strerror(-n));
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!remove) {
+			if (p[i].why == STALE_NOT_ATTACHED)
+				continue;
+			printf("%sstale pins: %s (%s)\n",
+			       shown++ ? ""
+				       : "rxdp-loader clean removes these:\n",
+			       p[i].path, stale_why_str(p[i].why));
+			continue;
+		}
+		ret = stale_remove(p[i].path);
+		if (ret) {
+			pr_warn("cannot remove %s: %s\n", p[i].path,
+				strerror(-ret));
+			failed++;
+			continue;
+		}
+		printf("removed %s (%s)\n", p[i].path, stale_why_str(p[i].why));
+	}
+	free(p);
+	if (remove) {
+		prune_empty_dirs();
+		if (!n)
+			printf("no stale pins\n");
+	}
+	if (failed) {
+		fail("%d of %d stale pin directories not removed", failed, n);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_clean(void)
+{
+	int ret;
+
+	ret = rxdp_bpffs_enter();
+	if (ret == -ENOENT) {
+		printf("no stale pins (no bpffs at %s)\n", RXDP_BPFFS_ROOT);
+		return 0;
+	}
+	if (!ret)
+		ret = setup_libxdp_dir(false);
+	if (ret) {
+		fail("cannot reach the bpffs at %s: %s", RXDP_BPFFS_ROOT,
+		     strerror(-ret));
+		return 1;
+	}
+	return stale_pins(true);
+}
+
 static int cmd_status(const char *ifname, int ifindex)
 {
 	struct if_nameindex *ifs, *i;
 	int ncpu = libbpf_num_possible_cpus();
-	int ret, shown = 0;
+	int ret, bpffs, shown = 0;
 
 	if (ncpu <= 0) {
 		fail("cannot count the possible CPUs: %s", strerror(-ncpu));
 		return 1;
 	}
-	ret = rxdp_bpffs_enter();
-	if (ret && ret != -ENOENT) {
+	bpffs = rxdp_bpffs_enter();
+	if (bpffs && bpffs != -ENOENT) {
 		fail("cannot reach the bpffs at %s: %s", RXDP_BPFFS_ROOT,
-		     strerror(-ret));
+		     strerror(-bpffs));
 		return 1;
 	}
 	ret = setup_libxdp_dir(false);
@@ -983,7 +1116,7 @@ static int cmd_status(const char *ifname, int ifindex)
 	if (!shown)
 		printf("rxdp is not attached to any interface in this network "
 		       "namespace\n");
-	return 0;
+	return bpffs ? 0 : stale_pins(false);
 }
 
 int main(int argc, char **argv)
@@ -1000,7 +1133,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	nargs = argc - first;
 	if (nargs < 1) {
-		fail("no command given (attach, detach or status; see --help)");
+		fail("no command given (attach, detach, status or clean; see "
+		     "--help)");
 		return EXIT_USAGE;
 	}
 	cmd = argv[first];
@@ -1010,7 +1144,9 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach")) {
 		if (nargs != 2) {
 			fail("usage: rxdp-loader %s IFNAME%s", cmd,
-			     cmd[0] == 'a' ? " [--mode native|skb]" : "");
+			     cmd[0] == 'a' ? " [--mode native|skb] [--variant "
+					     "frags|linear]"
+					   : "");
 			return EXIT_USAGE;
 		}
 	} else if (!strcmp(cmd, "status")) {
@@ -1018,8 +1154,14 @@ int main(int argc, char **argv)
 			fail("usage: rxdp-loader status [IFNAME]");
 			return EXIT_USAGE;
 		}
+	} else if (!strcmp(cmd, "clean")) {
+		if (nargs != 1) {
+			fail("usage: rxdp-loader clean");
+			return EXIT_USAGE;
+		}
 	} else {
-		fail("unknown command '%s' (attach, detach or status)", cmd);
+		fail("unknown command '%s' (attach, detach, status or clean)",
+		     cmd);
 		return EXIT_USAGE;
 	}
 	if (cfg.attach_only && strcmp(cmd, "attach")) {
@@ -1046,6 +1188,8 @@ int main(int argc, char **argv)
 		     caps);
 		return 1;
 	}
+	if (!strcmp(cmd, "clean"))
+		return cmd_clean();
 	if (ifname) {
 		if (strlen(ifname) >= IF_NAMESIZE) {
 			fail("%s: interface name too long (at most %d "

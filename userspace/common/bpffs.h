@@ -4,7 +4,7 @@
  *
  * The netns component keeps two namespaces' interfaces of the same name
  * apart; the bpffs lives under /run so that commands started with
- * `ip netns exec` see it (see shared/notes/netns-and-bpffs.md).
+ * `ip netns exec` see it (docs/design.md, "Two hosts on one machine").
  */
 #ifndef RXDP_BPFFS_H
 #define RXDP_BPFFS_H

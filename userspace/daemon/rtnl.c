@@ -227,8 +227,11 @@ static void handle_addr(const struct nlmsghdr *nlh)
 			*pp = a->next;
 			free(a);
 			link_gid_rebuild(l);
-			pr_info("%s: address removed, GID table updated\n",
-				l->ifname);
+			/* a GID only matters on an interface rxdpd serves */
+			if (l->dev)
+				pr_info("%s: address removed, GID table "
+					"updated\n",
+					l->ifname);
 		}
 		return;
 	}
@@ -243,8 +246,9 @@ static void handle_addr(const struct nlmsghdr *nlh)
 		a->gid_index = -1;
 		a->mark = rxdpd.mark;
 		link_gid_rebuild(l);
-		pr_info("%s: address added, GID index %d\n", l->ifname,
-			a->gid_index);
+		if (l->dev)
+			pr_info("%s: address added, GID index %d\n",
+				l->ifname, a->gid_index);
 	}
 	a->prefixlen = m.prefixlen;
 	a->mark = rxdpd.mark;
