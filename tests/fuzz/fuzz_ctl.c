@@ -44,22 +44,6 @@
 #include "daemon/cm.h"
 #include "daemon/rxdpd.h"
 
-struct rxdpd rxdpd;
-
-int ep_add(int fd, struct ep_tag *tag)
-{
-	return 0;
-}
-
-int ep_mod(int fd, struct ep_tag *tag, __u32 events)
-{
-	return 0;
-}
-
-void ep_del(int fd)
-{
-}
-
 static char sock_path[64];
 /* fz0's maps, made once; each input's device has duplicates of them */
 static int map_qp_ctx = -1, map_qp_stats = -1, map_stats = -1;
@@ -142,7 +126,8 @@ static void setup(void)
 		perror("fuzz_ctl: unshare");
 		abort();
 	}
-	if (rtnl_open() || cm_init())
+	/* the loop's epoll set is never waited on: fds come and go in it */
+	if (loop_open() || rtnl_open() || cm_init())
 		abort();
 	/* RXDP_FUZZ_VERBOSE=1: what rxdpd logs, for a reproducer */
 	if (getenv("RXDP_FUZZ_VERBOSE"))
@@ -152,7 +137,6 @@ static void setup(void)
 	if (rxdpd.ncpus < 1)
 		abort();
 	rxdpd.mtu_cap = 4096;
-	rxdpd.epfd = -1;
 	map_qp_ctx = make_map(BPF_MAP_TYPE_HASH, sizeof(struct rxdp_qp_ctx),
 			      RXDP_MAX_QP);
 	map_qp_stats = make_map(BPF_MAP_TYPE_PERCPU_ARRAY,

@@ -132,7 +132,7 @@ struct cm_qev {
 };
 
 struct cm_chan {
-	struct cm_ep ep; /* our end of the event socket, EPOLLOUT when full */
+	struct ep_tag ep; /* our end of the event socket, EPOLLOUT when full */
 	struct cm_chan *next;
 	struct cm_client *owner;
 	__u32 handle;
@@ -218,7 +218,7 @@ static __u32 next_handle, next_chan;
 static __u32 tid_hi;
 static __u32 tid_lo;
 static int timer_fd = -1;
-static struct cm_ep timer_ep;
+static struct ep_tag timer_ep;
 static long timer_armed; /* the deadline the timerfd is set for, 0: none */
 static unsigned int half_open;
 
@@ -236,26 +236,6 @@ static __u32 rand32(void)
 static const char *st(const struct cm_id *id)
 {
 	return state_names[id->state];
-}
-
-int cm_ep_add(struct cm_ep *ep, int fd, __u32 events,
-	      void (*fn)(struct cm_ep *, __u32))
-{
-	ep->tag.kind = EP_CM;
-	ep->tag.ptr = ep;
-	ep->fn = fn;
-	if (ep_add(fd, &ep->tag))
-		return -1;
-	if (events != EPOLLIN && ep_mod(fd, &ep->tag, events))
-		return -1;
-	return 0;
-}
-
-void cm_ep_event(void *ptr, __u32 events)
-{
-	struct cm_ep *ep = ptr;
-
-	ep->fn(ep, events);
 }
 
 static struct cm_dev *dev_of(int ifindex)
@@ -403,7 +383,7 @@ static void chan_flush(struct cm_chan *ch)
 		ch->qlen--;
 		free(q);
 	}
-	ep_mod(ch->wfd, &ch->ep.tag, ch->qhead ? EPOLLOUT : 0);
+	ep_mod(ch->wfd, &ch->ep, ch->qhead ? EPOLLOUT : 0);
 }
 
 static void chan_free(struct cm_chan *ch);
@@ -420,7 +400,7 @@ static void chan_drop_queue(struct cm_chan *ch)
 	ch->qlen = 0;
 }
 
-static void chan_ready(struct cm_ep *ep, __u32 events)
+static void chan_ready(struct ep_tag *ep, __u32 events)
 {
 	struct cm_chan *ch = (struct cm_chan *)ep;
 
@@ -465,7 +445,7 @@ static void chan_put(struct cm_chan *ch, const struct rxdp_cm_event *ev)
 		ch->qhead = q;
 	ch->qtail = q;
 	ch->qlen++;
-	ep_mod(ch->wfd, &ch->ep.tag, EPOLLOUT);
+	ep_mod(ch->wfd, &ch->ep, EPOLLOUT);
 }
 
 /*
@@ -991,7 +971,7 @@ static void id_expired(struct cm_id *id)
 	}
 }
 
-static void on_timer(struct cm_ep *ep, __u32 events)
+static void on_timer(struct ep_tag *ep, __u32 events)
 {
 	__u64 n;
 	long now = now_ms();
@@ -1547,7 +1527,7 @@ static int chan_create(struct cm_client *cl, struct rxdp_ctl_cm *cm, int *fd)
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	shutdown(sv[1], SHUT_WR);
 	ch->wfd = sv[0];
-	if (cm_ep_add(&ch->ep, ch->wfd, 0, chan_ready)) {
+	if (ep_watch(&ch->ep, ch->wfd, 0, chan_ready)) {
 		close(sv[0]);
 		close(sv[1]);
 		free(ch);
@@ -1610,7 +1590,7 @@ static void chan_destroy(struct cm_client *cl, struct cm_chan *ch, bool now)
 		return;
 	}
 	ch->zombie = true;
-	ep_mod(ch->wfd, &ch->ep.tag, 0);
+	ep_mod(ch->wfd, &ch->ep, 0);
 }
 
 static int ps_valid(__u32 ps)
@@ -2419,7 +2399,7 @@ int cm_init(void)
 	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (timer_fd < 0)
 		return -errno;
-	if (cm_ep_add(&timer_ep, timer_fd, EPOLLIN, on_timer))
+	if (ep_watch(&timer_ep, timer_fd, EPOLLIN, on_timer))
 		return -errno;
 	ret = cm_route_open();
 	if (ret)

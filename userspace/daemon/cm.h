@@ -11,15 +11,6 @@
 
 #include "daemon/rxdpd.h"
 
-/* An fd of the CM in rxdpd's epoll set (EP_CM) */
-struct cm_ep {
-	struct ep_tag tag; /* kind EP_CM, ptr: this */
-	void (*fn)(struct cm_ep *ep, __u32 events);
-};
-
-int cm_ep_add(struct cm_ep *ep, int fd, __u32 events,
-	      void (*fn)(struct cm_ep *, __u32));
-
 /* --- gsi.c: QP1, the General Services Interface of a device ----------- */
 
 /* The Q_Key of QP1 (IBTA 13.4.6.3: the well-known GSI Q_Key) */

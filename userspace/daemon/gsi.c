@@ -60,7 +60,7 @@ struct gsi_pend {
 };
 
 struct gsi {
-	struct cm_ep ep; /* the CQ's notification eventfd */
+	struct ep_tag ep; /* the CQ's notification eventfd */
 	int ifindex;
 	struct rxdp_engine *e;
 	struct rxdp_epd *pd;
@@ -148,7 +148,7 @@ static void grh_gids(const __u8 *grh, __u8 *sgid, __u8 *dgid, __u8 *tclass)
 	*tclass = grh[20 + 1];
 }
 
-static void on_cq(struct cm_ep *ep, __u32 events)
+static void on_cq(struct ep_tag *ep, __u32 events)
 {
 	struct gsi *g = (struct gsi *)ep;
 	__u64 n;
@@ -326,7 +326,7 @@ struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
 			 strerror(-ret));
 		goto err;
 	}
-	if (cm_ep_add(&g->ep, g->evfd, EPOLLIN, on_cq)) {
+	if (ep_watch(&g->ep, g->evfd, EPOLLIN, on_cq)) {
 		snprintf(msg, msglen, "epoll: %s", strerror(errno));
 		qp_destroy_special(l, GSI_QPN);
 		goto err;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "common/ctl.h"
+#include "daemon/loop.h"
 #include "daemon/mtu.h"
 #include "common/ctl_client.h"
 #include "engine/engine.h"
@@ -27,19 +28,6 @@ struct hobj; /* hca.c: one verbs object */
 struct cm_client; /* cm.c: a client's event channels and CM ids */
 struct rxdp_engine;
 struct rxdp_eah;
-
-/* What an epoll event is about */
-enum ep_kind {
-	EP_LISTEN = 1,
-	EP_NETLINK,
-	EP_TIMER,
-	EP_CLIENT,
-	EP_CM, /* cm.c's fds: ptr is a struct cm_ep */
-};
-struct ep_tag {
-	enum ep_kind kind;
-	void *ptr;
-};
 
 struct rxdp_addr {
 	struct rxdp_addr *next;
@@ -145,10 +133,8 @@ struct rxdp_client {
 };
 
 struct rxdpd {
-	int epfd;
 	int listen_fd;
 	int nl_fd;
-	int timer_fd;
 	unsigned int nl_seq;
 	unsigned int mark;
 	struct rxdp_link *links;
@@ -337,7 +323,6 @@ int cm_init(void);
 void cm_fini(void);
 void cm_dev_up(struct rxdp_link *l); /* a device appeared: QP1 */
 void cm_dev_down(struct rxdp_link *l); /* before its data path goes */
-void cm_ep_event(void *ptr, __u32 events); /* an EP_CM fd is ready */
 void cm_retry(void); /* neighbours may have appeared; a timer tick */
 void cm_client_release(struct rxdp_client *c);
 struct rxdp_ctl_cm;
@@ -353,14 +338,9 @@ void client_event(struct rxdp_client *c, __u32 events);
 void client_release(struct rxdp_client *c);
 /* Close connections that hold nothing and said nothing for a while */
 void clients_idle(long now_ms);
-long now_ms(void);
 void clients_reap(void);
 void clients_retry(void);
 /* Send an event (enum ibv_event_type) to the clients subscribed to ifindex */
 void clients_notify(int ifindex, __u32 event_type, __u32 port_num);
-
-int ep_add(int fd, struct ep_tag *tag);
-int ep_mod(int fd, struct ep_tag *tag, __u32 events);
-void ep_del(int fd);
 
 #endif /* RXDP_DAEMON_RXDPD_H */

@@ -57,12 +57,22 @@ void server_close(void)
 		unlink(socket_file);
 }
 
+static void on_listen(struct ep_tag *tag, __u32 events)
+{
+	server_accept();
+}
+
+static void on_client(struct ep_tag *tag, __u32 events)
+{
+	client_event(tag->ptr, events);
+}
+
 int server_open(const char *path)
 {
 	struct sockaddr_un sun;
 	unsigned int sunlen;
 	int fd, ret;
-	static struct ep_tag tag = { EP_LISTEN, NULL };
+	static struct ep_tag tag;
 
 	ret = rxdp_ctl_sockaddr(path, &sun, &sunlen);
 	if (ret)
@@ -92,15 +102,7 @@ int server_open(const char *path)
 		return ret;
 	}
 	rxdpd.listen_fd = fd;
-	return ep_add(fd, &tag);
-}
-
-long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+	return ep_watch(&tag, fd, EPOLLIN, on_listen);
 }
 
 static int user_clients(uid_t uid)
@@ -164,9 +166,8 @@ void server_accept(void)
 	c->uid = cred.uid;
 	c->allowed = peer_allowed(fd, &cred);
 	c->last_active = now_ms();
-	c->tag.kind = EP_CLIENT;
 	c->tag.ptr = c;
-	if (ep_add(fd, &c->tag)) {
+	if (ep_watch(&c->tag, fd, EPOLLIN, on_client)) {
 		close(fd);
 		free(c);
 		return;
