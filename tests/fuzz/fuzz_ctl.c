@@ -129,6 +129,10 @@ static void setup(void)
 	/* the loop's epoll set is never waited on: fds come and go in it */
 	if (loop_open() || rtnl_open() || cm_init())
 		abort();
+	/* the listeners of the devices' events, as rxdpd's main() adds them */
+	dev_init();
+	qp_init();
+	hca_init();
 	/* RXDP_FUZZ_VERBOSE=1: what rxdpd logs, for a reproducer */
 	if (getenv("RXDP_FUZZ_VERBOSE"))
 		rxdp_log_set_level(RXDP_LOG_DEBUG);

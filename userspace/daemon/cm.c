@@ -315,7 +315,7 @@ static __u8 port_mtu(int ifindex)
 {
 	struct rxdp_link *l = link_by_index(ifindex);
 
-	return l ? (__u8)rxdp_ib_mtu(l->mtu, hca_mtu_cap(l)) : IBV_MTU_1024;
+	return l ? (__u8)rxdp_ib_mtu(l->mtu, dev_mtu_cap(l)) : IBV_MTU_1024;
 }
 
 static __u8 ack_timeout(const struct cm_id *id)
@@ -412,7 +412,7 @@ static void chan_ready(struct ep_tag *ep, __u32 events)
 		}
 		chan_drop_queue(ch);
 		ch->hup = true;
-		ep_del(ch->wfd);
+		ep_del(ch->wfd, &ch->ep);
 		return;
 	}
 	chan_flush(ch);
@@ -1030,9 +1030,24 @@ static void addr_query_step(struct cm_id *id)
 	ev_simple(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 }
 
-static int do_resolve_addr(struct cm_id *id, struct rxdp_ctl_cm *cm, uid_t uid,
-			   char *msg, size_t msglen)
+/* One request of a client (RXDP_CTL_CM), as its op's handler sees it */
+struct cm_call {
+	struct rxdp_client *c;
+	struct cm_client *cl;
+	struct rxdp_ctl_cm *cm; /* the request, then the reply */
+	struct cm_id *id; /* the id it is on, for ops on one */
+	int *fd; /* one to send with the reply, or -1 */
+	char *msg;
+	size_t msglen;
+};
+
+static int do_resolve_addr(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	struct rxdp_ctl_cm *cm = q->cm;
+	uid_t uid = q->c->uid;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	struct rxdp_cm_addr *dst = &cm->dst;
 	struct rxdp_link *l;
 	struct cm_route r;
@@ -1138,9 +1153,12 @@ static bool is_ud(const struct cm_id *id)
 	return id->qp_type == IBV_QPT_UD;
 }
 
-static int do_connect(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
-		      size_t msglen)
+static int do_connect(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	struct rxdp_ctl_cm *cm = q->cm;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	const struct rxdp_cm_conn *c = &cm->conn;
 	struct cm_msg m;
 	int err;
@@ -1226,9 +1244,12 @@ static int do_connect(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
 	return 0;
 }
 
-static int do_accept(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
-		     size_t msglen)
+static int do_accept(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	struct rxdp_ctl_cm *cm = q->cm;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	const struct rxdp_cm_conn *c = &cm->conn;
 	struct cm_msg m;
 	int err;
@@ -1279,9 +1300,12 @@ static int do_accept(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
 	return 0;
 }
 
-static int do_reject(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
-		     size_t msglen)
+static int do_reject(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	struct rxdp_ctl_cm *cm = q->cm;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	__u16 reason = cm->reason ? (__u16)cm->reason : CM_REJ_CONSUMER_DEFINED;
 	size_t len = cm->conn.private_data_len;
 	int err;
@@ -1311,8 +1335,11 @@ static int do_reject(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
 	}
 }
 
-static int do_disconnect(struct cm_id *id, char *msg, size_t msglen)
+static int do_disconnect(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	switch (id->state) {
 	case CM_ESTABLISHED:
 	case CM_REP_SENT:
@@ -1333,8 +1360,11 @@ static int do_disconnect(struct cm_id *id, char *msg, size_t msglen)
 }
 
 /* Active side, after CONNECT_RESPONSE: the RTU (rdma-core's ACCEPT) */
-static int do_establish(struct cm_id *id, char *msg, size_t msglen)
+static int do_establish(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	struct cm_msg m;
 
 	if (id->state != CM_REP_RCVD) {
@@ -1353,9 +1383,12 @@ static int do_establish(struct cm_id *id, char *msg, size_t msglen)
 
 /* ibv_qp_attr's fields for the application's QP, as the kernel's
  * rdma_init_qp_attr() gives them */
-static int do_init_qp_attr(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
-			   size_t msglen)
+static int do_init_qp_attr(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	struct rxdp_ctl_cm *cm = q->cm;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	struct rxdp_qp_attr *a = &cm->qp_attr;
 	__u32 state = (__u32)cm->value;
 	bool known = id->state >= CM_REQ_SENT && id->state != CM_LISTEN;
@@ -1429,9 +1462,12 @@ static int do_init_qp_attr(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
 	}
 }
 
-static int do_set_option(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
-			 size_t msglen)
+static int do_set_option(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	struct rxdp_ctl_cm *cm = q->cm;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	if (cm->level == RDMA_OPTION_ID) {
 		switch (cm->optname) {
 		case RDMA_OPTION_ID_TOS:
@@ -1463,9 +1499,13 @@ static int do_set_option(struct cm_id *id, struct rxdp_ctl_cm *cm, char *msg,
 	return -ENOSYS;
 }
 
-static int do_listen(struct cm_id *id, struct rxdp_ctl_cm *cm, uid_t uid,
-		     char *msg, size_t msglen)
+static int do_listen(struct cm_call *q)
 {
+	struct cm_id *id = q->id;
+	struct rxdp_ctl_cm *cm = q->cm;
+	uid_t uid = q->c->uid;
+	char *msg = q->msg;
+	size_t msglen = q->msglen;
 	int err;
 
 	if (id->state == CM_IDLE) {
@@ -1507,8 +1547,11 @@ static struct cm_chan *chan_find(struct cm_client *cl, __u32 h)
 	return NULL;
 }
 
-static int chan_create(struct cm_client *cl, struct rxdp_ctl_cm *cm, int *fd)
+static int chan_create(struct cm_call *q)
 {
+	struct cm_client *cl = q->cl;
+	struct rxdp_ctl_cm *cm = q->cm;
+	int *fd = q->fd;
 	struct cm_chan *ch;
 	int sv[2], sz = 1 << 20;
 
@@ -1558,7 +1601,7 @@ static void chan_free(struct cm_chan *ch)
 	}
 	chan_drop_queue(ch);
 	if (!ch->hup)
-		ep_del(ch->wfd);
+		ep_del(ch->wfd, &ch->ep);
 	close(ch->wfd);
 	cl->nchans--;
 	free(ch);
@@ -1599,8 +1642,10 @@ static int ps_valid(__u32 ps)
 }
 
 /* For rxdp-ctl: the id after cm->id (root sees all, a user its own) */
-static int cm_next(struct rxdp_client *c, struct rxdp_ctl_cm *cm)
+static int cm_next(struct cm_call *q)
 {
+	struct rxdp_client *c = q->c;
+	struct rxdp_ctl_cm *cm = q->cm;
 	struct cm_id *best = NULL;
 
 	for (struct cm_id *id = ids; id; id = id->next) {
@@ -1625,154 +1670,195 @@ static int cm_next(struct rxdp_client *c, struct rxdp_ctl_cm *cm)
 	return 0;
 }
 
+static int op_channel_destroy(struct cm_call *r)
+{
+	struct cm_chan *ch = chan_find(r->cl, r->cm->channel);
+
+	if (!ch) {
+		snprintf(r->msg, r->msglen, "no channel %u", r->cm->channel);
+		return -ENOENT;
+	}
+	chan_destroy(r->cl, ch, false);
+	return 0;
+}
+
+static int op_create_id(struct cm_call *r)
+{
+	struct rxdp_ctl_cm *cm = r->cm;
+	struct cm_chan *ch = chan_find(r->cl, cm->channel);
+	struct cm_id *id;
+
+	if (!ch) {
+		snprintf(r->msg, r->msglen, "no channel %u", cm->channel);
+		return -ENOENT;
+	}
+	if (!ps_valid(cm->ps)) {
+		snprintf(r->msg, r->msglen, "port space %#x is not supported",
+			 cm->ps);
+		return -EPROTONOSUPPORT;
+	}
+	if (cm->qp_type != IBV_QPT_RC && cm->qp_type != IBV_QPT_UC &&
+	    cm->qp_type != IBV_QPT_UD) {
+		snprintf(r->msg, r->msglen, "QP type %u is not supported",
+			 cm->qp_type);
+		return -EINVAL;
+	}
+	id = id_new(r->cl, ch, (__u16)cm->ps, cm->qp_type);
+	if (!id)
+		return -errno;
+	cm->id = id->handle;
+	return 0;
+}
+
+static int op_repost(struct cm_call *r)
+{
+	const struct rxdp_cm_event *ev = &r->cm->event;
+	struct cm_chan *ch = chan_find(r->cl, r->cm->channel);
+
+	if (!ch || !id_find(r->cl, ev->id) ||
+	    (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+	     !id_find(r->cl, ev->listen_id))) {
+		snprintf(r->msg, r->msglen, "no such channel or id");
+		return -ENOENT;
+	}
+	chan_put(ch, ev);
+	return 0;
+}
+
+static int op_destroy_id(struct cm_call *r)
+{
+	id_destroy(r->id);
+	return 0;
+}
+
+static int op_migrate_id(struct cm_call *r)
+{
+	struct cm_chan *ch = chan_find(r->cl, r->cm->channel);
+
+	if (!ch) {
+		snprintf(r->msg, r->msglen, "no channel %u", r->cm->channel);
+		return -ENOENT;
+	}
+	r->id->chan = ch;
+	return 0;
+}
+
+static int op_bind(struct cm_call *r)
+{
+	int err = id_bind(r->id, &r->cm->src, r->c->uid);
+
+	if (err)
+		snprintf(r->msg, r->msglen, "cannot bind: %s", strerror(-err));
+	return err;
+}
+
+static int op_resolve_route(struct cm_call *r)
+{
+	struct cm_id *id = r->id;
+
+	if (id->state != CM_ADDR_RESOLVED && id->state != CM_ROUTE_RESOLVED) {
+		snprintf(r->msg, r->msglen, "the address is not resolved (%s)",
+			 st(id));
+		return -EINVAL;
+	}
+	/* RoCE: the path is the resolved address; no SA to ask */
+	id->route_resolved = true;
+	id->state = CM_ROUTE_RESOLVED;
+	ev_simple(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	return 0;
+}
+
+static int op_notify(struct cm_call *r)
+{
+	struct cm_id *id = r->id;
+
+	if (r->cm->value == IBV_EVENT_COMM_EST && id->state == CM_REP_SENT) {
+		id->state = CM_ESTABLISHED;
+		id->timer = 0;
+		id->mad_valid = false;
+		ev_simple(id, RDMA_CM_EVENT_ESTABLISHED, 0);
+	}
+	return 0;
+}
+
+static int op_query(struct cm_call *r)
+{
+	return 0;
+}
+
+/*
+ * The CM's requests: each op's handler, whether it is on one of the
+ * client's ids (then found first), and whether the reply carries the id's
+ * state (after the timer follows what the op changed)
+ */
+struct cm_cmd {
+	int (*fn)(struct cm_call *r);
+	bool on_id;
+	bool info;
+};
+
+static const struct cm_cmd cm_cmds[RXDP_CM_OP_MAX] = {
+	[RXDP_CM_CHANNEL_CREATE] = { chan_create },
+	[RXDP_CM_CHANNEL_DESTROY] = { op_channel_destroy },
+	[RXDP_CM_CREATE_ID] = { op_create_id },
+	[RXDP_CM_REPOST] = { op_repost },
+	[RXDP_CM_NEXT] = { cm_next },
+	[RXDP_CM_DESTROY_ID] = { op_destroy_id, true },
+	[RXDP_CM_MIGRATE_ID] = { op_migrate_id, true },
+	[RXDP_CM_BIND] = { op_bind, true, true },
+	[RXDP_CM_RESOLVE_ADDR] = { do_resolve_addr, true, true },
+	[RXDP_CM_RESOLVE_ROUTE] = { op_resolve_route, true, true },
+	[RXDP_CM_LISTEN] = { do_listen, true, true },
+	[RXDP_CM_CONNECT] = { do_connect, true, true },
+	[RXDP_CM_ACCEPT] = { do_accept, true, true },
+	[RXDP_CM_REJECT] = { do_reject, true, true },
+	[RXDP_CM_DISCONNECT] = { do_disconnect, true, true },
+	[RXDP_CM_ESTABLISH] = { do_establish, true, true },
+	[RXDP_CM_NOTIFY] = { op_notify, true, true },
+	[RXDP_CM_INIT_QP_ATTR] = { do_init_qp_attr, true, true },
+	[RXDP_CM_QUERY] = { op_query, true, true },
+	[RXDP_CM_SET_OPTION] = { do_set_option, true, true },
+};
+
 int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 	       char *msg, size_t msglen)
 {
-	struct cm_client *cl = c->cm;
-	struct cm_chan *ch;
-	struct cm_id *id = NULL;
-	int err = 0;
+	struct cm_call r = {
+		.c = c, .cm = cm, .fd = fd, .msg = msg, .msglen = msglen
+	};
+	const struct cm_cmd *cmd;
+	int err;
 
 	*fd = -1;
-	if (!cl) {
-		cl = c->cm = calloc(1, sizeof(*cl));
-		if (!cl)
+	if (!c->cm) {
+		c->cm = calloc(1, sizeof(*c->cm));
+		if (!c->cm)
 			return -ENOMEM;
-		cl->c = c;
+		c->cm->c = c;
 	}
+	r.cl = c->cm;
 	cm->conn.private_data_len = cm->conn.private_data_len >
 						    RXDP_CM_PDATA_MAX
 					    ? RXDP_CM_PDATA_MAX
 					    : cm->conn.private_data_len;
-	switch (cm->op) {
-	case RXDP_CM_CHANNEL_CREATE:
-		return chan_create(cl, cm, fd);
-	case RXDP_CM_CHANNEL_DESTROY:
-		ch = chan_find(cl, cm->channel);
-		if (!ch) {
-			snprintf(msg, msglen, "no channel %u", cm->channel);
-			return -ENOENT;
-		}
-		chan_destroy(cl, ch, false);
-		return 0;
-	case RXDP_CM_CREATE_ID:
-		ch = chan_find(cl, cm->channel);
-		if (!ch) {
-			snprintf(msg, msglen, "no channel %u", cm->channel);
-			return -ENOENT;
-		}
-		if (!ps_valid(cm->ps)) {
-			snprintf(msg, msglen, "port space %#x is not supported",
-				 cm->ps);
-			return -EPROTONOSUPPORT;
-		}
-		if (cm->qp_type != IBV_QPT_RC && cm->qp_type != IBV_QPT_UC &&
-		    cm->qp_type != IBV_QPT_UD) {
-			snprintf(msg, msglen, "QP type %u is not supported",
-				 cm->qp_type);
-			return -EINVAL;
-		}
-		id = id_new(cl, ch, (__u16)cm->ps, cm->qp_type);
-		if (!id)
-			return -errno;
-		cm->id = id->handle;
-		return 0;
-	}
-	if (cm->op == RXDP_CM_REPOST) {
-		const struct rxdp_cm_event *ev = &cm->event;
-
-		ch = chan_find(cl, cm->channel);
-		if (!ch || !id_find(cl, ev->id) ||
-		    (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-		     !id_find(cl, ev->listen_id))) {
-			snprintf(msg, msglen, "no such channel or id");
-			return -ENOENT;
-		}
-		chan_put(ch, ev);
-		return 0;
-	}
-	if (cm->op == RXDP_CM_NEXT)
-		return cm_next(c, cm);
-	id = id_find(cl, cm->id);
-	if (!id) {
-		snprintf(msg, msglen, "no CM id %u", cm->id);
-		return -ENOENT;
-	}
-	switch (cm->op) {
-	case RXDP_CM_DESTROY_ID:
-		id_destroy(id);
-		return 0;
-	case RXDP_CM_MIGRATE_ID:
-		ch = chan_find(cl, cm->channel);
-		if (!ch) {
-			snprintf(msg, msglen, "no channel %u", cm->channel);
-			return -ENOENT;
-		}
-		id->chan = ch;
-		return 0;
-	case RXDP_CM_BIND:
-		err = id_bind(id, &cm->src, c->uid);
-		if (err)
-			snprintf(msg, msglen, "cannot bind: %s",
-				 strerror(-err));
-		break;
-	case RXDP_CM_RESOLVE_ADDR:
-		err = do_resolve_addr(id, cm, c->uid, msg, msglen);
-		break;
-	case RXDP_CM_RESOLVE_ROUTE:
-		if (id->state != CM_ADDR_RESOLVED &&
-		    id->state != CM_ROUTE_RESOLVED) {
-			snprintf(msg, msglen,
-				 "the address is not resolved (%s)", st(id));
-			return -EINVAL;
-		}
-		/* RoCE: the path is the resolved address; no SA to ask */
-		id->route_resolved = true;
-		id->state = CM_ROUTE_RESOLVED;
-		ev_simple(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
-		break;
-	case RXDP_CM_LISTEN:
-		err = do_listen(id, cm, c->uid, msg, msglen);
-		break;
-	case RXDP_CM_CONNECT:
-		err = do_connect(id, cm, msg, msglen);
-		break;
-	case RXDP_CM_ACCEPT:
-		err = do_accept(id, cm, msg, msglen);
-		break;
-	case RXDP_CM_REJECT:
-		err = do_reject(id, cm, msg, msglen);
-		break;
-	case RXDP_CM_DISCONNECT:
-		err = do_disconnect(id, msg, msglen);
-		break;
-	case RXDP_CM_ESTABLISH:
-		err = do_establish(id, msg, msglen);
-		break;
-	case RXDP_CM_NOTIFY:
-		if (cm->value == IBV_EVENT_COMM_EST &&
-		    id->state == CM_REP_SENT) {
-			id->state = CM_ESTABLISHED;
-			id->timer = 0;
-			id->mad_valid = false;
-			ev_simple(id, RDMA_CM_EVENT_ESTABLISHED, 0);
-		}
-		break;
-	case RXDP_CM_INIT_QP_ATTR:
-		err = do_init_qp_attr(id, cm, msg, msglen);
-		break;
-	case RXDP_CM_QUERY:
-		break;
-	case RXDP_CM_SET_OPTION:
-		err = do_set_option(id, cm, msg, msglen);
-		break;
-	default:
+	cmd = cm->op < RXDP_CM_OP_MAX ? &cm_cmds[cm->op] : NULL;
+	if (!cmd || !cmd->fn) {
 		snprintf(msg, msglen, "unknown CM request %u", cm->op);
 		return -EOPNOTSUPP;
 	}
+	if (!cmd->on_id)
+		return cmd->fn(&r);
+	r.id = id_find(r.cl, cm->id);
+	if (!r.id) {
+		snprintf(msg, msglen, "no CM id %u", cm->id);
+		return -ENOENT;
+	}
+	err = cmd->fn(&r);
+	if (!cmd->info)
+		return err;
 	timer_rearm();
 	if (!err)
-		info_fill(id, &cm->info);
+		info_fill(r.id, &cm->info);
 	return err;
 }
 
@@ -2304,7 +2390,8 @@ void cm_mad_recv(int ifindex, const struct gsi_peer *from, const void *mad,
 
 /* --- devices, setup, and the daemon's loop --------------------------------- */
 
-void cm_dev_up(struct rxdp_link *l)
+/* A device appeared (or a tick, while it has no QP1): QP1 */
+static void cm_dev_up(struct rxdp_link *l)
 {
 	struct cm_dev *d = dev_of(l->ifindex);
 	char msg[256] = "";
@@ -2319,7 +2406,7 @@ void cm_dev_up(struct rxdp_link *l)
 	}
 	if (d->gsi || now_ms() < d->retry_at)
 		return;
-	d->gsi = gsi_open(l, msg, sizeof(msg));
+	d->gsi = gsi_open(l, cm_mad_recv, msg, sizeof(msg));
 	/* QP1 runs on the device's data path: without it the port is DOWN,
 	 * and health.c says why (once in the log, and in rxdp-ctl) */
 	dev_datapath_err(l, d->gsi ? NULL : msg);
@@ -2332,7 +2419,8 @@ void cm_dev_up(struct rxdp_link *l)
 	pr_info("rxdp_%s: QP1 up: the connection manager answers\n", l->ifname);
 }
 
-void cm_dev_down(struct rxdp_link *l)
+/* The device goes: QP1 and the CM's state on it, before its data path */
+static void cm_dev_down(struct rxdp_link *l)
 {
 	struct cm_dev *d = dev_of(l->ifindex), **pp;
 	bool again = true;
@@ -2389,10 +2477,23 @@ void cm_retry(void)
 	timer_rearm();
 }
 
+static void cm_on_dev(const struct dev_event *ev)
+{
+	if (ev->type == DEV_EV_UP)
+		cm_dev_up(ev->l);
+	else
+		cm_dev_down(ev->l);
+}
+
 int cm_init(void)
 {
+	static struct dev_listener li = {
+		.fn = cm_on_dev,
+		.types = 1U << DEV_EV_UP | 1U << DEV_EV_DOWN,
+	};
 	int ret;
 
+	dev_listen(&li);
 	tid_hi = rand32();
 	/* handles count from 1 (a connection reaches its own ids only) */
 	next_handle = next_chan = 0;

@@ -27,11 +27,16 @@ struct gsi_peer {
 };
 
 struct gsi;
+/* A MAD arrived on QP1 of ifindex (the CM's cm_mad_recv) */
+typedef void (*gsi_recv_fn)(int ifindex, const struct gsi_peer *from,
+			    const void *mad, size_t len);
 /*
- * QP1 of device l, in RTS, its receive buffers posted. Starts the device's
- * data path if it was not. NULL + errno, with a reason in msg.
+ * QP1 of device l, in RTS, its receive buffers posted; what arrives goes
+ * to recv. Starts the device's data path if it was not. NULL + errno,
+ * with a reason in msg.
  */
-struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen);
+struct gsi *gsi_open(struct rxdp_link *l, gsi_recv_fn recv, char *msg,
+		     size_t msglen);
 void gsi_close(struct gsi *g);
 /*
  * Send one MAD (CM_MAD_LEN bytes) to a peer's QP1. The path is resolved

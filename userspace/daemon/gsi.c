@@ -62,6 +62,7 @@ struct gsi_pend {
 struct gsi {
 	struct ep_tag ep; /* the CQ's notification eventfd */
 	int ifindex;
+	gsi_recv_fn recv; /* the CM's */
 	struct rxdp_engine *e;
 	struct rxdp_epd *pd;
 	struct rxdp_emr *mr;
@@ -188,13 +189,12 @@ static void on_cq(struct ep_tag *ep, __u32 events)
 				grh_gids(g->buf[i], from.gid, from.local_gid,
 					 &from.traffic_class);
 				g->st.rx++;
-				cm_mad_recv(g->ifindex, &from,
-					    g->buf[i] + GRH_LEN,
-					    wc.byte_len - GRH_LEN);
+				g->recv(g->ifindex, &from, g->buf[i] + GRH_LEN,
+					wc.byte_len - GRH_LEN);
 			} else if (wc.status != IBV_WC_WR_FLUSH_ERR) {
 				g->st.rx_bad++;
 			}
-			/* cm_mad_recv may have closed nothing of ours: QP1
+			/* the receiver may have closed nothing of ours: QP1
 			 * lives until gsi_close, which is not called from
 			 * there */
 			post_recv(g, i);
@@ -237,7 +237,8 @@ static int qp_up(struct gsi *g)
 	return ret;
 }
 
-struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
+struct gsi *gsi_open(struct rxdp_link *l, gsi_recv_fn recv, char *msg,
+		     size_t msglen)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = GSI_SQ,
 				  .max_recv_wr = GSI_RQ,
@@ -253,6 +254,7 @@ struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
 	if (!g)
 		return NULL;
 	g->ifindex = l->ifindex;
+	g->recv = recv;
 	g->evfd = g->doorbell = -1;
 	g->e = hca_dev_engine(l, msg, msglen);
 	if (!g->e)
@@ -351,7 +353,7 @@ void gsi_close(struct gsi *g)
 		return;
 	l = link_by_index(g->ifindex);
 	if (g->evfd >= 0) {
-		ep_del(g->evfd);
+		ep_del(g->evfd, &g->ep);
 		close(g->evfd);
 	}
 	if (g->qp) {

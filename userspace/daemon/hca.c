@@ -290,26 +290,14 @@ static void mem_uncharge(struct hca_ctx *x, struct hobj *o, __u64 bytes)
 	o->charged -= bytes;
 }
 
-/* QPs are counted where they are made (qp.c), with or without a context */
-int hca_qp_charge(uid_t uid, char *msg, size_t msglen)
-{
-	return user_charge(uid, HO_QP, msg, msglen);
-}
-
-void hca_qp_uncharge(uid_t uid)
-{
-	user_uncharge(uid, HO_QP);
-}
-
 static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg, size_t msglen)
 {
-	return k == HO_QP ? 0 : user_charge(x->c->uid, k, msg, msglen);
+	return user_charge(x->c->uid, k, msg, msglen);
 }
 
 static void uncharge(struct hca_ctx *x, enum hobj_kind k)
 {
-	if (k != HO_QP)
-		user_uncharge(x->c->uid, k);
+	user_uncharge(x->c->uid, k);
 }
 
 /* --- shared memory ----------------------------------------------------- */
@@ -507,6 +495,8 @@ static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
 }
 
 /* The device's data path, made at its first context */
+static void hca_dev_note(struct rxdp_link *l);
+
 static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 				   size_t msglen)
 {
@@ -623,6 +613,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		if (hca_eng_start(hd, k, msg, msglen))
 			goto err;
 	l->dev->hca = hd;
+	hca_dev_note(l);
 	pr_info("rxdp_%s: data path up: %d queue(s), %d engine(s), %s "
 		"mode%s%s%s\n",
 		l->ifname, n, hd->ne,
@@ -678,7 +669,13 @@ static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
 	return fd;
 }
 
-void hca_queues_follow(struct rxdp_link *l, __u32 count)
+/*
+ * The interface now has count RX queues (ethtool -L): the data path, if
+ * up, binds a socket on each new one, on a new engine while the device may
+ * run more (--engines), else on one running. Queues never go: the kernel
+ * refuses to take one from under an AF_XDP socket.
+ */
+static void hca_queues_follow(struct rxdp_link *l, __u32 count)
 {
 	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
 	char msg[200];
@@ -700,7 +697,7 @@ void hca_queues_follow(struct rxdp_link *l, __u32 count)
 				"again when the interface's queues change)\n",
 				l->ifname, q, msg);
 			hd->nq_failed = count;
-			return;
+			break;
 		}
 		if (bpf_map_update_elem(l->dev->maps.xsks, &q, &fd, BPF_ANY))
 			pr_warn("rxdp_%s: cannot put queue %u's AF_XDP socket "
@@ -712,45 +709,46 @@ void hca_queues_follow(struct rxdp_link *l, __u32 count)
 			"%d engine(s)\n",
 			l->ifname, q, hd->q_eng[q], hd->nq, hd->ne);
 	}
+	hca_dev_note(l);
 }
 
-__u32 hca_mtu_cap(const struct rxdp_link *l)
+/*
+ * What the device's users are told of its data path (struct rxdp_dev): the largest
+ * path MTU it carries, rxdpd.mtu_cap, or 2048 once its sockets are bound
+ * without multi-buffer (zero-copy on a driver that has no zero-copy
+ * multi-buffer; every socket is bound alike: engine 0's say), and its
+ * AF_XDP sockets' modes (XDP_ZEROCOPY or XDP_COPY, XDP_USE_SG), in queue
+ * order
+ */
+static void hca_dev_note(struct rxdp_link *l)
 {
-	/* every socket of the device is bound alike: engine 0's say */
-	if (l->dev && l->dev->hca &&
-	    !(rxdp_xsk_port_bind_flags(l->dev->hca->eng[0].port) & XDP_USE_SG))
-		return RXDP_MTU_CAP_NOSG;
-	return rxdpd.mtu_cap;
-}
-
-int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max)
-{
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	struct hca_dev *hd = l->dev->hca;
 	__u16 m[RXDP_CTL_MAX_XSKS][RXDP_CTL_MAX_XSKS];
-	int n = 0;
+	__u32 n = 0;
 
-	if (!hd)
-		return 0;
-	for (int k = 0; k < hd->ne; k++)
+	l->dev->mtu_cap = rxdpd.mtu_cap;
+	if (hd && !(rxdp_xsk_port_bind_flags(hd->eng[0].port) & XDP_USE_SG))
+		l->dev->mtu_cap = RXDP_MTU_CAP_NOSG;
+	for (int k = 0; hd && k < hd->ne; k++)
 		rxdp_xsk_port_modes(hd->eng[k].port, m[k], RXDP_CTL_MAX_XSKS);
-	for (__u32 q = 0; q < hd->nq && n < max; q++)
-		modes[n++] = m[hd->q_eng[q]][hd->q_idx[q]];
-	return n;
+	for (__u32 q = 0; hd && q < hd->nq && n < RXDP_CTL_MAX_XSKS; q++)
+		l->dev->xsk_modes[n++] = m[hd->q_eng[q]][hd->q_idx[q]];
+	l->dev->nxsks = n;
 }
 
-void hca_dev_release(struct rxdp_link *l)
+/* After the CM let QP1 go (DEV_EV_DOWN): every context on it goes */
+static void hca_dev_release(struct rxdp_link *l)
 {
 	struct rxdp_client *c;
 
 	if (!l->dev || !l->dev->hca)
 		return;
-	/* QP1 is rxdpd's own: it goes first, with the CM's state */
-	cm_dev_down(l);
 	for (c = rxdpd.clients; c; c = c->next)
 		if (c->ctx && c->ctx->ifindex == l->ifindex)
 			hca_ctx_release(c);
 	hca_dev_free(l->dev->hca);
 	l->dev->hca = NULL;
+	hca_dev_note(l);
 }
 
 /* --- contexts and their objects ----------------------------------------- */
@@ -1060,9 +1058,8 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 				 qpn, l->ifname);
 			return -ENOENT;
 		}
-		if (qp->hqp)
-			rxdp_engine_hw_counters(qp->hqp->ctx->he->e,
-						qp->hqp->qp.eqp, out);
+		if (qp->eqp)
+			rxdp_engine_hw_counters(qp->e, qp->eqp, out);
 		return 0;
 	}
 	for (int i = 0; hd && i < hd->ne; i++) {
@@ -1085,11 +1082,40 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 	return 0;
 }
 
-void hca_port_event(int ifindex, __u32 type, __u32 port)
+/* A port/GID/device event to every context on ifindex */
+static void hca_port_event(int ifindex, __u32 type, __u32 port)
 {
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
 		if (c->ctx && c->ctx->ifindex == ifindex)
 			ctx_event(c->ctx, type, port, 0, NULL);
+}
+
+static void hca_on_dev(const struct dev_event *ev)
+{
+	switch (ev->type) {
+	case DEV_EV_GONE:
+		hca_dev_release(ev->l);
+		break;
+	case DEV_EV_QUEUES:
+		hca_queues_follow(ev->l, ev->count);
+		break;
+	case DEV_EV_PORT:
+		hca_port_event(ev->ifindex, ev->ibv_event, ev->port);
+		break;
+	default:
+		break;
+	}
+}
+
+void hca_init(void)
+{
+	static struct dev_listener li = {
+		.fn = hca_on_dev,
+		.types = 1U << DEV_EV_GONE | 1U << DEV_EV_QUEUES |
+			 1U << DEV_EV_PORT,
+	};
+
+	dev_listen(&li);
 }
 
 /*
@@ -1103,9 +1129,12 @@ void hca_port_event(int ifindex, __u32 type, __u32 port)
  * about where it maps the memfd misleads only its own QPs: the range
  * stands for its memory in its own PDs and nowhere else.
  */
-static int mem_share(struct hca_ctx *x, struct rxdp_ctl_obj *o, int fd,
-		     char *msg, size_t msglen)
+int hca_mem_share(struct hca_ctx *x, struct hca_req *r)
 {
+	struct rxdp_ctl_obj *o = r->o;
+	int fd = r->in_fd;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
 	long page = sysconf(_SC_PAGESIZE);
 	struct statfs sf;
 	struct stat st;
@@ -1215,9 +1244,12 @@ static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
 	return 0;
 }
 
-static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		 char *msg, size_t msglen)
+int hca_mr(struct hca_ctx *x, struct hca_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
 	/* an ODP region pins nothing: the kernel charges it nothing either */
 	__u64 bytes = o->access & IBV_ACCESS_ON_DEMAND
 			      ? 0
@@ -1295,9 +1327,12 @@ static size_t cq_bytes(__u32 flags, __u32 size)
  * by WRs on the data path (engine/mw.c). Deallocating a bound window
  * unbinds it.
  */
-static int do_mw(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		 char *msg, size_t msglen)
+int hca_mw(struct hca_ctx *x, struct hca_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
 	struct hobj *w, *pd;
 	struct rxdp_emr *emw;
 	int err;
@@ -1335,9 +1370,13 @@ static int do_mw(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	return 0;
 }
 
-static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
-		 char *msg, size_t msglen)
+int hca_cq(struct hca_ctx *x, struct hca_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	int *fd = &r->fd;
 	struct hobj *q, *ch = NULL;
 	__u32 size;
 	int err;
@@ -1445,9 +1484,13 @@ err:
 	return err;
 }
 
-static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		  int *fd, char *msg, size_t msglen)
+int hca_srq(struct hca_ctx *x, struct hca_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	int *fd = &r->fd;
 	struct ibv_srq_attr a = { .max_wr = o->max_recv_wr,
 				  .max_sge = o->max_recv_sge,
 				  .srq_limit = o->srq_limit };
@@ -1538,16 +1581,21 @@ static void qp_obj_destroy(struct hobj *o)
 	if (o->qp.srq)
 		o->qp.srq->refs--;
 	if (o->qp.cqp) {
-		o->qp.cqp->hqp = NULL;
+		o->qp.cqp->eqp = NULL;
+		o->qp.cqp->e = NULL;
 		if (l && l->dev)
 			qp_destroy(l, o->qp.cqp);
 	}
 	obj_free(o);
 }
 
-static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
-		 char *msg, size_t msglen)
+int hca_qp(struct hca_ctx *x, struct hca_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	int *fd = &r->fd;
 	struct rxdp_link *l = link_by_index(x->ifindex);
 	struct ibv_qp_cap cap = { .max_send_wr = o->max_send_wr,
 				  .max_recv_wr = o->max_recv_wr,
@@ -1638,7 +1686,8 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		qp_destroy(l, q->qp.cqp);
 		goto err;
 	}
-	q->qp.cqp->hqp = q;
+	q->qp.cqp->e = x->he->e;
+	q->qp.cqp->eqp = q->qp.eqp;
 	q->qp.scq = scq;
 	q->qp.rcq = rcq;
 	q->qp.srq = srq;
@@ -1667,30 +1716,6 @@ err:
 	return err;
 }
 
-/* The IBTA attributes the engine applies, from the daemon's view */
-int hca_qp_modify(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask,
-		  const struct rxdp_path *path, __u32 port_mtu, char *msg,
-		  size_t msglen)
-{
-	if (!qp->hqp)
-		return -ENODEV;
-	return rxdp_engine_qp_modify(qp->hqp->qp.eqp, a, mask, path, port_mtu,
-				     msg, msglen);
-}
-
-void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
-		  struct rxdp_path *path)
-{
-	if (qp->hqp) {
-		rxdp_engine_qp_query(qp->hqp->qp.eqp, a, path);
-		return;
-	}
-	if (a)
-		memset(a, 0, sizeof(*a));
-	if (path)
-		memset(path, 0, sizeof(*path));
-}
-
 /*
  * ibv_attach_mcast / ibv_detach_mcast of one of the client's QPs: the
  * engine keeps the groups (and says when the interface must join or leave
@@ -1699,9 +1724,13 @@ void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
  * EINVAL for a QP that is not UD, a GID that is not multicast, a detach
  * of a group the QP is not in; ENOMEM past a device's caps.
  */
-static int do_mcast(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		    const struct rxdp_ah *ah, char *msg, size_t msglen)
+int hca_mcast(struct hca_ctx *x, struct hca_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	const struct rxdp_ah *ah = r->ah;
 	struct hobj *q = obj_need(x, o->handle, HO_QP, msg, msglen);
 	uid_t uid = x->c->uid;
 	int err;
@@ -1736,133 +1765,135 @@ static int do_mcast(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	return 0;
 }
 
-int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
-	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
-	    char *msg, size_t msglen)
+int hca_obj(struct rxdp_client *c, hca_obj_fn fn, struct hca_req *r)
 {
-	struct hca_ctx *x = ctx_of(c, msg, msglen);
+	struct hca_ctx *x = ctx_of(c, r->msg, r->msglen);
+
+	r->fd = -1;
+	if (!x)
+		return -EINVAL;
+	return fn(x, r);
+}
+
+int hca_pd_alloc(struct hca_ctx *x, struct hca_req *r)
+{
 	struct hobj *h;
 	int err;
 
-	*fd = -1;
-	if (!x)
+	h = obj_new(x, HO_PD, r->o->cookie, r->msg, r->msglen, &err);
+	if (!h)
+		return err;
+	h->epd = rxdp_engine_alloc_pd(x->he->e, x->emem);
+	if (!h->epd) {
+		obj_free(h);
+		return -ENOMEM;
+	}
+	r->o->handle = h->handle;
+	return 0;
+}
+
+int hca_pd_free(struct hca_ctx *x, struct hca_req *r)
+{
+	struct hobj *h = obj_need(x, r->o->handle, HO_PD, r->msg, r->msglen);
+
+	if (!h)
 		return -EINVAL;
-	switch (type) {
-	case RXDP_CTL_PD_ALLOC:
-		h = obj_new(x, HO_PD, o->cookie, msg, msglen, &err);
-		if (!h)
-			return err;
-		h->epd = rxdp_engine_alloc_pd(x->he->e, x->emem);
-		if (!h->epd) {
-			obj_free(h);
-			return -ENOMEM;
-		}
-		o->handle = h->handle;
-		return 0;
-	case RXDP_CTL_PD_FREE:
-		h = obj_need(x, o->handle, HO_PD, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		if (h->refs || rxdp_engine_dealloc_pd(h->epd)) {
-			snprintf(msg, msglen, "PD %u is in use", o->handle);
-			return -EBUSY;
-		}
-		obj_free(h);
-		return 0;
-	case RXDP_CTL_MR_REG:
-	case RXDP_CTL_MR_REREG:
-	case RXDP_CTL_MR_DEREG:
-		return do_mr(x, type, o, msg, msglen);
-	case RXDP_CTL_MEM_SHARE:
-		return mem_share(x, o, in_fd, msg, msglen);
-	case RXDP_CTL_MEM_UNSHARE:
-		h = obj_need(x, o->handle, HO_MEM, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		rxdp_engine_mem_unmap(x->emem, h->mem_addr);
-		obj_free(h);
-		return 0;
-	case RXDP_CTL_CHANNEL_CREATE: {
-		int p[2];
+	if (h->refs || rxdp_engine_dealloc_pd(h->epd)) {
+		snprintf(r->msg, r->msglen, "PD %u is in use", r->o->handle);
+		return -EBUSY;
+	}
+	obj_free(h);
+	return 0;
+}
 
-		h = obj_new(x, HO_CHANNEL, o->cookie, msg, msglen, &err);
-		if (!h)
-			return err;
-		if (pipe2(p, O_CLOEXEC)) {
-			err = -errno;
-			obj_free(h);
-			return err;
-		}
-		fcntl(p[1], F_SETFL, O_NONBLOCK);
-		h->wfd = p[1];
-		*fd = p[0];
-		o->handle = h->handle;
-		return 0;
-	}
-	case RXDP_CTL_CHANNEL_DESTROY:
-		h = obj_need(x, o->handle, HO_CHANNEL, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		if (h->refs) {
-			snprintf(msg, msglen, "channel %u is used by a CQ",
-				 o->handle);
-			return -EBUSY;
-		}
-		close(h->wfd);
-		obj_free(h);
-		return 0;
-	case RXDP_CTL_CQ_CREATE:
-	case RXDP_CTL_CQ_RESIZE:
-	case RXDP_CTL_CQ_DESTROY:
-		return do_cq(x, type, o, fd, msg, msglen);
-	case RXDP_CTL_SRQ_CREATE:
-	case RXDP_CTL_SRQ_MODIFY:
-	case RXDP_CTL_SRQ_DESTROY:
-		return do_srq(x, type, o, fd, msg, msglen);
-	case RXDP_CTL_QP_CREATE:
-	case RXDP_CTL_QP_DESTROY:
-		return do_qp(x, type, o, fd, msg, msglen);
-	case RXDP_CTL_AH_CREATE: {
-		struct rxdp_link *l = link_by_index(x->ifindex);
-		struct rxdp_path path;
-		struct hobj *pd = obj_get(x, o->pd, HO_PD);
+int hca_mem_unshare(struct hca_ctx *x, struct hca_req *r)
+{
+	struct hobj *h = obj_need(x, r->o->handle, HO_MEM, r->msg, r->msglen);
 
-		if (!pd || !ah || !l || !l->dev) {
-			snprintf(msg, msglen, "no PD %u or no address", o->pd);
-			return -EINVAL;
-		}
-		err = path_resolve(l, ah, 0, 0, &path, deadline, msg, msglen);
-		if (err)
-			return err;
-		h = obj_new(x, HO_AH, o->cookie, msg, msglen, &err);
-		if (!h)
-			return err;
-		h->eah = rxdp_engine_create_ah(x->he->e, pd->epd, &path);
-		if (!h->eah) {
-			obj_free(h);
-			return -ENOMEM;
-		}
-		atomic_store(&x->hd->ah_eah[h->handle - 1], h->eah);
-		h->pd = pd;
-		pd->refs++;
-		o->handle = h->handle;
-		return 0;
+	if (!h)
+		return -EINVAL;
+	rxdp_engine_mem_unmap(x->emem, h->mem_addr);
+	obj_free(h);
+	return 0;
+}
+
+int hca_channel_create(struct hca_ctx *x, struct hca_req *r)
+{
+	struct hobj *h;
+	int p[2], err;
+
+	h = obj_new(x, HO_CHANNEL, r->o->cookie, r->msg, r->msglen, &err);
+	if (!h)
+		return err;
+	if (pipe2(p, O_CLOEXEC)) {
+		err = -errno;
+		obj_free(h);
+		return err;
 	}
-	case RXDP_CTL_AH_DESTROY:
-		h = obj_need(x, o->handle, HO_AH, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		ah_destroy(h);
-		return 0;
-	case RXDP_CTL_MW_ALLOC:
-	case RXDP_CTL_MW_DEALLOC:
-		return do_mw(x, type, o, msg, msglen);
-	case RXDP_CTL_MCAST_ATTACH:
-	case RXDP_CTL_MCAST_DETACH:
-		return do_mcast(x, type, o, ah, msg, msglen);
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	h->wfd = p[1];
+	r->fd = p[0];
+	r->o->handle = h->handle;
+	return 0;
+}
+
+int hca_channel_destroy(struct hca_ctx *x, struct hca_req *r)
+{
+	struct hobj *h =
+		obj_need(x, r->o->handle, HO_CHANNEL, r->msg, r->msglen);
+
+	if (!h)
+		return -EINVAL;
+	if (h->refs) {
+		snprintf(r->msg, r->msglen, "channel %u is used by a CQ",
+			 r->o->handle);
+		return -EBUSY;
 	}
-	snprintf(msg, msglen, "unknown object request");
-	return -EOPNOTSUPP;
+	close(h->wfd);
+	obj_free(h);
+	return 0;
+}
+
+/* -EINPROGRESS: waits for a neighbour, call again */
+int hca_ah_create(struct hca_ctx *x, struct hca_req *r)
+{
+	struct rxdp_link *l = link_by_index(x->ifindex);
+	struct rxdp_ctl_obj *o = r->o;
+	struct hobj *pd = obj_get(x, o->pd, HO_PD), *h;
+	struct rxdp_path path;
+	int err;
+
+	if (!pd || !r->ah || !l || !l->dev) {
+		snprintf(r->msg, r->msglen, "no PD %u or no address", o->pd);
+		return -EINVAL;
+	}
+	err = path_resolve(l, r->ah, 0, 0, &path, r->deadline, r->msg,
+			   r->msglen);
+	if (err)
+		return err;
+	h = obj_new(x, HO_AH, o->cookie, r->msg, r->msglen, &err);
+	if (!h)
+		return err;
+	h->eah = rxdp_engine_create_ah(x->he->e, pd->epd, &path);
+	if (!h->eah) {
+		obj_free(h);
+		return -ENOMEM;
+	}
+	atomic_store(&x->hd->ah_eah[h->handle - 1], h->eah);
+	h->pd = pd;
+	pd->refs++;
+	o->handle = h->handle;
+	return 0;
+}
+
+int hca_ah_destroy(struct hca_ctx *x, struct hca_req *r)
+{
+	struct hobj *h = obj_need(x, r->o->handle, HO_AH, r->msg, r->msglen);
+
+	if (!h)
+		return -EINVAL;
+	ah_destroy(h);
+	return 0;
 }
 
 /* --- objects rxdpd holds itself (QP1, cm.c and gsi.c) -------------------- */

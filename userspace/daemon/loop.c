@@ -24,6 +24,9 @@ static int timer_fd = -1;
 static struct ep_tag timer_tag;
 static struct loop_hook *tick_hooks, *pass_hooks;
 static volatile sig_atomic_t stop;
+/* The events epoll_wait() gave; from batch_next on, not handled yet */
+static struct epoll_event batch[32];
+static int batch_next, batch_len;
 
 long now_ms(void)
 {
@@ -58,9 +61,17 @@ int ep_mod(int fd, struct ep_tag *tag, __u32 events)
 	return 0;
 }
 
-void ep_del(int fd)
+/*
+ * An event of this pass may be for it still: it is dropped, as its owner
+ * may free the tag once this returns (a client's release closes its CM
+ * channels while their events wait behind its own)
+ */
+void ep_del(int fd, struct ep_tag *tag)
 {
 	epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+	for (int i = batch_next; i < batch_len; i++)
+		if (batch[i].data.ptr == tag)
+			batch[i].data.ptr = NULL;
 }
 
 static void hook_append(struct loop_hook **list, struct loop_hook *h)
@@ -120,21 +131,24 @@ int loop_open(void)
 int loop_run(void)
 {
 	while (!stop) {
-		struct epoll_event evs[32];
 		int n, i;
 
-		n = epoll_wait(epfd, evs, 32, -1);
+		n = epoll_wait(epfd, batch, 32, -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_warn("epoll_wait: %s\n", strerror(errno));
 			break;
 		}
+		batch_len = n;
 		for (i = 0; i < n; i++) {
-			struct ep_tag *t = evs[i].data.ptr;
+			struct ep_tag *t = batch[i].data.ptr;
 
-			t->fn(t, evs[i].events);
+			batch_next = i + 1;
+			if (t)
+				t->fn(t, batch[i].events);
 		}
+		batch_len = 0;
 		hooks_run(pass_hooks);
 	}
 	return stop > 0 ? stop : 0;

@@ -37,7 +37,8 @@ int ep_watch(struct ep_tag *tag, int fd, __u32 events,
 	     void (*fn)(struct ep_tag *tag, __u32 events));
 int ep_add(int fd, struct ep_tag *tag); /* EPOLLIN, tag->fn set */
 int ep_mod(int fd, struct ep_tag *tag, __u32 events);
-void ep_del(int fd);
+/* Stop watching fd; tag gets no more calls, not even this pass's */
+void ep_del(int fd, struct ep_tag *tag);
 
 /* The loop's clock: CLOCK_MONOTONIC in ms */
 long now_ms(void);

@@ -373,6 +373,10 @@ static int rxdpd_open(const char *path)
 		pr_err("connection manager: %s\n", strerror(-ret));
 		return -1;
 	}
+	/* what follows the devices' events, before rtnetlink's first */
+	dev_init();
+	qp_init();
+	hca_init();
 	devnode_clean();
 	ret = rtnl_open();
 	if (ret) {

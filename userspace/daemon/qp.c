@@ -122,20 +122,14 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 			 qp_type);
 		return -EOPNOTSUPP;
 	}
-	ret = hca_qp_charge(c->uid, msg, msglen);
-	if (ret)
-		return ret;
 	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		hca_qp_uncharge(c->uid);
+	if (!qp)
 		return -ENOMEM;
-	}
 	qp->uid = c->uid;
 	ret = qpn_alloc(d, &qp->qpn);
 	if (ret) {
 		snprintf(msg, msglen, "rxdp_%s has no free QP (%u in use)",
 			 l->ifname, d->nqps);
-		hca_qp_uncharge(c->uid);
 		free(qp);
 		return ret;
 	}
@@ -160,7 +154,6 @@ int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp)
 	d->qps[idx] = NULL;
 	d->qp_gen[idx]++;
 	d->nqps--;
-	hca_qp_uncharge(qp->uid);
 	pr_info("rxdp_%s: QP %#x destroyed\n", l->ifname, qp->qpn);
 	free(qp);
 	return ret;
@@ -340,7 +333,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 			 qp->owner ? (int)qp->owner->pid : 0);
 		return -EPERM;
 	}
-	if (!qp->hqp) {
+	if (!qp->eqp) {
 		snprintf(msg, msglen, "QP %#x has no data path", qpn);
 		return -ENODEV;
 	}
@@ -348,7 +341,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 		struct rxdp_qp_attr now;
 		__u32 rqpn;
 
-		hca_qp_query(qp, &now, NULL);
+		rxdp_engine_qp_query(qp->eqp, &now, NULL);
 		rqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num
 						: now.dest_qp_num;
 		ret = path_resolve(l, &attr->ah, qpn, rqpn, &path, deadline,
@@ -357,15 +350,18 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 			return ret;
 		pp = &path;
 	}
-	ret = hca_qp_modify(qp, attr, mask, pp,
-			    rxdp_ib_mtu(l->mtu, hca_mtu_cap(l)), msg, msglen);
+	ret = rxdp_engine_qp_modify(qp->eqp, attr, mask, pp,
+				    rxdp_ib_mtu(l->mtu, dev_mtu_cap(l)), msg,
+				    msglen);
 	if (!ret)
 		pr_debug("rxdp_%s: QP %#x modified (mask %#x)\n", l->ifname,
 			 qpn, mask);
 	return ret;
 }
 
-void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
+/* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
+static void qp_paths_update(int ifindex, int family, const __u8 *ip,
+			    const __u8 *mac)
 {
 	struct rxdp_link *l = link_by_index(ifindex);
 	int n = 0;
@@ -379,9 +375,9 @@ void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
 		struct rxdp_path path;
 		const __u8 *dip;
 
-		if (!qp || !qp->hqp || qp->qp_type == IBV_QPT_UD)
+		if (!qp || !qp->eqp || qp->qp_type == IBV_QPT_UD)
 			continue;
-		hca_qp_query(qp, &a, &path);
+		rxdp_engine_qp_query(qp->eqp, &a, &path);
 		if (a.qp_state != IBV_QPS_RTR && a.qp_state != IBV_QPS_RTS &&
 		    a.qp_state != IBV_QPS_SQD)
 			continue;
@@ -393,7 +389,7 @@ void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
 			continue;
 		/* the peer's packets now come from that MAC */
 		memcpy(path.dmac, mac, 6);
-		hca_qp_modify(qp, &a, 0, &path, 0, NULL, 0);
+		rxdp_engine_qp_modify(qp->eqp, &a, 0, &path, 0, NULL, 0);
 		n++;
 	}
 	if (n)
@@ -408,7 +404,21 @@ void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out)
 	out->qpn = qp->qpn;
 	out->qp_type = qp->qp_type;
 	out->owner_pid = qp->owner ? (__u32)qp->owner->pid : 0;
-	hca_qp_query(qp, &out->attr, &out->path);
+	if (qp->eqp)
+		rxdp_engine_qp_query(qp->eqp, &out->attr, &out->path);
+}
+
+static void qp_on_neigh(const struct dev_event *ev)
+{
+	qp_paths_update(ev->ifindex, ev->family, ev->ip, ev->mac);
+}
+
+void qp_init(void)
+{
+	static struct dev_listener li = { .fn = qp_on_neigh,
+					  .types = 1U << DEV_EV_NEIGH };
+
+	dev_listen(&li);
 }
 
 /*
@@ -457,13 +467,12 @@ int qp_create_special(struct rxdp_link *l, __u32 qpn)
 	return 0;
 }
 
-/* Its counterpart: qp_destroy() without the per-user charge */
+/* Its counterpart */
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn)
 {
 	struct rxdp_qp *qp = qp_lookup(l, qpn);
 
 	if (!qp || qp->owner)
 		return;
-	hca_qp_charge(qp->uid, NULL, 0); /* qp_destroy() uncharges it */
 	qp_destroy(l, qp);
 }

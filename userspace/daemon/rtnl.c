@@ -30,6 +30,7 @@
 
 #include "common/log.h"
 #include "daemon/nl_parse.h"
+#include "daemon/event.h"
 #include "daemon/rxdpd.h"
 
 /* 32 KiB: what the kernel puts in one dump message batch at most */
@@ -126,15 +127,21 @@ void link_gid_rebuild(struct rxdp_link *l)
 	}
 	/* IBTA 11.6.3: GID table changes are an affiliated port event */
 	if (l->dev && memcmp(before, l->gids, sizeof(before)))
-		clients_notify(l->ifindex, IBV_EVENT_GID_CHANGE, 1);
+		dev_announce_port(l->ifindex, IBV_EVENT_GID_CHANGE, 1);
+}
+
+static void link_announce(enum dev_event_type type, struct rxdp_link *l)
+{
+	struct dev_event ev = { .type = type, .l = l, .ifindex = l->ifindex };
+
+	dev_announce(&ev);
 }
 
 static void link_free(struct rxdp_link *l)
 {
 	struct rxdp_addr *a, *n;
 
-	if (l->dev)
-		dev_release(l);
+	link_announce(DEV_EV_LINK_GONE, l);
 	for (a = l->addrs; a; a = n) {
 		n = a->next;
 		free(a);
@@ -187,8 +194,7 @@ static void handle_link(const struct nlmsghdr *nlh)
 	l->mark = rxdpd.mark;
 	if (m.ifname[0] && strcmp(l->ifname, m.ifname)) {
 		/* a rename: the pin directory is by name, look again */
-		if (l->dev)
-			dev_release(l);
+		link_announce(DEV_EV_LINK_GONE, l);
 		memcpy(l->ifname, m.ifname, sizeof(l->ifname));
 	}
 	if (m.has_mac && memcmp(l->mac, m.mac, 6)) {
@@ -205,7 +211,7 @@ static void handle_link(const struct nlmsghdr *nlh)
 	if (m.num_rx_queues && !l->num_rx_queues)
 		l->num_rx_queues = m.num_rx_queues;
 	/* the device (if any) follows: its port state and events */
-	dev_check(l);
+	link_announce(DEV_EV_LINK, l);
 }
 
 static void handle_addr(const struct nlmsghdr *nlh)
@@ -298,8 +304,15 @@ static void handle_neigh(const struct nlmsghdr *nlh)
 		rxdpd.neighs = n;
 	}
 	n->state = m.state;
-	if (m.has_mac && (m.state & NUD_USABLE) && memcmp(n->mac, m.mac, 6))
-		qp_paths_update(m.ifindex, m.family, m.ip, m.mac);
+	if (m.has_mac && (m.state & NUD_USABLE) && memcmp(n->mac, m.mac, 6)) {
+		struct dev_event ev = { .type = DEV_EV_NEIGH,
+					.ifindex = m.ifindex,
+					.family = m.family,
+					.ip = m.ip,
+					.mac = m.mac };
+
+		dev_announce(&ev);
+	}
 	if (m.has_mac)
 		memcpy(n->mac, m.mac, 6);
 	else if (!(m.state & NUD_USABLE))

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "common/ctl.h"
+#include "daemon/event.h"
 #include "daemon/loop.h"
 #include "daemon/mtu.h"
 #include "common/ctl_client.h"
@@ -58,7 +59,9 @@ struct rxdp_qp {
 	__u32 qp_type; /* enum ibv_qp_type */
 	int ifindex;
 	struct rxdp_client *owner;
-	struct hobj *hqp; /* its objects in hca.c (NULL: QP1, or being made) */
+	/* the engine's QP and its engine (NULL: QP1, or being made) */
+	struct rxdp_engine *e;
+	struct rxdp_eqp *eqp;
 };
 
 /* The pinned maps of a device, opened from its pin directory */
@@ -82,6 +85,11 @@ struct rxdp_dev {
 	__u32 qp_next; /* where the QPN allocator looks first */
 	__u32 nqps;
 	struct hca_dev *hca; /* made at the device's first context */
+	/* what its data path carries and how its sockets are bound, written
+	 * by hca.c when the data path comes up or gains a queue */
+	__u32 mtu_cap; /* the largest path MTU (enum ibv_mtu) */
+	__u16 xsk_modes[RXDP_CTL_MAX_XSKS]; /* rxdp_xsk_port_modes() */
+	__u32 nxsks;
 	__u64 link_downed; /* the port went down (hw counter link_downed) */
 	bool xdp_missing; /* no XDP program on the link any more */
 	char dp_err[160]; /* why its data path (sockets, engine) is not up */
@@ -208,10 +216,19 @@ int rtnl_neigh_lookup(int ifindex, int family, const __u8 *ip, __u8 *mac,
 void link_gid_rebuild(struct rxdp_link *l);
 
 /* dev.c: devices = links with maps */
+void dev_init(void); /* listens to rtnl.c's links */
 void dev_check(struct rxdp_link *l);
 void dev_check_all(void);
 void dev_release(struct rxdp_link *l);
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
+/*
+ * The largest path MTU (enum ibv_mtu) the device's data path carries
+ * (struct rxdp_dev's mtu_cap, hca.c's to say)
+ */
+static inline __u32 dev_mtu_cap(const struct rxdp_link *l)
+{
+	return l->dev ? l->dev->mtu_cap : rxdpd.mtu_cap;
+}
 /* Port ACTIVE: link up with carrier, and the XDP program still attached */
 bool dev_port_active(const struct rxdp_link *l);
 /* The port's state changed? Then tell its clients (PORT_ACTIVE/PORT_ERR) */
@@ -231,6 +248,7 @@ void devnode_remove(struct rxdp_link *l);
 void devnode_clean(void);
 
 /* qp.c */
+void qp_init(void); /* listens to rtnl.c's neighbours */
 int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	      __u32 *qpn, char *msg, size_t msglen);
 /* -EINPROGRESS: the path is being resolved, call again (same *deadline) */
@@ -257,8 +275,6 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
 		 size_t msglen);
 void qp_clean_all(struct rxdp_link *l);
-/* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
-void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
 /* The device's own QPs (QP1): their numbers held, no owner */
 int qp_create_special(struct rxdp_link *l, __u32 qpn);
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn);
@@ -267,45 +283,38 @@ void qp_destroy_special(struct rxdp_link *l, __u32 qpn);
 int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 		 int *fds, char *msg, size_t msglen);
 void hca_ctx_release(struct rxdp_client *c);
-/* -EINPROGRESS: AH_CREATE waits for a neighbour, call again */
-/* in_fd: the fd the request came with (MEM_SHARE's memfd), or -1 */
-int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
-	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
-	    char *msg, size_t msglen);
-/*
- * The engine's modify and query of the QP (engine.h): path is the resolved
- * addressing of an RC/UC address vector (mask 0: a new path alone);
- * port_mtu the port's active path MTU
- */
-int hca_qp_modify(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask,
-		  const struct rxdp_path *path, __u32 port_mtu, char *msg,
-		  size_t msglen);
-void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
-		  struct rxdp_path *path);
-/* Per-user QP limit (-EDQUOT past it; root is not limited) */
-int hca_qp_charge(uid_t uid, char *msg, size_t msglen);
-void hca_qp_uncharge(uid_t uid);
-void hca_dev_release(struct rxdp_link *l);
-/*
- * The interface now has count RX queues (ethtool -L): the data path, if
- * up, binds a socket on each new one, on a new engine while the device may
- * run more (--engines), else on one running. Queues never go: the kernel
- * refuses to take one from under an AF_XDP socket.
- */
-void hca_queues_follow(struct rxdp_link *l, __u32 count);
-/*
- * The largest path MTU (enum ibv_mtu) the device's data path carries:
- * rxdpd.mtu_cap, or 2048 once its sockets are bound without multi-buffer
- * (zero-copy on a driver that has no zero-copy multi-buffer)
- */
-__u32 hca_mtu_cap(const struct rxdp_link *l);
-/*
- * Its AF_XDP sockets' modes (rxdp_xsk_port_modes(): XDP_ZEROCOPY or
- * XDP_COPY, XDP_USE_SG), in queue order; 0 before the data path is up
- */
-int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max);
-/* A port/GID/device event to every context on ifindex */
-void hca_port_event(int ifindex, __u32 type, __u32 port);
+/* One request on the objects of a client's verbs context (RXDP_CTL_OBJ) */
+struct hca_req {
+	__u16 type; /* enum rxdp_ctl_type: what the request is */
+	struct rxdp_ctl_obj *o; /* the request, then the reply */
+	const struct rxdp_ah *ah; /* AH_CREATE, MCAST_*: the address */
+	int in_fd; /* the fd the request came with (MEM_SHARE's memfd), or -1 */
+	int fd; /* one to send with the reply, or -1 */
+	long *deadline; /* of the neighbour resolution AH_CREATE waits on */
+	char *msg;
+	size_t msglen;
+};
+/* -EINPROGRESS: it waits for a neighbour, call again */
+typedef int (*hca_obj_fn)(struct hca_ctx *x, struct hca_req *r);
+/* fn on c's context (-EINVAL and a message when it has none) */
+int hca_obj(struct rxdp_client *c, hca_obj_fn fn, struct hca_req *r);
+/* The requests, each the function of its type (server.c's table) */
+int hca_pd_alloc(struct hca_ctx *x, struct hca_req *r);
+int hca_pd_free(struct hca_ctx *x, struct hca_req *r);
+int hca_mr(struct hca_ctx *x, struct hca_req *r); /* REG, REREG, DEREG */
+int hca_mem_share(struct hca_ctx *x, struct hca_req *r);
+int hca_mem_unshare(struct hca_ctx *x, struct hca_req *r);
+int hca_channel_create(struct hca_ctx *x, struct hca_req *r);
+int hca_channel_destroy(struct hca_ctx *x, struct hca_req *r);
+int hca_cq(struct hca_ctx *x, struct hca_req *r); /* CREATE, RESIZE, DESTROY */
+int hca_srq(struct hca_ctx *x, struct hca_req *r); /* CREATE, MODIFY, DESTROY */
+int hca_qp(struct hca_ctx *x, struct hca_req *r); /* CREATE, DESTROY */
+int hca_ah_create(struct hca_ctx *x, struct hca_req *r);
+int hca_ah_destroy(struct hca_ctx *x, struct hca_req *r);
+int hca_mw(struct hca_ctx *x, struct hca_req *r); /* ALLOC, DEALLOC */
+int hca_mcast(struct hca_ctx *x, struct hca_req *r); /* ATTACH, DETACH */
+/* Listens to the devices' events: gone, queues, port events */
+void hca_init(void);
 /*
  * The transport's counters (enum rxdp_hwc) of a device, or of its QP qpn
  * (qpn 0: the device's); only its user or root may read a QP's
@@ -321,8 +330,6 @@ void hca_sys_ah_del(struct rxdp_link *l, __u32 handle);
 /* cm.c: the connection manager (its own interfaces are in daemon/cm.h) */
 int cm_init(void);
 void cm_fini(void);
-void cm_dev_up(struct rxdp_link *l); /* a device appeared: QP1 */
-void cm_dev_down(struct rxdp_link *l); /* before its data path goes */
 void cm_retry(void); /* neighbours may have appeared; a timer tick */
 void cm_client_release(struct rxdp_client *c);
 struct rxdp_ctl_cm;
@@ -340,7 +347,5 @@ void client_release(struct rxdp_client *c);
 void clients_idle(long now_ms);
 void clients_reap(void);
 void clients_retry(void);
-/* Send an event (enum ibv_event_type) to the clients subscribed to ifindex */
-void clients_notify(int ifindex, __u32 event_type, __u32 port_num);
 
 #endif /* RXDP_DAEMON_RXDPD_H */

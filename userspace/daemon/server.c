@@ -67,8 +67,17 @@ static void on_client(struct ep_tag *tag, __u32 events)
 	client_event(tag->ptr, events);
 }
 
+static void clients_notify(int ifindex, __u32 event_type, __u32 port_num);
+
+static void on_port_event(const struct dev_event *ev)
+{
+	clients_notify(ev->ifindex, ev->ibv_event, ev->port);
+}
+
 int server_open(const char *path)
 {
+	static struct dev_listener li = { .fn = on_port_event,
+					  .types = 1U << DEV_EV_PORT };
 	struct sockaddr_un sun;
 	unsigned int sunlen;
 	int fd, ret;
@@ -102,6 +111,7 @@ int server_open(const char *path)
 		return ret;
 	}
 	rxdpd.listen_fd = fd;
+	dev_listen(&li);
 	return ep_watch(&tag, fd, EPOLLIN, on_listen);
 }
 
@@ -190,7 +200,7 @@ void client_release(struct rxdp_client *c)
 	cm_client_release(c);
 	hca_ctx_release(c);
 	if (c->fd >= 0) {
-		ep_del(c->fd);
+		ep_del(c->fd, &c->tag);
 		close(c->fd);
 		c->fd = -1;
 	}
@@ -467,22 +477,28 @@ static int do_ctx_open(struct req *r)
 	return err;
 }
 
-static int do_obj(struct req *r)
+/* An object of the client's verbs context: the command's hca.c function */
+static int do_obj(struct req *r, hca_obj_fn fn)
 {
 	const struct nlattr *ah = r->m->tb[RXDP_CTL_A_AH];
 	struct rxdp_ctl_obj o;
-	int err, fd = -1;
+	struct hca_req hr = { .type = r->m->nlh->nlmsg_type,
+			      .o = &o,
+			      .ah = ah ? mnl_attr_get_payload(ah) : NULL,
+			      .in_fd = r->in_fd,
+			      .deadline = r->deadline,
+			      .msg = r->msg,
+			      .msglen = sizeof(r->msg) };
+	int err;
 
 	if ((err = need(r, RXDP_CTL_A_OBJ, "the object")))
 		return err;
 	memcpy(&o, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_OBJ]), sizeof(o));
-	err = hca_obj(r->c, r->m->nlh->nlmsg_type, &o,
-		      ah ? mnl_attr_get_payload(ah) : NULL, r->in_fd, &fd,
-		      r->deadline, r->msg, sizeof(r->msg));
+	err = hca_obj(r->c, fn, &hr);
 	if (err)
 		return err;
-	if (fd >= 0)
-		r->fds[r->nfds++] = fd;
+	if (hr.fd >= 0)
+		r->fds[r->nfds++] = hr.fd;
 	mnl_attr_put(r->rep, RXDP_CTL_A_OBJ, sizeof(o), &o);
 	return 0;
 }
@@ -626,7 +642,8 @@ static int do_subscribe(struct req *r)
 	return 0;
 }
 
-void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
+/* A device's event to the clients subscribed to it (rxdp_ctl_subscribe) */
+static void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 {
 	static __u64 nbuf[256];
 	struct rxdp_ctl_event ev = { .ifindex = ifindex,
@@ -636,8 +653,6 @@ void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 	struct nlmsghdr *nlh;
 	int i, ret;
 
-	/* the verbs contexts on the device hear it on their async fd */
-	hca_port_event(ifindex, event_type, port_num);
 	for (c = rxdpd.clients; c; c = c->next) {
 		if (c->dead || c->fd < 0)
 			continue;
@@ -657,45 +672,53 @@ void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 	}
 }
 
-typedef int (*handler_t)(struct req *r);
+/*
+ * The requests: each type's handler, or the hca.c function of an object
+ * request (do_obj), and whether it may come with file descriptors
+ */
+struct cmd {
+	int (*fn)(struct req *r);
+	hca_obj_fn obj;
+	bool fds;
+};
 
-static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
-	[RXDP_CTL_LIST_DEVICES] = do_list_devices,
-	[RXDP_CTL_QUERY_DEVICE] = do_query_device,
-	[RXDP_CTL_QUERY_GID] = do_query_gid,
-	[RXDP_CTL_QUERY_PKEY] = do_query_pkey,
-	[RXDP_CTL_RESOLVE] = do_resolve,
-	[RXDP_CTL_MODIFY_QP] = do_modify_qp,
-	[RXDP_CTL_QUERY_QP] = do_query_qp,
-	[RXDP_CTL_CTX_OPEN] = do_ctx_open,
-	[RXDP_CTL_LIST_QPS] = do_list_qps,
-	[RXDP_CTL_QUERY_STATS] = do_query_stats,
-	[RXDP_CTL_SUBSCRIBE] = do_subscribe,
-	[RXDP_CTL_PD_ALLOC] = do_obj,
-	[RXDP_CTL_PD_FREE] = do_obj,
-	[RXDP_CTL_MR_REG] = do_obj,
-	[RXDP_CTL_MR_REREG] = do_obj,
-	[RXDP_CTL_MR_DEREG] = do_obj,
-	[RXDP_CTL_CHANNEL_CREATE] = do_obj,
-	[RXDP_CTL_CHANNEL_DESTROY] = do_obj,
-	[RXDP_CTL_CQ_CREATE] = do_obj,
-	[RXDP_CTL_CQ_RESIZE] = do_obj,
-	[RXDP_CTL_CQ_DESTROY] = do_obj,
-	[RXDP_CTL_SRQ_CREATE] = do_obj,
-	[RXDP_CTL_SRQ_MODIFY] = do_obj,
-	[RXDP_CTL_SRQ_DESTROY] = do_obj,
-	[RXDP_CTL_QP_CREATE] = do_obj,
-	[RXDP_CTL_QP_DESTROY] = do_obj,
-	[RXDP_CTL_AH_CREATE] = do_obj,
-	[RXDP_CTL_AH_DESTROY] = do_obj,
-	[RXDP_CTL_MW_ALLOC] = do_obj,
-	[RXDP_CTL_MW_DEALLOC] = do_obj,
-	[RXDP_CTL_QUERY_COUNTERS] = do_query_counters,
-	[RXDP_CTL_CM] = do_cm,
-	[RXDP_CTL_MEM_SHARE] = do_obj,
-	[RXDP_CTL_MEM_UNSHARE] = do_obj,
-	[RXDP_CTL_MCAST_ATTACH] = do_obj,
-	[RXDP_CTL_MCAST_DETACH] = do_obj,
+static const struct cmd cmds[RXDP_CTL_TYPE_MAX] = {
+	[RXDP_CTL_LIST_DEVICES] = { .fn = do_list_devices },
+	[RXDP_CTL_QUERY_DEVICE] = { .fn = do_query_device },
+	[RXDP_CTL_QUERY_GID] = { .fn = do_query_gid },
+	[RXDP_CTL_QUERY_PKEY] = { .fn = do_query_pkey },
+	[RXDP_CTL_RESOLVE] = { .fn = do_resolve },
+	[RXDP_CTL_MODIFY_QP] = { .fn = do_modify_qp },
+	[RXDP_CTL_QUERY_QP] = { .fn = do_query_qp },
+	[RXDP_CTL_CTX_OPEN] = { .fn = do_ctx_open, .fds = true },
+	[RXDP_CTL_LIST_QPS] = { .fn = do_list_qps },
+	[RXDP_CTL_QUERY_STATS] = { .fn = do_query_stats },
+	[RXDP_CTL_SUBSCRIBE] = { .fn = do_subscribe },
+	[RXDP_CTL_QUERY_COUNTERS] = { .fn = do_query_counters },
+	[RXDP_CTL_CM] = { .fn = do_cm },
+	[RXDP_CTL_PD_ALLOC] = { .obj = hca_pd_alloc },
+	[RXDP_CTL_PD_FREE] = { .obj = hca_pd_free },
+	[RXDP_CTL_MR_REG] = { .obj = hca_mr },
+	[RXDP_CTL_MR_REREG] = { .obj = hca_mr },
+	[RXDP_CTL_MR_DEREG] = { .obj = hca_mr },
+	[RXDP_CTL_MEM_SHARE] = { .obj = hca_mem_share, .fds = true },
+	[RXDP_CTL_MEM_UNSHARE] = { .obj = hca_mem_unshare },
+	[RXDP_CTL_CHANNEL_CREATE] = { .obj = hca_channel_create },
+	[RXDP_CTL_CHANNEL_DESTROY] = { .obj = hca_channel_destroy },
+	[RXDP_CTL_CQ_CREATE] = { .obj = hca_cq },
+	[RXDP_CTL_CQ_RESIZE] = { .obj = hca_cq },
+	[RXDP_CTL_CQ_DESTROY] = { .obj = hca_cq },
+	[RXDP_CTL_SRQ_CREATE] = { .obj = hca_srq },
+	[RXDP_CTL_SRQ_MODIFY] = { .obj = hca_srq },
+	[RXDP_CTL_SRQ_DESTROY] = { .obj = hca_srq },
+	[RXDP_CTL_QP_CREATE] = { .obj = hca_qp },
+	[RXDP_CTL_QP_DESTROY] = { .obj = hca_qp },
+	[RXDP_CTL_AH_CREATE] = { .obj = hca_ah_create },
+	[RXDP_CTL_AH_DESTROY] = { .obj = hca_ah_destroy },
+	[RXDP_CTL_MW_ALLOC] = { .obj = hca_mw },
+	[RXDP_CTL_MW_DEALLOC] = { .obj = hca_mw },
+	[RXDP_CTL_MCAST_ATTACH] = { .obj = hca_mcast },
+	[RXDP_CTL_MCAST_DETACH] = { .obj = hca_mcast },
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */
@@ -776,18 +799,18 @@ static int process(struct rxdp_client *c, const void *buf, ssize_t n, int in_fd,
 			 RXDP_CTL_VERSION);
 		goto out;
 	}
-	if (type >= RXDP_CTL_TYPE_MAX || !handlers[type]) {
+	if (type >= RXDP_CTL_TYPE_MAX || (!cmds[type].fn && !cmds[type].obj)) {
 		snprintf(r.msg, sizeof(r.msg), "unknown request type %u", type);
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	if (nfds && type != RXDP_CTL_CTX_OPEN && type != RXDP_CTL_MEM_SHARE) {
+	if (nfds && !cmds[type].fds) {
 		snprintf(r.msg, sizeof(r.msg), "%s takes no file descriptors",
 			 rxdp_ctl_type_name(type));
 		err = -EINVAL;
 		goto out;
 	}
-	err = handlers[type](&r);
+	err = cmds[type].fn ? cmds[type].fn(&r) : do_obj(&r, cmds[type].obj);
 	if (err == -EINPROGRESS)
 		return 1;
 out:
