@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The connection manager's own interfaces inside rxdpd: QP1 (gsi.c) and
- * the CM (cm.c, cm_addr.c). Everything runs on the control thread.
+ * the CM (cm.c, cm_rdma.c, cm_ib.c: cm_id.h; cm_addr.c). Everything runs
+ * on the control thread.
  */
 #ifndef RXDP_DAEMON_CM_H
 #define RXDP_DAEMON_CM_H
@@ -52,7 +53,7 @@ struct gsi_stats {
 };
 void gsi_get_stats(struct gsi *g, struct gsi_stats *s);
 
-/* cm.c: a MAD arrived on QP1 of ifindex */
+/* cm_ib.c: a MAD arrived on QP1 of ifindex */
 void cm_mad_recv(int ifindex, const struct gsi_peer *from, const void *mad,
 		 size_t len);
 
