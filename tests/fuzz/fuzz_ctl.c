@@ -3,7 +3,7 @@
  * libFuzzer target: what reaches rxdpd's control plane from outside,
  * together: a client's control messages on its connection, CM MADs from
  * the wire, and rtnetlink messages from the kernel. rxdpd's own code
- * (server.c, qp.c, qp_sm.c, rtnl.c, cm.c, cm_mad.c, hca.c ...) runs
+ * (server.c, qp.c, qp_sm.c, rtnl.c, cm.c, cm_mad.c, uverbs.c ...) runs
  * against one device "fz0" (ifindex 1, GIDs of 10.0.0.1), in a network
  * namespace of its own; its qp_ctx and qp_stats maps are real BPF maps
  * when the process may make them (root), else every map write fails as it
@@ -132,7 +132,7 @@ static void setup(void)
 	/* the listeners of the devices' events, as rxdpd's main() adds them */
 	dev_init();
 	qp_init();
-	hca_init();
+	uverbs_init();
 	/* RXDP_FUZZ_VERBOSE=1: what rxdpd logs, for a reproducer */
 	if (getenv("RXDP_FUZZ_VERBOSE"))
 		rxdp_log_set_level(RXDP_LOG_DEBUG);

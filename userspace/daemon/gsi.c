@@ -256,7 +256,7 @@ struct gsi *gsi_open(struct rxdp_link *l, gsi_recv_fn recv, char *msg,
 	g->ifindex = l->ifindex;
 	g->recv = recv;
 	g->evfd = g->doorbell = -1;
-	g->e = hca_dev_engine(l, msg, msglen);
+	g->e = uverbs_dev_engine(l, msg, msglen);
 	if (!g->e)
 		goto err;
 	if (rxdp_engine_qp_caps(&cap)) {
@@ -365,7 +365,7 @@ void gsi_close(struct gsi *g)
 		if (!g->ah[i].handle)
 			continue;
 		if (l)
-			hca_sys_ah_del(l, g->ah[i].handle);
+			uverbs_sys_ah_del(l, g->ah[i].handle);
 		rxdp_engine_destroy_ah(g->ah[i].eah);
 	}
 	if (g->cq)
@@ -442,14 +442,14 @@ static int ah_get(struct gsi *g, struct rxdp_link *l, const struct gsi_peer *to,
 	if (!slot)
 		return -ENOBUFS;
 	if (slot->handle) {
-		hca_sys_ah_del(l, slot->handle);
+		uverbs_sys_ah_del(l, slot->handle);
 		rxdp_engine_destroy_ah(slot->eah);
 		slot->handle = 0;
 	}
 	slot->eah = rxdp_engine_create_ah(g->e, g->pd, &path);
 	if (!slot->eah)
 		return -ENOMEM;
-	slot->handle = hca_sys_ah_add(l, slot->eah);
+	slot->handle = uverbs_sys_ah_add(l, slot->eah);
 	if (!slot->handle) {
 		rxdp_engine_destroy_ah(slot->eah);
 		return -ENOBUFS;

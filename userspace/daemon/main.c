@@ -11,7 +11,7 @@
  * This file is the top of the daemon: options, what is opened at start
  * and closed at exit, and what the loop (loop.c) runs on rtnetlink's
  * messages and on its ticks. Each device's data path runs on threads of
- * its own (hca.c).
+ * its own (uverbs.c).
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <errno.h>
@@ -376,7 +376,7 @@ static int rxdpd_open(const char *path)
 	/* what follows the devices' events, before rtnetlink's first */
 	dev_init();
 	qp_init();
-	hca_init();
+	uverbs_init();
 	devnode_clean();
 	ret = rtnl_open();
 	if (ret) {

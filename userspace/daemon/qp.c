@@ -4,7 +4,7 @@
  * resolves for them, and its requests to the engine. The engine's QP is
  * the QP (state, attributes, PSNs, the state machine's check, its images
  * in the maps the XDP program reads: engine/qp.c, engine/qpmap.c); the
- * daemon's record (struct rxdp_qp) holds only what identifies it: its
+ * daemon's record (struct qp_handle) holds only what identifies it: its
  * number, type, owner, the user it is charged to and its engine QP.
  */
 #include <net/if.h> /* before any <linux/if*.h> */
@@ -32,14 +32,14 @@
  * made it and to root, and to no one else: to the others it does not exist
  * (as another user's processes with /proc's hidepid).
  */
-bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp)
+bool qp_visible(const struct rxdp_client *c, const struct qp_handle *qp)
 {
 	return c->uid == 0 || qp->uid == c->uid;
 }
 
-struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn)
+struct qp_handle *qp_lookup(struct rxdp_link *l, __u32 qpn)
 {
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 
 	if (!l || !l->dev || qpn > QPN_MAX)
 		return NULL;
@@ -112,7 +112,7 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	      __u32 *qpn, char *msg, size_t msglen)
 {
 	struct rxdp_dev *d = l->dev;
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 	int ret;
 
 	if (qp_type != IBV_QPT_RC && qp_type != IBV_QPT_UC &&
@@ -145,7 +145,7 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 }
 
 /* After its engine QP (which takes its images out of the maps) */
-int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp)
+int qp_destroy(struct rxdp_link *l, struct qp_handle *qp)
 {
 	struct rxdp_dev *d = l->dev;
 	__u32 idx = qp->qpn & RXDP_QP_INDEX_MASK;
@@ -320,7 +320,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	      char *msg, size_t msglen)
 {
 	struct rxdp_path path, *pp = NULL;
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 	int ret;
 
 	qp = qp_lookup(l, qpn);
@@ -370,7 +370,7 @@ static void qp_paths_update(int ifindex, int family, const __u8 *ip,
 	if (!l || !l->dev)
 		return;
 	for (i = 0; i < RXDP_MAX_QP; i++) {
-		struct rxdp_qp *qp = l->dev->qps[i];
+		struct qp_handle *qp = l->dev->qps[i];
 		struct rxdp_qp_attr a;
 		struct rxdp_path path;
 		const __u8 *dip;
@@ -398,7 +398,7 @@ static void qp_paths_update(int ifindex, int family, const __u8 *ip,
 			l->ifname, n);
 }
 
-void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out)
+void qp_info_fill(const struct qp_handle *qp, struct rxdp_qp_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->qpn = qp->qpn;
@@ -452,7 +452,7 @@ void qp_clean_all(struct rxdp_link *l)
 int qp_create_special(struct rxdp_link *l, __u32 qpn)
 {
 	struct rxdp_dev *d = l->dev;
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 
 	if (d->qps[qpn & RXDP_QP_INDEX_MASK])
 		return -EEXIST;
@@ -470,7 +470,7 @@ int qp_create_special(struct rxdp_link *l, __u32 qpn)
 /* Its counterpart */
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn)
 {
-	struct rxdp_qp *qp = qp_lookup(l, qpn);
+	struct qp_handle *qp = qp_lookup(l, qpn);
 
 	if (!qp || qp->owner)
 		return;

@@ -23,9 +23,9 @@
 #include "rxdp/params.h"
 
 struct rxdp_client;
-struct hca_dev; /* hca.c: a device's data path (UMEM, sockets, engine) */
-struct hca_ctx; /* hca.c: a client's verbs context and its objects */
-struct hobj; /* hca.c: one verbs object */
+struct uverbs_dev; /* uverbs.c: a device's data path (UMEM, sockets, engine) */
+struct uverbs_ctx; /* uverbs.c: a client's verbs context and its objects */
+struct uobj; /* uverbs.c: one verbs object */
 struct cm_client; /* cm.c: a client's event channels and CM ids */
 struct rxdp_engine;
 struct rxdp_eah;
@@ -53,7 +53,7 @@ struct rxdp_neigh {
  * A QP as the daemon knows it: what identifies it, whose it is, and its
  * engine QP, which is the QP (state, attributes, path: engine/qp.c)
  */
-struct rxdp_qp {
+struct qp_handle {
 	__u32 qpn;
 	uid_t uid; /* charged to this user */
 	__u32 qp_type; /* enum ibv_qp_type */
@@ -80,13 +80,13 @@ struct rxdp_maps {
 struct rxdp_dev {
 	struct rxdp_maps maps;
 	struct rxdp_engine_maps emaps; /* the fds the engine writes through */
-	struct rxdp_qp *qps[RXDP_MAX_QP]; /* by QPN & RXDP_QP_INDEX_MASK */
+	struct qp_handle *qps[RXDP_MAX_QP]; /* by QPN & RXDP_QP_INDEX_MASK */
 	__u16 qp_gen[RXDP_MAX_QP];
 	__u32 qp_next; /* where the QPN allocator looks first */
 	__u32 nqps;
-	struct hca_dev *hca; /* made at the device's first context */
+	struct uverbs_dev *uv; /* its data path: made at its first context */
 	/* what its data path carries and how its sockets are bound, written
-	 * by hca.c when the data path comes up or gains a queue */
+	 * by uverbs.c when the data path comes up or gains a queue */
 	__u32 mtu_cap; /* the largest path MTU (enum ibv_mtu) */
 	__u16 xsk_modes[RXDP_CTL_MAX_XSKS]; /* rxdp_xsk_port_modes() */
 	__u32 nxsks;
@@ -125,7 +125,7 @@ struct rxdp_client {
 	pid_t pid;
 	uid_t uid;
 	bool allowed; /* may open a context (--group) */
-	struct hca_ctx *ctx; /* its verbs context, if it opened one */
+	struct uverbs_ctx *ctx; /* its verbs context, if it opened one */
 	long last_active; /* ms: connections idle without a context go */
 	bool dead;
 	struct ep_tag tag;
@@ -223,7 +223,7 @@ void dev_release(struct rxdp_link *l);
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
 /*
  * The largest path MTU (enum ibv_mtu) the device's data path carries
- * (struct rxdp_dev's mtu_cap, hca.c's to say)
+ * (struct rxdp_dev's mtu_cap, uverbs.c's to say)
  */
 static inline __u32 dev_mtu_cap(const struct rxdp_link *l)
 {
@@ -255,8 +255,8 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	      const struct rxdp_qp_attr *attr, __u32 mask, long *deadline,
 	      char *msg, size_t msglen);
-int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp);
-struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn);
+int qp_destroy(struct rxdp_link *l, struct qp_handle *qp);
+struct qp_handle *qp_lookup(struct rxdp_link *l, __u32 qpn);
 /* May this client see the QP (list, query, an error naming its owner)? */
 /*
  * mcast.c: the interface's memberships of the multicast groups its QPs
@@ -268,8 +268,8 @@ void mcast_join(struct mcast_join **list, int ifindex, const __u8 *gid);
 void mcast_leave(struct mcast_join **list, const __u8 *gid);
 void mcast_leave_all(struct mcast_join **list);
 
-bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp);
-void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
+bool qp_visible(const struct rxdp_client *c, const struct qp_handle *qp);
+void qp_info_fill(const struct qp_handle *qp, struct rxdp_qp_info *out);
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
@@ -279,12 +279,12 @@ void qp_clean_all(struct rxdp_link *l);
 int qp_create_special(struct rxdp_link *l, __u32 qpn);
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn);
 
-/* hca.c: the data path */
-int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
-		 int *fds, char *msg, size_t msglen);
-void hca_ctx_release(struct rxdp_client *c);
+/* uverbs.c: the devices' data path and the clients' verbs contexts */
+int uverbs_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
+		    int *fds, char *msg, size_t msglen);
+void uverbs_ctx_release(struct rxdp_client *c);
 /* One request on the objects of a client's verbs context (RXDP_CTL_OBJ) */
-struct hca_req {
+struct uverbs_req {
 	__u16 type; /* enum rxdp_ctl_type: what the request is */
 	struct rxdp_ctl_obj *o; /* the request, then the reply */
 	const struct rxdp_ah *ah; /* AH_CREATE, MCAST_*: the address */
@@ -295,37 +295,41 @@ struct hca_req {
 	size_t msglen;
 };
 /* -EINPROGRESS: it waits for a neighbour, call again */
-typedef int (*hca_obj_fn)(struct hca_ctx *x, struct hca_req *r);
+typedef int (*uverbs_obj_fn)(struct uverbs_ctx *x, struct uverbs_req *r);
 /* fn on c's context (-EINVAL and a message when it has none) */
-int hca_obj(struct rxdp_client *c, hca_obj_fn fn, struct hca_req *r);
+int uverbs_obj(struct rxdp_client *c, uverbs_obj_fn fn, struct uverbs_req *r);
 /* The requests, each the function of its type (server.c's table) */
-int hca_pd_alloc(struct hca_ctx *x, struct hca_req *r);
-int hca_pd_free(struct hca_ctx *x, struct hca_req *r);
-int hca_mr(struct hca_ctx *x, struct hca_req *r); /* REG, REREG, DEREG */
-int hca_mem_share(struct hca_ctx *x, struct hca_req *r);
-int hca_mem_unshare(struct hca_ctx *x, struct hca_req *r);
-int hca_channel_create(struct hca_ctx *x, struct hca_req *r);
-int hca_channel_destroy(struct hca_ctx *x, struct hca_req *r);
-int hca_cq(struct hca_ctx *x, struct hca_req *r); /* CREATE, RESIZE, DESTROY */
-int hca_srq(struct hca_ctx *x, struct hca_req *r); /* CREATE, MODIFY, DESTROY */
-int hca_qp(struct hca_ctx *x, struct hca_req *r); /* CREATE, DESTROY */
-int hca_ah_create(struct hca_ctx *x, struct hca_req *r);
-int hca_ah_destroy(struct hca_ctx *x, struct hca_req *r);
-int hca_mw(struct hca_ctx *x, struct hca_req *r); /* ALLOC, DEALLOC */
-int hca_mcast(struct hca_ctx *x, struct hca_req *r); /* ATTACH, DETACH */
+int uverbs_pd_alloc(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_pd_free(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_mr(struct uverbs_ctx *x,
+	      struct uverbs_req *r); /* REG, REREG, DEREG */
+int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_mem_unshare(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_channel_create(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_channel_destroy(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_cq(struct uverbs_ctx *x,
+	      struct uverbs_req *r); /* CREATE, RESIZE, DESTROY */
+int uverbs_srq(struct uverbs_ctx *x,
+	       struct uverbs_req *r); /* CREATE, MODIFY, DESTROY */
+int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r); /* CREATE, DESTROY */
+int uverbs_ah_create(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_ah_destroy(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_mw(struct uverbs_ctx *x, struct uverbs_req *r); /* ALLOC, DEALLOC */
+int uverbs_mcast(struct uverbs_ctx *x,
+		 struct uverbs_req *r); /* ATTACH, DETACH */
 /* Listens to the devices' events: gone, queues, port events */
-void hca_init(void);
+void uverbs_init(void);
 /*
  * The transport's counters (enum rxdp_hwc) of a device, or of its QP qpn
  * (qpn 0: the device's); only its user or root may read a QP's
  */
-int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
-		 __u64 *out, char *msg, size_t msglen);
+int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
+		    __u64 *out, char *msg, size_t msglen);
 /* For rxdpd's own QP1: the engine (data path started), AHs by handle */
-struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
-				   size_t msglen);
-__u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah);
-void hca_sys_ah_del(struct rxdp_link *l, __u32 handle);
+struct rxdp_engine *uverbs_dev_engine(struct rxdp_link *l, char *msg,
+				      size_t msglen);
+__u32 uverbs_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah);
+void uverbs_sys_ah_del(struct rxdp_link *l, __u32 handle);
 
 /* cm.c: the connection manager (its own interfaces are in daemon/cm.h) */
 int cm_init(void);

@@ -198,7 +198,7 @@ void client_release(struct rxdp_client *c)
 		return;
 	c->dead = true;
 	cm_client_release(c);
-	hca_ctx_release(c);
+	uverbs_ctx_release(c);
 	if (c->fd >= 0) {
 		ep_del(c->fd, &c->tag);
 		close(c->fd);
@@ -412,7 +412,7 @@ static int do_resolve(struct req *r)
 static int put_qp_info(struct req *r, int ifindex, __u32 qpn)
 {
 	struct rxdp_link *l = link_by_index(ifindex);
-	struct rxdp_qp *qp = qp_lookup(l, qpn);
+	struct qp_handle *qp = qp_lookup(l, qpn);
 	struct rxdp_qp_info info;
 
 	if (!qp || !qp_visible(r->c, qp)) {
@@ -471,30 +471,31 @@ static int do_ctx_open(struct req *r)
 	l = get_dev(r, &err);
 	if (!l)
 		return err;
-	err = hca_ctx_open(r->c, l, r->in_fd, r->fds, r->msg, sizeof(r->msg));
+	err = uverbs_ctx_open(r->c, l, r->in_fd, r->fds, r->msg,
+			      sizeof(r->msg));
 	if (!err)
 		r->nfds = 3;
 	return err;
 }
 
-/* An object of the client's verbs context: the command's hca.c function */
-static int do_obj(struct req *r, hca_obj_fn fn)
+/* An object of the client's verbs context: the command's uverbs.c function */
+static int do_obj(struct req *r, uverbs_obj_fn fn)
 {
 	const struct nlattr *ah = r->m->tb[RXDP_CTL_A_AH];
 	struct rxdp_ctl_obj o;
-	struct hca_req hr = { .type = r->m->nlh->nlmsg_type,
-			      .o = &o,
-			      .ah = ah ? mnl_attr_get_payload(ah) : NULL,
-			      .in_fd = r->in_fd,
-			      .deadline = r->deadline,
-			      .msg = r->msg,
-			      .msglen = sizeof(r->msg) };
+	struct uverbs_req hr = { .type = r->m->nlh->nlmsg_type,
+				 .o = &o,
+				 .ah = ah ? mnl_attr_get_payload(ah) : NULL,
+				 .in_fd = r->in_fd,
+				 .deadline = r->deadline,
+				 .msg = r->msg,
+				 .msglen = sizeof(r->msg) };
 	int err;
 
 	if ((err = need(r, RXDP_CTL_A_OBJ, "the object")))
 		return err;
 	memcpy(&o, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_OBJ]), sizeof(o));
-	err = hca_obj(r->c, fn, &hr);
+	err = uverbs_obj(r->c, fn, &hr);
 	if (err)
 		return err;
 	if (hr.fd >= 0)
@@ -556,7 +557,7 @@ static int do_list_qps(struct req *r)
 		prev = best->ifindex;
 		i = start_if && best->ifindex == (int)start_if ? start_idx : 0;
 		for (; i < RXDP_MAX_QP; i++) {
-			struct rxdp_qp *qp = best->dev->qps[i];
+			struct qp_handle *qp = best->dev->qps[i];
 			struct rxdp_qp_info info;
 			struct rxdp_ctl_qp_stats st;
 
@@ -612,10 +613,10 @@ static int do_query_counters(struct req *r)
 	l = get_dev(r, &err);
 	if (!l)
 		return err;
-	err = hca_counters(r->c, l,
-			   r->m->tb[RXDP_CTL_A_QPN] ? get_u32(r, RXDP_CTL_A_QPN)
-						    : 0,
-			   counters, r->msg, sizeof(r->msg));
+	err = uverbs_counters(
+		r->c, l,
+		r->m->tb[RXDP_CTL_A_QPN] ? get_u32(r, RXDP_CTL_A_QPN) : 0,
+		counters, r->msg, sizeof(r->msg));
 	if (err)
 		return err;
 	mnl_attr_put(r->rep, RXDP_CTL_A_COUNTERS, sizeof(counters), counters);
@@ -673,12 +674,12 @@ static void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 }
 
 /*
- * The requests: each type's handler, or the hca.c function of an object
+ * The requests: each type's handler, or the uverbs.c function of an object
  * request (do_obj), and whether it may come with file descriptors
  */
 struct cmd {
 	int (*fn)(struct req *r);
-	hca_obj_fn obj;
+	uverbs_obj_fn obj;
 	bool fds;
 };
 
@@ -696,29 +697,29 @@ static const struct cmd cmds[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_SUBSCRIBE] = { .fn = do_subscribe },
 	[RXDP_CTL_QUERY_COUNTERS] = { .fn = do_query_counters },
 	[RXDP_CTL_CM] = { .fn = do_cm },
-	[RXDP_CTL_PD_ALLOC] = { .obj = hca_pd_alloc },
-	[RXDP_CTL_PD_FREE] = { .obj = hca_pd_free },
-	[RXDP_CTL_MR_REG] = { .obj = hca_mr },
-	[RXDP_CTL_MR_REREG] = { .obj = hca_mr },
-	[RXDP_CTL_MR_DEREG] = { .obj = hca_mr },
-	[RXDP_CTL_MEM_SHARE] = { .obj = hca_mem_share, .fds = true },
-	[RXDP_CTL_MEM_UNSHARE] = { .obj = hca_mem_unshare },
-	[RXDP_CTL_CHANNEL_CREATE] = { .obj = hca_channel_create },
-	[RXDP_CTL_CHANNEL_DESTROY] = { .obj = hca_channel_destroy },
-	[RXDP_CTL_CQ_CREATE] = { .obj = hca_cq },
-	[RXDP_CTL_CQ_RESIZE] = { .obj = hca_cq },
-	[RXDP_CTL_CQ_DESTROY] = { .obj = hca_cq },
-	[RXDP_CTL_SRQ_CREATE] = { .obj = hca_srq },
-	[RXDP_CTL_SRQ_MODIFY] = { .obj = hca_srq },
-	[RXDP_CTL_SRQ_DESTROY] = { .obj = hca_srq },
-	[RXDP_CTL_QP_CREATE] = { .obj = hca_qp },
-	[RXDP_CTL_QP_DESTROY] = { .obj = hca_qp },
-	[RXDP_CTL_AH_CREATE] = { .obj = hca_ah_create },
-	[RXDP_CTL_AH_DESTROY] = { .obj = hca_ah_destroy },
-	[RXDP_CTL_MW_ALLOC] = { .obj = hca_mw },
-	[RXDP_CTL_MW_DEALLOC] = { .obj = hca_mw },
-	[RXDP_CTL_MCAST_ATTACH] = { .obj = hca_mcast },
-	[RXDP_CTL_MCAST_DETACH] = { .obj = hca_mcast },
+	[RXDP_CTL_PD_ALLOC] = { .obj = uverbs_pd_alloc },
+	[RXDP_CTL_PD_FREE] = { .obj = uverbs_pd_free },
+	[RXDP_CTL_MR_REG] = { .obj = uverbs_mr },
+	[RXDP_CTL_MR_REREG] = { .obj = uverbs_mr },
+	[RXDP_CTL_MR_DEREG] = { .obj = uverbs_mr },
+	[RXDP_CTL_MEM_SHARE] = { .obj = uverbs_mem_share, .fds = true },
+	[RXDP_CTL_MEM_UNSHARE] = { .obj = uverbs_mem_unshare },
+	[RXDP_CTL_CHANNEL_CREATE] = { .obj = uverbs_channel_create },
+	[RXDP_CTL_CHANNEL_DESTROY] = { .obj = uverbs_channel_destroy },
+	[RXDP_CTL_CQ_CREATE] = { .obj = uverbs_cq },
+	[RXDP_CTL_CQ_RESIZE] = { .obj = uverbs_cq },
+	[RXDP_CTL_CQ_DESTROY] = { .obj = uverbs_cq },
+	[RXDP_CTL_SRQ_CREATE] = { .obj = uverbs_srq },
+	[RXDP_CTL_SRQ_MODIFY] = { .obj = uverbs_srq },
+	[RXDP_CTL_SRQ_DESTROY] = { .obj = uverbs_srq },
+	[RXDP_CTL_QP_CREATE] = { .obj = uverbs_qp },
+	[RXDP_CTL_QP_DESTROY] = { .obj = uverbs_qp },
+	[RXDP_CTL_AH_CREATE] = { .obj = uverbs_ah_create },
+	[RXDP_CTL_AH_DESTROY] = { .obj = uverbs_ah_destroy },
+	[RXDP_CTL_MW_ALLOC] = { .obj = uverbs_mw },
+	[RXDP_CTL_MW_DEALLOC] = { .obj = uverbs_mw },
+	[RXDP_CTL_MCAST_ATTACH] = { .obj = uverbs_mcast },
+	[RXDP_CTL_MCAST_DETACH] = { .obj = uverbs_mcast },
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */

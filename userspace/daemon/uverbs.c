@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rxdpd as the HCA: per device, the UMEM, every AF_XDP socket and one
- * transport engine (userspace/engine) with its progress thread, serving the
- * verbs objects of every client on the host.
+ * The user verbs of rxdpd's devices (what the kernel's uverbs is to an
+ * HCA driver), and the data path under them: per device, the UMEM, every
+ * AF_XDP socket and the transport engines (userspace/engine, --engines),
+ * each with its own thread, serving the verbs objects of every client on
+ * the host (a context is given whole to one engine).
  *
  * A client's verbs context (CTX_OPEN) gets three fds: its doorbell (an
  * eventfd of its own), the device page (read-only: whether the data-path
  * thread sleeps) and the read end of its async event pipe. Its objects
- * (PD, MR, channel, CQ, SRQ, QP, AH) are made here on its requests; CQ,
- * SRQ and QP queues live in memfds made, sized and sealed here (the client
- * can neither shrink nor grow them) and mapped by both sides
- * (common/hca.h). Payload moves between the UMEM and the client's memory
- * through the /proc/self/mem the client opened and handed over with
- * CTX_OPEN (engine/engine.c), so the target of an RDMA Write or Read need
- * not run, and rxdpd's privileges never widen what a client reaches.
+ * (PD, MR, MW, channel, CQ, SRQ, QP, AH, shared memory) are made here on
+ * its requests, a function per request (server.c's table); CQ, SRQ and QP
+ * queues live in memfds made, sized and sealed here (the client can
+ * neither shrink nor grow them) and mapped by both sides (common/hca.h,
+ * the ring format). Payload moves between the UMEM and the client's
+ * memory with a memcpy where the library shared it (MEM_SHARE: memfds
+ * mapped here), else through the /proc/self/mem the client opened and
+ * handed over with CTX_OPEN, on a thread of the client's own
+ * (engine/mem.c): the target of an RDMA Write or Read need not run, and
+ * rxdpd's privileges never widen what a client reaches.
  *
  * Rules kept here:
  * - A client reaches only its own objects (handles are per context; AH
@@ -70,7 +75,7 @@
  * (objects of one context never span engines), with its own device page
  * (whether its thread sleeps, streams)
  */
-struct hca_eng {
+struct uverbs_eng {
 	struct rxdp_xsk_port *port;
 	struct rxdp_engine *e;
 	int page_fd;
@@ -79,12 +84,12 @@ struct hca_eng {
 	int ctxs; /* contexts it serves */
 };
 
-struct hca_dev {
+struct uverbs_dev {
 	struct rxdp_umem umem;
 	struct rxdp_engine_group *group;
 	int ne; /* engines running */
 	int max_ne; /* engines it may run: more start as queues come */
-	struct hca_eng eng[RXDP_CTL_MAX_XSKS];
+	struct uverbs_eng eng[RXDP_CTL_MAX_XSKS];
 	/* queues 0 .. nq - 1 have a socket: queue q engine q_eng[q]'s
 	 * q_idx[q]-th */
 	__u32 nq;
@@ -99,7 +104,7 @@ struct hca_dev {
 	 * engine AH is published after it is made and unpublished before it
 	 * is destroyed (which takes the engine lock: no lookup still holds it).
 	 */
-	struct hobj **ahs;
+	struct uobj **ahs;
 	struct rxdp_eah *_Atomic *ah_eah;
 	int ifindex;
 	struct mcast_join *joins; /* groups the interface joined (mcast.c) */
@@ -118,14 +123,14 @@ enum hobj_kind {
 	HO_MCAST, /* no object: a QP's multicast attachments, counted per user */
 };
 
-struct hobj {
+struct uobj {
 	enum hobj_kind kind;
 	__u32 handle;
 	__u64 cookie;
-	struct hca_ctx *ctx;
+	struct uverbs_ctx *ctx;
 	int refs; /* PD: objects on it; CQ: QPs; channel: CQs; SRQ: QPs */
 	__u32 cq_flags; /* CQ: RXDP_CTL_CQ_F_* */
-	struct hobj *pd;
+	struct uobj *pd;
 	void *mem; /* the shared queues (HO_MEM: the memory), mapped here */
 	size_t mem_len;
 	__u64 charged; /* bytes of rxdpd's memory its user is charged */
@@ -138,13 +143,13 @@ struct hobj {
 		int wfd; /* channel: write end of its pipe */
 		struct {
 			struct rxdp_ecq *ecq;
-			struct hobj *ch;
+			struct uobj *ch;
 		} cq;
 		struct rxdp_esrq *esrq;
 		struct {
 			struct rxdp_eqp *eqp;
-			struct rxdp_qp *cqp;
-			struct hobj *scq, *rcq, *srq;
+			struct qp_handle *cqp;
+			struct uobj *scq, *rcq, *srq;
 			__u32 mcast; /* groups attached (charged HO_MCAST) */
 		} qp;
 		struct rxdp_eah *eah;
@@ -152,16 +157,16 @@ struct hobj {
 	};
 };
 
-struct hca_ctx {
+struct uverbs_ctx {
 	struct rxdp_client *c;
 	int ifindex;
-	struct hca_dev *hd;
-	struct hca_eng *he; /* the engine that serves it */
+	struct uverbs_dev *hd;
+	struct uverbs_eng *he; /* the engine that serves it */
 	int mem_fd; /* the client's /proc/PID/mem, opened by the client */
 	struct rxdp_emem *emem; /* its memory, for the engine */
 	int doorbell; /* its own (an eventfd in the engine's epoll set) */
 	int async_wfd;
-	struct hobj **objs; /* by handle - 1 */
+	struct uobj **objs; /* by handle - 1 */
 	__u32 nobjs;
 	__u32 dropped; /* events lost: the client does not read them */
 	__u64 locked; /* bytes of its MRs (RLIMIT_MEMLOCK) */
@@ -256,8 +261,8 @@ static void user_uncharge(uid_t uid, enum hobj_kind k)
  * user cannot grow rxdpd, which every user needs, until the OOM killer
  * takes it. Root is not limited. The bytes go with the object.
  */
-static int mem_charge(struct hca_ctx *x, struct hobj *o, __u64 bytes, char *msg,
-		      size_t msglen)
+static int mem_charge(struct uverbs_ctx *x, struct uobj *o, __u64 bytes,
+		      char *msg, size_t msglen)
 {
 	uid_t uid = x->c->uid;
 	struct uid_use *u = use_of(uid);
@@ -279,7 +284,7 @@ static int mem_charge(struct hca_ctx *x, struct hobj *o, __u64 bytes, char *msg,
 }
 
 /* bytes of what o was charged go back (all of it: o->charged) */
-static void mem_uncharge(struct hca_ctx *x, struct hobj *o, __u64 bytes)
+static void mem_uncharge(struct uverbs_ctx *x, struct uobj *o, __u64 bytes)
 {
 	struct uid_use *u = use_of(x->c->uid);
 
@@ -290,12 +295,13 @@ static void mem_uncharge(struct hca_ctx *x, struct hobj *o, __u64 bytes)
 	o->charged -= bytes;
 }
 
-static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg, size_t msglen)
+static int charge(struct uverbs_ctx *x, enum hobj_kind k, char *msg,
+		  size_t msglen)
 {
 	return user_charge(x->c->uid, k, msg, msglen);
 }
 
-static void uncharge(struct hca_ctx *x, enum hobj_kind k)
+static void uncharge(struct uverbs_ctx *x, enum hobj_kind k)
 {
 	user_uncharge(x->c->uid, k);
 }
@@ -338,8 +344,8 @@ static bool pipe_put(int fd, const void *rec, size_t len)
 	return fd >= 0 && write(fd, rec, len) == (ssize_t)len;
 }
 
-static void ctx_event(struct hca_ctx *x, __u32 type, __u32 port, __u64 cookie,
-		      _Atomic __u32 *count)
+static void ctx_event(struct uverbs_ctx *x, __u32 type, __u32 port,
+		      __u64 cookie, _Atomic __u32 *count)
 {
 	struct rxdp_hca_event ev = { .type = type,
 				     .port = port,
@@ -355,7 +361,7 @@ static void ctx_event(struct hca_ctx *x, __u32 type, __u32 port, __u64 cookie,
 
 static void on_event(void *arg, enum ibv_event_type ev, void *user)
 {
-	struct hobj *o = user;
+	struct uobj *o = user;
 
 	if (o)
 		ctx_event(o->ctx, ev, 0, o->cookie, &o->async_events);
@@ -363,7 +369,7 @@ static void on_event(void *arg, enum ibv_event_type ev, void *user)
 
 static void on_cq_notify(void *arg)
 {
-	struct hobj *o = arg;
+	struct uobj *o = arg;
 
 	if (o->cq.ch && pipe_put(o->cq.ch->wfd, &o->cookie, sizeof(o->cookie)))
 		atomic_fetch_add(&o->comp_events, 1);
@@ -372,7 +378,7 @@ static void on_cq_notify(void *arg)
 /* A group got its first member on the device, or lost its last */
 static void on_mcast(void *arg, const uint8_t *gid, bool member)
 {
-	struct hca_dev *hd = arg;
+	struct uverbs_dev *hd = arg;
 
 	if (member)
 		mcast_join(&hd->joins, hd->ifindex, gid);
@@ -382,7 +388,7 @@ static void on_mcast(void *arg, const uint8_t *gid, bool member)
 
 static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 {
-	struct hca_dev *hd = arg;
+	struct uverbs_dev *hd = arg;
 
 	return h && h <= HCA_MAX_AH ? atomic_load(&hd->ah_eah[h - 1]) : NULL;
 }
@@ -390,7 +396,7 @@ static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 /* --- devices ------------------------------------------------------------ */
 
 /* What an engine (stopped, or never started) had */
-static void hca_eng_free(struct hca_eng *he)
+static void uverbs_eng_free(struct uverbs_eng *he)
 {
 	rxdp_xsk_port_destroy(he->port);
 	if (he->page)
@@ -402,7 +408,7 @@ static void hca_eng_free(struct hca_eng *he)
 	he->page_fd = -1;
 }
 
-static void hca_dev_free(struct hca_dev *hd)
+static void uverbs_dev_free(struct uverbs_dev *hd)
 {
 	if (!hd)
 		return;
@@ -410,7 +416,7 @@ static void hca_dev_free(struct hca_dev *hd)
 		rxdp_engine_destroy(hd->eng[i].e);
 	rxdp_engine_group_destroy(hd->group);
 	for (int i = 0; i < hd->ne; i++)
-		hca_eng_free(&hd->eng[i]);
+		uverbs_eng_free(&hd->eng[i]);
 	mcast_leave_all(&hd->joins);
 	rxdp_umem_destroy(&hd->umem);
 	free(hd->ahs);
@@ -419,7 +425,7 @@ static void hca_dev_free(struct hca_dev *hd)
 }
 
 /* The CPUs the data path may use: --cpus, else rxdpd's own */
-static int hca_cpus(void)
+static int uverbs_cpus(void)
 {
 	cpu_set_t set;
 
@@ -434,9 +440,9 @@ static int hca_cpus(void)
  * else (auto, the default) as many as the CPUs its threads may use
  * (--cpus, else every one)
  */
-static int hca_max_engines(void)
+static int uverbs_max_engines(void)
 {
-	int n = rxdpd.engines ? rxdpd.engines : hca_cpus();
+	int n = rxdpd.engines ? rxdpd.engines : uverbs_cpus();
 
 	if (n > RXDP_CTL_MAX_XSKS)
 		n = RXDP_CTL_MAX_XSKS;
@@ -444,7 +450,7 @@ static int hca_max_engines(void)
 }
 
 /* Engine k of n: the k-th CPU of --cpus (of every k-th if fewer), or any */
-static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
+static const cpu_set_t *uverbs_engine_cpus(struct uverbs_eng *he, int k, int n)
 {
 	int cnt, seen = 0;
 
@@ -466,10 +472,11 @@ static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
 }
 
 /* Engine k of hd, on its port (he->port): its page and its thread */
-static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
+static int uverbs_eng_start(struct uverbs_dev *hd, int k, char *msg,
+			    size_t msglen)
 {
 	struct rxdp_engine_config cfg = hd->cfg;
-	struct hca_eng *he = &hd->eng[k];
+	struct uverbs_eng *he = &hd->eng[k];
 
 	/* its page: clients may only map it read-only after the seal */
 	he->page_fd = shm_create("rxdp-device", sizeof(*he->page),
@@ -483,7 +490,7 @@ static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
 	cfg.port = he->port;
 	cfg.sleep_word = &he->page->sleeping;
 	cfg.stream_word = &he->page->streaming;
-	cfg.cpus = hca_engine_cpus(he, k, hd->max_ne);
+	cfg.cpus = uverbs_engine_cpus(he, k, hd->max_ne);
 	cfg.group_index = k;
 	he->e = rxdp_engine_create(&cfg);
 	if (!he->e) {
@@ -495,12 +502,12 @@ static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
 }
 
 /* The device's data path, made at its first context */
-static void hca_dev_note(struct rxdp_link *l);
+static void uverbs_dev_note(struct rxdp_link *l);
 
-static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
-				   size_t msglen)
+static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
+					 size_t msglen)
 {
-	struct hca_dev *hd = l->dev->hca;
+	struct uverbs_dev *hd = l->dev->uv;
 	struct rxdp_engine_config *cfg;
 	struct rxdp_xsk_port *port;
 	int fds[RXDP_CTL_MAX_XSKS], n, ret;
@@ -558,7 +565,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	/* queue q's socket goes to engine q % ne */
-	hd->max_ne = hca_max_engines();
+	hd->max_ne = uverbs_max_engines();
 	hd->ne = hd->max_ne < n ? hd->max_ne : n;
 	hd->nq = (__u32)n;
 	for (int q = 0; q < n; q++) {
@@ -582,7 +589,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	 */
 	want_tx = rxdpd.tx_thread == RXDPD_TXT_ON ||
 		  (rxdpd.tx_thread == RXDPD_TXT_AUTO &&
-		   hca_cpus() >= RXDPD_TXT_CPUS_PER_ENGINE * hd->ne);
+		   uverbs_cpus() >= RXDPD_TXT_CPUS_PER_ENGINE * hd->ne);
 	for (int k = 0; k < hd->ne && want_tx; k++)
 		tx = rxdp_xsk_port_tx_thread(
 			hd->eng[k].port, rxdpd.ncpus_set ? &rxdpd.cpus : NULL);
@@ -610,10 +617,10 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	if (flags & XDP_USE_SG)
 		cfg->max_mtu = 4096;
 	for (int k = 0; k < hd->ne; k++)
-		if (hca_eng_start(hd, k, msg, msglen))
+		if (uverbs_eng_start(hd, k, msg, msglen))
 			goto err;
-	l->dev->hca = hd;
-	hca_dev_note(l);
+	l->dev->uv = hd;
+	uverbs_dev_note(l);
 	pr_info("rxdp_%s: data path up: %d queue(s), %d engine(s), %s "
 		"mode%s%s%s\n",
 		l->ifname, n, hd->ne,
@@ -624,7 +631,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 err:
 	for (__u32 q = 0; q < RXDP_MAX_QUEUES; q++)
 		bpf_map_delete_elem(l->dev->maps.xsks, &q);
-	hca_dev_free(hd);
+	uverbs_dev_free(hd);
 	return NULL;
 }
 
@@ -632,11 +639,12 @@ err:
  * Queue q's socket, the next one: a new engine's first while the device
  * may run more, else on engine q mod ne, running. Its fd, or -errno.
  */
-static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
+static int uverbs_queue_add(struct uverbs_dev *hd, __u32 q, char *msg,
+			    size_t len)
 {
 	struct rxdp_xsk_queue_add a = { .ifindex = hd->ifindex, .queue = q };
 	int k = hd->ne, fd, fds[RXDP_CTL_MAX_XSKS];
-	struct hca_eng *he = &hd->eng[k];
+	struct uverbs_eng *he = &hd->eng[k];
 
 	if (hd->ne < hd->max_ne) {
 		he->port = rxdp_xsk_port_like(hd->eng[0].port);
@@ -647,10 +655,10 @@ static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
 			snprintf(msg, len, "%s: %s",
 				 a.why ? a.why : "out of memory",
 				 strerror(-fd));
-		else if (hca_eng_start(hd, k, msg, len))
+		else if (uverbs_eng_start(hd, k, msg, len))
 			fd = -EAGAIN;
 		if (fd < 0) {
-			hca_eng_free(he);
+			uverbs_eng_free(he);
 			return fd;
 		}
 		hd->ne++;
@@ -675,9 +683,9 @@ static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
  * run more (--engines), else on one running. Queues never go: the kernel
  * refuses to take one from under an AF_XDP socket.
  */
-static void hca_queues_follow(struct rxdp_link *l, __u32 count)
+static void uverbs_queues_follow(struct rxdp_link *l, __u32 count)
 {
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	struct uverbs_dev *hd = l->dev ? l->dev->uv : NULL;
 	char msg[200];
 
 	if (!hd)
@@ -688,7 +696,7 @@ static void hca_queues_follow(struct rxdp_link *l, __u32 count)
 		return;
 	while (hd->nq < count) {
 		__u32 q = hd->nq;
-		int fd = hca_queue_add(hd, q, msg, sizeof(msg));
+		int fd = uverbs_queue_add(hd, q, msg, sizeof(msg));
 
 		if (fd < 0) {
 			/* tried again when the count changes (each try makes a
@@ -709,7 +717,7 @@ static void hca_queues_follow(struct rxdp_link *l, __u32 count)
 			"%d engine(s)\n",
 			l->ifname, q, hd->q_eng[q], hd->nq, hd->ne);
 	}
-	hca_dev_note(l);
+	uverbs_dev_note(l);
 }
 
 /*
@@ -720,9 +728,9 @@ static void hca_queues_follow(struct rxdp_link *l, __u32 count)
  * AF_XDP sockets' modes (XDP_ZEROCOPY or XDP_COPY, XDP_USE_SG), in queue
  * order
  */
-static void hca_dev_note(struct rxdp_link *l)
+static void uverbs_dev_note(struct rxdp_link *l)
 {
-	struct hca_dev *hd = l->dev->hca;
+	struct uverbs_dev *hd = l->dev->uv;
 	__u16 m[RXDP_CTL_MAX_XSKS][RXDP_CTL_MAX_XSKS];
 	__u32 n = 0;
 
@@ -737,23 +745,24 @@ static void hca_dev_note(struct rxdp_link *l)
 }
 
 /* After the CM let QP1 go (DEV_EV_DOWN): every context on it goes */
-static void hca_dev_release(struct rxdp_link *l)
+static void uverbs_dev_release(struct rxdp_link *l)
 {
 	struct rxdp_client *c;
 
-	if (!l->dev || !l->dev->hca)
+	if (!l->dev || !l->dev->uv)
 		return;
 	for (c = rxdpd.clients; c; c = c->next)
 		if (c->ctx && c->ctx->ifindex == l->ifindex)
-			hca_ctx_release(c);
-	hca_dev_free(l->dev->hca);
-	l->dev->hca = NULL;
-	hca_dev_note(l);
+			uverbs_ctx_release(c);
+	uverbs_dev_free(l->dev->uv);
+	l->dev->uv = NULL;
+	uverbs_dev_note(l);
 }
 
 /* --- contexts and their objects ----------------------------------------- */
 
-static struct hca_ctx *ctx_of(struct rxdp_client *c, char *msg, size_t msglen)
+static struct uverbs_ctx *ctx_of(struct rxdp_client *c, char *msg,
+				 size_t msglen)
 {
 	if (!c->ctx)
 		snprintf(
@@ -762,12 +771,12 @@ static struct hca_ctx *ctx_of(struct rxdp_client *c, char *msg, size_t msglen)
 	return c->ctx;
 }
 
-static struct hobj *obj_get(struct hca_ctx *x, __u32 h, enum hobj_kind k)
+static struct uobj *obj_get(struct uverbs_ctx *x, __u32 h, enum hobj_kind k)
 {
-	struct hobj *o;
+	struct uobj *o;
 
 	if (k == HO_AH) {
-		struct hca_dev *hd = x->hd;
+		struct uverbs_dev *hd = x->hd;
 
 		o = h && h <= HCA_MAX_AH ? hd->ahs[h - 1] : NULL;
 		return o && o->ctx == x ? o : NULL;
@@ -777,10 +786,10 @@ static struct hobj *obj_get(struct hca_ctx *x, __u32 h, enum hobj_kind k)
 }
 
 /* obj_get, or NULL with "no <kind> <handle>" in msg */
-static struct hobj *obj_need(struct hca_ctx *x, __u32 h, enum hobj_kind k,
+static struct uobj *obj_need(struct uverbs_ctx *x, __u32 h, enum hobj_kind k,
 			     char *msg, size_t msglen)
 {
-	struct hobj *o = obj_get(x, h, k);
+	struct uobj *o = obj_get(x, h, k);
 
 	if (!o)
 		snprintf(msg, msglen, "no %s %u", kind_name[k], h);
@@ -788,9 +797,9 @@ static struct hobj *obj_need(struct hca_ctx *x, __u32 h, enum hobj_kind k,
 }
 
 /* A handle for o in table *tab of *n slots (grown as needed); 0: none */
-static __u32 slot_take(struct hobj ***tab, __u32 *n, struct hobj *o)
+static __u32 slot_take(struct uobj ***tab, __u32 *n, struct uobj *o)
 {
-	struct hobj **t;
+	struct uobj **t;
 	__u32 i;
 
 	for (i = 0; i < *n; i++)
@@ -810,7 +819,7 @@ static __u32 slot_take(struct hobj ***tab, __u32 *n, struct hobj *o)
 	return i + 1;
 }
 
-static __u32 ah_slot_take(struct hca_dev *hd, struct hobj *o)
+static __u32 ah_slot_take(struct uverbs_dev *hd, struct uobj *o)
 {
 	for (__u32 i = 0; i < HCA_MAX_AH; i++) {
 		if (!hd->ahs[i]) {
@@ -821,10 +830,10 @@ static __u32 ah_slot_take(struct hca_dev *hd, struct hobj *o)
 	return 0;
 }
 
-static struct hobj *obj_new(struct hca_ctx *x, enum hobj_kind k, __u64 cookie,
-			    char *msg, size_t msglen, int *err)
+static struct uobj *obj_new(struct uverbs_ctx *x, enum hobj_kind k,
+			    __u64 cookie, char *msg, size_t msglen, int *err)
 {
-	struct hobj *o;
+	struct uobj *o;
 
 	*err = charge(x, k, msg, msglen);
 	if (*err)
@@ -846,9 +855,9 @@ static struct hobj *obj_new(struct hca_ctx *x, enum hobj_kind k, __u64 cookie,
 	return o;
 }
 
-static void obj_free(struct hobj *o)
+static void obj_free(struct uobj *o)
 {
-	struct hca_ctx *x = o->ctx;
+	struct uverbs_ctx *x = o->ctx;
 
 	if (o->kind == HO_AH)
 		x->hd->ahs[o->handle - 1] = NULL;
@@ -887,11 +896,11 @@ static bool is_proc_mem(int fd)
 	       (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
 }
 
-int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
-		 int *fds, char *msg, size_t msglen)
+int uverbs_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
+		    int *fds, char *msg, size_t msglen)
 {
-	struct hca_dev *hd;
-	struct hca_ctx *x;
+	struct uverbs_dev *hd;
+	struct uverbs_ctx *x;
 	int p[2];
 
 	if (c->ctx) {
@@ -910,7 +919,7 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 			 (unsigned int)c->uid);
 		return -EACCES;
 	}
-	hd = hca_dev_get(l, msg, msglen);
+	hd = uverbs_dev_get(l, msg, msglen);
 	if (!hd)
 		return -ENODEV;
 	x = calloc(1, sizeof(*x));
@@ -966,10 +975,10 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	return 0;
 }
 
-static void qp_obj_destroy(struct hobj *o);
+static void qp_obj_destroy(struct uobj *o);
 
 /* Unpublished first: no UD post can find it once it is destroyed */
-static void ah_destroy(struct hobj *o)
+static void ah_destroy(struct uobj *o)
 {
 	atomic_store(&o->ctx->hd->ah_eah[o->handle - 1], NULL);
 	rxdp_engine_destroy_ah(o->eah);
@@ -977,25 +986,25 @@ static void ah_destroy(struct hobj *o)
 }
 
 /* Everything of the client's context, in the order objects depend */
-void hca_ctx_release(struct rxdp_client *c)
+void uverbs_ctx_release(struct rxdp_client *c)
 {
 	/* windows before the regions they may be bound to */
 	static const enum hobj_kind order[] = { HO_QP,	    HO_SRQ, HO_CQ,
 						HO_MW,	    HO_MR,  HO_MEM,
 						HO_CHANNEL, HO_PD };
-	struct hca_ctx *x = c->ctx;
+	struct uverbs_ctx *x = c->ctx;
 
 	if (!x)
 		return;
 	for (__u32 i = 0; i < HCA_MAX_AH; i++) {
-		struct hobj *o = x->hd->ahs[i];
+		struct uobj *o = x->hd->ahs[i];
 
 		if (o && o->ctx == x)
 			ah_destroy(o);
 	}
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		for (__u32 i = 0; i < x->nobjs; i++) {
-			struct hobj *o = x->objs[i];
+			struct uobj *o = x->objs[i];
 
 			if (!o || o->kind != order[k])
 				continue;
@@ -1043,11 +1052,11 @@ void hca_ctx_release(struct rxdp_client *c)
 	c->ctx = NULL;
 }
 
-int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
-		 __u64 *out, char *msg, size_t msglen)
+int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
+		    __u64 *out, char *msg, size_t msglen)
 {
-	struct hca_dev *hd = l->dev->hca;
-	struct rxdp_qp *qp = NULL;
+	struct uverbs_dev *hd = l->dev->uv;
+	struct qp_handle *qp = NULL;
 
 	memset(out, 0, RXDP_HWC_MAX * sizeof(*out));
 	if (qpn) {
@@ -1083,34 +1092,34 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 }
 
 /* A port/GID/device event to every context on ifindex */
-static void hca_port_event(int ifindex, __u32 type, __u32 port)
+static void uverbs_port_event(int ifindex, __u32 type, __u32 port)
 {
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
 		if (c->ctx && c->ctx->ifindex == ifindex)
 			ctx_event(c->ctx, type, port, 0, NULL);
 }
 
-static void hca_on_dev(const struct dev_event *ev)
+static void uverbs_on_dev(const struct dev_event *ev)
 {
 	switch (ev->type) {
 	case DEV_EV_GONE:
-		hca_dev_release(ev->l);
+		uverbs_dev_release(ev->l);
 		break;
 	case DEV_EV_QUEUES:
-		hca_queues_follow(ev->l, ev->count);
+		uverbs_queues_follow(ev->l, ev->count);
 		break;
 	case DEV_EV_PORT:
-		hca_port_event(ev->ifindex, ev->ibv_event, ev->port);
+		uverbs_port_event(ev->ifindex, ev->ibv_event, ev->port);
 		break;
 	default:
 		break;
 	}
 }
 
-void hca_init(void)
+void uverbs_init(void)
 {
 	static struct dev_listener li = {
-		.fn = hca_on_dev,
+		.fn = uverbs_on_dev,
 		.types = 1U << DEV_EV_GONE | 1U << DEV_EV_QUEUES |
 			 1U << DEV_EV_PORT,
 	};
@@ -1129,7 +1138,7 @@ void hca_init(void)
  * about where it maps the memfd misleads only its own QPs: the range
  * stands for its memory in its own PDs and nowhere else.
  */
-int hca_mem_share(struct hca_ctx *x, struct hca_req *r)
+int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	struct rxdp_ctl_obj *o = r->o;
 	int fd = r->in_fd;
@@ -1138,7 +1147,7 @@ int hca_mem_share(struct hca_ctx *x, struct hca_req *r)
 	long page = sysconf(_SC_PAGESIZE);
 	struct statfs sf;
 	struct stat st;
-	struct hobj *h;
+	struct uobj *h;
 	void *map;
 	int seals, err;
 
@@ -1224,7 +1233,7 @@ static __u64 mr_pages_bytes(__u64 addr, __u64 len)
  * ENOMEM past it, as on an HCA); mr: the region being registered again
  * (its bytes counted already), or NULL
  */
-static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
+static int memlock_charge(struct uverbs_ctx *x, struct uobj *mr, __u64 bytes,
 			  char *msg, size_t msglen)
 {
 	__u64 had = mr ? mr->locked : 0, limit;
@@ -1244,7 +1253,7 @@ static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
 	return 0;
 }
 
-int hca_mr(struct hca_ctx *x, struct hca_req *r)
+int uverbs_mr(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
@@ -1254,7 +1263,7 @@ int hca_mr(struct hca_ctx *x, struct hca_req *r)
 	__u64 bytes = o->access & IBV_ACCESS_ON_DEMAND
 			      ? 0
 			      : mr_pages_bytes(o->addr, o->length);
-	struct hobj *m = NULL, *pd;
+	struct uobj *m = NULL, *pd;
 	struct rxdp_emr *emr;
 	int err;
 
@@ -1327,13 +1336,13 @@ static size_t cq_bytes(__u32 flags, __u32 size)
  * by WRs on the data path (engine/mw.c). Deallocating a bound window
  * unbinds it.
  */
-int hca_mw(struct hca_ctx *x, struct hca_req *r)
+int uverbs_mw(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
 	char *msg = r->msg;
 	size_t msglen = r->msglen;
-	struct hobj *w, *pd;
+	struct uobj *w, *pd;
 	struct rxdp_emr *emw;
 	int err;
 
@@ -1370,14 +1379,14 @@ int hca_mw(struct hca_ctx *x, struct hca_req *r)
 	return 0;
 }
 
-int hca_cq(struct hca_ctx *x, struct hca_req *r)
+int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
 	char *msg = r->msg;
 	size_t msglen = r->msglen;
 	int *fd = &r->fd;
-	struct hobj *q, *ch = NULL;
+	struct uobj *q, *ch = NULL;
 	__u32 size;
 	int err;
 
@@ -1484,7 +1493,7 @@ err:
 	return err;
 }
 
-int hca_srq(struct hca_ctx *x, struct hca_req *r)
+int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
@@ -1495,7 +1504,7 @@ int hca_srq(struct hca_ctx *x, struct hca_req *r)
 				  .max_sge = o->max_recv_sge,
 				  .srq_limit = o->srq_limit };
 	struct rxdp_hca_wq *wq;
-	struct hobj *s, *pd;
+	struct uobj *s, *pd;
 	int err;
 
 	if (type != RXDP_CTL_SRQ_CREATE) {
@@ -1568,7 +1577,7 @@ err:
 	return err;
 }
 
-static void qp_obj_destroy(struct hobj *o)
+static void qp_obj_destroy(struct uobj *o)
 {
 	struct rxdp_link *l = link_by_index(o->ctx->ifindex);
 
@@ -1589,7 +1598,7 @@ static void qp_obj_destroy(struct hobj *o)
 	obj_free(o);
 }
 
-int hca_qp(struct hca_ctx *x, struct hca_req *r)
+int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
@@ -1604,7 +1613,7 @@ int hca_qp(struct hca_ctx *x, struct hca_req *r)
 				  .max_inline_data = o->max_inline_data };
 	struct rxdp_eqp_init init = { 0 };
 	struct rxdp_hca_qp_layout lay;
-	struct hobj *q, *pd, *scq, *rcq, *srq = NULL;
+	struct uobj *q, *pd, *scq, *rcq, *srq = NULL;
 	struct rxdp_hca_qp *sh;
 	__u32 qpn;
 	int err;
@@ -1724,14 +1733,14 @@ err:
  * EINVAL for a QP that is not UD, a GID that is not multicast, a detach
  * of a group the QP is not in; ENOMEM past a device's caps.
  */
-int hca_mcast(struct hca_ctx *x, struct hca_req *r)
+int uverbs_mcast(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
 	char *msg = r->msg;
 	size_t msglen = r->msglen;
 	const struct rxdp_ah *ah = r->ah;
-	struct hobj *q = obj_need(x, o->handle, HO_QP, msg, msglen);
+	struct uobj *q = obj_need(x, o->handle, HO_QP, msg, msglen);
 	uid_t uid = x->c->uid;
 	int err;
 
@@ -1765,9 +1774,9 @@ int hca_mcast(struct hca_ctx *x, struct hca_req *r)
 	return 0;
 }
 
-int hca_obj(struct rxdp_client *c, hca_obj_fn fn, struct hca_req *r)
+int uverbs_obj(struct rxdp_client *c, uverbs_obj_fn fn, struct uverbs_req *r)
 {
-	struct hca_ctx *x = ctx_of(c, r->msg, r->msglen);
+	struct uverbs_ctx *x = ctx_of(c, r->msg, r->msglen);
 
 	r->fd = -1;
 	if (!x)
@@ -1775,9 +1784,9 @@ int hca_obj(struct rxdp_client *c, hca_obj_fn fn, struct hca_req *r)
 	return fn(x, r);
 }
 
-int hca_pd_alloc(struct hca_ctx *x, struct hca_req *r)
+int uverbs_pd_alloc(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *h;
+	struct uobj *h;
 	int err;
 
 	h = obj_new(x, HO_PD, r->o->cookie, r->msg, r->msglen, &err);
@@ -1792,9 +1801,9 @@ int hca_pd_alloc(struct hca_ctx *x, struct hca_req *r)
 	return 0;
 }
 
-int hca_pd_free(struct hca_ctx *x, struct hca_req *r)
+int uverbs_pd_free(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *h = obj_need(x, r->o->handle, HO_PD, r->msg, r->msglen);
+	struct uobj *h = obj_need(x, r->o->handle, HO_PD, r->msg, r->msglen);
 
 	if (!h)
 		return -EINVAL;
@@ -1806,9 +1815,9 @@ int hca_pd_free(struct hca_ctx *x, struct hca_req *r)
 	return 0;
 }
 
-int hca_mem_unshare(struct hca_ctx *x, struct hca_req *r)
+int uverbs_mem_unshare(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *h = obj_need(x, r->o->handle, HO_MEM, r->msg, r->msglen);
+	struct uobj *h = obj_need(x, r->o->handle, HO_MEM, r->msg, r->msglen);
 
 	if (!h)
 		return -EINVAL;
@@ -1817,9 +1826,9 @@ int hca_mem_unshare(struct hca_ctx *x, struct hca_req *r)
 	return 0;
 }
 
-int hca_channel_create(struct hca_ctx *x, struct hca_req *r)
+int uverbs_channel_create(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *h;
+	struct uobj *h;
 	int p[2], err;
 
 	h = obj_new(x, HO_CHANNEL, r->o->cookie, r->msg, r->msglen, &err);
@@ -1837,9 +1846,9 @@ int hca_channel_create(struct hca_ctx *x, struct hca_req *r)
 	return 0;
 }
 
-int hca_channel_destroy(struct hca_ctx *x, struct hca_req *r)
+int uverbs_channel_destroy(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *h =
+	struct uobj *h =
 		obj_need(x, r->o->handle, HO_CHANNEL, r->msg, r->msglen);
 
 	if (!h)
@@ -1855,11 +1864,11 @@ int hca_channel_destroy(struct hca_ctx *x, struct hca_req *r)
 }
 
 /* -EINPROGRESS: waits for a neighbour, call again */
-int hca_ah_create(struct hca_ctx *x, struct hca_req *r)
+int uverbs_ah_create(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	struct rxdp_link *l = link_by_index(x->ifindex);
 	struct rxdp_ctl_obj *o = r->o;
-	struct hobj *pd = obj_get(x, o->pd, HO_PD), *h;
+	struct uobj *pd = obj_get(x, o->pd, HO_PD), *h;
 	struct rxdp_path path;
 	int err;
 
@@ -1886,9 +1895,9 @@ int hca_ah_create(struct hca_ctx *x, struct hca_req *r)
 	return 0;
 }
 
-int hca_ah_destroy(struct hca_ctx *x, struct hca_req *r)
+int uverbs_ah_destroy(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *h = obj_need(x, r->o->handle, HO_AH, r->msg, r->msglen);
+	struct uobj *h = obj_need(x, r->o->handle, HO_AH, r->msg, r->msglen);
 
 	if (!h)
 		return -EINVAL;
@@ -1899,10 +1908,10 @@ int hca_ah_destroy(struct hca_ctx *x, struct hca_req *r)
 /* --- objects rxdpd holds itself (QP1, cm.c and gsi.c) -------------------- */
 
 /* The device's engine, its data path started if it was not */
-struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
-				   size_t msglen)
+struct rxdp_engine *uverbs_dev_engine(struct rxdp_link *l, char *msg,
+				      size_t msglen)
 {
-	struct hca_dev *hd = hca_dev_get(l, msg, msglen);
+	struct uverbs_dev *hd = uverbs_dev_get(l, msg, msglen);
 
 	return hd ? hd->eng[0].e : NULL;
 }
@@ -1912,10 +1921,10 @@ struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
  * name it by handle like a client's: the slot holds a shared placeholder
  * object that belongs to no context. 0: the table is full.
  */
-__u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah)
+__u32 uverbs_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah)
 {
-	static struct hobj sys_ah = { .kind = HO_AH };
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	static struct uobj sys_ah = { .kind = HO_AH };
+	struct uverbs_dev *hd = l->dev ? l->dev->uv : NULL;
 	__u32 h;
 
 	if (!hd)
@@ -1927,9 +1936,9 @@ __u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah)
 }
 
 /* Unpublished before the caller destroys the engine AH */
-void hca_sys_ah_del(struct rxdp_link *l, __u32 handle)
+void uverbs_sys_ah_del(struct rxdp_link *l, __u32 handle)
 {
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	struct uverbs_dev *hd = l->dev ? l->dev->uv : NULL;
 
 	if (!hd || !handle || handle > HCA_MAX_AH)
 		return;
