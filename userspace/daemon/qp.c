@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * QPs as the daemon knows them: numbers, owners and quotas, the paths it
- * resolves for them, and its requests to the engine. The engine's QP is
- * the QP (state, attributes, PSNs, the state machine's check, its images
- * in the maps the XDP program reads: engine/qp.c, engine/qpmap.c); the
- * daemon's record (struct qp_handle) holds only what identifies it: its
- * number, type, owner, the user it is charged to and its engine QP.
+ * QPs as the daemon knows them: numbers and owners, the paths it resolves
+ * for them, and its requests to the engine. The engine's QP is the QP
+ * (state, attributes, PSNs, the state machine's check, its images in the
+ * maps the XDP program reads: engine/qp.c, engine/qpmap.c); the daemon's
+ * record (struct qp_handle) holds only what identifies it: its number,
+ * type, owner, the user it is charged to (with the context's other
+ * objects, uverbs.c) and its engine QP, which this file modifies and
+ * queries. Paths follow a neighbour's new MAC (rtnl.c's DEV_EV_NEIGH).
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <arpa/inet.h>
