@@ -216,13 +216,10 @@ static struct cm_chan *chan_find(struct cm_client *cl, __u32 h)
 
 static int chan_create(struct cm_call *q)
 {
-	struct cm_client *cl = q->cl;
-	struct rxdp_ctl_cm *cm = q->cm;
-	int *fd = q->fd;
 	struct cm_chan *ch;
 	int sv[2], sz = 1 << 20;
 
-	if (!cm_slot_ok(cl, true))
+	if (!cm_slot_ok(q->cl, true))
 		return -EMFILE;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
@@ -246,12 +243,12 @@ static int chan_create(struct cm_call *q)
 	if (!++next_chan)
 		++next_chan;
 	ch->handle = next_chan;
-	ch->owner = cl;
-	ch->next = cl->chans;
-	cl->chans = ch;
-	cl->nchans++;
-	cm->channel = ch->handle;
-	*fd = sv[1];
+	ch->owner = q->cl;
+	ch->next = q->cl->chans;
+	q->cl->chans = ch;
+	q->cl->nchans++;
+	q->cm->channel = ch->handle;
+	*q->fd = sv[1];
 	return 0;
 }
 
@@ -311,40 +308,47 @@ static int ps_valid(__u32 ps)
 /* For rxdp-ctl: the id after cm->id (root sees all, a user its own) */
 static int cm_next(struct cm_call *q)
 {
-	struct rxdp_client *c = q->c;
-	struct rxdp_ctl_cm *cm = q->cm;
 	struct cm_id *best = NULL;
 
 	for (struct cm_id *id = cm_ids; id; id = id->next) {
-		if (id->handle <= cm->id || (best && id->handle > best->handle))
+		if (id->handle <= q->cm->id ||
+		    (best && id->handle > best->handle))
 			continue;
-		if (c->uid && (!id->owner || id->owner->c != c) &&
-		    (!id->owner || id->owner->c->uid != c->uid))
+		if (q->c->uid && (!id->owner || id->owner->c != q->c) &&
+		    (!id->owner || id->owner->c->uid != q->c->uid))
 			continue;
 		best = id;
 	}
 	if (!best)
 		return -ENOENT;
-	memset(cm, 0, sizeof(*cm));
-	cm->op = RXDP_CM_NEXT;
-	cm->id = best->handle;
-	cm->ps = best->ps;
-	cm->qp_type = best->qp_type;
-	cm->value = best->owner ? (__u64)best->owner->c->pid : 0;
-	cm_info_fill(best, &cm->info);
-	snprintf((char *)cm->private_data, sizeof(cm->private_data), "%s",
+	memset(q->cm, 0, sizeof(*q->cm));
+	q->cm->op = RXDP_CM_NEXT;
+	q->cm->id = best->handle;
+	q->cm->ps = best->ps;
+	q->cm->qp_type = best->qp_type;
+	q->cm->value = best->owner ? (__u64)best->owner->c->pid : 0;
+	cm_info_fill(best, &q->cm->info);
+	snprintf((char *)q->cm->private_data, sizeof(q->cm->private_data), "%s",
 		 cm_state_name(best));
 	return 0;
 }
 
-static int op_channel_destroy(struct cm_call *r)
+/* The request's channel, or NULL and a message */
+static struct cm_chan *chan_need(struct cm_call *r)
 {
 	struct cm_chan *ch = chan_find(r->cl, r->cm->channel);
 
-	if (!ch) {
+	if (!ch)
 		snprintf(r->msg, r->msglen, "no channel %u", r->cm->channel);
+	return ch;
+}
+
+static int op_channel_destroy(struct cm_call *r)
+{
+	struct cm_chan *ch = chan_need(r);
+
+	if (!ch)
 		return -ENOENT;
-	}
 	chan_destroy(r->cl, ch, false);
 	return 0;
 }
@@ -352,13 +356,11 @@ static int op_channel_destroy(struct cm_call *r)
 static int op_create_id(struct cm_call *r)
 {
 	struct rxdp_ctl_cm *cm = r->cm;
-	struct cm_chan *ch = chan_find(r->cl, cm->channel);
+	struct cm_chan *ch = chan_need(r);
 	struct cm_id *id;
 
-	if (!ch) {
-		snprintf(r->msg, r->msglen, "no channel %u", cm->channel);
+	if (!ch)
 		return -ENOENT;
-	}
 	if (!ps_valid(cm->ps)) {
 		snprintf(r->msg, r->msglen, "port space %#x is not supported",
 			 cm->ps);
@@ -400,12 +402,10 @@ static int op_destroy_id(struct cm_call *r)
 
 static int op_migrate_id(struct cm_call *r)
 {
-	struct cm_chan *ch = chan_find(r->cl, r->cm->channel);
+	struct cm_chan *ch = chan_need(r);
 
-	if (!ch) {
-		snprintf(r->msg, r->msglen, "no channel %u", r->cm->channel);
+	if (!ch)
 		return -ENOENT;
-	}
 	r->id->chan = ch;
 	return 0;
 }

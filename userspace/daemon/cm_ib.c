@@ -609,16 +609,13 @@ int cm_ib_connect(struct cm_call *q, const __u8 *ip_hdr)
 int cm_ib_accept(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	struct rxdp_ctl_cm *cm = q->cm;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
-	const struct rxdp_cm_conn *c = &cm->conn;
+	const struct rxdp_cm_conn *c = &q->cm->conn;
 	struct cm_msg m;
 	int err;
 
 	if (id->ib == IB_CM_SIDR_REQ_RCVD) {
 		err = cm_pdata_check(c->private_data_len, CM_SIDR_REP_PDATA,
-				     msg, msglen);
+				     q->msg, q->msglen);
 		if (err)
 			return err;
 		request_done(id);
@@ -626,16 +623,17 @@ int cm_ib_accept(struct cm_call *q)
 		if (c->qkey)
 			id->qkey = c->qkey;
 		id->ece_vendor_id = c->ece_vendor_id;
-		send_sidr_rep(id, CM_SIDR_SUCCESS, cm->private_data,
+		send_sidr_rep(id, CM_SIDR_SUCCESS, q->cm->private_data,
 			      c->private_data_len);
 		return 0;
 	}
 	if (id->ib != IB_CM_REQ_RCVD && id->ib != IB_CM_MRA_REQ_SENT) {
-		snprintf(msg, msglen, "nothing to accept (%s)",
+		snprintf(q->msg, q->msglen, "nothing to accept (%s)",
 			 cm_ib_state_name(id->ib));
 		return -EINVAL;
 	}
-	err = cm_pdata_check(c->private_data_len, CM_REP_PDATA, msg, msglen);
+	err = cm_pdata_check(c->private_data_len, CM_REP_PDATA, q->msg,
+			     q->msglen);
 	if (err)
 		return err;
 	request_done(id);
@@ -657,7 +655,7 @@ int cm_ib_accept(struct cm_call *q)
 	m.rep.rnr_retry_count = c->rnr_retry_count & 7;
 	m.rep.srq = id->srq;
 	m.rep.local_ca_guid = ca_guid(id->ifindex);
-	memcpy(m.rep.private_data, cm->private_data, c->private_data_len);
+	memcpy(m.rep.private_data, q->cm->private_data, c->private_data_len);
 	cm_ib_set(id, IB_CM_REP_SENT);
 	id_send(id, &m, id->max_cm_retries, cm_wait_ms(id->peer_resp_timeout));
 	return 0;
@@ -666,34 +664,32 @@ int cm_ib_accept(struct cm_call *q)
 int cm_ib_reject(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	struct rxdp_ctl_cm *cm = q->cm;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
-	__u16 reason = cm->reason ? (__u16)cm->reason : CM_REJ_CONSUMER_DEFINED;
-	size_t len = cm->conn.private_data_len;
+	__u16 reason = q->cm->reason ? (__u16)q->cm->reason
+				     : CM_REJ_CONSUMER_DEFINED;
+	size_t len = q->cm->conn.private_data_len;
 	int err;
 
 	switch (id->ib) {
 	case IB_CM_SIDR_REQ_RCVD:
-		err = cm_pdata_check(len, CM_SIDR_REP_PDATA, msg, msglen);
+		err = cm_pdata_check(len, CM_SIDR_REP_PDATA, q->msg, q->msglen);
 		if (err)
 			return err;
 		request_done(id);
-		send_sidr_rep(id, CM_SIDR_REJECT, cm->private_data, len);
+		send_sidr_rep(id, CM_SIDR_REJECT, q->cm->private_data, len);
 		return 0;
 	case IB_CM_REQ_RCVD:
 	case IB_CM_MRA_REQ_SENT:
 	case IB_CM_REP_RCVD:
-		err = cm_pdata_check(len, CM_REJ_PDATA, msg, msglen);
+		err = cm_pdata_check(len, CM_REJ_PDATA, q->msg, q->msglen);
 		if (err)
 			return err;
 		request_done(id);
 		send_rej(id, id->ib == IB_CM_REP_RCVD ? CM_MSG_REP : CM_MSG_REQ,
-			 reason, cm->private_data, len);
+			 reason, q->cm->private_data, len);
 		cma_set(id, CMA_IDLE);
 		return 0;
 	default:
-		snprintf(msg, msglen, "nothing to reject (%s)",
+		snprintf(q->msg, q->msglen, "nothing to reject (%s)",
 			 cm_ib_state_name(id->ib));
 		return -EINVAL;
 	}
@@ -702,8 +698,6 @@ int cm_ib_reject(struct cm_call *q)
 int cm_ib_disconnect(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
 	switch (id->ib) {
 	case IB_CM_ESTABLISHED:
 	case IB_CM_REP_SENT:
@@ -719,7 +713,7 @@ int cm_ib_disconnect(struct cm_call *q)
 	default:
 		if (id->cma == CMA_DISCONNECTED)
 			return 0;
-		snprintf(msg, msglen, "not connected (%s)",
+		snprintf(q->msg, q->msglen, "not connected (%s)",
 			 cm_ib_state_name(id->ib));
 		return -EINVAL;
 	}
@@ -729,12 +723,10 @@ int cm_ib_disconnect(struct cm_call *q)
 int cm_ib_establish(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
 	struct cm_msg m;
 
 	if (id->ib != IB_CM_REP_RCVD) {
-		snprintf(msg, msglen, "no REP to answer (%s)",
+		snprintf(q->msg, q->msglen, "no REP to answer (%s)",
 			 cm_ib_state_name(id->ib));
 		return -EINVAL;
 	}

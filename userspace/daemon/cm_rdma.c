@@ -208,42 +208,41 @@ static void addr_query_step(struct cm_id *id)
 int cma_resolve_addr(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	struct rxdp_ctl_cm *cm = q->cm;
-	uid_t uid = q->c->uid;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
-	struct rxdp_cm_addr *dst = &cm->dst;
+	struct rxdp_cm_addr *dst = &q->cm->dst;
 	struct rxdp_link *l;
 	struct cm_route r;
 	int err, gi;
 
 	if (dst->family != AF_INET && dst->family != AF_INET6) {
-		snprintf(msg, msglen, "the destination is not an IP address");
+		snprintf(q->msg, q->msglen,
+			 "the destination is not an IP address");
 		return -EAFNOSUPPORT;
 	}
 	if (id->cma == CMA_IDLE) {
 		struct rxdp_cm_addr any = { .family = dst->family };
 
-		err = id_bind(id, cm->src.family ? &cm->src : &any, uid);
+		err = id_bind(id, q->cm->src.family ? &q->cm->src : &any,
+			      q->c->uid);
 		if (err) {
-			snprintf(msg, msglen, "cannot bind the source: %s",
-				 strerror(-err));
+			snprintf(q->msg, q->msglen,
+				 "cannot bind the source: %s", strerror(-err));
 			return err;
 		}
 	}
 	if (id->cma != CMA_ADDR_BOUND && id->cma != CMA_ADDR_RESOLVED &&
 	    id->cma != CMA_ROUTE_RESOLVED) {
-		snprintf(msg, msglen, "the id is %s", cm_state_name(id));
+		snprintf(q->msg, q->msglen, "the id is %s", cm_state_name(id));
 		return -EINVAL;
 	}
 	if (id->src.family != dst->family) {
-		snprintf(msg, msglen, "source and destination families differ");
+		snprintf(q->msg, q->msglen,
+			 "source and destination families differ");
 		return -EINVAL;
 	}
 	err = cm_route_get(dst->family, dst->addr,
 			   addr_any(&id->src) ? NULL : id->src.addr, &r);
 	if (err) {
-		snprintf(msg, msglen, "no route to the destination: %s",
+		snprintf(q->msg, q->msglen, "no route to the destination: %s",
 			 strerror(-err));
 		return err;
 	}
@@ -263,7 +262,7 @@ int cma_resolve_addr(struct cm_call *q)
 		} else if (r.has_src) {
 			memcpy(id->src.addr, r.src, cm_alen(dst->family));
 		} else {
-			snprintf(msg, msglen,
+			snprintf(q->msg, q->msglen,
 				 "the route has no source address");
 			return -EADDRNOTAVAIL;
 		}
@@ -272,7 +271,7 @@ int cma_resolve_addr(struct cm_call *q)
 	addr_gid(&id->src, id->sgid);
 	gi = gid_index_of(l, id->sgid);
 	if (gi < 0) {
-		snprintf(msg, msglen,
+		snprintf(q->msg, q->msglen,
 			 "the source address has no GID on rxdp_%s", l->ifname);
 		return -EADDRNOTAVAIL;
 	}
@@ -284,7 +283,7 @@ int cma_resolve_addr(struct cm_call *q)
 	id->route_resolved = false;
 	cma_set(id, CMA_ADDR_QUERY);
 	id->neigh_deadline = 0;
-	cm_timer_set(id, cm->timeout_ms ? (long)cm->timeout_ms : 2000);
+	cm_timer_set(id, q->cm->timeout_ms ? (long)q->cm->timeout_ms : 2000);
 	addr_query_step(id);
 	return 0;
 }
@@ -317,27 +316,24 @@ int cma_bind(struct cm_call *r)
 int cma_listen(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	struct rxdp_ctl_cm *cm = q->cm;
-	uid_t uid = q->c->uid;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
 	int err;
 
 	if (id->cma == CMA_IDLE) {
 		struct rxdp_cm_addr any = { .family = AF_INET6 };
 
-		err = id_bind(id, &any, uid);
+		err = id_bind(id, &any, q->c->uid);
 		if (err)
 			return err;
 	}
 	if (id->cma == CMA_LISTEN) {
-		id->backlog = cm->backlog > 0 && cm->backlog < CM_MAX_BACKLOG
-				      ? (int)cm->backlog
+		id->backlog = q->cm->backlog > 0 &&
+					      q->cm->backlog < CM_MAX_BACKLOG
+				      ? (int)q->cm->backlog
 				      : CM_MAX_BACKLOG;
 		return 0;
 	}
 	if (id->cma != CMA_ADDR_BOUND) {
-		snprintf(msg, msglen, "listen needs a bound id (%s)",
+		snprintf(q->msg, q->msglen, "listen needs a bound id (%s)",
 			 cm_state_name(id));
 		return -EINVAL;
 	}
@@ -346,8 +342,8 @@ int cma_listen(struct cm_call *q)
 		if (err)
 			return -EADDRINUSE;
 	}
-	id->backlog = cm->backlog > 0 && cm->backlog < CM_MAX_BACKLOG
-			      ? (int)cm->backlog
+	id->backlog = q->cm->backlog > 0 && q->cm->backlog < CM_MAX_BACKLOG
+			      ? (int)q->cm->backlog
 			      : CM_MAX_BACKLOG;
 	cma_set(id, CMA_LISTEN);
 	return 0;
@@ -356,37 +352,36 @@ int cma_listen(struct cm_call *q)
 int cma_set_option(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	struct rxdp_ctl_cm *cm = q->cm;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
-	if (cm->level == RDMA_OPTION_ID) {
-		switch (cm->optname) {
+	if (q->cm->level == RDMA_OPTION_ID) {
+		switch (q->cm->optname) {
 		case RDMA_OPTION_ID_TOS:
-			id->tos = (__u8)cm->value;
+			id->tos = (__u8)q->cm->value;
 			return 0;
 		case RDMA_OPTION_ID_REUSEADDR:
 			if (id->cma != CMA_IDLE)
 				break;
-			id->reuseaddr = !!cm->value;
+			id->reuseaddr = !!q->cm->value;
 			return 0;
 		case RDMA_OPTION_ID_AFONLY:
 			if (id->cma != CMA_IDLE)
 				break;
-			id->afonly = !!cm->value;
+			id->afonly = !!q->cm->value;
 			return 0;
 		case RDMA_OPTION_ID_ACK_TIMEOUT:
-			id->ack_timeout = (__u8)(cm->value & 31);
+			id->ack_timeout = (__u8)(q->cm->value & 31);
 			id->ack_timeout_set = true;
 			return 0;
 		default:
-			snprintf(msg, msglen, "unknown option %u", cm->optname);
+			snprintf(q->msg, q->msglen, "unknown option %u",
+				 q->cm->optname);
 			return -ENOPROTOOPT;
 		}
-		snprintf(msg, msglen, "option %u only before binding",
-			 cm->optname);
+		snprintf(q->msg, q->msglen, "option %u only before binding",
+			 q->cm->optname);
 		return -EINVAL;
 	}
-	snprintf(msg, msglen, "option level %u is not supported", cm->level);
+	snprintf(q->msg, q->msglen, "option level %u is not supported",
+		 q->cm->level);
 	return -ENOSYS;
 }
 
@@ -395,26 +390,24 @@ int cma_set_option(struct cm_call *q)
 int cma_init_qp_attr(struct cm_call *q)
 {
 	struct cm_id *id = q->id;
-	struct rxdp_ctl_cm *cm = q->cm;
-	char *msg = q->msg;
-	size_t msglen = q->msglen;
-	struct rxdp_qp_attr *a = &cm->qp_attr;
-	__u32 state = (__u32)cm->value;
+	struct rxdp_qp_attr *a = &q->cm->qp_attr;
+	__u32 state = (__u32)q->cm->value;
 	bool known = id->cma == CMA_CONNECT || id->cma == CMA_DISCONNECTED;
 
 	memset(a, 0, sizeof(*a));
 	a->qp_state = state;
 	a->port_num = 1;
 	if (!id->ifindex) {
-		snprintf(msg, msglen, "the id has no device yet");
+		snprintf(q->msg, q->msglen, "the id has no device yet");
 		return -EINVAL;
 	}
 	switch (state) {
 	case IBV_QPS_INIT:
-		cm->attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+		q->cm->attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT;
 		if (cm_is_ud(id)) {
 			a->qkey = id->qkey;
-			cm->attr_mask |= IBV_QP_QKEY;
+			q->cm->attr_mask |= IBV_QP_QKEY;
 		} else {
 			if (id->connected_once)
 				a->qp_access_flags =
@@ -423,21 +416,22 @@ int cma_init_qp_attr(struct cm_call *q)
 						 ? IBV_ACCESS_REMOTE_READ |
 							   IBV_ACCESS_REMOTE_ATOMIC
 						 : 0);
-			cm->attr_mask |= IBV_QP_ACCESS_FLAGS;
+			q->cm->attr_mask |= IBV_QP_ACCESS_FLAGS;
 		}
 		return 0;
 	case IBV_QPS_RTR:
-		cm->attr_mask = IBV_QP_STATE;
+		q->cm->attr_mask = IBV_QP_STATE;
 		if (cm_is_ud(id))
 			return 0;
 		if (!known || id->ib == IB_CM_REQ_SENT ||
 		    id->ib == IB_CM_MRA_REQ_RCVD) {
-			snprintf(msg, msglen, "the peer is not known yet (%s)",
+			snprintf(q->msg, q->msglen,
+				 "the peer is not known yet (%s)",
 				 cm_state_name(id));
 			return -EINVAL;
 		}
-		cm->attr_mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				 IBV_QP_RQ_PSN;
+		q->cm->attr_mask |= IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		a->path_mtu = id->mtu;
 		a->dest_qp_num = id->remote_qpn;
 		a->rq_psn = id->rq_psn;
@@ -446,19 +440,19 @@ int cma_init_qp_attr(struct cm_call *q)
 		a->ah.hop_limit = CM_HOP_LIMIT;
 		a->ah.traffic_class = id->tos;
 		if (id->qp_type == IBV_QPT_RC) {
-			cm->attr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC |
-					 IBV_QP_MIN_RNR_TIMER;
+			q->cm->attr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC |
+					    IBV_QP_MIN_RNR_TIMER;
 			a->max_dest_rd_atomic = id->resp_res;
 			a->min_rnr_timer = 0;
 		}
 		return 0;
 	case IBV_QPS_RTS:
-		cm->attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+		q->cm->attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 		a->sq_psn = cm_is_ud(id) ? 0 : id->sq_psn;
 		if (id->qp_type == IBV_QPT_RC) {
-			cm->attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					 IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC;
+			q->cm->attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					    IBV_QP_RNR_RETRY |
+					    IBV_QP_MAX_QP_RD_ATOMIC;
 			a->timeout = cm_ack_timeout(id);
 			a->retry_cnt = id->retry_count;
 			a->rnr_retry = id->rnr_retry_count;
@@ -466,7 +460,8 @@ int cma_init_qp_attr(struct cm_call *q)
 		}
 		return 0;
 	default:
-		snprintf(msg, msglen, "no attributes for QP state %u", state);
+		snprintf(q->msg, q->msglen, "no attributes for QP state %u",
+			 state);
 		return -EINVAL;
 	}
 }
