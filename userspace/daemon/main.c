@@ -346,7 +346,6 @@ static int rxdpd_open(const char *path)
 	static struct loop_hook tick = { on_tick }, reap = { clients_reap };
 	int ret, bpffs_ret;
 
-	rxdpd.listen_fd = rxdpd.nl_fd = -1;
 	ret = loop_open();
 	if (ret) {
 		pr_err("epoll, timer: %s\n", strerror(-ret));
@@ -385,7 +384,7 @@ static int rxdpd_open(const char *path)
 	}
 	if (rtnl_resync())
 		return -1;
-	ep_watch(&nl_tag, rxdpd.nl_fd, EPOLLIN, on_netlink);
+	ep_watch(&nl_tag, rtnl_fd(), EPOLLIN, on_netlink);
 	health_init(bpffs_ret);
 	health_update();
 	loop_on_tick(&tick);

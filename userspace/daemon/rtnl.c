@@ -37,6 +37,10 @@
 #define NL_BUF_SIZE 32768
 
 static struct mnl_socket *nl;
+static int nl_fd = -1;
+static unsigned int nl_seq;
+static struct rxdp_neigh *neighs; /* rtnl_neigh_lookup(), neigh_find() */
+static bool resync_needed; /* the socket overran (ENOBUFS) */
 
 /* NUD states in which the kernel's entry holds a usable MAC */
 #define NUD_USABLE                                                           \
@@ -260,7 +264,7 @@ struct rxdp_neigh *neigh_find(int ifindex, int family, const __u8 *ip)
 {
 	struct rxdp_neigh *n;
 
-	for (n = rxdpd.neighs; n; n = n->next)
+	for (n = neighs; n; n = n->next)
 		if (n->ifindex == ifindex && n->family == family &&
 		    !memcmp(n->ip, ip, 16))
 			return n;
@@ -271,7 +275,7 @@ static void neigh_del(struct rxdp_neigh *x)
 {
 	struct rxdp_neigh **pp, *n;
 
-	for (pp = &rxdpd.neighs; (n = *pp); pp = &n->next) {
+	for (pp = &neighs; (n = *pp); pp = &n->next) {
 		if (n == x) {
 			*pp = n->next;
 			free(n);
@@ -300,8 +304,8 @@ static void handle_neigh(const struct nlmsghdr *nlh)
 		n->ifindex = m.ifindex;
 		n->family = m.family;
 		memcpy(n->ip, m.ip, 16);
-		n->next = rxdpd.neighs;
-		rxdpd.neighs = n;
+		n->next = neighs;
+		neighs = n;
 	}
 	n->state = m.state;
 	if (m.has_mac && (m.state & NUD_USABLE) && memcmp(n->mac, m.mac, 6)) {
@@ -354,6 +358,11 @@ static int subscribe(void)
 	return 0;
 }
 
+int rtnl_fd(void)
+{
+	return nl_fd;
+}
+
 int rtnl_open(void)
 {
 	int on = 1, bufsz = 4 << 20;
@@ -379,7 +388,7 @@ int rtnl_open(void)
 	/* join the groups before the first dump: nothing falls in between */
 	if (subscribe())
 		goto err;
-	rxdpd.nl_fd = mnl_socket_get_fd(nl);
+	nl_fd = mnl_socket_get_fd(nl);
 	return 0;
 err:
 	mnl_socket_close(nl);
@@ -393,7 +402,7 @@ static int dump(int type, int family)
 	char buf[NL_BUF_SIZE];
 	struct nlmsghdr *nlh;
 	struct rtgenmsg *g;
-	unsigned int seq = ++rxdpd.nl_seq;
+	unsigned int seq = ++nl_seq;
 	unsigned int portid = mnl_socket_get_portid(nl);
 	int ret;
 
@@ -462,7 +471,7 @@ static void sweep(void)
 			link_gid_rebuild(l);
 		lp = &l->next;
 	}
-	for (np = &rxdpd.neighs; (n = *np);) {
+	for (np = &neighs; (n = *np);) {
 		if (n->mark != rxdpd.mark) {
 			*np = n->next;
 			free(n);
@@ -494,7 +503,7 @@ int rtnl_resync(void)
 		return ret;
 	}
 	sweep();
-	rxdpd.resync_needed = false;
+	resync_needed = false;
 	return 0;
 }
 
@@ -504,7 +513,7 @@ void rtnl_event(void)
 	char buf[NL_BUF_SIZE];
 
 	for (;;) {
-		ssize_t n = recv(rxdpd.nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		ssize_t n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -512,14 +521,14 @@ void rtnl_event(void)
 			if (errno == ENOBUFS) {
 				pr_warn("rtnetlink: events lost (ENOBUFS), "
 					"resynchronising\n");
-				rxdpd.resync_needed = true;
+				resync_needed = true;
 				continue;
 			}
 			break;
 		}
 		rtnl_feed(buf, (size_t)n);
 	}
-	if (rxdpd.resync_needed)
+	if (resync_needed)
 		rtnl_resync();
 }
 
@@ -559,7 +568,7 @@ static int neigh_kick(int ifindex, int family, const __u8 *ip)
 
 	nlh->nlmsg_type = RTM_NEWNEIGH;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE;
-	nlh->nlmsg_seq = ++rxdpd.nl_seq;
+	nlh->nlmsg_seq = ++nl_seq;
 	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
 	nd->ndm_family = family;
 	nd->ndm_ifindex = ifindex;

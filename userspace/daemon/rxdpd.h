@@ -141,12 +141,8 @@ struct rxdp_client {
 };
 
 struct rxdpd {
-	int listen_fd;
-	int nl_fd;
-	unsigned int nl_seq;
 	unsigned int mark;
 	struct rxdp_link *links;
-	struct rxdp_neigh *neighs;
 	struct rxdp_client *clients;
 	int ncpus;
 	/* options */
@@ -161,7 +157,6 @@ struct rxdpd {
 	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	__u64 user_mem; /* --user-mem: rxdpd's memory a user may hold */
-	bool resync_needed;
 };
 
 extern struct rxdpd rxdpd;
@@ -205,6 +200,7 @@ static inline bool rxdpd_slot_ok(uid_t uid, unsigned int mine, unsigned int all,
 
 /* rtnl.c: links, addresses, neighbours */
 int rtnl_open(void);
+int rtnl_fd(void); /* its socket, to watch */
 int rtnl_resync(void);
 void rtnl_event(void);
 /* One datagram of rtnetlink messages, as the socket delivers them */

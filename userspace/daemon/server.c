@@ -48,6 +48,7 @@ static bool socket_stale(const struct sockaddr_un *sun, unsigned int sunlen)
 	return stale;
 }
 
+static int listen_fd = -1;
 static char socket_file[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 /* Remove the socket file (not an abstract name) at exit */
@@ -110,7 +111,7 @@ int server_open(const char *path)
 		close(fd);
 		return ret;
 	}
-	rxdpd.listen_fd = fd;
+	listen_fd = fd;
 	dev_listen(&li);
 	return ep_watch(&tag, fd, EPOLLIN, on_listen);
 }
@@ -148,7 +149,7 @@ void server_accept(void)
 	socklen_t len = sizeof(cred);
 	int fd;
 
-	fd = accept4(rxdpd.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
