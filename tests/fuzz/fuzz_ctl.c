@@ -3,7 +3,7 @@
  * libFuzzer target: what reaches rxdpd's control plane from outside,
  * together: a client's control messages on its connection, CM MADs from
  * the wire, and rtnetlink messages from the kernel. rxdpd's own code
- * (server.c, qp.c, qp_sm.c, rtnl.c, cm.c, cm_mad.c, hca.c ...) runs
+ * (server.c, qp.c, qp_sm.c, rtnl.c, cm.c, cm_mad.c, uverbs.c ...) runs
  * against one device "fz0" (ifindex 1, GIDs of 10.0.0.1), in a network
  * namespace of its own; its qp_ctx and qp_stats maps are real BPF maps
  * when the process may make them (root), else every map write fails as it
@@ -43,22 +43,6 @@
 #include "common/log.h"
 #include "daemon/cm.h"
 #include "daemon/rxdpd.h"
-
-struct rxdpd rxdpd;
-
-int ep_add(int fd, struct ep_tag *tag)
-{
-	return 0;
-}
-
-int ep_mod(int fd, struct ep_tag *tag, __u32 events)
-{
-	return 0;
-}
-
-void ep_del(int fd)
-{
-}
 
 static char sock_path[64];
 /* fz0's maps, made once; each input's device has duplicates of them */
@@ -142,8 +126,13 @@ static void setup(void)
 		perror("fuzz_ctl: unshare");
 		abort();
 	}
-	if (rtnl_open() || cm_init())
+	/* the loop's epoll set is never waited on: fds come and go in it */
+	if (loop_open() || rtnl_open() || cm_init())
 		abort();
+	/* the listeners of the devices' events, as rxdpd's main() adds them */
+	dev_init();
+	qp_init();
+	uverbs_init();
 	/* RXDP_FUZZ_VERBOSE=1: what rxdpd logs, for a reproducer */
 	if (getenv("RXDP_FUZZ_VERBOSE"))
 		rxdp_log_set_level(RXDP_LOG_DEBUG);
@@ -152,7 +141,6 @@ static void setup(void)
 	if (rxdpd.ncpus < 1)
 		abort();
 	rxdpd.mtu_cap = 4096;
-	rxdpd.epfd = -1;
 	map_qp_ctx = make_map(BPF_MAP_TYPE_HASH, sizeof(struct rxdp_qp_ctx),
 			      RXDP_MAX_QP);
 	map_qp_stats = make_map(BPF_MAP_TYPE_PERCPU_ARRAY,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The connection manager's own interfaces inside rxdpd: QP1 (gsi.c) and
- * the CM (cm.c, cm_addr.c). Everything runs on the control thread.
+ * the CM (cm.c, cm_rdma.c, cm_ib.c: cm_id.h; cm_addr.c). Everything runs
+ * on the control thread.
  */
 #ifndef RXDP_DAEMON_CM_H
 #define RXDP_DAEMON_CM_H
@@ -10,15 +11,6 @@
 #include <stddef.h>
 
 #include "daemon/rxdpd.h"
-
-/* An fd of the CM in rxdpd's epoll set (EP_CM) */
-struct cm_ep {
-	struct ep_tag tag; /* kind EP_CM, ptr: this */
-	void (*fn)(struct cm_ep *ep, __u32 events);
-};
-
-int cm_ep_add(struct cm_ep *ep, int fd, __u32 events,
-	      void (*fn)(struct cm_ep *, __u32));
 
 /* --- gsi.c: QP1, the General Services Interface of a device ----------- */
 
@@ -36,11 +28,16 @@ struct gsi_peer {
 };
 
 struct gsi;
+/* A MAD arrived on QP1 of ifindex (the CM's cm_mad_recv) */
+typedef void (*gsi_recv_fn)(int ifindex, const struct gsi_peer *from,
+			    const void *mad, size_t len);
 /*
- * QP1 of device l, in RTS, its receive buffers posted. Starts the device's
- * data path if it was not. NULL + errno, with a reason in msg.
+ * QP1 of device l, in RTS, its receive buffers posted; what arrives goes
+ * to recv. Starts the device's data path if it was not. NULL + errno,
+ * with a reason in msg.
  */
-struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen);
+struct gsi *gsi_open(struct rxdp_link *l, gsi_recv_fn recv, char *msg,
+		     size_t msglen);
 void gsi_close(struct gsi *g);
 /*
  * Send one MAD (CM_MAD_LEN bytes) to a peer's QP1. The path is resolved
@@ -56,7 +53,7 @@ struct gsi_stats {
 };
 void gsi_get_stats(struct gsi *g, struct gsi_stats *s);
 
-/* cm.c: a MAD arrived on QP1 of ifindex */
+/* cm_ib.c: a MAD arrived on QP1 of ifindex */
 void cm_mad_recv(int ifindex, const struct gsi_peer *from, const void *mad,
 		 size_t len);
 

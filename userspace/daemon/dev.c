@@ -172,6 +172,13 @@ err:
 	return ret;
 }
 
+static void dev_announce_l(enum dev_event_type type, struct rxdp_link *l)
+{
+	struct dev_event ev = { .type = type, .l = l, .ifindex = l->ifindex };
+
+	dev_announce(&ev);
+}
+
 void dev_release(struct rxdp_link *l)
 {
 	struct rxdp_dev *d = l->dev;
@@ -180,8 +187,11 @@ void dev_release(struct rxdp_link *l)
 	if (!d)
 		return;
 	/* the device is going away under its users */
-	clients_notify(l->ifindex, IBV_EVENT_DEVICE_FATAL, 0);
-	hca_dev_release(l);
+	dev_announce_port(l->ifindex, IBV_EVENT_DEVICE_FATAL, 0);
+	/* QP1 is rxdpd's own: it goes first, with the CM's state; then
+	 * the data path and every context on it */
+	dev_announce_l(DEV_EV_DOWN, l);
+	dev_announce_l(DEV_EV_GONE, l);
 	for (i = 0; i < RXDP_MAX_QP; i++)
 		if (d->qps[i])
 			qp_destroy(l, d->qps[i]);
@@ -217,8 +227,9 @@ void dev_port_update(struct rxdp_link *l)
 	if (!active)
 		l->dev->link_downed++;
 	pr_info("rxdp_%s: port %s\n", l->ifname, active ? "ACTIVE" : "DOWN");
-	clients_notify(l->ifindex,
-		       active ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 1);
+	dev_announce_port(l->ifindex,
+			  active ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
+			  1);
 }
 
 /*
@@ -240,6 +251,9 @@ static void dev_xdp_check(struct rxdp_link *l)
 void dev_check(struct rxdp_link *l)
 {
 	char dir[512], path[600];
+	struct dev_event ev = { .type = DEV_EV_QUEUES,
+				.l = l,
+				.ifindex = l->ifindex };
 	struct stat st;
 	__u32 nq;
 	int ret;
@@ -262,7 +276,8 @@ void dev_check(struct rxdp_link *l)
 		nq = link_rx_queues(l);
 		if (nq)
 			l->num_rx_queues = nq;
-		hca_queues_follow(l, nq);
+		ev.count = nq;
+		dev_announce(&ev);
 		return;
 	}
 	if (l->dev)
@@ -285,6 +300,7 @@ void dev_check(struct rxdp_link *l)
 	}
 	l->maps_err = 0;
 	l->dev->qp_next = RXDP_QPN_MIN;
+	l->dev->mtu_cap = rxdpd.mtu_cap;
 	l->dev->emaps = (struct rxdp_engine_maps){
 		.qp_ctx = l->dev->maps.qp_ctx,
 		.qp_stats = l->dev->maps.qp_stats,
@@ -300,7 +316,25 @@ void dev_check(struct rxdp_link *l)
 		l->dev->port_active ? "ACTIVE" : "DOWN");
 	qp_clean_all(l);
 	/* QP1 answers from now on, as a device's GSI does */
-	cm_dev_up(l);
+	dev_announce_l(DEV_EV_UP, l);
+}
+
+static void dev_on_link(const struct dev_event *ev)
+{
+	if (ev->type == DEV_EV_LINK)
+		dev_check(ev->l);
+	else if (ev->l->dev)
+		dev_release(ev->l);
+}
+
+void dev_init(void)
+{
+	static struct dev_listener li = {
+		.fn = dev_on_link,
+		.types = 1U << DEV_EV_LINK | 1U << DEV_EV_LINK_GONE,
+	};
+
+	dev_listen(&li);
 }
 
 void dev_check_all(void)
@@ -332,8 +366,8 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	guid[7] = l->mac[5];
 	memcpy(&out->node_guid, guid, 8);
 	out->port_state = dev_port_active(l) ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	out->active_mtu = rxdp_ib_mtu(l->mtu, hca_mtu_cap(l));
-	out->max_mtu = rxdp_ib_mtu(l->mtu, hca_mtu_cap(l));
+	out->active_mtu = rxdp_ib_mtu(l->mtu, dev_mtu_cap(l));
+	out->max_mtu = rxdp_ib_mtu(l->mtu, dev_mtu_cap(l));
 	out->if_mtu = l->mtu;
 	out->gid_tbl_len = RXDP_GID_TBL_LEN;
 	out->num_rx_queues = l->num_rx_queues < RXDP_MAX_QUEUES
@@ -342,5 +376,6 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	out->speed_mbps = l->speed_mbps;
 	out->max_qp = RXDP_MAX_QP - RXDP_QPN_MIN;
 	memcpy(out->dev_node, l->dev->dev_node, sizeof(out->dev_node));
-	out->nxsks = (__u32)hca_xsk_modes(l, out->xsk_modes, RXDP_CTL_MAX_XSKS);
+	out->nxsks = l->dev->nxsks;
+	memcpy(out->xsk_modes, l->dev->xsk_modes, sizeof(out->xsk_modes));
 }

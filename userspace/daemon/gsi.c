@@ -60,8 +60,9 @@ struct gsi_pend {
 };
 
 struct gsi {
-	struct cm_ep ep; /* the CQ's notification eventfd */
+	struct ep_tag ep; /* the CQ's notification eventfd */
 	int ifindex;
+	gsi_recv_fn recv; /* the CM's */
 	struct rxdp_engine *e;
 	struct rxdp_epd *pd;
 	struct rxdp_emr *mr;
@@ -148,7 +149,7 @@ static void grh_gids(const __u8 *grh, __u8 *sgid, __u8 *dgid, __u8 *tclass)
 	*tclass = grh[20 + 1];
 }
 
-static void on_cq(struct cm_ep *ep, __u32 events)
+static void on_cq(struct ep_tag *ep, __u32 events)
 {
 	struct gsi *g = (struct gsi *)ep;
 	__u64 n;
@@ -188,13 +189,12 @@ static void on_cq(struct cm_ep *ep, __u32 events)
 				grh_gids(g->buf[i], from.gid, from.local_gid,
 					 &from.traffic_class);
 				g->st.rx++;
-				cm_mad_recv(g->ifindex, &from,
-					    g->buf[i] + GRH_LEN,
-					    wc.byte_len - GRH_LEN);
+				g->recv(g->ifindex, &from, g->buf[i] + GRH_LEN,
+					wc.byte_len - GRH_LEN);
 			} else if (wc.status != IBV_WC_WR_FLUSH_ERR) {
 				g->st.rx_bad++;
 			}
-			/* cm_mad_recv may have closed nothing of ours: QP1
+			/* the receiver may have closed nothing of ours: QP1
 			 * lives until gsi_close, which is not called from
 			 * there */
 			post_recv(g, i);
@@ -237,7 +237,8 @@ static int qp_up(struct gsi *g)
 	return ret;
 }
 
-struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
+struct gsi *gsi_open(struct rxdp_link *l, gsi_recv_fn recv, char *msg,
+		     size_t msglen)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = GSI_SQ,
 				  .max_recv_wr = GSI_RQ,
@@ -253,8 +254,9 @@ struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
 	if (!g)
 		return NULL;
 	g->ifindex = l->ifindex;
+	g->recv = recv;
 	g->evfd = g->doorbell = -1;
-	g->e = hca_dev_engine(l, msg, msglen);
+	g->e = uverbs_dev_engine(l, msg, msglen);
 	if (!g->e)
 		goto err;
 	if (rxdp_engine_qp_caps(&cap)) {
@@ -326,7 +328,7 @@ struct gsi *gsi_open(struct rxdp_link *l, char *msg, size_t msglen)
 			 strerror(-ret));
 		goto err;
 	}
-	if (cm_ep_add(&g->ep, g->evfd, EPOLLIN, on_cq)) {
+	if (ep_watch(&g->ep, g->evfd, EPOLLIN, on_cq)) {
 		snprintf(msg, msglen, "epoll: %s", strerror(errno));
 		qp_destroy_special(l, GSI_QPN);
 		goto err;
@@ -351,7 +353,7 @@ void gsi_close(struct gsi *g)
 		return;
 	l = link_by_index(g->ifindex);
 	if (g->evfd >= 0) {
-		ep_del(g->evfd);
+		ep_del(g->evfd, &g->ep);
 		close(g->evfd);
 	}
 	if (g->qp) {
@@ -363,7 +365,7 @@ void gsi_close(struct gsi *g)
 		if (!g->ah[i].handle)
 			continue;
 		if (l)
-			hca_sys_ah_del(l, g->ah[i].handle);
+			uverbs_sys_ah_del(l, g->ah[i].handle);
 		rxdp_engine_destroy_ah(g->ah[i].eah);
 	}
 	if (g->cq)
@@ -440,14 +442,14 @@ static int ah_get(struct gsi *g, struct rxdp_link *l, const struct gsi_peer *to,
 	if (!slot)
 		return -ENOBUFS;
 	if (slot->handle) {
-		hca_sys_ah_del(l, slot->handle);
+		uverbs_sys_ah_del(l, slot->handle);
 		rxdp_engine_destroy_ah(slot->eah);
 		slot->handle = 0;
 	}
 	slot->eah = rxdp_engine_create_ah(g->e, g->pd, &path);
 	if (!slot->eah)
 		return -ENOMEM;
-	slot->handle = hca_sys_ah_add(l, slot->eah);
+	slot->handle = uverbs_sys_ah_add(l, slot->eah);
 	if (!slot->handle) {
 		rxdp_engine_destroy_ah(slot->eah);
 		return -ENOBUFS;

@@ -8,8 +8,10 @@
  * Runs in the foreground and logs to stderr. The control socket is the
  * abstract "\0rxdp/rxdpd" unless --socket names another ("@name" for an
  * abstract one); binding it is the lock that keeps a second daemon out.
- * The control plane is this file's epoll loop; each device's data path
- * runs on a thread of its own (hca.c).
+ * This file is the top of the daemon: options, what is opened at start
+ * and closed at exit, and what the loop (loop.c) runs on rtnetlink's
+ * messages and on its ticks. Each device's data path runs on threads of
+ * its own (uverbs.c).
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <errno.h>
@@ -32,38 +34,6 @@
 #include "common/opts.h"
 #include "common/sdnotify.h"
 #include "daemon/rxdpd.h"
-
-struct rxdpd rxdpd;
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = sig;
-}
-
-int ep_add(int fd, struct ep_tag *tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
-
-	if (epoll_ctl(rxdpd.epfd, EPOLL_CTL_ADD, fd, &ev))
-		return -errno;
-	return 0;
-}
-
-int ep_mod(int fd, struct ep_tag *tag, __u32 events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = tag };
-
-	if (epoll_ctl(rxdpd.epfd, EPOLL_CTL_MOD, fd, &ev))
-		return -errno;
-	return 0;
-}
-
-void ep_del(int fd)
-{
-	epoll_ctl(rxdpd.epfd, EPOLL_CTL_DEL, fd, NULL);
-}
 
 /* "0,2-3" -> a CPU set; -1 on anything else */
 static int parse_cpus(const char *s, cpu_set_t *set)
@@ -299,22 +269,54 @@ static const struct rxdp_cmdline rxdpd_cmdline = {
 	.set = rxdpd_set,
 };
 
-int main(int argc, char **argv)
+static void on_signal(int sig)
 {
-	static struct ep_tag nl_tag = { EP_NETLINK, NULL };
-	static struct ep_tag timer_tag = { EP_TIMER, NULL };
-	/* 250 ms: parked neighbour resolutions time out on a tick */
-	struct itimerspec its = { { 0, 250000000 }, { 0, 250000000 } };
-	unsigned long ticks_seen = 0;
-	const char *path = NULL;
+	loop_stop(sig);
+}
+
+/* rtnetlink spoke: the links are current; parked requests may go on */
+static void on_netlink(struct ep_tag *tag, __u32 events)
+{
+	rtnl_event();
+	health_update();
+	clients_retry();
+	cm_retry();
+}
+
+/* Every tick parked neighbour resolutions may time out; every second the
+ * pin directories are looked at */
+static void on_tick(void)
+{
+	static unsigned long ticks_seen;
+
+	if (++ticks_seen % (1000 / LOOP_TICK_MS) == 0) {
+		dev_check_all();
+		health_update();
+	}
+	clients_retry();
+	cm_retry();
+	clients_idle(now_ms());
+}
+
+static void on_serve(const char *path)
+{
+	pr_info("ready on %s%s\n", path ? "" : "@",
+		path ? path : RXDP_CTL_ABSTRACT_NAME);
+	rxdp_sd_notify("READY=1");
+}
+
+/* What main() may decide before anything is opened; 0 or an exit status */
+static int rxdpd_configure(int argc, char **argv, const char **path)
+{
 	struct sigaction sa;
-	int first, ret, bpffs_ret;
+	struct utsname u;
+	int first;
 
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
 	rxdpd.user_mem = default_user_mem();
-	first = rxdp_opts_parse(&rxdpd_cmdline, argc, argv, &path);
+	first = rxdp_opts_parse(&rxdpd_cmdline, argc, argv, path);
 	if (first < 0)
 		return 2;
 	if (first != argc) {
@@ -323,42 +325,43 @@ int main(int argc, char **argv)
 	}
 	rxdp_log_libbpf_init();
 	raise_nofile();
-
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
 	rxdpd.ncpus = libbpf_num_possible_cpus();
 	if (rxdpd.ncpus <= 0) {
 		pr_err("cannot count possible CPUs\n");
 		return 1;
 	}
-	{
-		struct utsname u;
+	rxdpd.mtu_cap = uname(&u) ? RXDP_MTU_CAP_NOSG : rxdp_mtu_cap(u.release);
+	return 0;
+}
 
-		rxdpd.mtu_cap = uname(&u) ? RXDP_MTU_CAP_NOSG
-					  : rxdp_mtu_cap(u.release);
-	}
-	rxdpd.listen_fd = rxdpd.nl_fd = rxdpd.timer_fd = -1;
-	rxdpd.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (rxdpd.epfd < 0) {
-		pr_err("epoll: %s\n", strerror(errno));
-		return 1;
-	}
+/* The loop, the control socket, the CM, rtnetlink; 0 or -1 (logged) */
+static int rxdpd_open(const char *path)
+{
+	static struct ep_tag nl_tag;
+	static struct loop_hook tick = { on_tick }, reap = { clients_reap };
+	int ret, bpffs_ret;
 
+	ret = loop_open();
+	if (ret) {
+		pr_err("epoll, timer: %s\n", strerror(-ret));
+		return -1;
+	}
 	/* The socket first: it is the lock against a second daemon */
 	ret = server_open(path);
 	if (ret == -EADDRINUSE) {
 		pr_err("another rxdpd already runs in this network namespace "
 		       "(socket %s%s in use)\n",
 		       path ? "" : "@", path ? path : RXDP_CTL_ABSTRACT_NAME);
-		return 1;
+		return -1;
 	}
 	if (ret) {
 		pr_err("cannot open the control socket: %s\n", strerror(-ret));
-		return 1;
+		return -1;
 	}
 	/* Reach the bpffs the loader pins in (it may join our parent's
 	 * mount namespace; /sys is not used after this) */
@@ -367,91 +370,54 @@ int main(int argc, char **argv)
 	ret = cm_init();
 	if (ret) {
 		pr_err("connection manager: %s\n", strerror(-ret));
-		return 1;
+		return -1;
 	}
+	/* what follows the devices' events, before rtnetlink's first */
+	dev_init();
+	qp_init();
+	uverbs_init();
 	devnode_clean();
 	ret = rtnl_open();
 	if (ret) {
 		pr_err("rtnetlink: %s\n", strerror(-ret));
-		return 1;
+		return -1;
 	}
-	ret = rtnl_resync();
-	if (ret)
-		return 1;
-	ep_add(rxdpd.nl_fd, &nl_tag);
+	if (rtnl_resync())
+		return -1;
+	ep_watch(&nl_tag, rtnl_fd(), EPOLLIN, on_netlink);
 	health_init(bpffs_ret);
 	health_update();
+	loop_on_tick(&tick);
+	loop_after_pass(&reap);
+	return 0;
+}
 
-	rxdpd.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (rxdpd.timer_fd < 0 ||
-	    timerfd_settime(rxdpd.timer_fd, 0, &its, NULL) ||
-	    ep_add(rxdpd.timer_fd, &timer_tag)) {
-		pr_err("timer: %s\n", strerror(errno));
-		return 1;
-	}
-	pr_info("ready on %s%s\n", path ? "" : "@",
-		path ? path : RXDP_CTL_ABSTRACT_NAME);
-	rxdp_sd_notify("READY=1");
-
-	while (!stop) {
-		struct epoll_event evs[32];
-		int n, i;
-
-		n = epoll_wait(rxdpd.epfd, evs, 32, -1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			pr_warn("epoll_wait: %s\n", strerror(errno));
-			break;
-		}
-		for (i = 0; i < n; i++) {
-			struct ep_tag *t = evs[i].data.ptr;
-
-			switch (t->kind) {
-			case EP_LISTEN:
-				server_accept();
-				break;
-			case EP_NETLINK:
-				rtnl_event();
-				health_update();
-				clients_retry();
-				cm_retry();
-				break;
-			case EP_TIMER: {
-				__u64 ticks;
-
-				if (read(rxdpd.timer_fd, &ticks,
-					 sizeof(ticks)) < 0)
-					break;
-				/* a second for pin directories */
-				if (++ticks_seen % 4 == 0) {
-					dev_check_all();
-					health_update();
-				}
-				clients_retry();
-				cm_retry();
-				clients_idle(now_ms());
-				break;
-			}
-			case EP_CM:
-				cm_ep_event(t->ptr, evs[i].events);
-				break;
-			case EP_CLIENT:
-				client_event(t->ptr, evs[i].events);
-				break;
-			}
-		}
-		clients_reap();
-	}
+/* The data path ends with the daemon: every client's objects go */
+static void rxdpd_close(void)
+{
 	rxdp_sd_notify("STOPPING=1");
 	server_close();
-	/* the data path ends with the daemon: every client's objects go */
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
 		client_release(c);
 	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
 		if (l->dev)
 			dev_release(l);
 	cm_fini();
-	pr_info("exiting on signal %d\n", (int)stop);
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = NULL;
+	int ret, sig;
+
+	ret = rxdpd_configure(argc, argv, &path);
+	if (ret)
+		return ret;
+	if (rxdpd_open(path))
+		return 1;
+	on_serve(path);
+	sig = loop_run();
+	rxdpd_close();
+	pr_info("exiting on signal %d\n", sig);
 	return 0;
 }

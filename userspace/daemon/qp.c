@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * QPs as the daemon knows them: numbers, owners and quotas, the paths it
- * resolves for them, and its requests to the engine. The engine's QP is
- * the QP (state, attributes, PSNs, the state machine's check, its images
- * in the maps the XDP program reads: engine/qp.c, engine/qpmap.c); the
- * daemon's record (struct rxdp_qp) holds only what identifies it: its
- * number, type, owner, the user it is charged to and its engine QP.
+ * QPs as the daemon knows them: numbers and owners, the paths it resolves
+ * for them, and its requests to the engine. The engine's QP is the QP
+ * (state, attributes, PSNs, the state machine's check, its images in the
+ * maps the XDP program reads: engine/qp.c, engine/qpmap.c); the daemon's
+ * record (struct qp_handle) holds only what identifies it: its number,
+ * type, owner, the user it is charged to (with the context's other
+ * objects, uverbs.c) and its engine QP, which this file modifies and
+ * queries. Paths follow a neighbour's new MAC (rtnl.c's DEV_EV_NEIGH).
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <arpa/inet.h>
@@ -32,14 +34,14 @@
  * made it and to root, and to no one else: to the others it does not exist
  * (as another user's processes with /proc's hidepid).
  */
-bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp)
+bool qp_visible(const struct rxdp_client *c, const struct qp_handle *qp)
 {
 	return c->uid == 0 || qp->uid == c->uid;
 }
 
-struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn)
+struct qp_handle *qp_lookup(struct rxdp_link *l, __u32 qpn)
 {
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 
 	if (!l || !l->dev || qpn > QPN_MAX)
 		return NULL;
@@ -112,7 +114,7 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	      __u32 *qpn, char *msg, size_t msglen)
 {
 	struct rxdp_dev *d = l->dev;
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 	int ret;
 
 	if (qp_type != IBV_QPT_RC && qp_type != IBV_QPT_UC &&
@@ -122,20 +124,14 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 			 qp_type);
 		return -EOPNOTSUPP;
 	}
-	ret = hca_qp_charge(c->uid, msg, msglen);
-	if (ret)
-		return ret;
 	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		hca_qp_uncharge(c->uid);
+	if (!qp)
 		return -ENOMEM;
-	}
 	qp->uid = c->uid;
 	ret = qpn_alloc(d, &qp->qpn);
 	if (ret) {
 		snprintf(msg, msglen, "rxdp_%s has no free QP (%u in use)",
 			 l->ifname, d->nqps);
-		hca_qp_uncharge(c->uid);
 		free(qp);
 		return ret;
 	}
@@ -151,7 +147,7 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 }
 
 /* After its engine QP (which takes its images out of the maps) */
-int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp)
+int qp_destroy(struct rxdp_link *l, struct qp_handle *qp)
 {
 	struct rxdp_dev *d = l->dev;
 	__u32 idx = qp->qpn & RXDP_QP_INDEX_MASK;
@@ -160,7 +156,6 @@ int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp)
 	d->qps[idx] = NULL;
 	d->qp_gen[idx]++;
 	d->nqps--;
-	hca_qp_uncharge(qp->uid);
 	pr_info("rxdp_%s: QP %#x destroyed\n", l->ifname, qp->qpn);
 	free(qp);
 	return ret;
@@ -327,7 +322,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	      char *msg, size_t msglen)
 {
 	struct rxdp_path path, *pp = NULL;
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 	int ret;
 
 	qp = qp_lookup(l, qpn);
@@ -340,7 +335,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 			 qp->owner ? (int)qp->owner->pid : 0);
 		return -EPERM;
 	}
-	if (!qp->hqp) {
+	if (!qp->eqp) {
 		snprintf(msg, msglen, "QP %#x has no data path", qpn);
 		return -ENODEV;
 	}
@@ -348,7 +343,7 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 		struct rxdp_qp_attr now;
 		__u32 rqpn;
 
-		hca_qp_query(qp, &now, NULL);
+		rxdp_engine_qp_query(qp->eqp, &now, NULL);
 		rqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num
 						: now.dest_qp_num;
 		ret = path_resolve(l, &attr->ah, qpn, rqpn, &path, deadline,
@@ -357,15 +352,18 @@ int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 			return ret;
 		pp = &path;
 	}
-	ret = hca_qp_modify(qp, attr, mask, pp,
-			    rxdp_ib_mtu(l->mtu, hca_mtu_cap(l)), msg, msglen);
+	ret = rxdp_engine_qp_modify(qp->eqp, attr, mask, pp,
+				    rxdp_ib_mtu(l->mtu, dev_mtu_cap(l)), msg,
+				    msglen);
 	if (!ret)
 		pr_debug("rxdp_%s: QP %#x modified (mask %#x)\n", l->ifname,
 			 qpn, mask);
 	return ret;
 }
 
-void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
+/* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
+static void qp_paths_update(int ifindex, int family, const __u8 *ip,
+			    const __u8 *mac)
 {
 	struct rxdp_link *l = link_by_index(ifindex);
 	int n = 0;
@@ -374,14 +372,14 @@ void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
 	if (!l || !l->dev)
 		return;
 	for (i = 0; i < RXDP_MAX_QP; i++) {
-		struct rxdp_qp *qp = l->dev->qps[i];
+		struct qp_handle *qp = l->dev->qps[i];
 		struct rxdp_qp_attr a;
 		struct rxdp_path path;
 		const __u8 *dip;
 
-		if (!qp || !qp->hqp || qp->qp_type == IBV_QPT_UD)
+		if (!qp || !qp->eqp || qp->qp_type == IBV_QPT_UD)
 			continue;
-		hca_qp_query(qp, &a, &path);
+		rxdp_engine_qp_query(qp->eqp, &a, &path);
 		if (a.qp_state != IBV_QPS_RTR && a.qp_state != IBV_QPS_RTS &&
 		    a.qp_state != IBV_QPS_SQD)
 			continue;
@@ -393,7 +391,7 @@ void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
 			continue;
 		/* the peer's packets now come from that MAC */
 		memcpy(path.dmac, mac, 6);
-		hca_qp_modify(qp, &a, 0, &path, 0, NULL, 0);
+		rxdp_engine_qp_modify(qp->eqp, &a, 0, &path, 0, NULL, 0);
 		n++;
 	}
 	if (n)
@@ -402,13 +400,27 @@ void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac)
 			l->ifname, n);
 }
 
-void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out)
+void qp_info_fill(const struct qp_handle *qp, struct rxdp_qp_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->qpn = qp->qpn;
 	out->qp_type = qp->qp_type;
 	out->owner_pid = qp->owner ? (__u32)qp->owner->pid : 0;
-	hca_qp_query(qp, &out->attr, &out->path);
+	if (qp->eqp)
+		rxdp_engine_qp_query(qp->eqp, &out->attr, &out->path);
+}
+
+static void qp_on_neigh(const struct dev_event *ev)
+{
+	qp_paths_update(ev->ifindex, ev->family, ev->ip, ev->mac);
+}
+
+void qp_init(void)
+{
+	static struct dev_listener li = { .fn = qp_on_neigh,
+					  .types = 1U << DEV_EV_NEIGH };
+
+	dev_listen(&li);
 }
 
 /*
@@ -442,7 +454,7 @@ void qp_clean_all(struct rxdp_link *l)
 int qp_create_special(struct rxdp_link *l, __u32 qpn)
 {
 	struct rxdp_dev *d = l->dev;
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 
 	if (d->qps[qpn & RXDP_QP_INDEX_MASK])
 		return -EEXIST;
@@ -457,13 +469,12 @@ int qp_create_special(struct rxdp_link *l, __u32 qpn)
 	return 0;
 }
 
-/* Its counterpart: qp_destroy() without the per-user charge */
+/* Its counterpart */
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn)
 {
-	struct rxdp_qp *qp = qp_lookup(l, qpn);
+	struct qp_handle *qp = qp_lookup(l, qpn);
 
 	if (!qp || qp->owner)
 		return;
-	hca_qp_charge(qp->uid, NULL, 0); /* qp_destroy() uncharges it */
 	qp_destroy(l, qp);
 }

@@ -30,12 +30,17 @@
 
 #include "common/log.h"
 #include "daemon/nl_parse.h"
+#include "daemon/event.h"
 #include "daemon/rxdpd.h"
 
 /* 32 KiB: what the kernel puts in one dump message batch at most */
 #define NL_BUF_SIZE 32768
 
 static struct mnl_socket *nl;
+static int nl_fd = -1;
+static unsigned int nl_seq;
+static struct rxdp_neigh *neighs; /* rtnl_neigh_lookup(), neigh_find() */
+static bool resync_needed; /* the socket overran (ENOBUFS) */
 
 /* NUD states in which the kernel's entry holds a usable MAC */
 #define NUD_USABLE                                                           \
@@ -126,15 +131,21 @@ void link_gid_rebuild(struct rxdp_link *l)
 	}
 	/* IBTA 11.6.3: GID table changes are an affiliated port event */
 	if (l->dev && memcmp(before, l->gids, sizeof(before)))
-		clients_notify(l->ifindex, IBV_EVENT_GID_CHANGE, 1);
+		dev_announce_port(l->ifindex, IBV_EVENT_GID_CHANGE, 1);
+}
+
+static void link_announce(enum dev_event_type type, struct rxdp_link *l)
+{
+	struct dev_event ev = { .type = type, .l = l, .ifindex = l->ifindex };
+
+	dev_announce(&ev);
 }
 
 static void link_free(struct rxdp_link *l)
 {
 	struct rxdp_addr *a, *n;
 
-	if (l->dev)
-		dev_release(l);
+	link_announce(DEV_EV_LINK_GONE, l);
 	for (a = l->addrs; a; a = n) {
 		n = a->next;
 		free(a);
@@ -187,8 +198,7 @@ static void handle_link(const struct nlmsghdr *nlh)
 	l->mark = rxdpd.mark;
 	if (m.ifname[0] && strcmp(l->ifname, m.ifname)) {
 		/* a rename: the pin directory is by name, look again */
-		if (l->dev)
-			dev_release(l);
+		link_announce(DEV_EV_LINK_GONE, l);
 		memcpy(l->ifname, m.ifname, sizeof(l->ifname));
 	}
 	if (m.has_mac && memcmp(l->mac, m.mac, 6)) {
@@ -205,7 +215,7 @@ static void handle_link(const struct nlmsghdr *nlh)
 	if (m.num_rx_queues && !l->num_rx_queues)
 		l->num_rx_queues = m.num_rx_queues;
 	/* the device (if any) follows: its port state and events */
-	dev_check(l);
+	link_announce(DEV_EV_LINK, l);
 }
 
 static void handle_addr(const struct nlmsghdr *nlh)
@@ -258,7 +268,7 @@ struct rxdp_neigh *neigh_find(int ifindex, int family, const __u8 *ip)
 {
 	struct rxdp_neigh *n;
 
-	for (n = rxdpd.neighs; n; n = n->next)
+	for (n = neighs; n; n = n->next)
 		if (n->ifindex == ifindex && n->family == family &&
 		    !memcmp(n->ip, ip, 16))
 			return n;
@@ -269,7 +279,7 @@ static void neigh_del(struct rxdp_neigh *x)
 {
 	struct rxdp_neigh **pp, *n;
 
-	for (pp = &rxdpd.neighs; (n = *pp); pp = &n->next) {
+	for (pp = &neighs; (n = *pp); pp = &n->next) {
 		if (n == x) {
 			*pp = n->next;
 			free(n);
@@ -298,12 +308,19 @@ static void handle_neigh(const struct nlmsghdr *nlh)
 		n->ifindex = m.ifindex;
 		n->family = m.family;
 		memcpy(n->ip, m.ip, 16);
-		n->next = rxdpd.neighs;
-		rxdpd.neighs = n;
+		n->next = neighs;
+		neighs = n;
 	}
 	n->state = m.state;
-	if (m.has_mac && (m.state & NUD_USABLE) && memcmp(n->mac, m.mac, 6))
-		qp_paths_update(m.ifindex, m.family, m.ip, m.mac);
+	if (m.has_mac && (m.state & NUD_USABLE) && memcmp(n->mac, m.mac, 6)) {
+		struct dev_event ev = { .type = DEV_EV_NEIGH,
+					.ifindex = m.ifindex,
+					.family = m.family,
+					.ip = m.ip,
+					.mac = m.mac };
+
+		dev_announce(&ev);
+	}
 	if (m.has_mac)
 		memcpy(n->mac, m.mac, 6);
 	else if (!(m.state & NUD_USABLE))
@@ -345,6 +362,11 @@ static int subscribe(void)
 	return 0;
 }
 
+int rtnl_fd(void)
+{
+	return nl_fd;
+}
+
 int rtnl_open(void)
 {
 	int on = 1, bufsz = 4 << 20;
@@ -370,7 +392,7 @@ int rtnl_open(void)
 	/* join the groups before the first dump: nothing falls in between */
 	if (subscribe())
 		goto err;
-	rxdpd.nl_fd = mnl_socket_get_fd(nl);
+	nl_fd = mnl_socket_get_fd(nl);
 	return 0;
 err:
 	mnl_socket_close(nl);
@@ -384,7 +406,7 @@ static int dump(int type, int family)
 	char buf[NL_BUF_SIZE];
 	struct nlmsghdr *nlh;
 	struct rtgenmsg *g;
-	unsigned int seq = ++rxdpd.nl_seq;
+	unsigned int seq = ++nl_seq;
 	unsigned int portid = mnl_socket_get_portid(nl);
 	int ret;
 
@@ -453,7 +475,7 @@ static void sweep(void)
 			link_gid_rebuild(l);
 		lp = &l->next;
 	}
-	for (np = &rxdpd.neighs; (n = *np);) {
+	for (np = &neighs; (n = *np);) {
 		if (n->mark != rxdpd.mark) {
 			*np = n->next;
 			free(n);
@@ -485,7 +507,7 @@ int rtnl_resync(void)
 		return ret;
 	}
 	sweep();
-	rxdpd.resync_needed = false;
+	resync_needed = false;
 	return 0;
 }
 
@@ -495,7 +517,7 @@ void rtnl_event(void)
 	char buf[NL_BUF_SIZE];
 
 	for (;;) {
-		ssize_t n = recv(rxdpd.nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		ssize_t n = recv(nl_fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -503,14 +525,14 @@ void rtnl_event(void)
 			if (errno == ENOBUFS) {
 				pr_warn("rtnetlink: events lost (ENOBUFS), "
 					"resynchronising\n");
-				rxdpd.resync_needed = true;
+				resync_needed = true;
 				continue;
 			}
 			break;
 		}
 		rtnl_feed(buf, (size_t)n);
 	}
-	if (rxdpd.resync_needed)
+	if (resync_needed)
 		rtnl_resync();
 }
 
@@ -550,7 +572,7 @@ static int neigh_kick(int ifindex, int family, const __u8 *ip)
 
 	nlh->nlmsg_type = RTM_NEWNEIGH;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE;
-	nlh->nlmsg_seq = ++rxdpd.nl_seq;
+	nlh->nlmsg_seq = ++nl_seq;
 	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
 	nd->ndm_family = family;
 	nd->ndm_ifindex = ifindex;

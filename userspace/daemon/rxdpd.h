@@ -14,6 +14,8 @@
 #include <sys/types.h>
 
 #include "common/ctl.h"
+#include "daemon/event.h"
+#include "daemon/loop.h"
 #include "daemon/mtu.h"
 #include "common/ctl_client.h"
 #include "engine/engine.h"
@@ -21,25 +23,12 @@
 #include "rxdp/params.h"
 
 struct rxdp_client;
-struct hca_dev; /* hca.c: a device's data path (UMEM, sockets, engine) */
-struct hca_ctx; /* hca.c: a client's verbs context and its objects */
-struct hobj; /* hca.c: one verbs object */
+struct uverbs_dev; /* uverbs.c: a device's data path (UMEM, sockets, engine) */
+struct uverbs_ctx; /* uverbs.c: a client's verbs context and its objects */
+struct uobj; /* uverbs.c: one verbs object */
 struct cm_client; /* cm.c: a client's event channels and CM ids */
 struct rxdp_engine;
 struct rxdp_eah;
-
-/* What an epoll event is about */
-enum ep_kind {
-	EP_LISTEN = 1,
-	EP_NETLINK,
-	EP_TIMER,
-	EP_CLIENT,
-	EP_CM, /* cm.c's fds: ptr is a struct cm_ep */
-};
-struct ep_tag {
-	enum ep_kind kind;
-	void *ptr;
-};
 
 struct rxdp_addr {
 	struct rxdp_addr *next;
@@ -64,13 +53,15 @@ struct rxdp_neigh {
  * A QP as the daemon knows it: what identifies it, whose it is, and its
  * engine QP, which is the QP (state, attributes, path: engine/qp.c)
  */
-struct rxdp_qp {
+struct qp_handle {
 	__u32 qpn;
 	uid_t uid; /* charged to this user */
 	__u32 qp_type; /* enum ibv_qp_type */
 	int ifindex;
 	struct rxdp_client *owner;
-	struct hobj *hqp; /* its objects in hca.c (NULL: QP1, or being made) */
+	/* the engine's QP and its engine (NULL: QP1, or being made) */
+	struct rxdp_engine *e;
+	struct rxdp_eqp *eqp;
 };
 
 /* The pinned maps of a device, opened from its pin directory */
@@ -89,11 +80,16 @@ struct rxdp_maps {
 struct rxdp_dev {
 	struct rxdp_maps maps;
 	struct rxdp_engine_maps emaps; /* the fds the engine writes through */
-	struct rxdp_qp *qps[RXDP_MAX_QP]; /* by QPN & RXDP_QP_INDEX_MASK */
+	struct qp_handle *qps[RXDP_MAX_QP]; /* by QPN & RXDP_QP_INDEX_MASK */
 	__u16 qp_gen[RXDP_MAX_QP];
 	__u32 qp_next; /* where the QPN allocator looks first */
 	__u32 nqps;
-	struct hca_dev *hca; /* made at the device's first context */
+	struct uverbs_dev *uv; /* its data path: made at its first context */
+	/* what its data path carries and how its sockets are bound, written
+	 * by uverbs.c when the data path comes up or gains a queue */
+	__u32 mtu_cap; /* the largest path MTU (enum ibv_mtu) */
+	__u16 xsk_modes[RXDP_CTL_MAX_XSKS]; /* rxdp_xsk_port_modes() */
+	__u32 nxsks;
 	__u64 link_downed; /* the port went down (hw counter link_downed) */
 	bool xdp_missing; /* no XDP program on the link any more */
 	char dp_err[160]; /* why its data path (sockets, engine) is not up */
@@ -129,7 +125,7 @@ struct rxdp_client {
 	pid_t pid;
 	uid_t uid;
 	bool allowed; /* may open a context (--group) */
-	struct hca_ctx *ctx; /* its verbs context, if it opened one */
+	struct uverbs_ctx *ctx; /* its verbs context, if it opened one */
 	long last_active; /* ms: connections idle without a context go */
 	bool dead;
 	struct ep_tag tag;
@@ -145,14 +141,8 @@ struct rxdp_client {
 };
 
 struct rxdpd {
-	int epfd;
-	int listen_fd;
-	int nl_fd;
-	int timer_fd;
-	unsigned int nl_seq;
 	unsigned int mark;
 	struct rxdp_link *links;
-	struct rxdp_neigh *neighs;
 	struct rxdp_client *clients;
 	int ncpus;
 	/* options */
@@ -167,7 +157,6 @@ struct rxdpd {
 	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	__u64 user_mem; /* --user-mem: rxdpd's memory a user may hold */
-	bool resync_needed;
 };
 
 extern struct rxdpd rxdpd;
@@ -211,6 +200,7 @@ static inline bool rxdpd_slot_ok(uid_t uid, unsigned int mine, unsigned int all,
 
 /* rtnl.c: links, addresses, neighbours */
 int rtnl_open(void);
+int rtnl_fd(void); /* its socket, to watch */
 int rtnl_resync(void);
 void rtnl_event(void);
 /* One datagram of rtnetlink messages, as the socket delivers them */
@@ -222,10 +212,19 @@ int rtnl_neigh_lookup(int ifindex, int family, const __u8 *ip, __u8 *mac,
 void link_gid_rebuild(struct rxdp_link *l);
 
 /* dev.c: devices = links with maps */
+void dev_init(void); /* listens to rtnl.c's links */
 void dev_check(struct rxdp_link *l);
 void dev_check_all(void);
 void dev_release(struct rxdp_link *l);
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
+/*
+ * The largest path MTU (enum ibv_mtu) the device's data path carries
+ * (struct rxdp_dev's mtu_cap, uverbs.c's to say)
+ */
+static inline __u32 dev_mtu_cap(const struct rxdp_link *l)
+{
+	return l->dev ? l->dev->mtu_cap : rxdpd.mtu_cap;
+}
 /* Port ACTIVE: link up with carrier, and the XDP program still attached */
 bool dev_port_active(const struct rxdp_link *l);
 /* The port's state changed? Then tell its clients (PORT_ACTIVE/PORT_ERR) */
@@ -245,14 +244,15 @@ void devnode_remove(struct rxdp_link *l);
 void devnode_clean(void);
 
 /* qp.c */
+void qp_init(void); /* listens to rtnl.c's neighbours */
 int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	      __u32 *qpn, char *msg, size_t msglen);
 /* -EINPROGRESS: the path is being resolved, call again (same *deadline) */
 int qp_modify(struct rxdp_link *l, struct rxdp_client *c, __u32 qpn,
 	      const struct rxdp_qp_attr *attr, __u32 mask, long *deadline,
 	      char *msg, size_t msglen);
-int qp_destroy(struct rxdp_link *l, struct rxdp_qp *qp);
-struct rxdp_qp *qp_lookup(struct rxdp_link *l, __u32 qpn);
+int qp_destroy(struct rxdp_link *l, struct qp_handle *qp);
+struct qp_handle *qp_lookup(struct rxdp_link *l, __u32 qpn);
 /* May this client see the QP (list, query, an error naming its owner)? */
 /*
  * mcast.c: the interface's memberships of the multicast groups its QPs
@@ -264,80 +264,72 @@ void mcast_join(struct mcast_join **list, int ifindex, const __u8 *gid);
 void mcast_leave(struct mcast_join **list, const __u8 *gid);
 void mcast_leave_all(struct mcast_join **list);
 
-bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp);
-void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
+bool qp_visible(const struct rxdp_client *c, const struct qp_handle *qp);
+void qp_info_fill(const struct qp_handle *qp, struct rxdp_qp_info *out);
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
 		 size_t msglen);
 void qp_clean_all(struct rxdp_link *l);
-/* A neighbour's MAC changed: the paths of the QPs that lead to it follow */
-void qp_paths_update(int ifindex, int family, const __u8 *ip, const __u8 *mac);
 /* The device's own QPs (QP1): their numbers held, no owner */
 int qp_create_special(struct rxdp_link *l, __u32 qpn);
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn);
 
-/* hca.c: the data path */
-int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
-		 int *fds, char *msg, size_t msglen);
-void hca_ctx_release(struct rxdp_client *c);
-/* -EINPROGRESS: AH_CREATE waits for a neighbour, call again */
-/* in_fd: the fd the request came with (MEM_SHARE's memfd), or -1 */
-int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
-	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
-	    char *msg, size_t msglen);
-/*
- * The engine's modify and query of the QP (engine.h): path is the resolved
- * addressing of an RC/UC address vector (mask 0: a new path alone);
- * port_mtu the port's active path MTU
- */
-int hca_qp_modify(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask,
-		  const struct rxdp_path *path, __u32 port_mtu, char *msg,
-		  size_t msglen);
-void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
-		  struct rxdp_path *path);
-/* Per-user QP limit (-EDQUOT past it; root is not limited) */
-int hca_qp_charge(uid_t uid, char *msg, size_t msglen);
-void hca_qp_uncharge(uid_t uid);
-void hca_dev_release(struct rxdp_link *l);
-/*
- * The interface now has count RX queues (ethtool -L): the data path, if
- * up, binds a socket on each new one, on a new engine while the device may
- * run more (--engines), else on one running. Queues never go: the kernel
- * refuses to take one from under an AF_XDP socket.
- */
-void hca_queues_follow(struct rxdp_link *l, __u32 count);
-/*
- * The largest path MTU (enum ibv_mtu) the device's data path carries:
- * rxdpd.mtu_cap, or 2048 once its sockets are bound without multi-buffer
- * (zero-copy on a driver that has no zero-copy multi-buffer)
- */
-__u32 hca_mtu_cap(const struct rxdp_link *l);
-/*
- * Its AF_XDP sockets' modes (rxdp_xsk_port_modes(): XDP_ZEROCOPY or
- * XDP_COPY, XDP_USE_SG), in queue order; 0 before the data path is up
- */
-int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max);
-/* A port/GID/device event to every context on ifindex */
-void hca_port_event(int ifindex, __u32 type, __u32 port);
+/* uverbs.c: the devices' data path and the clients' verbs contexts */
+int uverbs_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
+		    int *fds, char *msg, size_t msglen);
+void uverbs_ctx_release(struct rxdp_client *c);
+/* One request on the objects of a client's verbs context (RXDP_CTL_OBJ) */
+struct uverbs_req {
+	__u16 type; /* enum rxdp_ctl_type: what the request is */
+	struct rxdp_ctl_obj *o; /* the request, then the reply */
+	const struct rxdp_ah *ah; /* AH_CREATE, MCAST_*: the address */
+	int in_fd; /* the fd the request came with (MEM_SHARE's memfd), or -1 */
+	int fd; /* one to send with the reply, or -1 */
+	long *deadline; /* of the neighbour resolution AH_CREATE waits on */
+	char *msg;
+	size_t msglen;
+};
+/* -EINPROGRESS: it waits for a neighbour, call again */
+typedef int (*uverbs_obj_fn)(struct uverbs_ctx *x, struct uverbs_req *r);
+/* fn on c's context (-EINVAL and a message when it has none) */
+int uverbs_obj(struct rxdp_client *c, uverbs_obj_fn fn, struct uverbs_req *r);
+/* The requests, each the function of its type (server.c's table) */
+int uverbs_pd_alloc(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_pd_free(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_mr(struct uverbs_ctx *x,
+	      struct uverbs_req *r); /* REG, REREG, DEREG */
+int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_mem_unshare(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_channel_create(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_channel_destroy(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_cq(struct uverbs_ctx *x,
+	      struct uverbs_req *r); /* CREATE, RESIZE, DESTROY */
+int uverbs_srq(struct uverbs_ctx *x,
+	       struct uverbs_req *r); /* CREATE, MODIFY, DESTROY */
+int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r); /* CREATE, DESTROY */
+int uverbs_ah_create(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_ah_destroy(struct uverbs_ctx *x, struct uverbs_req *r);
+int uverbs_mw(struct uverbs_ctx *x, struct uverbs_req *r); /* ALLOC, DEALLOC */
+int uverbs_mcast(struct uverbs_ctx *x,
+		 struct uverbs_req *r); /* ATTACH, DETACH */
+/* Listens to the devices' events: gone, queues, port events */
+void uverbs_init(void);
 /*
  * The transport's counters (enum rxdp_hwc) of a device, or of its QP qpn
  * (qpn 0: the device's); only its user or root may read a QP's
  */
-int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
-		 __u64 *out, char *msg, size_t msglen);
+int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
+		    __u64 *out, char *msg, size_t msglen);
 /* For rxdpd's own QP1: the engine (data path started), AHs by handle */
-struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
-				   size_t msglen);
-__u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah);
-void hca_sys_ah_del(struct rxdp_link *l, __u32 handle);
+struct rxdp_engine *uverbs_dev_engine(struct rxdp_link *l, char *msg,
+				      size_t msglen);
+__u32 uverbs_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah);
+void uverbs_sys_ah_del(struct rxdp_link *l, __u32 handle);
 
 /* cm.c: the connection manager (its own interfaces are in daemon/cm.h) */
 int cm_init(void);
 void cm_fini(void);
-void cm_dev_up(struct rxdp_link *l); /* a device appeared: QP1 */
-void cm_dev_down(struct rxdp_link *l); /* before its data path goes */
-void cm_ep_event(void *ptr, __u32 events); /* an EP_CM fd is ready */
 void cm_retry(void); /* neighbours may have appeared; a timer tick */
 void cm_client_release(struct rxdp_client *c);
 struct rxdp_ctl_cm;
@@ -353,14 +345,7 @@ void client_event(struct rxdp_client *c, __u32 events);
 void client_release(struct rxdp_client *c);
 /* Close connections that hold nothing and said nothing for a while */
 void clients_idle(long now_ms);
-long now_ms(void);
 void clients_reap(void);
 void clients_retry(void);
-/* Send an event (enum ibv_event_type) to the clients subscribed to ifindex */
-void clients_notify(int ifindex, __u32 event_type, __u32 port_num);
-
-int ep_add(int fd, struct ep_tag *tag);
-int ep_mod(int fd, struct ep_tag *tag, __u32 events);
-void ep_del(int fd);
 
 #endif /* RXDP_DAEMON_RXDPD_H */

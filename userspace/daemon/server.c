@@ -48,6 +48,7 @@ static bool socket_stale(const struct sockaddr_un *sun, unsigned int sunlen)
 	return stale;
 }
 
+static int listen_fd = -1;
 static char socket_file[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 /* Remove the socket file (not an abstract name) at exit */
@@ -57,12 +58,31 @@ void server_close(void)
 		unlink(socket_file);
 }
 
+static void on_listen(struct ep_tag *tag, __u32 events)
+{
+	server_accept();
+}
+
+static void on_client(struct ep_tag *tag, __u32 events)
+{
+	client_event(tag->ptr, events);
+}
+
+static void clients_notify(int ifindex, __u32 event_type, __u32 port_num);
+
+static void on_port_event(const struct dev_event *ev)
+{
+	clients_notify(ev->ifindex, ev->ibv_event, ev->port);
+}
+
 int server_open(const char *path)
 {
+	static struct dev_listener li = { .fn = on_port_event,
+					  .types = 1U << DEV_EV_PORT };
 	struct sockaddr_un sun;
 	unsigned int sunlen;
 	int fd, ret;
-	static struct ep_tag tag = { EP_LISTEN, NULL };
+	static struct ep_tag tag;
 
 	ret = rxdp_ctl_sockaddr(path, &sun, &sunlen);
 	if (ret)
@@ -91,16 +111,9 @@ int server_open(const char *path)
 		close(fd);
 		return ret;
 	}
-	rxdpd.listen_fd = fd;
-	return ep_add(fd, &tag);
-}
-
-long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+	listen_fd = fd;
+	dev_listen(&li);
+	return ep_watch(&tag, fd, EPOLLIN, on_listen);
 }
 
 static int user_clients(uid_t uid)
@@ -136,7 +149,7 @@ void server_accept(void)
 	socklen_t len = sizeof(cred);
 	int fd;
 
-	fd = accept4(rxdpd.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
@@ -164,9 +177,8 @@ void server_accept(void)
 	c->uid = cred.uid;
 	c->allowed = peer_allowed(fd, &cred);
 	c->last_active = now_ms();
-	c->tag.kind = EP_CLIENT;
 	c->tag.ptr = c;
-	if (ep_add(fd, &c->tag)) {
+	if (ep_watch(&c->tag, fd, EPOLLIN, on_client)) {
 		close(fd);
 		free(c);
 		return;
@@ -187,9 +199,9 @@ void client_release(struct rxdp_client *c)
 		return;
 	c->dead = true;
 	cm_client_release(c);
-	hca_ctx_release(c);
+	uverbs_ctx_release(c);
 	if (c->fd >= 0) {
-		ep_del(c->fd);
+		ep_del(c->fd, &c->tag);
 		close(c->fd);
 		c->fd = -1;
 	}
@@ -401,7 +413,7 @@ static int do_resolve(struct req *r)
 static int put_qp_info(struct req *r, int ifindex, __u32 qpn)
 {
 	struct rxdp_link *l = link_by_index(ifindex);
-	struct rxdp_qp *qp = qp_lookup(l, qpn);
+	struct qp_handle *qp = qp_lookup(l, qpn);
 	struct rxdp_qp_info info;
 
 	if (!qp || !qp_visible(r->c, qp)) {
@@ -460,28 +472,35 @@ static int do_ctx_open(struct req *r)
 	l = get_dev(r, &err);
 	if (!l)
 		return err;
-	err = hca_ctx_open(r->c, l, r->in_fd, r->fds, r->msg, sizeof(r->msg));
+	err = uverbs_ctx_open(r->c, l, r->in_fd, r->fds, r->msg,
+			      sizeof(r->msg));
 	if (!err)
 		r->nfds = 3;
 	return err;
 }
 
-static int do_obj(struct req *r)
+/* An object of the client's verbs context: the command's uverbs.c function */
+static int do_obj(struct req *r, uverbs_obj_fn fn)
 {
 	const struct nlattr *ah = r->m->tb[RXDP_CTL_A_AH];
 	struct rxdp_ctl_obj o;
-	int err, fd = -1;
+	struct uverbs_req hr = { .type = r->m->nlh->nlmsg_type,
+				 .o = &o,
+				 .ah = ah ? mnl_attr_get_payload(ah) : NULL,
+				 .in_fd = r->in_fd,
+				 .deadline = r->deadline,
+				 .msg = r->msg,
+				 .msglen = sizeof(r->msg) };
+	int err;
 
 	if ((err = need(r, RXDP_CTL_A_OBJ, "the object")))
 		return err;
 	memcpy(&o, mnl_attr_get_payload(r->m->tb[RXDP_CTL_A_OBJ]), sizeof(o));
-	err = hca_obj(r->c, r->m->nlh->nlmsg_type, &o,
-		      ah ? mnl_attr_get_payload(ah) : NULL, r->in_fd, &fd,
-		      r->deadline, r->msg, sizeof(r->msg));
+	err = uverbs_obj(r->c, fn, &hr);
 	if (err)
 		return err;
-	if (fd >= 0)
-		r->fds[r->nfds++] = fd;
+	if (hr.fd >= 0)
+		r->fds[r->nfds++] = hr.fd;
 	mnl_attr_put(r->rep, RXDP_CTL_A_OBJ, sizeof(o), &o);
 	return 0;
 }
@@ -539,7 +558,7 @@ static int do_list_qps(struct req *r)
 		prev = best->ifindex;
 		i = start_if && best->ifindex == (int)start_if ? start_idx : 0;
 		for (; i < RXDP_MAX_QP; i++) {
-			struct rxdp_qp *qp = best->dev->qps[i];
+			struct qp_handle *qp = best->dev->qps[i];
 			struct rxdp_qp_info info;
 			struct rxdp_ctl_qp_stats st;
 
@@ -595,10 +614,10 @@ static int do_query_counters(struct req *r)
 	l = get_dev(r, &err);
 	if (!l)
 		return err;
-	err = hca_counters(r->c, l,
-			   r->m->tb[RXDP_CTL_A_QPN] ? get_u32(r, RXDP_CTL_A_QPN)
-						    : 0,
-			   counters, r->msg, sizeof(r->msg));
+	err = uverbs_counters(
+		r->c, l,
+		r->m->tb[RXDP_CTL_A_QPN] ? get_u32(r, RXDP_CTL_A_QPN) : 0,
+		counters, r->msg, sizeof(r->msg));
 	if (err)
 		return err;
 	mnl_attr_put(r->rep, RXDP_CTL_A_COUNTERS, sizeof(counters), counters);
@@ -625,7 +644,8 @@ static int do_subscribe(struct req *r)
 	return 0;
 }
 
-void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
+/* A device's event to the clients subscribed to it (rxdp_ctl_subscribe) */
+static void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 {
 	static __u64 nbuf[256];
 	struct rxdp_ctl_event ev = { .ifindex = ifindex,
@@ -635,8 +655,6 @@ void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 	struct nlmsghdr *nlh;
 	int i, ret;
 
-	/* the verbs contexts on the device hear it on their async fd */
-	hca_port_event(ifindex, event_type, port_num);
 	for (c = rxdpd.clients; c; c = c->next) {
 		if (c->dead || c->fd < 0)
 			continue;
@@ -656,45 +674,53 @@ void clients_notify(int ifindex, __u32 event_type, __u32 port_num)
 	}
 }
 
-typedef int (*handler_t)(struct req *r);
+/*
+ * The requests: each type's handler, or the uverbs.c function of an object
+ * request (do_obj), and whether it may come with file descriptors
+ */
+struct cmd {
+	int (*fn)(struct req *r);
+	uverbs_obj_fn obj;
+	bool fds;
+};
 
-static const handler_t handlers[RXDP_CTL_TYPE_MAX] = {
-	[RXDP_CTL_LIST_DEVICES] = do_list_devices,
-	[RXDP_CTL_QUERY_DEVICE] = do_query_device,
-	[RXDP_CTL_QUERY_GID] = do_query_gid,
-	[RXDP_CTL_QUERY_PKEY] = do_query_pkey,
-	[RXDP_CTL_RESOLVE] = do_resolve,
-	[RXDP_CTL_MODIFY_QP] = do_modify_qp,
-	[RXDP_CTL_QUERY_QP] = do_query_qp,
-	[RXDP_CTL_CTX_OPEN] = do_ctx_open,
-	[RXDP_CTL_LIST_QPS] = do_list_qps,
-	[RXDP_CTL_QUERY_STATS] = do_query_stats,
-	[RXDP_CTL_SUBSCRIBE] = do_subscribe,
-	[RXDP_CTL_PD_ALLOC] = do_obj,
-	[RXDP_CTL_PD_FREE] = do_obj,
-	[RXDP_CTL_MR_REG] = do_obj,
-	[RXDP_CTL_MR_REREG] = do_obj,
-	[RXDP_CTL_MR_DEREG] = do_obj,
-	[RXDP_CTL_CHANNEL_CREATE] = do_obj,
-	[RXDP_CTL_CHANNEL_DESTROY] = do_obj,
-	[RXDP_CTL_CQ_CREATE] = do_obj,
-	[RXDP_CTL_CQ_RESIZE] = do_obj,
-	[RXDP_CTL_CQ_DESTROY] = do_obj,
-	[RXDP_CTL_SRQ_CREATE] = do_obj,
-	[RXDP_CTL_SRQ_MODIFY] = do_obj,
-	[RXDP_CTL_SRQ_DESTROY] = do_obj,
-	[RXDP_CTL_QP_CREATE] = do_obj,
-	[RXDP_CTL_QP_DESTROY] = do_obj,
-	[RXDP_CTL_AH_CREATE] = do_obj,
-	[RXDP_CTL_AH_DESTROY] = do_obj,
-	[RXDP_CTL_MW_ALLOC] = do_obj,
-	[RXDP_CTL_MW_DEALLOC] = do_obj,
-	[RXDP_CTL_QUERY_COUNTERS] = do_query_counters,
-	[RXDP_CTL_CM] = do_cm,
-	[RXDP_CTL_MEM_SHARE] = do_obj,
-	[RXDP_CTL_MEM_UNSHARE] = do_obj,
-	[RXDP_CTL_MCAST_ATTACH] = do_obj,
-	[RXDP_CTL_MCAST_DETACH] = do_obj,
+static const struct cmd cmds[RXDP_CTL_TYPE_MAX] = {
+	[RXDP_CTL_LIST_DEVICES] = { .fn = do_list_devices },
+	[RXDP_CTL_QUERY_DEVICE] = { .fn = do_query_device },
+	[RXDP_CTL_QUERY_GID] = { .fn = do_query_gid },
+	[RXDP_CTL_QUERY_PKEY] = { .fn = do_query_pkey },
+	[RXDP_CTL_RESOLVE] = { .fn = do_resolve },
+	[RXDP_CTL_MODIFY_QP] = { .fn = do_modify_qp },
+	[RXDP_CTL_QUERY_QP] = { .fn = do_query_qp },
+	[RXDP_CTL_CTX_OPEN] = { .fn = do_ctx_open, .fds = true },
+	[RXDP_CTL_LIST_QPS] = { .fn = do_list_qps },
+	[RXDP_CTL_QUERY_STATS] = { .fn = do_query_stats },
+	[RXDP_CTL_SUBSCRIBE] = { .fn = do_subscribe },
+	[RXDP_CTL_QUERY_COUNTERS] = { .fn = do_query_counters },
+	[RXDP_CTL_CM] = { .fn = do_cm },
+	[RXDP_CTL_PD_ALLOC] = { .obj = uverbs_pd_alloc },
+	[RXDP_CTL_PD_FREE] = { .obj = uverbs_pd_free },
+	[RXDP_CTL_MR_REG] = { .obj = uverbs_mr },
+	[RXDP_CTL_MR_REREG] = { .obj = uverbs_mr },
+	[RXDP_CTL_MR_DEREG] = { .obj = uverbs_mr },
+	[RXDP_CTL_MEM_SHARE] = { .obj = uverbs_mem_share, .fds = true },
+	[RXDP_CTL_MEM_UNSHARE] = { .obj = uverbs_mem_unshare },
+	[RXDP_CTL_CHANNEL_CREATE] = { .obj = uverbs_channel_create },
+	[RXDP_CTL_CHANNEL_DESTROY] = { .obj = uverbs_channel_destroy },
+	[RXDP_CTL_CQ_CREATE] = { .obj = uverbs_cq },
+	[RXDP_CTL_CQ_RESIZE] = { .obj = uverbs_cq },
+	[RXDP_CTL_CQ_DESTROY] = { .obj = uverbs_cq },
+	[RXDP_CTL_SRQ_CREATE] = { .obj = uverbs_srq },
+	[RXDP_CTL_SRQ_MODIFY] = { .obj = uverbs_srq },
+	[RXDP_CTL_SRQ_DESTROY] = { .obj = uverbs_srq },
+	[RXDP_CTL_QP_CREATE] = { .obj = uverbs_qp },
+	[RXDP_CTL_QP_DESTROY] = { .obj = uverbs_qp },
+	[RXDP_CTL_AH_CREATE] = { .obj = uverbs_ah_create },
+	[RXDP_CTL_AH_DESTROY] = { .obj = uverbs_ah_destroy },
+	[RXDP_CTL_MW_ALLOC] = { .obj = uverbs_mw },
+	[RXDP_CTL_MW_DEALLOC] = { .obj = uverbs_mw },
+	[RXDP_CTL_MCAST_ATTACH] = { .obj = uverbs_mcast },
+	[RXDP_CTL_MCAST_DETACH] = { .obj = uverbs_mcast },
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */
@@ -775,18 +801,18 @@ static int process(struct rxdp_client *c, const void *buf, ssize_t n, int in_fd,
 			 RXDP_CTL_VERSION);
 		goto out;
 	}
-	if (type >= RXDP_CTL_TYPE_MAX || !handlers[type]) {
+	if (type >= RXDP_CTL_TYPE_MAX || (!cmds[type].fn && !cmds[type].obj)) {
 		snprintf(r.msg, sizeof(r.msg), "unknown request type %u", type);
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	if (nfds && type != RXDP_CTL_CTX_OPEN && type != RXDP_CTL_MEM_SHARE) {
+	if (nfds && !cmds[type].fds) {
 		snprintf(r.msg, sizeof(r.msg), "%s takes no file descriptors",
 			 rxdp_ctl_type_name(type));
 		err = -EINVAL;
 		goto out;
 	}
-	err = handlers[type](&r);
+	err = cmds[type].fn ? cmds[type].fn(&r) : do_obj(&r, cmds[type].obj);
 	if (err == -EINPROGRESS)
 		return 1;
 out:

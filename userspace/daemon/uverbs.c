@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rxdpd as the HCA: per device, the UMEM, every AF_XDP socket and one
- * transport engine (userspace/engine) with its progress thread, serving the
- * verbs objects of every client on the host.
+ * The user verbs of rxdpd's devices (what the kernel's uverbs is to an
+ * HCA driver), and the data path under them: per device, the UMEM, every
+ * AF_XDP socket and the transport engines (userspace/engine, --engines),
+ * each with its own thread, serving the verbs objects of every client on
+ * the host (a context is given whole to one engine).
  *
  * A client's verbs context (CTX_OPEN) gets three fds: its doorbell (an
  * eventfd of its own), the device page (read-only: whether the data-path
  * thread sleeps) and the read end of its async event pipe. Its objects
- * (PD, MR, channel, CQ, SRQ, QP, AH) are made here on its requests; CQ,
- * SRQ and QP queues live in memfds made, sized and sealed here (the client
- * can neither shrink nor grow them) and mapped by both sides
- * (common/hca.h). Payload moves between the UMEM and the client's memory
- * through the /proc/self/mem the client opened and handed over with
- * CTX_OPEN (engine/engine.c), so the target of an RDMA Write or Read need
- * not run, and rxdpd's privileges never widen what a client reaches.
+ * (PD, MR, MW, channel, CQ, SRQ, QP, AH, shared memory) are made here on
+ * its requests, a function per request (server.c's table); CQ, SRQ and QP
+ * queues live in memfds made, sized and sealed here (the client can
+ * neither shrink nor grow them) and mapped by both sides (common/hca.h,
+ * the ring format). Payload moves between the UMEM and the client's
+ * memory with a memcpy where the library shared it (MEM_SHARE: memfds
+ * mapped here), else through the /proc/self/mem the client opened and
+ * handed over with CTX_OPEN, on a thread of the client's own
+ * (engine/mem.c): the target of an RDMA Write or Read need not run, and
+ * rxdpd's privileges never widen what a client reaches.
  *
  * Rules kept here:
  * - A client reaches only its own objects (handles are per context; AH
@@ -70,7 +75,7 @@
  * (objects of one context never span engines), with its own device page
  * (whether its thread sleeps, streams)
  */
-struct hca_eng {
+struct uverbs_eng {
 	struct rxdp_xsk_port *port;
 	struct rxdp_engine *e;
 	int page_fd;
@@ -79,12 +84,12 @@ struct hca_eng {
 	int ctxs; /* contexts it serves */
 };
 
-struct hca_dev {
+struct uverbs_dev {
 	struct rxdp_umem umem;
 	struct rxdp_engine_group *group;
 	int ne; /* engines running */
 	int max_ne; /* engines it may run: more start as queues come */
-	struct hca_eng eng[RXDP_CTL_MAX_XSKS];
+	struct uverbs_eng eng[RXDP_CTL_MAX_XSKS];
 	/* queues 0 .. nq - 1 have a socket: queue q engine q_eng[q]'s
 	 * q_idx[q]-th */
 	__u32 nq;
@@ -99,7 +104,7 @@ struct hca_dev {
 	 * engine AH is published after it is made and unpublished before it
 	 * is destroyed (which takes the engine lock: no lookup still holds it).
 	 */
-	struct hobj **ahs;
+	struct uobj **ahs;
 	struct rxdp_eah *_Atomic *ah_eah;
 	int ifindex;
 	struct mcast_join *joins; /* groups the interface joined (mcast.c) */
@@ -118,14 +123,14 @@ enum hobj_kind {
 	HO_MCAST, /* no object: a QP's multicast attachments, counted per user */
 };
 
-struct hobj {
+struct uobj {
 	enum hobj_kind kind;
 	__u32 handle;
 	__u64 cookie;
-	struct hca_ctx *ctx;
+	struct uverbs_ctx *ctx;
 	int refs; /* PD: objects on it; CQ: QPs; channel: CQs; SRQ: QPs */
 	__u32 cq_flags; /* CQ: RXDP_CTL_CQ_F_* */
-	struct hobj *pd;
+	struct uobj *pd;
 	void *mem; /* the shared queues (HO_MEM: the memory), mapped here */
 	size_t mem_len;
 	__u64 charged; /* bytes of rxdpd's memory its user is charged */
@@ -138,13 +143,13 @@ struct hobj {
 		int wfd; /* channel: write end of its pipe */
 		struct {
 			struct rxdp_ecq *ecq;
-			struct hobj *ch;
+			struct uobj *ch;
 		} cq;
 		struct rxdp_esrq *esrq;
 		struct {
 			struct rxdp_eqp *eqp;
-			struct rxdp_qp *cqp;
-			struct hobj *scq, *rcq, *srq;
+			struct qp_handle *cqp;
+			struct uobj *scq, *rcq, *srq;
 			__u32 mcast; /* groups attached (charged HO_MCAST) */
 		} qp;
 		struct rxdp_eah *eah;
@@ -152,16 +157,16 @@ struct hobj {
 	};
 };
 
-struct hca_ctx {
+struct uverbs_ctx {
 	struct rxdp_client *c;
 	int ifindex;
-	struct hca_dev *hd;
-	struct hca_eng *he; /* the engine that serves it */
+	struct uverbs_dev *hd;
+	struct uverbs_eng *he; /* the engine that serves it */
 	int mem_fd; /* the client's /proc/PID/mem, opened by the client */
 	struct rxdp_emem *emem; /* its memory, for the engine */
 	int doorbell; /* its own (an eventfd in the engine's epoll set) */
 	int async_wfd;
-	struct hobj **objs; /* by handle - 1 */
+	struct uobj **objs; /* by handle - 1 */
 	__u32 nobjs;
 	__u32 dropped; /* events lost: the client does not read them */
 	__u64 locked; /* bytes of its MRs (RLIMIT_MEMLOCK) */
@@ -256,8 +261,8 @@ static void user_uncharge(uid_t uid, enum hobj_kind k)
  * user cannot grow rxdpd, which every user needs, until the OOM killer
  * takes it. Root is not limited. The bytes go with the object.
  */
-static int mem_charge(struct hca_ctx *x, struct hobj *o, __u64 bytes, char *msg,
-		      size_t msglen)
+static int mem_charge(struct uverbs_ctx *x, struct uobj *o, __u64 bytes,
+		      char *msg, size_t msglen)
 {
 	uid_t uid = x->c->uid;
 	struct uid_use *u = use_of(uid);
@@ -279,7 +284,7 @@ static int mem_charge(struct hca_ctx *x, struct hobj *o, __u64 bytes, char *msg,
 }
 
 /* bytes of what o was charged go back (all of it: o->charged) */
-static void mem_uncharge(struct hca_ctx *x, struct hobj *o, __u64 bytes)
+static void mem_uncharge(struct uverbs_ctx *x, struct uobj *o, __u64 bytes)
 {
 	struct uid_use *u = use_of(x->c->uid);
 
@@ -290,26 +295,15 @@ static void mem_uncharge(struct hca_ctx *x, struct hobj *o, __u64 bytes)
 	o->charged -= bytes;
 }
 
-/* QPs are counted where they are made (qp.c), with or without a context */
-int hca_qp_charge(uid_t uid, char *msg, size_t msglen)
+static int charge(struct uverbs_ctx *x, enum hobj_kind k, char *msg,
+		  size_t msglen)
 {
-	return user_charge(uid, HO_QP, msg, msglen);
+	return user_charge(x->c->uid, k, msg, msglen);
 }
 
-void hca_qp_uncharge(uid_t uid)
+static void uncharge(struct uverbs_ctx *x, enum hobj_kind k)
 {
-	user_uncharge(uid, HO_QP);
-}
-
-static int charge(struct hca_ctx *x, enum hobj_kind k, char *msg, size_t msglen)
-{
-	return k == HO_QP ? 0 : user_charge(x->c->uid, k, msg, msglen);
-}
-
-static void uncharge(struct hca_ctx *x, enum hobj_kind k)
-{
-	if (k != HO_QP)
-		user_uncharge(x->c->uid, k);
+	user_uncharge(x->c->uid, k);
 }
 
 /* --- shared memory ----------------------------------------------------- */
@@ -350,8 +344,8 @@ static bool pipe_put(int fd, const void *rec, size_t len)
 	return fd >= 0 && write(fd, rec, len) == (ssize_t)len;
 }
 
-static void ctx_event(struct hca_ctx *x, __u32 type, __u32 port, __u64 cookie,
-		      _Atomic __u32 *count)
+static void ctx_event(struct uverbs_ctx *x, __u32 type, __u32 port,
+		      __u64 cookie, _Atomic __u32 *count)
 {
 	struct rxdp_hca_event ev = { .type = type,
 				     .port = port,
@@ -367,7 +361,7 @@ static void ctx_event(struct hca_ctx *x, __u32 type, __u32 port, __u64 cookie,
 
 static void on_event(void *arg, enum ibv_event_type ev, void *user)
 {
-	struct hobj *o = user;
+	struct uobj *o = user;
 
 	if (o)
 		ctx_event(o->ctx, ev, 0, o->cookie, &o->async_events);
@@ -375,7 +369,7 @@ static void on_event(void *arg, enum ibv_event_type ev, void *user)
 
 static void on_cq_notify(void *arg)
 {
-	struct hobj *o = arg;
+	struct uobj *o = arg;
 
 	if (o->cq.ch && pipe_put(o->cq.ch->wfd, &o->cookie, sizeof(o->cookie)))
 		atomic_fetch_add(&o->comp_events, 1);
@@ -384,7 +378,7 @@ static void on_cq_notify(void *arg)
 /* A group got its first member on the device, or lost its last */
 static void on_mcast(void *arg, const uint8_t *gid, bool member)
 {
-	struct hca_dev *hd = arg;
+	struct uverbs_dev *hd = arg;
 
 	if (member)
 		mcast_join(&hd->joins, hd->ifindex, gid);
@@ -394,7 +388,7 @@ static void on_mcast(void *arg, const uint8_t *gid, bool member)
 
 static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 {
-	struct hca_dev *hd = arg;
+	struct uverbs_dev *hd = arg;
 
 	return h && h <= HCA_MAX_AH ? atomic_load(&hd->ah_eah[h - 1]) : NULL;
 }
@@ -402,7 +396,7 @@ static struct rxdp_eah *on_ah_lookup(void *arg, uint32_t h)
 /* --- devices ------------------------------------------------------------ */
 
 /* What an engine (stopped, or never started) had */
-static void hca_eng_free(struct hca_eng *he)
+static void uverbs_eng_free(struct uverbs_eng *he)
 {
 	rxdp_xsk_port_destroy(he->port);
 	if (he->page)
@@ -414,7 +408,7 @@ static void hca_eng_free(struct hca_eng *he)
 	he->page_fd = -1;
 }
 
-static void hca_dev_free(struct hca_dev *hd)
+static void uverbs_dev_free(struct uverbs_dev *hd)
 {
 	if (!hd)
 		return;
@@ -422,7 +416,7 @@ static void hca_dev_free(struct hca_dev *hd)
 		rxdp_engine_destroy(hd->eng[i].e);
 	rxdp_engine_group_destroy(hd->group);
 	for (int i = 0; i < hd->ne; i++)
-		hca_eng_free(&hd->eng[i]);
+		uverbs_eng_free(&hd->eng[i]);
 	mcast_leave_all(&hd->joins);
 	rxdp_umem_destroy(&hd->umem);
 	free(hd->ahs);
@@ -431,7 +425,7 @@ static void hca_dev_free(struct hca_dev *hd)
 }
 
 /* The CPUs the data path may use: --cpus, else rxdpd's own */
-static int hca_cpus(void)
+static int uverbs_cpus(void)
 {
 	cpu_set_t set;
 
@@ -446,9 +440,9 @@ static int hca_cpus(void)
  * else (auto, the default) as many as the CPUs its threads may use
  * (--cpus, else every one)
  */
-static int hca_max_engines(void)
+static int uverbs_max_engines(void)
 {
-	int n = rxdpd.engines ? rxdpd.engines : hca_cpus();
+	int n = rxdpd.engines ? rxdpd.engines : uverbs_cpus();
 
 	if (n > RXDP_CTL_MAX_XSKS)
 		n = RXDP_CTL_MAX_XSKS;
@@ -456,7 +450,7 @@ static int hca_max_engines(void)
 }
 
 /* Engine k of n: the k-th CPU of --cpus (of every k-th if fewer), or any */
-static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
+static const cpu_set_t *uverbs_engine_cpus(struct uverbs_eng *he, int k, int n)
 {
 	int cnt, seen = 0;
 
@@ -478,10 +472,11 @@ static const cpu_set_t *hca_engine_cpus(struct hca_eng *he, int k, int n)
 }
 
 /* Engine k of hd, on its port (he->port): its page and its thread */
-static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
+static int uverbs_eng_start(struct uverbs_dev *hd, int k, char *msg,
+			    size_t msglen)
 {
 	struct rxdp_engine_config cfg = hd->cfg;
-	struct hca_eng *he = &hd->eng[k];
+	struct uverbs_eng *he = &hd->eng[k];
 
 	/* its page: clients may only map it read-only after the seal */
 	he->page_fd = shm_create("rxdp-device", sizeof(*he->page),
@@ -495,7 +490,7 @@ static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
 	cfg.port = he->port;
 	cfg.sleep_word = &he->page->sleeping;
 	cfg.stream_word = &he->page->streaming;
-	cfg.cpus = hca_engine_cpus(he, k, hd->max_ne);
+	cfg.cpus = uverbs_engine_cpus(he, k, hd->max_ne);
 	cfg.group_index = k;
 	he->e = rxdp_engine_create(&cfg);
 	if (!he->e) {
@@ -507,10 +502,12 @@ static int hca_eng_start(struct hca_dev *hd, int k, char *msg, size_t msglen)
 }
 
 /* The device's data path, made at its first context */
-static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
-				   size_t msglen)
+static void uverbs_dev_note(struct rxdp_link *l);
+
+static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
+					 size_t msglen)
 {
-	struct hca_dev *hd = l->dev->hca;
+	struct uverbs_dev *hd = l->dev->uv;
 	struct rxdp_engine_config *cfg;
 	struct rxdp_xsk_port *port;
 	int fds[RXDP_CTL_MAX_XSKS], n, ret;
@@ -568,7 +565,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	/* queue q's socket goes to engine q % ne */
-	hd->max_ne = hca_max_engines();
+	hd->max_ne = uverbs_max_engines();
 	hd->ne = hd->max_ne < n ? hd->max_ne : n;
 	hd->nq = (__u32)n;
 	for (int q = 0; q < n; q++) {
@@ -592,7 +589,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	 */
 	want_tx = rxdpd.tx_thread == RXDPD_TXT_ON ||
 		  (rxdpd.tx_thread == RXDPD_TXT_AUTO &&
-		   hca_cpus() >= RXDPD_TXT_CPUS_PER_ENGINE * hd->ne);
+		   uverbs_cpus() >= RXDPD_TXT_CPUS_PER_ENGINE * hd->ne);
 	for (int k = 0; k < hd->ne && want_tx; k++)
 		tx = rxdp_xsk_port_tx_thread(
 			hd->eng[k].port, rxdpd.ncpus_set ? &rxdpd.cpus : NULL);
@@ -620,9 +617,10 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 	if (flags & XDP_USE_SG)
 		cfg->max_mtu = 4096;
 	for (int k = 0; k < hd->ne; k++)
-		if (hca_eng_start(hd, k, msg, msglen))
+		if (uverbs_eng_start(hd, k, msg, msglen))
 			goto err;
-	l->dev->hca = hd;
+	l->dev->uv = hd;
+	uverbs_dev_note(l);
 	pr_info("rxdp_%s: data path up: %d queue(s), %d engine(s), %s "
 		"mode%s%s%s\n",
 		l->ifname, n, hd->ne,
@@ -633,7 +631,7 @@ static struct hca_dev *hca_dev_get(struct rxdp_link *l, char *msg,
 err:
 	for (__u32 q = 0; q < RXDP_MAX_QUEUES; q++)
 		bpf_map_delete_elem(l->dev->maps.xsks, &q);
-	hca_dev_free(hd);
+	uverbs_dev_free(hd);
 	return NULL;
 }
 
@@ -641,11 +639,12 @@ err:
  * Queue q's socket, the next one: a new engine's first while the device
  * may run more, else on engine q mod ne, running. Its fd, or -errno.
  */
-static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
+static int uverbs_queue_add(struct uverbs_dev *hd, __u32 q, char *msg,
+			    size_t len)
 {
 	struct rxdp_xsk_queue_add a = { .ifindex = hd->ifindex, .queue = q };
 	int k = hd->ne, fd, fds[RXDP_CTL_MAX_XSKS];
-	struct hca_eng *he = &hd->eng[k];
+	struct uverbs_eng *he = &hd->eng[k];
 
 	if (hd->ne < hd->max_ne) {
 		he->port = rxdp_xsk_port_like(hd->eng[0].port);
@@ -656,10 +655,10 @@ static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
 			snprintf(msg, len, "%s: %s",
 				 a.why ? a.why : "out of memory",
 				 strerror(-fd));
-		else if (hca_eng_start(hd, k, msg, len))
+		else if (uverbs_eng_start(hd, k, msg, len))
 			fd = -EAGAIN;
 		if (fd < 0) {
-			hca_eng_free(he);
+			uverbs_eng_free(he);
 			return fd;
 		}
 		hd->ne++;
@@ -678,9 +677,15 @@ static int hca_queue_add(struct hca_dev *hd, __u32 q, char *msg, size_t len)
 	return fd;
 }
 
-void hca_queues_follow(struct rxdp_link *l, __u32 count)
+/*
+ * The interface now has count RX queues (ethtool -L): the data path, if
+ * up, binds a socket on each new one, on a new engine while the device may
+ * run more (--engines), else on one running. Queues never go: the kernel
+ * refuses to take one from under an AF_XDP socket.
+ */
+static void uverbs_queues_follow(struct rxdp_link *l, __u32 count)
 {
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	struct uverbs_dev *hd = l->dev ? l->dev->uv : NULL;
 	char msg[200];
 
 	if (!hd)
@@ -691,7 +696,7 @@ void hca_queues_follow(struct rxdp_link *l, __u32 count)
 		return;
 	while (hd->nq < count) {
 		__u32 q = hd->nq;
-		int fd = hca_queue_add(hd, q, msg, sizeof(msg));
+		int fd = uverbs_queue_add(hd, q, msg, sizeof(msg));
 
 		if (fd < 0) {
 			/* tried again when the count changes (each try makes a
@@ -700,7 +705,7 @@ void hca_queues_follow(struct rxdp_link *l, __u32 count)
 				"again when the interface's queues change)\n",
 				l->ifname, q, msg);
 			hd->nq_failed = count;
-			return;
+			break;
 		}
 		if (bpf_map_update_elem(l->dev->maps.xsks, &q, &fd, BPF_ANY))
 			pr_warn("rxdp_%s: cannot put queue %u's AF_XDP socket "
@@ -712,50 +717,52 @@ void hca_queues_follow(struct rxdp_link *l, __u32 count)
 			"%d engine(s)\n",
 			l->ifname, q, hd->q_eng[q], hd->nq, hd->ne);
 	}
+	uverbs_dev_note(l);
 }
 
-__u32 hca_mtu_cap(const struct rxdp_link *l)
+/*
+ * What the device's users are told of its data path (struct rxdp_dev): the largest
+ * path MTU it carries, rxdpd.mtu_cap, or 2048 once its sockets are bound
+ * without multi-buffer (zero-copy on a driver that has no zero-copy
+ * multi-buffer; every socket is bound alike: engine 0's say), and its
+ * AF_XDP sockets' modes (XDP_ZEROCOPY or XDP_COPY, XDP_USE_SG), in queue
+ * order
+ */
+static void uverbs_dev_note(struct rxdp_link *l)
 {
-	/* every socket of the device is bound alike: engine 0's say */
-	if (l->dev && l->dev->hca &&
-	    !(rxdp_xsk_port_bind_flags(l->dev->hca->eng[0].port) & XDP_USE_SG))
-		return RXDP_MTU_CAP_NOSG;
-	return rxdpd.mtu_cap;
-}
-
-int hca_xsk_modes(const struct rxdp_link *l, __u16 *modes, int max)
-{
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	struct uverbs_dev *hd = l->dev->uv;
 	__u16 m[RXDP_CTL_MAX_XSKS][RXDP_CTL_MAX_XSKS];
-	int n = 0;
+	__u32 n = 0;
 
-	if (!hd)
-		return 0;
-	for (int k = 0; k < hd->ne; k++)
+	l->dev->mtu_cap = rxdpd.mtu_cap;
+	if (hd && !(rxdp_xsk_port_bind_flags(hd->eng[0].port) & XDP_USE_SG))
+		l->dev->mtu_cap = RXDP_MTU_CAP_NOSG;
+	for (int k = 0; hd && k < hd->ne; k++)
 		rxdp_xsk_port_modes(hd->eng[k].port, m[k], RXDP_CTL_MAX_XSKS);
-	for (__u32 q = 0; q < hd->nq && n < max; q++)
-		modes[n++] = m[hd->q_eng[q]][hd->q_idx[q]];
-	return n;
+	for (__u32 q = 0; hd && q < hd->nq && n < RXDP_CTL_MAX_XSKS; q++)
+		l->dev->xsk_modes[n++] = m[hd->q_eng[q]][hd->q_idx[q]];
+	l->dev->nxsks = n;
 }
 
-void hca_dev_release(struct rxdp_link *l)
+/* After the CM let QP1 go (DEV_EV_DOWN): every context on it goes */
+static void uverbs_dev_release(struct rxdp_link *l)
 {
 	struct rxdp_client *c;
 
-	if (!l->dev || !l->dev->hca)
+	if (!l->dev || !l->dev->uv)
 		return;
-	/* QP1 is rxdpd's own: it goes first, with the CM's state */
-	cm_dev_down(l);
 	for (c = rxdpd.clients; c; c = c->next)
 		if (c->ctx && c->ctx->ifindex == l->ifindex)
-			hca_ctx_release(c);
-	hca_dev_free(l->dev->hca);
-	l->dev->hca = NULL;
+			uverbs_ctx_release(c);
+	uverbs_dev_free(l->dev->uv);
+	l->dev->uv = NULL;
+	uverbs_dev_note(l);
 }
 
 /* --- contexts and their objects ----------------------------------------- */
 
-static struct hca_ctx *ctx_of(struct rxdp_client *c, char *msg, size_t msglen)
+static struct uverbs_ctx *ctx_of(struct rxdp_client *c, char *msg,
+				 size_t msglen)
 {
 	if (!c->ctx)
 		snprintf(
@@ -764,12 +771,12 @@ static struct hca_ctx *ctx_of(struct rxdp_client *c, char *msg, size_t msglen)
 	return c->ctx;
 }
 
-static struct hobj *obj_get(struct hca_ctx *x, __u32 h, enum hobj_kind k)
+static struct uobj *obj_get(struct uverbs_ctx *x, __u32 h, enum hobj_kind k)
 {
-	struct hobj *o;
+	struct uobj *o;
 
 	if (k == HO_AH) {
-		struct hca_dev *hd = x->hd;
+		struct uverbs_dev *hd = x->hd;
 
 		o = h && h <= HCA_MAX_AH ? hd->ahs[h - 1] : NULL;
 		return o && o->ctx == x ? o : NULL;
@@ -779,10 +786,10 @@ static struct hobj *obj_get(struct hca_ctx *x, __u32 h, enum hobj_kind k)
 }
 
 /* obj_get, or NULL with "no <kind> <handle>" in msg */
-static struct hobj *obj_need(struct hca_ctx *x, __u32 h, enum hobj_kind k,
+static struct uobj *obj_need(struct uverbs_ctx *x, __u32 h, enum hobj_kind k,
 			     char *msg, size_t msglen)
 {
-	struct hobj *o = obj_get(x, h, k);
+	struct uobj *o = obj_get(x, h, k);
 
 	if (!o)
 		snprintf(msg, msglen, "no %s %u", kind_name[k], h);
@@ -790,9 +797,9 @@ static struct hobj *obj_need(struct hca_ctx *x, __u32 h, enum hobj_kind k,
 }
 
 /* A handle for o in table *tab of *n slots (grown as needed); 0: none */
-static __u32 slot_take(struct hobj ***tab, __u32 *n, struct hobj *o)
+static __u32 slot_take(struct uobj ***tab, __u32 *n, struct uobj *o)
 {
-	struct hobj **t;
+	struct uobj **t;
 	__u32 i;
 
 	for (i = 0; i < *n; i++)
@@ -812,7 +819,7 @@ static __u32 slot_take(struct hobj ***tab, __u32 *n, struct hobj *o)
 	return i + 1;
 }
 
-static __u32 ah_slot_take(struct hca_dev *hd, struct hobj *o)
+static __u32 ah_slot_take(struct uverbs_dev *hd, struct uobj *o)
 {
 	for (__u32 i = 0; i < HCA_MAX_AH; i++) {
 		if (!hd->ahs[i]) {
@@ -823,10 +830,10 @@ static __u32 ah_slot_take(struct hca_dev *hd, struct hobj *o)
 	return 0;
 }
 
-static struct hobj *obj_new(struct hca_ctx *x, enum hobj_kind k, __u64 cookie,
-			    char *msg, size_t msglen, int *err)
+static struct uobj *obj_new(struct uverbs_ctx *x, enum hobj_kind k,
+			    __u64 cookie, char *msg, size_t msglen, int *err)
 {
-	struct hobj *o;
+	struct uobj *o;
 
 	*err = charge(x, k, msg, msglen);
 	if (*err)
@@ -848,9 +855,9 @@ static struct hobj *obj_new(struct hca_ctx *x, enum hobj_kind k, __u64 cookie,
 	return o;
 }
 
-static void obj_free(struct hobj *o)
+static void obj_free(struct uobj *o)
 {
-	struct hca_ctx *x = o->ctx;
+	struct uverbs_ctx *x = o->ctx;
 
 	if (o->kind == HO_AH)
 		x->hd->ahs[o->handle - 1] = NULL;
@@ -889,11 +896,11 @@ static bool is_proc_mem(int fd)
 	       (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
 }
 
-int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
-		 int *fds, char *msg, size_t msglen)
+int uverbs_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
+		    int *fds, char *msg, size_t msglen)
 {
-	struct hca_dev *hd;
-	struct hca_ctx *x;
+	struct uverbs_dev *hd;
+	struct uverbs_ctx *x;
 	int p[2];
 
 	if (c->ctx) {
@@ -912,7 +919,7 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 			 (unsigned int)c->uid);
 		return -EACCES;
 	}
-	hd = hca_dev_get(l, msg, msglen);
+	hd = uverbs_dev_get(l, msg, msglen);
 	if (!hd)
 		return -ENODEV;
 	x = calloc(1, sizeof(*x));
@@ -968,10 +975,10 @@ int hca_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	return 0;
 }
 
-static void qp_obj_destroy(struct hobj *o);
+static void qp_obj_destroy(struct uobj *o);
 
 /* Unpublished first: no UD post can find it once it is destroyed */
-static void ah_destroy(struct hobj *o)
+static void ah_destroy(struct uobj *o)
 {
 	atomic_store(&o->ctx->hd->ah_eah[o->handle - 1], NULL);
 	rxdp_engine_destroy_ah(o->eah);
@@ -979,25 +986,25 @@ static void ah_destroy(struct hobj *o)
 }
 
 /* Everything of the client's context, in the order objects depend */
-void hca_ctx_release(struct rxdp_client *c)
+void uverbs_ctx_release(struct rxdp_client *c)
 {
 	/* windows before the regions they may be bound to */
 	static const enum hobj_kind order[] = { HO_QP,	    HO_SRQ, HO_CQ,
 						HO_MW,	    HO_MR,  HO_MEM,
 						HO_CHANNEL, HO_PD };
-	struct hca_ctx *x = c->ctx;
+	struct uverbs_ctx *x = c->ctx;
 
 	if (!x)
 		return;
 	for (__u32 i = 0; i < HCA_MAX_AH; i++) {
-		struct hobj *o = x->hd->ahs[i];
+		struct uobj *o = x->hd->ahs[i];
 
 		if (o && o->ctx == x)
 			ah_destroy(o);
 	}
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		for (__u32 i = 0; i < x->nobjs; i++) {
-			struct hobj *o = x->objs[i];
+			struct uobj *o = x->objs[i];
 
 			if (!o || o->kind != order[k])
 				continue;
@@ -1045,11 +1052,11 @@ void hca_ctx_release(struct rxdp_client *c)
 	c->ctx = NULL;
 }
 
-int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
-		 __u64 *out, char *msg, size_t msglen)
+int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
+		    __u64 *out, char *msg, size_t msglen)
 {
-	struct hca_dev *hd = l->dev->hca;
-	struct rxdp_qp *qp = NULL;
+	struct uverbs_dev *hd = l->dev->uv;
+	struct qp_handle *qp = NULL;
 
 	memset(out, 0, RXDP_HWC_MAX * sizeof(*out));
 	if (qpn) {
@@ -1060,9 +1067,8 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 				 qpn, l->ifname);
 			return -ENOENT;
 		}
-		if (qp->hqp)
-			rxdp_engine_hw_counters(qp->hqp->ctx->he->e,
-						qp->hqp->qp.eqp, out);
+		if (qp->eqp)
+			rxdp_engine_hw_counters(qp->e, qp->eqp, out);
 		return 0;
 	}
 	for (int i = 0; hd && i < hd->ne; i++) {
@@ -1085,11 +1091,40 @@ int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 	return 0;
 }
 
-void hca_port_event(int ifindex, __u32 type, __u32 port)
+/* A port/GID/device event to every context on ifindex */
+static void uverbs_port_event(int ifindex, __u32 type, __u32 port)
 {
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
 		if (c->ctx && c->ctx->ifindex == ifindex)
 			ctx_event(c->ctx, type, port, 0, NULL);
+}
+
+static void uverbs_on_dev(const struct dev_event *ev)
+{
+	switch (ev->type) {
+	case DEV_EV_GONE:
+		uverbs_dev_release(ev->l);
+		break;
+	case DEV_EV_QUEUES:
+		uverbs_queues_follow(ev->l, ev->count);
+		break;
+	case DEV_EV_PORT:
+		uverbs_port_event(ev->ifindex, ev->ibv_event, ev->port);
+		break;
+	default:
+		break;
+	}
+}
+
+void uverbs_init(void)
+{
+	static struct dev_listener li = {
+		.fn = uverbs_on_dev,
+		.types = 1U << DEV_EV_GONE | 1U << DEV_EV_QUEUES |
+			 1U << DEV_EV_PORT,
+	};
+
+	dev_listen(&li);
 }
 
 /*
@@ -1103,13 +1138,16 @@ void hca_port_event(int ifindex, __u32 type, __u32 port)
  * about where it maps the memfd misleads only its own QPs: the range
  * stands for its memory in its own PDs and nowhere else.
  */
-static int mem_share(struct hca_ctx *x, struct rxdp_ctl_obj *o, int fd,
-		     char *msg, size_t msglen)
+int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r)
 {
+	struct rxdp_ctl_obj *o = r->o;
+	int fd = r->in_fd;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
 	long page = sysconf(_SC_PAGESIZE);
 	struct statfs sf;
 	struct stat st;
-	struct hobj *h;
+	struct uobj *h;
 	void *map;
 	int seals, err;
 
@@ -1195,7 +1233,7 @@ static __u64 mr_pages_bytes(__u64 addr, __u64 len)
  * ENOMEM past it, as on an HCA); mr: the region being registered again
  * (its bytes counted already), or NULL
  */
-static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
+static int memlock_charge(struct uverbs_ctx *x, struct uobj *mr, __u64 bytes,
 			  char *msg, size_t msglen)
 {
 	__u64 had = mr ? mr->locked : 0, limit;
@@ -1215,14 +1253,17 @@ static int memlock_charge(struct hca_ctx *x, struct hobj *mr, __u64 bytes,
 	return 0;
 }
 
-static int do_mr(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		 char *msg, size_t msglen)
+int uverbs_mr(struct uverbs_ctx *x, struct uverbs_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
 	/* an ODP region pins nothing: the kernel charges it nothing either */
 	__u64 bytes = o->access & IBV_ACCESS_ON_DEMAND
 			      ? 0
 			      : mr_pages_bytes(o->addr, o->length);
-	struct hobj *m = NULL, *pd;
+	struct uobj *m = NULL, *pd;
 	struct rxdp_emr *emr;
 	int err;
 
@@ -1295,10 +1336,13 @@ static size_t cq_bytes(__u32 flags, __u32 size)
  * by WRs on the data path (engine/mw.c). Deallocating a bound window
  * unbinds it.
  */
-static int do_mw(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		 char *msg, size_t msglen)
+int uverbs_mw(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *w, *pd;
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	struct uobj *w, *pd;
 	struct rxdp_emr *emw;
 	int err;
 
@@ -1335,10 +1379,14 @@ static int do_mw(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	return 0;
 }
 
-static int do_cq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
-		 char *msg, size_t msglen)
+int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *q, *ch = NULL;
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	int *fd = &r->fd;
+	struct uobj *q, *ch = NULL;
 	__u32 size;
 	int err;
 
@@ -1445,14 +1493,18 @@ err:
 	return err;
 }
 
-static int do_srq(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		  int *fd, char *msg, size_t msglen)
+int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	int *fd = &r->fd;
 	struct ibv_srq_attr a = { .max_wr = o->max_recv_wr,
 				  .max_sge = o->max_recv_sge,
 				  .srq_limit = o->srq_limit };
 	struct rxdp_hca_wq *wq;
-	struct hobj *s, *pd;
+	struct uobj *s, *pd;
 	int err;
 
 	if (type != RXDP_CTL_SRQ_CREATE) {
@@ -1525,7 +1577,7 @@ err:
 	return err;
 }
 
-static void qp_obj_destroy(struct hobj *o)
+static void qp_obj_destroy(struct uobj *o)
 {
 	struct rxdp_link *l = link_by_index(o->ctx->ifindex);
 
@@ -1538,16 +1590,21 @@ static void qp_obj_destroy(struct hobj *o)
 	if (o->qp.srq)
 		o->qp.srq->refs--;
 	if (o->qp.cqp) {
-		o->qp.cqp->hqp = NULL;
+		o->qp.cqp->eqp = NULL;
+		o->qp.cqp->e = NULL;
 		if (l && l->dev)
 			qp_destroy(l, o->qp.cqp);
 	}
 	obj_free(o);
 }
 
-static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
-		 char *msg, size_t msglen)
+int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 {
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	int *fd = &r->fd;
 	struct rxdp_link *l = link_by_index(x->ifindex);
 	struct ibv_qp_cap cap = { .max_send_wr = o->max_send_wr,
 				  .max_recv_wr = o->max_recv_wr,
@@ -1556,7 +1613,7 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 				  .max_inline_data = o->max_inline_data };
 	struct rxdp_eqp_init init = { 0 };
 	struct rxdp_hca_qp_layout lay;
-	struct hobj *q, *pd, *scq, *rcq, *srq = NULL;
+	struct uobj *q, *pd, *scq, *rcq, *srq = NULL;
 	struct rxdp_hca_qp *sh;
 	__u32 qpn;
 	int err;
@@ -1638,7 +1695,8 @@ static int do_qp(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o, int *fd,
 		qp_destroy(l, q->qp.cqp);
 		goto err;
 	}
-	q->qp.cqp->hqp = q;
+	q->qp.cqp->e = x->he->e;
+	q->qp.cqp->eqp = q->qp.eqp;
 	q->qp.scq = scq;
 	q->qp.rcq = rcq;
 	q->qp.srq = srq;
@@ -1667,30 +1725,6 @@ err:
 	return err;
 }
 
-/* The IBTA attributes the engine applies, from the daemon's view */
-int hca_qp_modify(struct rxdp_qp *qp, const struct rxdp_qp_attr *a, __u32 mask,
-		  const struct rxdp_path *path, __u32 port_mtu, char *msg,
-		  size_t msglen)
-{
-	if (!qp->hqp)
-		return -ENODEV;
-	return rxdp_engine_qp_modify(qp->hqp->qp.eqp, a, mask, path, port_mtu,
-				     msg, msglen);
-}
-
-void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
-		  struct rxdp_path *path)
-{
-	if (qp->hqp) {
-		rxdp_engine_qp_query(qp->hqp->qp.eqp, a, path);
-		return;
-	}
-	if (a)
-		memset(a, 0, sizeof(*a));
-	if (path)
-		memset(path, 0, sizeof(*path));
-}
-
 /*
  * ibv_attach_mcast / ibv_detach_mcast of one of the client's QPs: the
  * engine keeps the groups (and says when the interface must join or leave
@@ -1699,10 +1733,14 @@ void hca_qp_query(const struct rxdp_qp *qp, struct rxdp_qp_attr *a,
  * EINVAL for a QP that is not UD, a GID that is not multicast, a detach
  * of a group the QP is not in; ENOMEM past a device's caps.
  */
-static int do_mcast(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
-		    const struct rxdp_ah *ah, char *msg, size_t msglen)
+int uverbs_mcast(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	struct hobj *q = obj_need(x, o->handle, HO_QP, msg, msglen);
+	__u16 type = r->type;
+	struct rxdp_ctl_obj *o = r->o;
+	char *msg = r->msg;
+	size_t msglen = r->msglen;
+	const struct rxdp_ah *ah = r->ah;
+	struct uobj *q = obj_need(x, o->handle, HO_QP, msg, msglen);
 	uid_t uid = x->c->uid;
 	int err;
 
@@ -1736,142 +1774,144 @@ static int do_mcast(struct hca_ctx *x, __u16 type, struct rxdp_ctl_obj *o,
 	return 0;
 }
 
-int hca_obj(struct rxdp_client *c, __u16 type, struct rxdp_ctl_obj *o,
-	    const struct rxdp_ah *ah, int in_fd, int *fd, long *deadline,
-	    char *msg, size_t msglen)
+int uverbs_obj(struct rxdp_client *c, uverbs_obj_fn fn, struct uverbs_req *r)
 {
-	struct hca_ctx *x = ctx_of(c, msg, msglen);
-	struct hobj *h;
-	int err;
+	struct uverbs_ctx *x = ctx_of(c, r->msg, r->msglen);
 
-	*fd = -1;
+	r->fd = -1;
 	if (!x)
 		return -EINVAL;
-	switch (type) {
-	case RXDP_CTL_PD_ALLOC:
-		h = obj_new(x, HO_PD, o->cookie, msg, msglen, &err);
-		if (!h)
-			return err;
-		h->epd = rxdp_engine_alloc_pd(x->he->e, x->emem);
-		if (!h->epd) {
-			obj_free(h);
-			return -ENOMEM;
-		}
-		o->handle = h->handle;
-		return 0;
-	case RXDP_CTL_PD_FREE:
-		h = obj_need(x, o->handle, HO_PD, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		if (h->refs || rxdp_engine_dealloc_pd(h->epd)) {
-			snprintf(msg, msglen, "PD %u is in use", o->handle);
-			return -EBUSY;
-		}
-		obj_free(h);
-		return 0;
-	case RXDP_CTL_MR_REG:
-	case RXDP_CTL_MR_REREG:
-	case RXDP_CTL_MR_DEREG:
-		return do_mr(x, type, o, msg, msglen);
-	case RXDP_CTL_MEM_SHARE:
-		return mem_share(x, o, in_fd, msg, msglen);
-	case RXDP_CTL_MEM_UNSHARE:
-		h = obj_need(x, o->handle, HO_MEM, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		rxdp_engine_mem_unmap(x->emem, h->mem_addr);
-		obj_free(h);
-		return 0;
-	case RXDP_CTL_CHANNEL_CREATE: {
-		int p[2];
+	return fn(x, r);
+}
 
-		h = obj_new(x, HO_CHANNEL, o->cookie, msg, msglen, &err);
-		if (!h)
-			return err;
-		if (pipe2(p, O_CLOEXEC)) {
-			err = -errno;
-			obj_free(h);
-			return err;
-		}
-		fcntl(p[1], F_SETFL, O_NONBLOCK);
-		h->wfd = p[1];
-		*fd = p[0];
-		o->handle = h->handle;
-		return 0;
-	}
-	case RXDP_CTL_CHANNEL_DESTROY:
-		h = obj_need(x, o->handle, HO_CHANNEL, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		if (h->refs) {
-			snprintf(msg, msglen, "channel %u is used by a CQ",
-				 o->handle);
-			return -EBUSY;
-		}
-		close(h->wfd);
-		obj_free(h);
-		return 0;
-	case RXDP_CTL_CQ_CREATE:
-	case RXDP_CTL_CQ_RESIZE:
-	case RXDP_CTL_CQ_DESTROY:
-		return do_cq(x, type, o, fd, msg, msglen);
-	case RXDP_CTL_SRQ_CREATE:
-	case RXDP_CTL_SRQ_MODIFY:
-	case RXDP_CTL_SRQ_DESTROY:
-		return do_srq(x, type, o, fd, msg, msglen);
-	case RXDP_CTL_QP_CREATE:
-	case RXDP_CTL_QP_DESTROY:
-		return do_qp(x, type, o, fd, msg, msglen);
-	case RXDP_CTL_AH_CREATE: {
-		struct rxdp_link *l = link_by_index(x->ifindex);
-		struct rxdp_path path;
-		struct hobj *pd = obj_get(x, o->pd, HO_PD);
+int uverbs_pd_alloc(struct uverbs_ctx *x, struct uverbs_req *r)
+{
+	struct uobj *h;
+	int err;
 
-		if (!pd || !ah || !l || !l->dev) {
-			snprintf(msg, msglen, "no PD %u or no address", o->pd);
-			return -EINVAL;
-		}
-		err = path_resolve(l, ah, 0, 0, &path, deadline, msg, msglen);
-		if (err)
-			return err;
-		h = obj_new(x, HO_AH, o->cookie, msg, msglen, &err);
-		if (!h)
-			return err;
-		h->eah = rxdp_engine_create_ah(x->he->e, pd->epd, &path);
-		if (!h->eah) {
-			obj_free(h);
-			return -ENOMEM;
-		}
-		atomic_store(&x->hd->ah_eah[h->handle - 1], h->eah);
-		h->pd = pd;
-		pd->refs++;
-		o->handle = h->handle;
-		return 0;
+	h = obj_new(x, HO_PD, r->o->cookie, r->msg, r->msglen, &err);
+	if (!h)
+		return err;
+	h->epd = rxdp_engine_alloc_pd(x->he->e, x->emem);
+	if (!h->epd) {
+		obj_free(h);
+		return -ENOMEM;
 	}
-	case RXDP_CTL_AH_DESTROY:
-		h = obj_need(x, o->handle, HO_AH, msg, msglen);
-		if (!h)
-			return -EINVAL;
-		ah_destroy(h);
-		return 0;
-	case RXDP_CTL_MW_ALLOC:
-	case RXDP_CTL_MW_DEALLOC:
-		return do_mw(x, type, o, msg, msglen);
-	case RXDP_CTL_MCAST_ATTACH:
-	case RXDP_CTL_MCAST_DETACH:
-		return do_mcast(x, type, o, ah, msg, msglen);
+	r->o->handle = h->handle;
+	return 0;
+}
+
+int uverbs_pd_free(struct uverbs_ctx *x, struct uverbs_req *r)
+{
+	struct uobj *h = obj_need(x, r->o->handle, HO_PD, r->msg, r->msglen);
+
+	if (!h)
+		return -EINVAL;
+	if (h->refs || rxdp_engine_dealloc_pd(h->epd)) {
+		snprintf(r->msg, r->msglen, "PD %u is in use", r->o->handle);
+		return -EBUSY;
 	}
-	snprintf(msg, msglen, "unknown object request");
-	return -EOPNOTSUPP;
+	obj_free(h);
+	return 0;
+}
+
+int uverbs_mem_unshare(struct uverbs_ctx *x, struct uverbs_req *r)
+{
+	struct uobj *h = obj_need(x, r->o->handle, HO_MEM, r->msg, r->msglen);
+
+	if (!h)
+		return -EINVAL;
+	rxdp_engine_mem_unmap(x->emem, h->mem_addr);
+	obj_free(h);
+	return 0;
+}
+
+int uverbs_channel_create(struct uverbs_ctx *x, struct uverbs_req *r)
+{
+	struct uobj *h;
+	int p[2], err;
+
+	h = obj_new(x, HO_CHANNEL, r->o->cookie, r->msg, r->msglen, &err);
+	if (!h)
+		return err;
+	if (pipe2(p, O_CLOEXEC)) {
+		err = -errno;
+		obj_free(h);
+		return err;
+	}
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
+	h->wfd = p[1];
+	r->fd = p[0];
+	r->o->handle = h->handle;
+	return 0;
+}
+
+int uverbs_channel_destroy(struct uverbs_ctx *x, struct uverbs_req *r)
+{
+	struct uobj *h =
+		obj_need(x, r->o->handle, HO_CHANNEL, r->msg, r->msglen);
+
+	if (!h)
+		return -EINVAL;
+	if (h->refs) {
+		snprintf(r->msg, r->msglen, "channel %u is used by a CQ",
+			 r->o->handle);
+		return -EBUSY;
+	}
+	close(h->wfd);
+	obj_free(h);
+	return 0;
+}
+
+/* -EINPROGRESS: waits for a neighbour, call again */
+int uverbs_ah_create(struct uverbs_ctx *x, struct uverbs_req *r)
+{
+	struct rxdp_link *l = link_by_index(x->ifindex);
+	struct rxdp_ctl_obj *o = r->o;
+	struct uobj *pd = obj_get(x, o->pd, HO_PD), *h;
+	struct rxdp_path path;
+	int err;
+
+	if (!pd || !r->ah || !l || !l->dev) {
+		snprintf(r->msg, r->msglen, "no PD %u or no address", o->pd);
+		return -EINVAL;
+	}
+	err = path_resolve(l, r->ah, 0, 0, &path, r->deadline, r->msg,
+			   r->msglen);
+	if (err)
+		return err;
+	h = obj_new(x, HO_AH, o->cookie, r->msg, r->msglen, &err);
+	if (!h)
+		return err;
+	h->eah = rxdp_engine_create_ah(x->he->e, pd->epd, &path);
+	if (!h->eah) {
+		obj_free(h);
+		return -ENOMEM;
+	}
+	atomic_store(&x->hd->ah_eah[h->handle - 1], h->eah);
+	h->pd = pd;
+	pd->refs++;
+	o->handle = h->handle;
+	return 0;
+}
+
+int uverbs_ah_destroy(struct uverbs_ctx *x, struct uverbs_req *r)
+{
+	struct uobj *h = obj_need(x, r->o->handle, HO_AH, r->msg, r->msglen);
+
+	if (!h)
+		return -EINVAL;
+	ah_destroy(h);
+	return 0;
 }
 
 /* --- objects rxdpd holds itself (QP1, cm.c and gsi.c) -------------------- */
 
 /* The device's engine, its data path started if it was not */
-struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
-				   size_t msglen)
+struct rxdp_engine *uverbs_dev_engine(struct rxdp_link *l, char *msg,
+				      size_t msglen)
 {
-	struct hca_dev *hd = hca_dev_get(l, msg, msglen);
+	struct uverbs_dev *hd = uverbs_dev_get(l, msg, msglen);
 
 	return hd ? hd->eng[0].e : NULL;
 }
@@ -1881,10 +1921,10 @@ struct rxdp_engine *hca_dev_engine(struct rxdp_link *l, char *msg,
  * name it by handle like a client's: the slot holds a shared placeholder
  * object that belongs to no context. 0: the table is full.
  */
-__u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah)
+__u32 uverbs_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah)
 {
-	static struct hobj sys_ah = { .kind = HO_AH };
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	static struct uobj sys_ah = { .kind = HO_AH };
+	struct uverbs_dev *hd = l->dev ? l->dev->uv : NULL;
 	__u32 h;
 
 	if (!hd)
@@ -1896,9 +1936,9 @@ __u32 hca_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah)
 }
 
 /* Unpublished before the caller destroys the engine AH */
-void hca_sys_ah_del(struct rxdp_link *l, __u32 handle)
+void uverbs_sys_ah_del(struct rxdp_link *l, __u32 handle)
 {
-	struct hca_dev *hd = l->dev ? l->dev->hca : NULL;
+	struct uverbs_dev *hd = l->dev ? l->dev->uv : NULL;
 
 	if (!hd || !handle || handle > HCA_MAX_AH)
 		return;
