@@ -48,16 +48,14 @@ grep -q "QP1 up" "$tmp/rxdpd-A.log" && grep -q "QP1 up" "$tmp/rxdpd-B.log" ||
 
 capture_start "$NS_R" "$PA" "$tmp/cm.pcap" 512
 
-# listening NS PORT: wait until an id of NS listens on PORT (rxdp-ctl cm)
-listening() {
-	local i
-	for i in $(seq 100); do
-		ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" cm 2>/dev/null |
-			grep -qE " listen +[^ ]+ +[^ ]*:$2 " && return 0
-		sleep 0.1
-	done
-	return 1
+# listens NS PORT: whether an id of NS listens on PORT (rxdp-ctl cm)
+listens() {
+	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" cm 2>/dev/null |
+		grep -qE " listen +[^ ]+ +[^ ]*:$2 "
 }
+# listening NS PORT: wait until one does
+listening() { wait_until 10 listens "$1" "$2"; }
+no_listener() { ! listens "$1" "$2"; }
 
 # cm_pair NAME PORT SERVER... -- CLIENT...: the server in B, the client in
 # A once the server listens on PORT
@@ -77,6 +75,13 @@ cm_pair() {
 		ok=0
 	fi
 	wait $srv || { src=$?; ok=0; }
+	# its listener goes with it (rxdpd releases the ids of a client that
+	# is gone), before the next pair's server may listen on the same port
+	# and its client must not find this one's instead
+	wait_until 10 no_listener "$NS_B" "$port" || {
+		echo "$name: a listener on $port outlived its server"
+		ok=0
+	}
 	if [ $ok = 1 ]; then
 		echo "ok: $name"
 	else
