@@ -352,7 +352,7 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 			break;
 		if (w->done)
 			continue;
-		if (!rc_is_rd_atomic(w->opcode)) {
+		if (!(rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE)) {
 			if (psn_diff(last, psn) > 0)
 				break;
 			/* every packet sent, or the ACK could not cover it */

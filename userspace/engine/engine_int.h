@@ -606,7 +606,6 @@ void eng_qp_set_state(struct rxdp_eqp *qp, int state);
  * The RC transport: rc.c (shared parts and dispatch), req.c (requester),
  * comp.c (completer), resp.c (responder); engine lock held throughout.
  */
-bool rc_is_rd_atomic(enum ibv_wr_opcode op);
 uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp);
 /* One packet along pp (d->dqpn set) / to the connected peer: 0 or -errno */
 int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,

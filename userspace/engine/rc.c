@@ -31,19 +31,6 @@ uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp)
 	return qp->timeout ? 4096ULL << qp->timeout : 0;
 }
 
-/*
- * The WRs whose requests a response of their own answers (a read
- * response, an atomic ACK; for IBTA 1.5's Atomic Write and Flush a
- * zero-length read response, A19): each takes one of max_rd_atomic, a
- * fence waits for them, and an ACK past one means its response was lost
- */
-bool rc_is_rd_atomic(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_WRITE ||
-	       (unsigned int)op == RXDP_WR_FLUSH;
-}
-
 /* Build and queue one packet along pp (d->dqpn already set) */
 int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
 			const struct pkt_path *pp)
@@ -243,29 +230,12 @@ bool rc_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 
 /* --- completions --------------------------------------------------------- */
 
+/* The opcode of a send WQE's completion */
 static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 {
-	if ((unsigned int)op == RXDP_WR_FLUSH)
-		return (enum ibv_wc_opcode)RXDP_WC_FLUSH;
-	switch (op) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	case IBV_WR_BIND_MW:
-		return IBV_WC_BIND_MW;
-	case IBV_WR_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	case IBV_WR_ATOMIC_WRITE:
-		return IBV_WC_ATOMIC_WRITE;
-	default:
-		return IBV_WC_SEND;
-	}
+	const struct rxdp_wr_opcode_info *i = rxdp_wr_info(op);
+
+	return i ? (enum ibv_wc_opcode)i->wc_opcode : IBV_WC_SEND;
 }
 
 /* The completion of a send WQE; false if it completes silently */

@@ -10,63 +10,15 @@
 #include "common/log.h"
 #include "engine/engine_int.h"
 
-static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last);
-
+/* The wire opcode of a packet of w: UC's and UD's are RC's in their service */
 static uint8_t req_opcode(const struct rxdp_eqp *qp, const struct swqe *w,
 			  bool first, bool last)
 {
-	uint8_t op = req_opcode_rc(w, first, last);
+	uint8_t svc = qp->type == IBV_QPT_UC   ? ROCE_SVC_UC
+		      : qp->type == IBV_QPT_UD ? ROCE_SVC_UD
+					       : ROCE_SVC_RC;
 
-	/* the UC Send/Write opcodes are the RC ones in the UC service */
-	return qp->type == IBV_QPT_UC ? (op | ROCE_SVC_UC) : op;
-}
-
-static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
-{
-	bool imm;
-
-	/* unsigned: RXDP_WR_FLUSH is not in the installed enum */
-	switch ((unsigned int)w->opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_SEND_WITH_INV:
-		imm = w->opcode == IBV_WR_SEND_WITH_IMM;
-		if (first && last)
-			return w->opcode == IBV_WR_SEND_WITH_INV
-				       ? ROCE_RC_SEND_ONLY_INV
-			       : imm ? ROCE_RC_SEND_ONLY_IMM
-				     : ROCE_RC_SEND_ONLY;
-		if (first)
-			return ROCE_RC_SEND_FIRST;
-		if (last)
-			return w->opcode == IBV_WR_SEND_WITH_INV
-				       ? ROCE_RC_SEND_LAST_INV
-			       : imm ? ROCE_RC_SEND_LAST_IMM
-				     : ROCE_RC_SEND_LAST;
-		return ROCE_RC_SEND_MIDDLE;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-		if (first && last)
-			return imm ? ROCE_RC_WRITE_ONLY_IMM
-				   : ROCE_RC_WRITE_ONLY;
-		if (first)
-			return ROCE_RC_WRITE_FIRST;
-		if (last)
-			return imm ? ROCE_RC_WRITE_LAST_IMM
-				   : ROCE_RC_WRITE_LAST;
-		return ROCE_RC_WRITE_MIDDLE;
-	case IBV_WR_RDMA_READ:
-		return ROCE_RC_READ_REQUEST;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return ROCE_RC_COMPARE_SWAP;
-	case IBV_WR_ATOMIC_WRITE:
-		return ROCE_RC_ATOMIC_WRITE;
-	case RXDP_WR_FLUSH:
-		return ROCE_RC_FLUSH;
-	default:
-		return ROCE_RC_FETCH_ADD;
-	}
+	return rxdp_wr_wire_opcode(rxdp_wr_info(w->opcode), svc, first, last);
 }
 
 /*
@@ -112,10 +64,11 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 		w->nsg = w->length ? 1 : 0;
 	} else {
 		/* reads and atomics write into the local buffers */
-		n = rc_sge_resolve(
-			qp->pd, w->sge, w->num_sge,
-			rc_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0,
-			w->sg, &total);
+		n = rc_sge_resolve(qp->pd, w->sge, w->num_sge,
+				   (rxdp_wr_flags(w->opcode) & RXDP_WR_WRITES)
+					   ? IBV_ACCESS_LOCAL_WRITE
+					   : 0,
+				   w->sg, &total);
 		if (n < 0) {
 			w->status = IBV_WC_LOC_PROT_ERR;
 			w->done = true;
@@ -132,11 +85,12 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 		return false;
 	}
 	/* one PSN but for a read: atomics, Atomic Write, Flush (A19) */
-	if (rc_is_rd_atomic(w->opcode) && w->opcode != IBV_WR_RDMA_READ)
+	if ((rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE) &&
+	    w->opcode != IBV_WR_RDMA_READ)
 		w->npkts = 1;
 	else
 		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
-	if (rc_is_rd_atomic(w->opcode))
+	if ((rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE))
 		qp->rd_outstanding++;
 	qp->next_psn = psn_add(qp->next_psn, w->npkts);
 	qp->send_psn = w->first_psn;
@@ -192,7 +146,7 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			if ((w->send_flags & IBV_SEND_FENCE) &&
 			    qp->rd_outstanding)
 				break;
-			if (rc_is_rd_atomic(w->opcode) &&
+			if ((rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE) &&
 			    qp->rd_outstanding >= max_rd)
 				break;
 			if (w->opcode == IBV_WR_BIND_MW ||
@@ -303,9 +257,6 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			d.ackreq = 1;
 		retx = psn_before(d.psn, qp->tx_hw);
 		if (qp->type == IBV_QPT_UD) {
-			d.opcode = w->opcode == IBV_WR_SEND_WITH_IMM
-					   ? ROCE_UD_SEND_ONLY_IMM
-					   : ROCE_UD_SEND_ONLY;
 			d.ackreq = 0;
 			d.qkey = w->ud_qkey;
 			d.sqp = qp->qpn;
@@ -318,7 +269,7 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			/* the local buffer went away: 10.8.3 protection error */
 			w->status = IBV_WC_LOC_PROT_ERR;
 			w->done = true;
-			if (rc_is_rd_atomic(w->opcode))
+			if ((rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE))
 				qp->rd_outstanding--;
 			req_retire(qp);
 			break;
