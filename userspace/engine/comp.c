@@ -11,6 +11,12 @@
 #include "common/log.h"
 #include "engine/engine_int.h"
 
+static uint64_t comp_timeout_ns(const struct rxdp_eqp *qp)
+{
+	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout; 0 means infinite */
+	return qp->timeout ? 4096ULL << qp->timeout : 0;
+}
+
 /* IBTA 9.7.5.2.8 Table 45: RNR NAK timer field -> microseconds x 100 */
 static const uint32_t rnr_timer_10us[32] = {
 	65536, 1,    2,	   3,	 4,    6,     8,     12,    16,	   24,	  32,
@@ -39,7 +45,7 @@ static bool req_outstanding(const struct rxdp_eqp *qp)
 
 static uint64_t req_rto(const struct rxdp_eqp *qp)
 {
-	uint64_t cap = rc_qp_timeout_ns(qp), rto;
+	uint64_t cap = comp_timeout_ns(qp), rto;
 
 	if (!cap)
 		cap = ENG_RTO_MAX_NS;
@@ -83,7 +89,7 @@ static void req_rtt_sample(struct rxdp_eqp *qp, uint64_t r)
 /* (Re)start the retransmission timer from now; off if nothing is out */
 void req_arm_timer(struct rxdp_eqp *qp)
 {
-	uint64_t to = rc_qp_timeout_ns(qp), at;
+	uint64_t to = comp_timeout_ns(qp), at;
 
 	if (!req_outstanding(qp)) {
 		qp->timer_at = qp->tlp_at = 0;
@@ -176,20 +182,20 @@ void req_retire(struct rxdp_eqp *qp)
 			break;
 		if (qp->stage_req.who == w)
 			eng_stage_release(&qp->stage_req);
-		signaled = rc_req_wc(qp, w, &wc);
+		signaled = cqe_send_wc(qp, w, &wc);
 		failed = w->status != IBV_WC_SUCCESS;
 		if (!failed && w->npkts)
 			eng_hwc(qp, RXDP_HWC_RDMA_SENDS);
 		/* the slot is the posters' once sq_cons passes it */
-		rc_sq_free(qp, ++cons);
+		qpstate_sq_free(qp, ++cons);
 		/* whoever sees the error completion sees the QP in ERR */
 		if (failed)
-			eng_qp_set_state(qp, IBV_QPS_ERR);
+			qpstate_set(qp, IBV_QPS_ERR);
 		if (signaled)
 			eng_cq_add(qp->scq, &wc, false);
 		if (failed) {
 			qp->sq_cur = cons;
-			rc_qp_to_err(qp, true);
+			qpstate_to_err(qp, true);
 			return;
 		}
 	}
@@ -295,7 +301,7 @@ static void req_fail(struct rxdp_eqp *qp, enum ibv_wc_status st)
 	}
 	req_retire(qp);
 	if (!w)
-		rc_qp_to_err(qp, true);
+		qpstate_to_err(qp, true);
 }
 
 /* The peer answers, though it makes no progress yet: the timers start over */
@@ -462,8 +468,8 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 	}
 	tag.wqe = (uint32_t)(w - qp->sq);
 	/* no room with the owner's memory thread: it comes again (a gap) */
-	if (rc_sg_copy_to(qp, w->sg, w->nsg, w->resp_off, pi->payload,
-			  pi->paylen, &tag))
+	if (sge_copy_to(qp, w->sg, w->nsg, w->resp_off, pi->payload, pi->paylen,
+			&tag))
 		return;
 	w->mem_seq = qp->mem_seq;
 	w->resp_off += pi->paylen;
@@ -500,8 +506,7 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 	 */
 	orig = atomicacketh_orig(pi->atomicacketh);
 	tag.wqe = (uint32_t)(w - qp->sq);
-	if (rc_sg_copy_to(qp, w->sg, w->nsg, 0, (const uint8_t *)&orig, 8,
-			  &tag))
+	if (sge_copy_to(qp, w->sg, w->nsg, 0, (const uint8_t *)&orig, 8, &tag))
 		return;
 	w->mem_seq = qp->mem_seq;
 	req_resp_done(qp, w, psn);
@@ -641,7 +646,7 @@ static int req_probe(struct rxdp_eqp *qp)
 	return 1;
 }
 
-int rc_timers(struct rxdp_eqp *qp)
+int comp_timers(struct rxdp_eqp *qp)
 {
 	struct rxdp_engine *e = qp->e;
 	int state = atomic_load(&qp->state);
@@ -664,7 +669,7 @@ int rc_timers(struct rxdp_eqp *qp)
 		qp->timer_at = 0;
 		return 0;
 	}
-	to = rc_qp_timeout_ns(qp);
+	to = comp_timeout_ns(qp);
 	if (to && e->now >= qp->retry_epoch + to) {
 		/* the QP's own timeout (9.7.6.1.3): retry_cnt counts these */
 		e->stats.timeouts++;
@@ -697,4 +702,17 @@ int rc_timers(struct rxdp_eqp *qp)
 	req_go_back(qp, qp->una, "timeout");
 	req_arm_timer(qp);
 	return 1;
+}
+
+uint64_t comp_deadline(struct rxdp_eqp *qp)
+{
+	uint64_t d = UINT64_MAX;
+
+	if (qp->timer_at && qp->timer_at < d)
+		d = qp->timer_at;
+	if (qp->rnr_at && qp->rnr_at < d)
+		d = qp->rnr_at;
+	if (qp->tlp_at && qp->tlp_at < d)
+		d = qp->tlp_at;
+	return d;
 }

@@ -24,7 +24,7 @@
  *
  * The engine publishes what it took (cons, for the owner's information)
  * and which slots are free again (done), before the completion that frees
- * a slot, and the QP's state before an error completion (eng_qp_publish),
+ * a slot, and the QP's state before an error completion (qpstate_publish),
  * so an owner that reposts or queries on a completion sees both.
  */
 #include <stdlib.h>
@@ -169,7 +169,7 @@ static void qp_broken(struct rxdp_eqp *qp, const char *what)
 		 qp->qpn, what);
 	/* the owner hears of it even if the QP was in ERR already */
 	if (atomic_load(&qp->state) != IBV_QPS_ERR)
-		rc_qp_to_err(qp, true);
+		qpstate_to_err(qp, true);
 	else
 		eng_event(qp->e, IBV_EVENT_QP_FATAL, qp->user);
 }
@@ -342,27 +342,36 @@ int eng_drain(struct rxdp_engine *e)
 	return n;
 }
 
-/* The QP's state, for the engine and for its owner */
-void eng_qp_set_state(struct rxdp_eqp *qp, int state)
+/*
+ * Take the next receive WQE (the QP's RQ or its SRQ) as the current one, if
+ * there is no current one yet. false: none posted (RNR).
+ */
+bool eng_rq_take(struct rxdp_eqp *qp)
 {
-	atomic_store(&qp->state, state);
-	atomic_store_explicit(&qp->sh->state, (uint32_t)state,
-			      memory_order_release);
-}
+	_Atomic uint32_t *prodp = qp->srq ? &qp->srq->prod : &qp->rq_prod;
+	_Atomic uint32_t *consp = qp->srq ? &qp->srq->cons : &qp->rq_cons;
+	uint32_t prod, cons, size = qp->srq ? qp->srq->size : qp->rq_size;
+	struct rwqe *r;
 
-/* Publish the engine's progress on a QP to its owner */
-void eng_qp_publish(struct rxdp_eqp *qp)
-{
-	struct rxdp_hca_qp *sh = qp->sh;
-	uint32_t v;
-
-	v = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
-	if (atomic_load_explicit(&sh->sq.done, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->sq.done, v, memory_order_release);
-	v = atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
-	if (atomic_load_explicit(&sh->rq.done, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->rq.done, v, memory_order_release);
-	v = (uint32_t)atomic_load(&qp->state);
-	if (atomic_load_explicit(&sh->state, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->state, v, memory_order_release);
+	if (qp->cur_valid)
+		return true;
+	prod = atomic_load_explicit(prodp, memory_order_acquire);
+	cons = atomic_load_explicit(consp, memory_order_relaxed);
+	if (prod == cons) {
+		if (!eng_drain_recv(qp))
+			return false;
+		prod = atomic_load_explicit(prodp, memory_order_acquire);
+	}
+	r = &(qp->srq ? qp->srq->rq : qp->rq)[cons & (size - 1)];
+	qp->cur_wr_id = r->wr_id;
+	qp->cur_nsge = r->num_sge;
+	memcpy(qp->cur_sge, r->sge, r->num_sge * sizeof(*r->sge));
+	qp->cur_valid = true;
+	qpstate_rq_free(qp, consp, cons + 1);
+	/* IBTA 11.2.7.1 (o11-?): the SRQ limit event fires once, then disarms */
+	if (qp->srq && qp->srq->limit && prod - cons - 1 < qp->srq->limit) {
+		qp->srq->limit = 0;
+		eng_event(qp->e, IBV_EVENT_SRQ_LIMIT_REACHED, qp->srq->user);
+	}
+	return true;
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The top of the engine: the engine itself, its lock and progress (the
+ * The core of the engine: the engine itself, its lock and progress (the
  * try-lock run-to-completion scheme and the progress thread), the pass that
- * goes through everything. Below it, each a file: the objects (obj.c,
- * cq.c, qp.c), what owners post (drain.c), the transport roles (rc.c,
- * req.c, comp.c, resp.c, mw.c), their memory and completions (mem.c,
- * cq.c), the port (xsk.c, or a test's wire). Calls go downward only.
+ * goes through everything, its scheduling, and the group of engines of a
+ * device with the handoff between them. The API's object calls (obj.c,
+ * qp.c, cq.c) call into it; it calls the transport (recv.c, req.c, resp.c,
+ * comp.c) and the services under it (drain.c, mem.c, inbox.c, ...), never
+ * the API: the layers are README.md's and tests/layers.txt's, which `make
+ * check` holds the objects to.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,14 +25,6 @@
 
 #include "common/log.h"
 #include "engine/engine_int.h"
-
-uint64_t eng_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* --- locking and progress ------------------------------------------------ */
 
@@ -140,7 +134,7 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 	uint64_t d = UINT64_MAX;
 
 	for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
-		uint64_t q = rc_deadline(qp);
+		uint64_t q = comp_deadline(qp);
 
 		if (q < d)
 			d = q;
@@ -148,6 +142,20 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 	if (e->tx_blocked && e->now + 50000 < d)
 		d = e->now + 50000;
 	return d;
+}
+
+/* Up to budget packets of the QP: responses first, then requests */
+static int eng_qp_tx(struct rxdp_eqp *qp, int budget)
+{
+	int state = atomic_load(&qp->state);
+	int sent = 0;
+
+	if (state == IBV_QPS_RTR || state == IBV_QPS_RTS ||
+	    state == IBV_QPS_SQD)
+		sent += resp_tx(qp, budget);
+	if (state == IBV_QPS_RTS && sent < budget)
+		sent += req_tx(qp, budget - sent);
+	return sent;
 }
 
 /*
@@ -158,12 +166,12 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 static int eng_qp_pass(struct rxdp_eqp *qp)
 {
 	struct rxdp_emem *m = qp->pd->m;
-	int work = rc_flush(qp) + rc_timers(qp), sent;
+	int work = qpstate_flush(qp) + comp_timers(qp), sent;
 
-	sent = rc_tx(qp, m->tx_left < ENG_TX_BUDGET ? (int)m->tx_left
-						    : ENG_TX_BUDGET);
+	sent = eng_qp_tx(qp, m->tx_left < ENG_TX_BUDGET ? (int)m->tx_left
+							: ENG_TX_BUDGET);
 	m->tx_left -= (uint32_t)sent;
-	eng_qp_publish(qp);
+	qpstate_publish(qp);
 	return work + sent;
 }
 
@@ -235,21 +243,10 @@ void eng_group_own(struct rxdp_eqp *qp, bool mine)
 			&g->owner[qp->qpn & RXDP_QP_INDEX_MASK], &me, 0);
 }
 
-static void eng_wake(struct rxdp_engine *e)
-{
-	uint64_t one = 1;
-
-	atomic_store(&e->work, 1);
-	if (atomic_load(&e->sleep_until) &&
-	    write(e->evfd, &one, sizeof(one)) < 0) {
-		/* the counter is already non-zero: it will wake */
-	}
-}
-
 /*
  * A packet for a QP of another engine of the group: copied into that
  * engine's inbox. False if it is this engine's to handle (its own QP's,
- * or nobody's: rc_rx counts it). A multicast datagram is this engine's
+ * or nobody's: recv_pkt counts it). A multicast datagram is this engine's
  * for its own members, and a copy goes to each other engine with members
  * of its group (mcast.c).
  */
@@ -273,48 +270,6 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	return true;
 }
 
-/* A copy of frame f into the inbox of the group's engine number owner */
-void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f)
-{
-	struct rxdp_engine_group *g = e->cfg.group;
-	struct rxdp_engine *to;
-	struct eng_inbox *in;
-	uint32_t tail;
-
-	pthread_rwlock_rdlock(&g->lock);
-	to = g->e[owner];
-	if (!to) { /* going away with its QPs */
-		pthread_rwlock_unlock(&g->lock);
-		e->stats.rx_drop_handoff++;
-		return;
-	}
-	in = &to->inbox;
-	pthread_mutex_lock(&in->lock);
-	tail = atomic_load_explicit(&in->tail, memory_order_relaxed);
-	if (f->len > ENG_INBOX_FRAME ||
-	    tail - atomic_load_explicit(&in->head, memory_order_acquire) >=
-		    ENG_INBOX_SLOTS) {
-		pthread_mutex_unlock(&in->lock);
-		pthread_rwlock_unlock(&g->lock);
-		e->stats.rx_drop_handoff++;
-		return;
-	}
-	in->slot[tail % ENG_INBOX_SLOTS].len = f->len;
-	memcpy(in->slot[tail % ENG_INBOX_SLOTS].data, f->data, f->len);
-	atomic_store_explicit(&in->tail, tail + 1, memory_order_release);
-	pthread_mutex_unlock(&in->lock);
-	eng_wake(to);
-	pthread_rwlock_unlock(&g->lock);
-	e->stats.rx_handoffs++;
-	/*
-	 * Handing over is this thread's work as much as the transport: a
-	 * stream of it makes a stream here too (a FIFO thread busy with it
-	 * would keep the applications on its CPU from running)
-	 */
-	e->rx_data++;
-	eng_stream_msg(e, true);
-}
-
 /*
  * One received packet: to the transport, or (from the port, handoff set)
  * to the engine of its QP if another engine of the group has it, which
@@ -334,7 +289,7 @@ static void eng_rx_frame(struct rxdp_engine *e, const struct rxdp_frame *f,
 	else if (err)
 		e->stats.rx_drop_malformed++;
 	else
-		rc_rx(e, &pi);
+		recv_pkt(e, &pi);
 }
 
 /* The packets other engines handed over, up to max: how many */
@@ -365,7 +320,10 @@ int eng_pass(struct rxdp_engine *e)
 
 	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
 	e->tx_blocked = false;
-	work += eng_mem_poll(e);
+	n = eng_mem_poll(e);
+	if (n)
+		recv_mem_done(e);
+	work += n;
 	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
 	for (int i = 0; i < n; i++)
@@ -556,22 +514,9 @@ static void eng_thread_sched(struct rxdp_engine *e)
 #define ENG_RX_COALESCE_NS 20000ULL
 #define ENG_STREAM_WINDOW_NS 1000000ULL
 #define ENG_STREAM_MIN 32
-#define ENG_STREAM_RUN 3
 #define ENG_STREAM_DEEP 32
 _Static_assert(ENG_RX_COALESCE_NS * 2 <= ENG_TLP_MIN_NS,
 	       "a coalesced answer is never late enough to be probed for");
-
-void eng_stream_msg(struct rxdp_engine *e, bool rx)
-{
-	uint8_t dir = rx ? 1 : 2;
-
-	if (e->run_dir != dir) {
-		e->run_dir = dir;
-		e->run_len = 0;
-	}
-	if (++e->run_len >= ENG_STREAM_RUN)
-		e->win_deep = true;
-}
 
 static void eng_stream_set(struct rxdp_engine *e, bool on)
 {
@@ -1050,6 +995,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 	close(e->evfd);
 	close(e->epfd);
 	free(e->qp_tab);
+	free(e->mem_faults);
 	eng_keytab_free(&e->keys);
 	free(e->pd0);
 	free(e->inbox.slot);
@@ -1069,10 +1015,4 @@ void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
 	eng_lock(e);
 	memcpy(out, qp ? qp->hwc : e->hwc, sizeof(e->hwc));
 	pthread_mutex_unlock(&e->lock);
-}
-
-void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user)
-{
-	if (e->cfg.event_cb)
-		e->cfg.event_cb(e->cfg.event_arg, ev, user);
 }

@@ -37,6 +37,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
 #include "common/ctl_client.h"
@@ -549,7 +550,13 @@ int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes,
 void rxdp_umem_destroy(struct rxdp_umem *u);
 
 /* CLOCK_MONOTONIC in ns: the engine's clock, and its port's TX thread's */
-uint64_t eng_now(void);
+static inline uint64_t eng_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 struct rxdp_xsk_port;
 /*

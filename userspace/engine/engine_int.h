@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The engine's internals, shared by engine.c (objects, threads) and rc.c. */
+/* The engine's internals: its records, limits and the calls between its files. */
 #ifndef RXDP_ENGINE_INT_H
 #define RXDP_ENGINE_INT_H
 
@@ -412,7 +412,7 @@ struct rxdp_eqp {
 	uint32_t rcqe_head, rcqe_tail, rcqe_size; /* free-running, pow2 */
 };
 
-/* A receive completion that waits for its bytes (rc.c) */
+/* A receive completion that waits for its bytes (cqe.c) */
 struct eng_rcqe {
 	struct ibv_wc wc;
 	bool solicited;
@@ -454,6 +454,22 @@ struct rxdp_engine_group {
 	uint32_t nmc;
 };
 
+/* A multicast group with members on this engine (mcast.c) */
+struct eng_mcast_grp {
+	struct eng_mcast_grp *next; /* in its bucket */
+	uint8_t gid[16];
+	uint32_t n;
+	struct rxdp_eqp *qp[RXDP_MAX_MCAST_QP_ATTACH];
+};
+
+/* A write of the batched path that failed, for the transport (mem.c) */
+struct eng_mem_fault {
+	uint32_t qpn;
+	uint32_t psn; /* responder: the request's; completer: ~0 */
+	uint32_t wqe; /* completer: the SQ index of the WQE */
+	uint64_t seq; /* the write batch's */
+};
+
 struct rxdp_engine {
 	struct rxdp_engine_config cfg;
 	struct eng_inbox inbox; /* with cfg.group */
@@ -464,6 +480,9 @@ struct rxdp_engine {
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
 	struct rxdp_emem mem0; /* this process's memory */
 	struct rxdp_emem *mems; /* the other owners' */
+	/* writes the memory threads failed (eng_mem_poll, recv_mem_done) */
+	struct eng_mem_fault *mem_faults;
+	uint32_t nmem_faults, mem_faults_cap;
 	struct rxdp_eqp *drain_next; /* where the next drain starts */
 	struct rxdp_eqp *tx_next; /* where the next pass's TX starts */
 	/* the control thread waits for the lock: the data path lets it in */
@@ -519,7 +538,7 @@ struct rxdp_engine {
 	 IBV_ACCESS_MW_BIND | RXDP_ACCESS_FLUSH)
 /*
  * An MR's: and on-demand paging (its memory is the owner's as mapped at
- * each access; rc_scatter_prep leaves it to rxdpd)
+ * each access; cqe_scatter_prep leaves it to rxdpd)
  */
 #define ENG_MR_ACCESS_KNOWN (ENG_ACCESS_KNOWN | IBV_ACCESS_ON_DEMAND)
 
@@ -537,6 +556,12 @@ static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,
 	return pd ? pd : e->pd0;
 }
 
+/*
+ * The engine's layers, top first (README.md, "Layers"; tests/layers.txt):
+ * each calls only the ones below it.
+ */
+
+/* --- the core (engine.c), for the API above it ---------------------------- */
 void eng_group_own(struct rxdp_eqp *qp, bool mine);
 /* Called with the lock held: one pass of everything. Returns work done. */
 int eng_pass(struct rxdp_engine *e);
@@ -545,10 +570,202 @@ uint64_t eng_next_deadline(struct rxdp_engine *e);
 void eng_lock(struct rxdp_engine *e);
 void eng_unlock(struct rxdp_engine *e);
 
-struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
-/* The MR or MW with this key (an R_Key may name either) */
-struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e, uint32_t key);
-struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key);
+/* --- the transport, for the core; engine lock held throughout -------------- */
+/* recv.c: a received packet to its QP's responder or completer */
+void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi);
+/* recv.c: what the owners' memory threads finished (eng_mem_poll) */
+void recv_mem_done(struct rxdp_engine *e);
+/* recv.c: a frame this device sends to a group, to its own members too */
+void recv_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
+		     void *frame, uint32_t len);
+/* req.c: the requester; up to budget packets, how many sent */
+int req_tx(struct rxdp_eqp *qp, int budget);
+/* resp.c: the responder */
+void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
+int resp_tx(struct rxdp_eqp *qp, int budget);
+/* comp.c: the completer, and the requester's timers */
+void req_arm_timer(struct rxdp_eqp *qp);
+void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);
+void req_retire(struct rxdp_eqp *qp);
+void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
+int comp_timers(struct rxdp_eqp *qp);
+uint64_t comp_deadline(struct rxdp_eqp *qp);
+
+/* --- the services under the transport: they call nothing above them ------- */
+/* send.c: one packet along pp (d->dqpn set) / to the connected peer */
+void *send_build(struct rxdp_eqp *qp, struct pkt_desc *d,
+		 const struct pkt_path *pp, int *len);
+void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf,
+		int n);
+int send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
+		  const struct pkt_path *pp);
+int send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d);
+/* sge.c: scatter into / slice of the owner's buffers; keys and bounds */
+int sge_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		uint32_t off, const uint8_t *src, uint32_t len,
+		const struct eng_wtag *tag);
+int sge_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
+	      struct pkt_sg *out);
+int sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
+		unsigned int need, struct pkt_sg *out, uint32_t *total);
+bool sge_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		    uint64_t len, unsigned int need, uint64_t *addr);
+bool sge_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		     uint32_t len, uint32_t sel, unsigned int need);
+/* drain.c: what the owners posted, taken into the engine's records */
+int eng_drain(struct rxdp_engine *e);
+bool eng_drain_recv(struct rxdp_eqp *qp);
+bool eng_rq_take(struct rxdp_eqp *qp);
+/* qpstate.c: the QP's state, its freed slots, ERR and flush, RESET */
+void qpstate_publish(struct rxdp_eqp *qp);
+void qpstate_set(struct rxdp_eqp *qp, int state);
+void qpstate_sq_free(struct rxdp_eqp *qp, uint32_t cons);
+void qpstate_rq_free(struct rxdp_eqp *qp, _Atomic uint32_t *consp,
+		     uint32_t cons);
+int qpstate_flush(struct rxdp_eqp *qp);
+void qpstate_to_err(struct rxdp_eqp *qp, bool event);
+void qpstate_reset(struct rxdp_eqp *qp);
+/* cqe.c: completions and events, what the owner is told */
+void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
+void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
+		     bool solicited, const struct rxdp_hca_cqd *d);
+void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
+bool cqe_send_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
+/* pi: the message's last packet (immediate data, IETH, SE), or NULL */
+void cqe_recv(struct rxdp_eqp *qp, enum ibv_wc_status status,
+	      enum ibv_wc_opcode op, uint32_t len, const struct pkt_info *pi);
+/* ... and the CQE's data for a scatter to CQE (cqe_scatter_prep), or NULL */
+void cqe_recv_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
+		   enum ibv_wc_opcode op, uint32_t len,
+		   const struct pkt_info *pi, const struct rxdp_hca_cqd *d);
+bool cqe_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		      uint32_t len, struct rxdp_hca_cqd *d);
+void cqe_recv_add(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
+		  const struct rxdp_hca_cqd *d);
+/* mcast.c: multicast groups (engine lock held) */
+int eng_mcast_join(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+		   size_t whylen);
+int eng_mcast_leave(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+		    size_t whylen);
+struct eng_mcast_grp *eng_mcast_find(struct rxdp_engine *e, const uint8_t *gid,
+				     struct eng_mcast_grp ***link);
+void eng_mcast_qp_gone(struct rxdp_eqp *qp);
+void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
+		       const struct rxdp_frame *f);
+/* inbox.c: a copy of a frame into another engine's inbox */
+void eng_inbox_put(struct rxdp_engine *e, int owner,
+		   const struct rxdp_frame *f);
+/* mw.c: memory windows (IBTA 10.6.7) */
+enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
+/* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
+int mw_invalidate(struct rxdp_eqp *qp, uint32_t rkey);
+/*
+ * A remote access of [va, va+len) with the rights in need through window
+ * mw (already known to be of qp's PD): true and *addr (the owner's
+ * address) if the window allows it (sge_rkey_check() for regions)
+ */
+bool mw_access(const struct rxdp_eqp *qp, const struct rxdp_emr *mw,
+	       uint64_t va, uint64_t len, unsigned int need, uint64_t *addr);
+/* A window bound to nothing any more */
+void mw_unbind(struct rxdp_emr *mw);
+/* A QP goes away: the type 2 windows bound through it are invalidated */
+void mw_qp_gone(struct rxdp_eqp *qp);
+/* mem.c: the owners' memory, engine lock held but where said */
+int eng_mem_write(struct rxdp_eqp *qp, uint64_t addr, const void *src,
+		  size_t len, const struct eng_wtag *tag);
+int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
+		   uint64_t compare, uint64_t swap_add, uint64_t *orig);
+int eng_mem_store64(struct rxdp_eqp *qp, uint64_t addr, uint64_t v,
+		    const struct eng_wtag *tag);
+bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
+void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
+		   uint32_t gen);
+void eng_stage_release(struct eng_stage *s);
+int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
+		   uint64_t span, uint32_t *crc);
+int eng_mem_poll(struct rxdp_engine *e);
+void eng_mem_submit(struct rxdp_engine *e);
+bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
+void eng_mem_qp_gone(struct rxdp_eqp *qp);
+struct rxdp_emem *eng_mem_new(struct rxdp_engine *e, int fd);
+void eng_mem_close(struct rxdp_emem *m);
+void eng_mem_stop(struct rxdp_emem *m); /* engine lock not held */
+int eng_mem_win_add(struct rxdp_emem *m, uint64_t addr, uint64_t len,
+		    void *local);
+int eng_mem_win_del(struct rxdp_emem *m, uint64_t addr);
+/* qpmap.c: the QP's images in the maps the XDP program reads */
+void qpmap_una(struct rxdp_eqp *qp);
+void qpmap_next(struct rxdp_eqp *qp);
+void qpmap_psn_sync(struct rxdp_eqp *qp);
+void qpmap_seed_epsn(struct rxdp_eqp *qp);
+int qpmap_ctx(struct rxdp_eqp *qp);
+int qpmap_create(struct rxdp_eqp *qp);
+void qpmap_destroy(struct rxdp_eqp *qp);
+void qpmap_mcast(struct rxdp_engine *e, const uint8_t *gid, bool member);
+
+/* --- small helpers of every layer ----------------------------------------- */
+
+/* The MR or MW with this key (whose PD the callers check, IBTA 10.6.3.2) */
+static inline struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e,
+					      uint32_t key)
+{
+	struct eng_key *k = eng_key_find(&e->keys, key);
+
+	return k ? (struct rxdp_emr *)((char *)k - offsetof(struct rxdp_emr, k))
+		 : NULL;
+}
+
+/* The MR with this key: an L_Key never names a window (IBTA 10.6.7) */
+static inline struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e,
+					     uint32_t key)
+{
+	struct rxdp_emr *mr = eng_key_lookup(e, key);
+
+	return mr && mr->k.kind == ENG_KEY_MR ? mr : NULL;
+}
+
+/*
+ * A window by its key's index part alone (keys.h): its key byte is what
+ * its last bind gave it
+ */
+static inline struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e,
+					       uint32_t key)
+{
+	struct eng_key *k = eng_key_find_index(&e->keys, key);
+
+	return k && k->kind == ENG_KEY_MW
+		       ? (struct rxdp_emr *)((char *)k -
+					     offsetof(struct rxdp_emr, k))
+		       : NULL;
+}
+
+/* The opcode of a send WQE's completion (rxdp_wr_opcode_info[]) */
+static inline enum ibv_wc_opcode eng_wc_opcode(enum ibv_wr_opcode op)
+{
+	const struct rxdp_wr_opcode_info *i = rxdp_wr_info(op);
+
+	return i ? (enum ibv_wc_opcode)i->wc_opcode : IBV_WC_SEND;
+}
+
+/* request messages in a row, one way, that make a window deep (engine.c) */
+#define ENG_STREAM_RUN 3
+
+/*
+ * A request message in (rx) or out, in order: the scheduling's record of
+ * runs one way (engine.c's streams), fed by the transport
+ */
+static inline void eng_stream_msg(struct rxdp_engine *e, bool rx)
+{
+	uint8_t dir = rx ? 1 : 2;
+
+	if (e->run_dir != dir) {
+		e->run_dir = dir;
+		e->run_len = 0;
+	}
+	if (++e->run_len >= ENG_STREAM_RUN)
+		e->win_deep = true;
+}
+
 /* Count an event of a QP, on the QP and on its device */
 static inline void eng_hwc_add(struct rxdp_eqp *qp, enum rxdp_hwc c, uint64_t n)
 {
@@ -572,129 +789,6 @@ static inline bool eng_ack_due(const struct rxdp_eqp *qp)
 {
 	return psn_before(qp->una, qp->flushed_ackreq);
 }
-void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
-void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
-		     bool solicited, const struct rxdp_hca_cqd *d);
-void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
-/* The owners' memory (mem.c), engine lock held */
-int eng_mem_write(struct rxdp_eqp *qp, uint64_t addr, const void *src,
-		  size_t len, const struct eng_wtag *tag);
-int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
-		   uint64_t compare, uint64_t swap_add, uint64_t *orig);
-int eng_mem_store64(struct rxdp_eqp *qp, uint64_t addr, uint64_t v,
-		    const struct eng_wtag *tag);
-bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
-void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
-		   uint32_t gen);
-void eng_stage_release(struct eng_stage *s);
-int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
-		   uint64_t span, uint32_t *crc);
-int eng_mem_poll(struct rxdp_engine *e);
-void eng_mem_submit(struct rxdp_engine *e);
-bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
-void eng_mem_qp_gone(struct rxdp_eqp *qp);
-/* Take what the owners posted (drain.c) */
-int eng_drain(struct rxdp_engine *e);
-/* A request message's last packet went out (or came in): engine.c */
-void eng_stream_msg(struct rxdp_engine *e, bool rx);
-bool eng_drain_recv(struct rxdp_eqp *qp);
-/* Tell a shared QP's owner which slots are free and the QP's state */
-void eng_qp_publish(struct rxdp_eqp *qp);
-void eng_qp_set_state(struct rxdp_eqp *qp, int state);
-
-/*
- * The RC transport: rc.c (shared parts and dispatch), req.c (requester),
- * comp.c (completer), resp.c (responder); engine lock held throughout.
- */
-uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp);
-/* One packet along pp (d->dqpn set) / to the connected peer: 0 or -errno */
-int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
-			const struct pkt_path *pp);
-int rc_qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d);
-/* Scatter into / slice of the owner's buffers; keys and bounds checked */
-int rc_sg_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
-		  uint32_t off, const uint8_t *src, uint32_t len,
-		  const struct eng_wtag *tag);
-int rc_sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
-		struct pkt_sg *out);
-int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
-		   unsigned int need, struct pkt_sg *out, uint32_t *total);
-bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
-		   uint64_t len, unsigned int need, uint64_t *addr);
-bool rc_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
-		    uint32_t len, uint32_t sel, unsigned int need);
-bool rc_req_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
-void rc_sq_free(struct rxdp_eqp *qp, uint32_t cons);
-bool rc_rq_take(struct rxdp_eqp *qp);
-/* pi: the message's last packet (immediate data, IETH, SE), or NULL */
-void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
-		      enum ibv_wc_opcode op, uint32_t len,
-		      const struct pkt_info *pi);
-/* ... and the CQE's data for a scatter to CQE (rc_scatter_prep), or NULL */
-void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
-			   enum ibv_wc_opcode op, uint32_t len,
-			   const struct pkt_info *pi,
-			   const struct rxdp_hca_cqd *d);
-bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
-		     uint32_t len, struct rxdp_hca_cqd *d);
-/* comp.c */
-void req_arm_timer(struct rxdp_eqp *qp);
-void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);
-void req_retire(struct rxdp_eqp *qp);
-void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
-/* req.c */
-int req_tx(struct rxdp_eqp *qp, int budget);
-/* resp.c */
-void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
-int resp_tx(struct rxdp_eqp *qp, int budget);
-/* mw.c: memory windows (IBTA 10.6.7) */
-enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
-/* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
-int mw_invalidate(struct rxdp_eqp *qp, uint32_t rkey);
-/*
- * A remote access of [va, va+len) with the rights in need through window
- * mw (already known to be of qp's PD): true and *addr (the owner's
- * address) if the window allows it (rc_rkey_check() for regions)
- */
-bool mw_access(const struct rxdp_eqp *qp, const struct rxdp_emr *mw,
-	       uint64_t va, uint64_t len, unsigned int need, uint64_t *addr);
-/* A window bound to nothing any more */
-void mw_unbind(struct rxdp_emr *mw);
-/* A QP goes away: the type 2 windows bound through it are invalidated */
-void mw_qp_gone(struct rxdp_eqp *qp);
-/* rc.c */
-void rc_qp_reset(struct rxdp_eqp *qp);
-void rc_qp_to_err(struct rxdp_eqp *qp, bool event);
-void rc_rx(struct rxdp_engine *e, struct pkt_info *pi);
-int rc_tx(struct rxdp_eqp *qp, int budget); /* packets sent */
-int rc_timers(struct rxdp_eqp *qp);
-int rc_flush(struct rxdp_eqp *qp);
-uint64_t rc_deadline(struct rxdp_eqp *qp);
-/* qpmap.c: the QP's images in the maps the XDP program reads */
-void qpmap_una(struct rxdp_eqp *qp);
-void qpmap_next(struct rxdp_eqp *qp);
-void qpmap_psn_sync(struct rxdp_eqp *qp);
-void qpmap_seed_epsn(struct rxdp_eqp *qp);
-int qpmap_ctx(struct rxdp_eqp *qp);
-int qpmap_create(struct rxdp_eqp *qp);
-void qpmap_destroy(struct rxdp_eqp *qp);
-void qpmap_mcast(struct rxdp_engine *e, const uint8_t *gid, bool member);
-/* mcast.c: multicast groups, datagrams to QPN 0xFFFFFF */
-void eng_mcast_qp_gone(struct rxdp_eqp *qp);
-void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi);
-void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
-		    void *frame, uint32_t len);
-void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
-		       const struct rxdp_frame *f);
-/* engine.c: a copy of a frame into another engine's inbox */
-void eng_inbox_put(struct rxdp_engine *e, int owner,
-		   const struct rxdp_frame *f);
-/* rc.c: the batched path of the owner's memory */
-void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
-		 const struct rxdp_hca_cqd *d);
-void rc_mem_resume(struct rxdp_eqp *qp);
-void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
-		   uint32_t wqe);
 
 /*
  * Whether a window of a stream (engine.c, streams) with rx packets of

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Queue pairs and shared receive queues as objects: creation (with the
- * rings their owner posts to, common/hca.h, shared or the engine's own),
- * the transitions the daemon has validated, destruction. What is posted
- * reaches the transport through drain.c.
+ * Queue pairs and shared receive queues as objects (the API: each call
+ * takes the engine lock): creation (with the rings their owner posts to,
+ * common/hca.h, shared or the engine's own), the transitions the daemon
+ * has validated, destruction, multicast groups joined and left (mcast.c).
+ * What is posted reaches the transport through drain.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -200,7 +201,7 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->psn = e->cfg.psn_table
 			  ? &e->cfg.psn_table[qp->qpn & RXDP_QP_INDEX_MASK]
 			  : &qp->psn_local;
-	rc_qp_reset(qp);
+	qpstate_reset(qp);
 	if (qpmap_create(qp)) {
 		eng_unlock(e);
 		qp_free(qp);
@@ -413,8 +414,8 @@ static void qp_transport_apply(struct rxdp_eqp *qp,
 /* IBTA 10.3.1: RESET returns the QP to its state at creation */
 static void qp_to_reset(struct rxdp_eqp *qp)
 {
-	eng_qp_set_state(qp, IBV_QPS_RESET);
-	rc_qp_reset(qp);
+	qpstate_set(qp, IBV_QPS_RESET);
+	qpstate_reset(qp);
 	qp_share_reset(qp);
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	memset(&qp->rpath, 0, sizeof(qp->rpath));
@@ -497,9 +498,9 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 		}
 		qp_transport_apply(qp, attr, mask);
 		if (res.next_state == IBV_QPS_ERR && state != IBV_QPS_ERR)
-			rc_qp_to_err(qp, false);
+			qpstate_to_err(qp, false);
 		else
-			eng_qp_set_state(qp, (int)res.next_state);
+			qpstate_set(qp, (int)res.next_state);
 	}
 	/*
 	 * A UD message is one packet of up to the port's MTU (IBTA 9.8.4):
@@ -515,7 +516,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 	qp->attr.sq_draining = res.next_state == IBV_QPS_SQD;
 	err = qpmap_ctx(qp);
 	qpmap_psn_sync(qp);
-	eng_qp_publish(qp);
+	qpstate_publish(qp);
 	eng_unlock(e);
 	if (err)
 		snprintf(why, whylen, "cannot write the QP context: %s",
@@ -668,4 +669,28 @@ int rxdp_engine_destroy_srq(struct rxdp_esrq *srq)
 	free(srq->own_ring);
 	free(srq);
 	return 0;
+}
+
+/* --- multicast (mcast.c) --------------------------------------------------- */
+
+int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+			     size_t whylen)
+{
+	int ret;
+
+	eng_lock(qp->e);
+	ret = eng_mcast_join(qp, gid, why, whylen);
+	eng_unlock(qp->e);
+	return ret;
+}
+
+int rxdp_engine_mcast_detach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+			     size_t whylen)
+{
+	int ret;
+
+	eng_lock(qp->e);
+	ret = eng_mcast_leave(qp, gid, why, whylen);
+	eng_unlock(qp->e);
+	return ret;
 }

@@ -53,10 +53,10 @@ static void resp_fatal(struct rxdp_eqp *qp, uint8_t nak, uint32_t psn)
 	d.psn = psn;
 	d.syndrome = ROCE_AETH_NAK | nak;
 	d.msn = qp->msn;
-	rc_qp_send_pkt(qp, &d);
+	send_pkt(qp, &d);
 	pr_debug("engine: QP %u: NAK 0x%x at PSN %u, QP to ERR\n", qp->qpn, nak,
 		 psn);
-	rc_qp_to_err(qp, true);
+	qpstate_to_err(qp, true);
 }
 
 static struct rjob *resp_job_new(struct rxdp_eqp *qp)
@@ -115,33 +115,34 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	uint32_t total;
 	int nsg;
 
-	if (!rc_rq_take(qp)) {
+	if (!eng_rq_take(qp)) {
 		resp_rnr(qp, psn);
 		return 1;
 	}
 	/* the buffers are looked up per packet: an MR may go away meanwhile */
-	nsg = rc_sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
-			     IBV_ACCESS_LOCAL_WRITE, sg, &total);
+	nsg = sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
+			  IBV_ACCESS_LOCAL_WRITE, sg, &total);
 	if (first) {
 		qp->recv_off = 0;
 		qp->recv_len = total;
 	}
 	if (nsg < 0) {
-		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
+		cqe_recv(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
 		return -1;
 	}
 	if ((!last && pi->paylen != qp->mtu) ||
 	    qp->recv_off + pi->paylen > qp->recv_len) {
-		rc_recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL);
+		cqe_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
-	scatter = first && last && rc_scatter_prep(qp, sg, nsg, pi->paylen, &d);
+	scatter = first && last &&
+		  cqe_scatter_prep(qp, sg, nsg, pi->paylen, &d);
 	if (scatter)
 		memcpy(d.data, pi->payload, pi->paylen);
-	else if (rc_sg_copy_to(qp, sg, nsg, qp->recv_off, pi->payload,
-			       pi->paylen, &tag))
+	else if (sge_copy_to(qp, sg, nsg, qp->recv_off, pi->payload, pi->paylen,
+			     &tag))
 		return 2;
 	qp->recv_off += pi->paylen;
 	/*
@@ -150,14 +151,13 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	 * other key is an invalid request (the receive completes in error)
 	 */
 	if (last && pi->ieth && mw_invalidate(qp, ieth_rkey(pi->ieth))) {
-		rc_recv_complete(qp, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 0,
-				 NULL);
+		cqe_recv(qp, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
 	if (last) {
-		rc_recv_complete_data(qp, IBV_WC_SUCCESS, IBV_WC_RECV,
-				      qp->recv_off, pi, scatter ? &d : NULL);
+		cqe_recv_data(qp, IBV_WC_SUCCESS, IBV_WC_RECV, qp->recv_off, pi,
+			      scatter ? &d : NULL);
 		qp->msn = psn_add(qp->msn, 1);
 		qp->rseq = RSEQ_NONE;
 	} else {
@@ -174,7 +174,7 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	bool imm = pi->flags & ROCE_OPF_IMMDT;
 
 	/* Write with immediate consumes an RQ WQE: check before any effect */
-	if (imm && !rc_rq_take(qp)) {
+	if (imm && !eng_rq_take(qp)) {
 		resp_rnr(qp, psn);
 		return 1;
 	}
@@ -182,8 +182,8 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		uint64_t va = reth_va(pi->reth);
 		uint32_t len = reth_len(pi->reth);
 
-		if (!rc_rkey_check(qp, reth_rkey(pi->reth), va, len,
-				   IBV_ACCESS_REMOTE_WRITE, &qp->wr_addr)) {
+		if (!sge_rkey_check(qp, reth_rkey(pi->reth), va, len,
+				    IBV_ACCESS_REMOTE_WRITE, &qp->wr_addr)) {
 			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 			return -1;
 		}
@@ -204,9 +204,8 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	}
 	if (last) {
 		if (imm)
-			rc_recv_complete(qp, IBV_WC_SUCCESS,
-					 IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_len,
-					 pi);
+			cqe_recv(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+				 qp->wr_len, pi);
 		qp->msn = psn_add(qp->msn, 1);
 		qp->rseq = RSEQ_NONE;
 	} else {
@@ -252,8 +251,8 @@ static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
 	struct rjob *j;
 	uint64_t addr;
 
-	if (!rc_rkey_check(qp, reth_rkey(pi->reth), reth_va(pi->reth), len,
-			   IBV_ACCESS_REMOTE_READ, &addr)) {
+	if (!sge_rkey_check(qp, reth_rkey(pi->reth), reth_va(pi->reth), len,
+			    IBV_ACCESS_REMOTE_READ, &addr)) {
 		if (dup)
 			return 1;
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
@@ -299,8 +298,8 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	 * else done in order by the owner's memory thread (mem.c), the
 	 * request taken when its retransmission finds the result.
 	 */
-	if (!rc_rkey_check(qp, atomiceth_rkey(a), va, 8,
-			   IBV_ACCESS_REMOTE_ATOMIC, &addr)) {
+	if (!sge_rkey_check(qp, atomiceth_rkey(a), va, 8,
+			    IBV_ACCESS_REMOTE_ATOMIC, &addr)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
@@ -341,8 +340,8 @@ static int resp_atomic_write(struct rxdp_eqp *qp, struct pkt_info *pi,
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
-	if (!rc_rkey_check(qp, reth_rkey(pi->reth), va, 8,
-			   IBV_ACCESS_REMOTE_WRITE, &addr)) {
+	if (!sge_rkey_check(qp, reth_rkey(pi->reth), va, 8,
+			    IBV_ACCESS_REMOTE_WRITE, &addr)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
@@ -384,8 +383,8 @@ static int resp_flush(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		need |= RXDP_ACCESS_FLUSH_GLOBAL;
 	if (plt & ROCE_FLUSH_PERSISTENT)
 		need |= RXDP_ACCESS_FLUSH_PERSISTENT;
-	if (!rc_flush_check(qp, reth_rkey(pi->reth), reth_va(pi->reth),
-			    reth_len(pi->reth), sel, need)) {
+	if (!sge_flush_check(qp, reth_rkey(pi->reth), reth_va(pi->reth),
+			     reth_len(pi->reth), sel, need)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
@@ -472,29 +471,28 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	bool scatter;
 	int nsg;
 
-	if (!rxdp_qkey_ok(deth_qkey(pi->deth), qp->qkey) || !rc_rq_take(qp)) {
+	if (!rxdp_qkey_ok(deth_qkey(pi->deth), qp->qkey) || !eng_rq_take(qp)) {
 		e->stats.rx_drop_ud++;
 		return;
 	}
-	nsg = rc_sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
-			     IBV_ACCESS_LOCAL_WRITE, sg, &total);
+	nsg = sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
+			  IBV_ACCESS_LOCAL_WRITE, sg, &total);
 	if (nsg < 0 || total < ROCE_GRH_LEN + pi->paylen) {
-		rc_recv_complete(
-			qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
-			IBV_WC_RECV, 0, NULL);
+		cqe_recv(qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
+			 IBV_WC_RECV, 0, NULL);
 		return;
 	}
 	if (pi->ipv6)
 		memcpy(grh, pi->l3, ROCE_GRH_LEN);
 	else
 		memcpy(grh + 20, pi->l3, 20);
-	scatter = rc_scatter_prep(qp, sg, nsg, ROCE_GRH_LEN + pi->paylen, &d);
+	scatter = cqe_scatter_prep(qp, sg, nsg, ROCE_GRH_LEN + pi->paylen, &d);
 	if (scatter) {
 		memcpy(d.data, grh, ROCE_GRH_LEN);
 		memcpy(d.data + ROCE_GRH_LEN, pi->payload, pi->paylen);
-	} else if (rc_sg_copy_to(qp, sg, nsg, 0, grh, ROCE_GRH_LEN, NULL) ||
-		   rc_sg_copy_to(qp, sg, nsg, ROCE_GRH_LEN, pi->payload,
-				 pi->paylen, NULL)) {
+	} else if (sge_copy_to(qp, sg, nsg, 0, grh, ROCE_GRH_LEN, NULL) ||
+		   sge_copy_to(qp, sg, nsg, ROCE_GRH_LEN, pi->payload,
+			       pi->paylen, NULL)) {
 		/* the owner's memory thread is behind: dropped (UD) */
 		e->stats.rx_drop_ud++;
 		return;
@@ -519,7 +517,7 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
 	qp->cur_valid = false;
-	rc_recv_cqe(qp, &wc, bth_se(pi->bth), scatter ? &d : NULL);
+	cqe_recv_add(qp, &wc, bth_se(pi->bth), scatter ? &d : NULL);
 }
 
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
@@ -648,7 +646,7 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 			d.mem = &qp->mem_resp;
 			eng_stage_use(&qp->stage_resp, qp->pd, j, j->first_psn);
 		}
-		err = rc_qp_send_pkt(qp, &d);
+		err = send_pkt(qp, &d);
 		if (err == -EFAULT) {
 			/* the source went away after the R_Key check */
 			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, d.psn);
@@ -681,7 +679,7 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 		d.psn = qp->ack_psn;
 		d.syndrome = qp->ack_syndrome;
 		d.msn = qp->msn;
-		if (!rc_qp_send_pkt(qp, &d)) {
+		if (!send_pkt(qp, &d)) {
 			qp->ack_pending = false;
 			sent++;
 		}
