@@ -464,7 +464,7 @@ static void eng_thread_sched(struct rxdp_engine *e)
 	/* a FIFO thread that never sleeps would own its CPU: not in poll mode */
 	if (e->cfg.fifo_prio > 0 && !e->cfg.poll) {
 		if (eng_sched_fifo(e)) {
-			e->fifo = true;
+			e->sched.fifo = true;
 			return;
 		}
 		pr_warn("engine: no SCHED_FIFO for the progress thread; "
@@ -520,15 +520,15 @@ _Static_assert(ENG_RX_COALESCE_NS * 2 <= ENG_TLP_MIN_NS,
 
 static void eng_stream_set(struct rxdp_engine *e, bool on)
 {
-	e->stream = on;
-	e->stream_misses = 0;
+	e->sched.stream = on;
+	e->sched.stream_misses = 0;
 	if (e->cfg.stream_word)
 		atomic_store(e->cfg.stream_word, on);
 	if (on) {
 		e->stats.streams++;
 		eng_sched_other();
 	} else if (!eng_sched_fifo(e))
-		e->fifo = false;
+		e->sched.fifo = false;
 }
 
 bool eng_stream_in(uint64_t rx, uint64_t tx, uint64_t reqs, uint64_t asks)
@@ -542,41 +542,42 @@ static void eng_stream_check(struct rxdp_engine *e, uint64_t now)
 	uint64_t rx, tx, reqs, asks;
 	bool idle, stream;
 
-	if (!e->fifo)
+	if (!e->sched.fifo)
 		return;
-	if (now - e->win_start < ENG_STREAM_WINDOW_NS)
+	if (now - e->sched.win_start < ENG_STREAM_WINDOW_NS)
 		return;
 	/*
 	 * a window that ended long ago held a sleep: the stream is over (one
 	 * that only lasted long did not: a run of busy passes, each sending
 	 * its packets in its own flush, can take longer)
 	 */
-	idle = now - e->win_start >= 2 * ENG_STREAM_WINDOW_NS && e->win_slept;
-	e->win_slept = false;
-	rx = e->rx_data - e->win_rx;
-	tx = e->tx_data - e->win_tx;
-	reqs = e->rx_reqs - e->win_reqs;
-	asks = e->rx_asks - e->win_asks;
-	stream = !idle && e->win_deep &&
+	idle = now - e->sched.win_start >= 2 * ENG_STREAM_WINDOW_NS &&
+	       e->sched.win_slept;
+	e->sched.win_slept = false;
+	rx = e->sched.rx_data - e->sched.win_rx;
+	tx = e->sched.tx_data - e->sched.win_tx;
+	reqs = e->sched.rx_reqs - e->sched.win_reqs;
+	asks = e->sched.rx_asks - e->sched.win_asks;
+	stream = !idle && e->sched.win_deep &&
 		 (rx >= ENG_STREAM_MIN || tx >= ENG_STREAM_MIN);
-	e->stream_in = stream && eng_stream_in(rx, tx, reqs, asks);
-	e->win_deep = false;
-	e->win_start = now;
-	e->win_rx = e->rx_data;
-	e->win_tx = e->tx_data;
-	e->win_reqs = e->rx_reqs;
-	e->win_asks = e->rx_asks;
-	if (stream && !e->stream)
+	e->sched.stream_in = stream && eng_stream_in(rx, tx, reqs, asks);
+	e->sched.win_deep = false;
+	e->sched.win_start = now;
+	e->sched.win_rx = e->sched.rx_data;
+	e->sched.win_tx = e->sched.tx_data;
+	e->sched.win_reqs = e->sched.rx_reqs;
+	e->sched.win_asks = e->sched.rx_asks;
+	if (stream && !e->sched.stream)
 		eng_stream_set(e, true);
 	else if (stream)
-		e->stream_misses = 0;
-	else if (e->stream && (idle || ++e->stream_misses >= 2))
+		e->sched.stream_misses = 0;
+	else if (e->sched.stream && (idle || ++e->sched.stream_misses >= 2))
 		eng_stream_set(e, false);
 }
 
 static bool eng_coalesce(const struct rxdp_engine *e)
 {
-	return e->stream_in && !e->rx_ackreq;
+	return e->sched.stream_in && !e->sched.rx_ackreq;
 }
 
 static long eng_preempted(void)
@@ -613,10 +614,11 @@ static long eng_preempted(void)
 static void eng_place_init(struct rxdp_engine *e)
 {
 	if (e->cfg.cpus)
-		e->allowed = *e->cfg.cpus;
-	else if (sched_getaffinity(0, sizeof(e->allowed), &e->allowed))
-		CPU_ZERO(&e->allowed);
-	e->placed = e->allowed;
+		e->sched.allowed = *e->cfg.cpus;
+	else if (sched_getaffinity(0, sizeof(e->sched.allowed),
+				   &e->sched.allowed))
+		CPU_ZERO(&e->sched.allowed);
+	e->sched.placed = e->sched.allowed;
 }
 
 void eng_place_choose(const cpu_set_t *allowed, const cpu_set_t *busy,
@@ -638,9 +640,10 @@ static void eng_place(struct rxdp_engine *e, uint64_t now)
 {
 	cpu_set_t busy, rx, want;
 
-	if (now - e->place_ns < ENG_PLACE_NS || !CPU_COUNT(&e->allowed))
+	if (now - e->sched.place_ns < ENG_PLACE_NS ||
+	    !CPU_COUNT(&e->sched.allowed))
 		return;
-	e->place_ns = now;
+	e->sched.place_ns = now;
 	CPU_ZERO(&busy);
 	CPU_ZERO(&rx);
 	for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
@@ -652,18 +655,18 @@ static void eng_place(struct rxdp_engine *e, uint64_t now)
 		    qp->post_cpu < CPU_SETSIZE)
 			CPU_SET(qp->post_cpu, &busy);
 		/* the CPU of its receive work, if it received since */
-		if (e->stream_in && rcvd != qp->place_rcvd && cpu &&
+		if (e->sched.stream_in && rcvd != qp->place_rcvd && cpu &&
 		    cpu <= CPU_SETSIZE)
 			CPU_SET(cpu - 1, &rx);
 		qp->place_rcvd = rcvd;
 	}
-	eng_place_choose(&e->allowed, &busy, &rx, &want);
-	if (CPU_EQUAL(&want, &e->placed))
+	eng_place_choose(&e->sched.allowed, &busy, &rx, &want);
+	if (CPU_EQUAL(&want, &e->sched.placed))
 		return;
 	if (pthread_setaffinity_np(pthread_self(), sizeof(want), &want))
 		pr_debug("engine: cannot move the progress thread\n");
 	else
-		e->placed = want;
+		e->sched.placed = want;
 }
 
 /*
@@ -799,9 +802,10 @@ static void *eng_thread(void *arg)
 		 * after each burst made ib_send_lat and ib_write_lat slower);
 		 * its wake-ups preempt instead. In a stream it is not FIFO.
 		 */
-		uint64_t spin = (e->fifo && !e->stream) || e->spin_backoff
+		uint64_t spin = (e->sched.fifo && !e->sched.stream) ||
+						e->sched.spin_backoff
 					? 0
-					: e->spin_ns;
+					: e->sched.spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
 		struct timespec ts, *tsp = NULL;
@@ -826,9 +830,10 @@ static void *eng_thread(void *arg)
 				break;
 			sched_yield();
 		}
-		eng_spin_backoff(e->fifo, spin,
+		eng_spin_backoff(e->sched.fifo, spin,
 				 spin && eng_preempted() != nivcsw,
-				 &e->spin_backoff, &e->spin_backoff_next);
+				 &e->sched.spin_backoff,
+				 &e->sched.spin_backoff_next);
 		if (atomic_load(&e->stop))
 			break;
 		eng_let_control_in(e);
@@ -882,12 +887,12 @@ static void *eng_thread(void *arg)
 			atomic_store(e->cfg.sleep_word, 0);
 		atomic_store(&e->sleep_until, 0);
 		slept = eng_now() - now;
-		e->win_slept = true;
+		e->sched.win_slept = true;
 		eng_stream_check(e, eng_now());
-		if (slept < 200000 && e->spin_ns < 100000)
-			e->spin_ns *= 2;
-		else if (slept > 2000000 && e->spin_ns > 5000)
-			e->spin_ns /= 2;
+		if (slept < 200000 && e->sched.spin_ns < 100000)
+			e->sched.spin_ns *= 2;
+		else if (slept > 2000000 && e->sched.spin_ns > 5000)
+			e->sched.spin_ns /= 2;
 	}
 	return NULL;
 }
@@ -946,8 +951,8 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 		       pkt_max_payload(&pp, cap) < e->max_mtu)
 			e->max_mtu >>= 1;
 	}
-	e->spin_ns = 20000;
-	e->spin_backoff_next = ENG_SPIN_BACKOFF;
+	e->sched.spin_ns = 20000;
+	e->sched.spin_backoff_next = ENG_SPIN_BACKOFF;
 	if (cfg->progress_thread) {
 		if (pthread_create(&e->thread, NULL, eng_thread, e)) {
 			errno = EAGAIN;

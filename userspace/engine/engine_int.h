@@ -454,6 +454,33 @@ struct rxdp_engine_group {
 	uint32_t nmc;
 };
 
+/*
+ * The progress thread's scheduling (engine.c: spinning, streams,
+ * coalescing, placement), a record of its own: the transport only counts
+ * into it (eng_sched_*() below), the core decides from the counts.
+ */
+struct eng_sched {
+	uint32_t spin_ns;
+	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
+	bool stream; /* ... and left it while it works more than it sleeps */
+	bool stream_in; /* a stream that only comes in: it coalesces */
+	bool rx_ackreq; /* the newest request taken asked for an answer */
+	uint64_t rx_reqs, rx_asks; /* RDMA Writes taken, those that asked */
+	uint64_t win_reqs, win_asks; /* ... at this window's start */
+	uint64_t rx_data, tx_data; /* packets with payload, in and out */
+	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
+	uint32_t stream_misses; /* windows in a row that were no stream */
+	uint8_t run_dir; /* request messages in a row: 1 in, 2 out */
+	uint32_t run_len;
+	bool win_deep; /* ENG_STREAM_RUN of them in this window */
+	bool win_slept; /* the thread slept in this window */
+	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
+	uint32_t spin_backoff_next; /* the next one's length */
+	cpu_set_t allowed; /* where the progress thread may run at all */
+	cpu_set_t placed; /* where it runs now (eng_place) */
+	uint64_t place_ns; /* when placement was last looked at */
+};
+
 /* A multicast group with members on this engine (mcast.c) */
 struct eng_mcast_grp {
 	struct eng_mcast_grp *next; /* in its bucket */
@@ -504,28 +531,10 @@ struct rxdp_engine {
 	int port_fds[RXDP_CTL_MAX_XSKS]; /* the port's sockets (eng_sleep) */
 	int nport_fds;
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
-	uint32_t spin_ns;
-	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
-	bool stream; /* ... and left it while it works more than it sleeps */
-	bool stream_in; /* a stream that only comes in: it coalesces */
-	bool rx_ackreq; /* the newest request taken asked for an answer */
-	uint64_t rx_reqs, rx_asks; /* RDMA Writes taken, those that asked */
-	uint64_t win_reqs, win_asks; /* ... at this window's start */
-	uint64_t rx_data, tx_data; /* packets with payload, in and out */
-	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
-	uint32_t stream_misses; /* windows in a row that were no stream */
-	uint8_t run_dir; /* request messages in a row: 1 in, 2 out */
-	uint32_t run_len;
-	bool win_deep; /* ENG_STREAM_RUN of them in this window */
-	bool win_slept; /* the thread slept in this window */
-	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
-	uint32_t spin_backoff_next; /* the next one's length */
+	struct eng_sched sched; /* engine.c's; the transport feeds its counts */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
 	_Atomic uint64_t activity; /* packets moved: the spinner watches it */
-	cpu_set_t allowed; /* where the progress thread may run at all */
-	cpu_set_t placed; /* where it runs now (eng_place) */
-	uint64_t place_ns; /* when placement was last looked at */
 	/* multicast groups with members, by GID (mcast.c) */
 	struct eng_mcast_grp *mcast[ENG_MCAST_BUCKETS];
 	uint32_t mcast_ngrp, mcast_nattach;
@@ -751,19 +760,41 @@ static inline enum ibv_wc_opcode eng_wc_opcode(enum ibv_wr_opcode op)
 #define ENG_STREAM_RUN 3
 
 /*
- * A request message in (rx) or out, in order: the scheduling's record of
- * runs one way (engine.c's streams), fed by the transport
+ * What the transport counts into the scheduling's record (engine.c reads
+ * it): a packet with payload in or out, and a request message's last
+ * packet in (rx) or out, in order, which makes a run one way
  */
-static inline void eng_stream_msg(struct rxdp_engine *e, bool rx)
+static inline void eng_sched_data(struct eng_sched *s, bool rx, bool data)
+{
+	if (rx)
+		s->rx_data += data;
+	else
+		s->tx_data += data;
+}
+
+static inline void eng_sched_msg(struct eng_sched *s, bool rx)
 {
 	uint8_t dir = rx ? 1 : 2;
 
-	if (e->run_dir != dir) {
-		e->run_dir = dir;
-		e->run_len = 0;
+	if (s->run_dir != dir) {
+		s->run_dir = dir;
+		s->run_len = 0;
 	}
-	if (++e->run_len >= ENG_STREAM_RUN)
-		e->win_deep = true;
+	if (++s->run_len >= ENG_STREAM_RUN)
+		s->win_deep = true;
+}
+
+/*
+ * A request taken by the responder: whether it asked for an answer, and
+ * whether it is an RDMA Write (how deep a stream of them comes in)
+ */
+static inline void eng_sched_req(struct eng_sched *s, bool ackreq, bool write)
+{
+	s->rx_ackreq = ackreq;
+	if (write) {
+		s->rx_reqs++;
+		s->rx_asks += ackreq;
+	}
 }
 
 /* Count an event of a QP, on the QP and on its device */

@@ -61,6 +61,6 @@ void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f)
 	 * stream of it makes a stream here too (a FIFO thread busy with it
 	 * would keep the applications on its CPU from running)
 	 */
-	e->rx_data++;
-	eng_stream_msg(e, true);
+	eng_sched_data(&e->sched, true, true);
+	eng_sched_msg(&e->sched, true);
 }

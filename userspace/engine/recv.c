@@ -64,12 +64,12 @@ void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 		e->stats.rx_drop_source++;
 		return;
 	}
-	e->rx_data += pi->paylen != 0;
+	eng_sched_data(&e->sched, true, pi->paylen != 0);
 	/* a message in, in order: not a duplicate, not one past a gap */
 	if ((pi->flags & (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
 		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
 	    (qp->type != IBV_QPT_RC || bth_psn(pi->bth) == qp->epsn))
-		eng_stream_msg(e, true);
+		eng_sched_msg(&e->sched, true);
 	eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
 	if (pi->flags & ROCE_OPF_REQUEST) {

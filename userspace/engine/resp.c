@@ -596,11 +596,9 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 	 * whether its requester now waits for this engine, and how deep a
 	 * stream of RDMA Writes comes in (engine.c, coalescing)
 	 */
-	qp->e->rx_ackreq = bth_ackreq(pi->bth) || (f & ROCE_OPF_RD_ATOMIC);
-	if ((f & ROCE_OPF_WRITE) && !(f & ROCE_OPF_SEND)) {
-		qp->e->rx_reqs++;
-		qp->e->rx_asks += qp->e->rx_ackreq;
-	}
+	eng_sched_req(&qp->e->sched,
+		      bth_ackreq(pi->bth) || (f & ROCE_OPF_RD_ATOMIC),
+		      (f & ROCE_OPF_WRITE) && !(f & ROCE_OPF_SEND));
 	if (bth_ackreq(pi->bth) && !(f & ROCE_OPF_RD_ATOMIC))
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
 }

@@ -53,13 +53,13 @@ void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf, int n)
 
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
-	e->tx_data += d->paylen != 0;
+	eng_sched_data(&e->sched, false, d->paylen != 0);
 	/* a message out, not a retransmission (tail-loss probes included) */
 	if ((roce_opcode_flags(d->opcode) &
 	     (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
 		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
 	    !psn_before(d->psn, qp->tx_hw))
-		eng_stream_msg(e, false);
+		eng_sched_msg(&e->sched, false);
 	eng_hwc(qp, RXDP_HWC_SENT_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_SENT_BYTES, d->paylen);
 	/*
