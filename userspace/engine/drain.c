@@ -224,19 +224,17 @@ static int drain_sq(struct rxdp_eqp *qp, uint32_t *budget)
  * Receive WQEs of a ring (a QP's RQ or an SRQ) into records: how many, or
  * -1 if the owner broke the rules (its index, a WQE)
  */
-static int drain_rq(struct rxdp_hca_wq *sh, void *ring, uint32_t size,
-		    uint32_t stride, uint32_t max_sge, _Atomic uint32_t *prodp,
-		    _Atomic uint32_t *consp, struct rwqe *recs,
-		    uint32_t *budget)
+static int drain_rq(struct eng_rq *q, uint32_t *budget)
 {
-	uint32_t prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
-	uint32_t taken = atomic_load_explicit(prodp, memory_order_relaxed);
-	uint32_t done = atomic_load_explicit(consp, memory_order_relaxed);
+	uint32_t prod =
+		atomic_load_explicit(&q->sh->prod, memory_order_acquire);
+	uint32_t taken = atomic_load_explicit(&q->prod, memory_order_relaxed);
+	uint32_t done = atomic_load_explicit(&q->cons, memory_order_relaxed);
 	uint32_t n = prod - taken, k;
 
 	if (!n)
 		return 0;
-	if (prod - done > size || (int32_t)(prod - taken) < 0)
+	if (prod - done > q->size || (int32_t)(prod - taken) < 0)
 		return -1;
 	if (n > ENG_DRAIN_QP)
 		n = ENG_DRAIN_QP;
@@ -244,34 +242,21 @@ static int drain_rq(struct rxdp_hca_wq *sh, void *ring, uint32_t size,
 		n = *budget;
 	for (k = 0; k < n; k++) {
 		const struct rxdp_hca_rwqe *in =
-			rxdp_hca_slot(ring, taken + k, size, stride);
-		struct rwqe *r = &recs[(taken + k) & (size - 1)];
+			rxdp_hca_slot(q->ring, taken + k, q->size, q->stride);
+		struct rwqe *r = &q->rec[(taken + k) & (q->size - 1)];
 		struct rxdp_hca_rwqe h;
 
 		memcpy(&h, in, sizeof(h));
-		if (h.num_sge > max_sge)
+		if (h.num_sge > q->max_sge)
 			break;
 		r->wr_id = h.wr_id;
 		r->num_sge = (int)h.num_sge;
 		memcpy(r->sge, in->sge, h.num_sge * sizeof(*r->sge));
 	}
-	atomic_store_explicit(prodp, taken + k, memory_order_release);
-	atomic_store_explicit(&sh->cons, taken + k, memory_order_release);
+	atomic_store_explicit(&q->prod, taken + k, memory_order_release);
+	atomic_store_explicit(&q->sh->cons, taken + k, memory_order_release);
 	*budget -= k;
 	return k < n ? -1 : (int)k;
-}
-
-static int drain_srq(struct rxdp_esrq *srq, uint32_t *budget)
-{
-	return drain_rq(srq->sh, srq->sh_ring, srq->size, srq->stride,
-			srq->max_sge, &srq->prod, &srq->cons, srq->rq, budget);
-}
-
-static int drain_qp_rq(struct rxdp_eqp *qp, uint32_t *budget)
-{
-	return drain_rq(&qp->sh->rq, qp->sh_rq, qp->rq_size, qp->rq_stride,
-			qp->cap.max_recv_sge, &qp->rq_prod, &qp->rq_cons,
-			qp->rq, budget);
 }
 
 /*
@@ -288,8 +273,8 @@ bool eng_drain_recv(struct rxdp_eqp *qp)
 	if (qp->broken || !qp->sh)
 		return false;
 	if (qp->srq)
-		return !qp->srq->broken && drain_srq(qp->srq, &budget) > 0;
-	return drain_qp_rq(qp, &budget) > 0;
+		return !qp->srq->broken && drain_rq(&qp->srq->rq, &budget) > 0;
+	return drain_rq(&qp->rq_own, &budget) > 0;
 }
 
 static int drain_qp(struct rxdp_eqp *qp, uint32_t *budget)
@@ -303,7 +288,7 @@ static int drain_qp(struct rxdp_eqp *qp, uint32_t *budget)
 		n = drain_sq(qp, budget);
 	if (qp->srq || qp->broken)
 		return n;
-	r = drain_qp_rq(qp, budget);
+	r = drain_rq(&qp->rq_own, budget);
 	if (r < 0)
 		qp_broken(qp, "receive queue (or a WQE in it)");
 	return n + (r > 0 ? r : 0);
@@ -323,7 +308,7 @@ int eng_drain(struct rxdp_engine *e)
 
 		if (srq->broken)
 			continue;
-		r = drain_srq(srq, &srq->pd->m->drain_left);
+		r = drain_rq(&srq->rq, &srq->pd->m->drain_left);
 		if (r < 0) {
 			/* the owner hears of it once; what it took stays */
 			srq->broken = true;
@@ -348,26 +333,25 @@ int eng_drain(struct rxdp_engine *e)
  */
 bool eng_rq_take(struct rxdp_eqp *qp)
 {
-	_Atomic uint32_t *prodp = qp->srq ? &qp->srq->prod : &qp->rq_prod;
-	_Atomic uint32_t *consp = qp->srq ? &qp->srq->cons : &qp->rq_cons;
-	uint32_t prod, cons, size = qp->srq ? qp->srq->size : qp->rq_size;
+	struct eng_rq *q = qp->rq;
+	uint32_t prod, cons;
 	struct rwqe *r;
 
 	if (qp->cur_valid)
 		return true;
-	prod = atomic_load_explicit(prodp, memory_order_acquire);
-	cons = atomic_load_explicit(consp, memory_order_relaxed);
+	prod = atomic_load_explicit(&q->prod, memory_order_acquire);
+	cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
 	if (prod == cons) {
 		if (!eng_drain_recv(qp))
 			return false;
-		prod = atomic_load_explicit(prodp, memory_order_acquire);
+		prod = atomic_load_explicit(&q->prod, memory_order_acquire);
 	}
-	r = &(qp->srq ? qp->srq->rq : qp->rq)[cons & (size - 1)];
+	r = &q->rec[cons & (q->size - 1)];
 	qp->cur_wr_id = r->wr_id;
 	qp->cur_nsge = r->num_sge;
 	memcpy(qp->cur_sge, r->sge, r->num_sge * sizeof(*r->sge));
 	qp->cur_valid = true;
-	qpstate_rq_free(qp, consp, cons + 1);
+	qpstate_rq_free(q, cons + 1);
 	/* IBTA 11.2.7.1 (o11-?): the SRQ limit event fires once, then disarms */
 	if (qp->srq && qp->srq->limit && prod - cons - 1 < qp->srq->limit) {
 		qp->srq->limit = 0;

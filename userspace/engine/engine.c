@@ -334,9 +334,9 @@ int eng_pass(struct rxdp_engine *e)
 	work += eng_inbox_pass(e, ENG_RX_BATCH);
 	work += eng_qps_pass(e);
 	for (struct rxdp_esrq *srq = e->srqs; srq; srq = srq->next)
-		if (srq->sh)
-			atomic_store_explicit(&srq->sh->done,
-					      atomic_load(&srq->cons),
+		if (srq->rq.sh)
+			atomic_store_explicit(&srq->rq.sh->done,
+					      atomic_load(&srq->rq.cons),
 					      memory_order_release);
 	eng_mem_submit(e);
 	/*

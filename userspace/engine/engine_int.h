@@ -212,22 +212,31 @@ struct rwqe {
 	struct ibv_sge *sge;
 };
 
+/*
+ * A receive queue, a QP's own or an SRQ's, one record for both (as
+ * rdma-core's struct rxe_wq): its owner's ring (common/hca.h) and the
+ * engine's records filled from it (drain.c)
+ */
+struct eng_rq {
+	struct rxdp_hca_wq *sh; /* the ring's header (NULL: none shared) */
+	void *ring; /* its slots */
+	uint32_t stride; /* of its slots: the engine's copy */
+	struct rwqe *rec; /* the records */
+	struct ibv_sge *sge; /* their SGEs */
+	uint32_t size; /* power of two */
+	uint32_t max_sge;
+	_Atomic uint32_t prod; /* records taken from the ring */
+	_Atomic uint32_t cons; /* records consumed by receives */
+};
+
 struct rxdp_esrq {
 	struct rxdp_engine *e;
 	struct rxdp_esrq *next; /* engine's SRQ list */
 	struct rxdp_epd *pd;
-	struct rxdp_hca_wq *sh; /* the owner's ring (common/hca.h) */
-	void *sh_ring;
-	uint32_t stride; /* of its slots */
+	struct eng_rq rq; /* its receive queue, shared by its QPs */
 	void *own_ring; /* the engine's own, if none was given */
 	void *user;
-	struct rwqe *rq; /* the records, filled from the ring (drain.c) */
-	struct ibv_sge *sge;
-	uint32_t size; /* power of two */
 	uint32_t max_wr; /* as granted: posting more is ENOMEM */
-	uint32_t max_sge;
-	_Atomic uint32_t prod; /* records taken from the ring */
-	_Atomic uint32_t cons; /* records consumed by receives */
 	uint32_t limit; /* 0: the limit event is not armed */
 	int refs;
 	bool broken; /* its owner broke the rules: drained no more */
@@ -272,8 +281,8 @@ struct rxdp_eqp {
 	struct rxdp_epd *pd;
 	/* the owner's rings (common/hca.h): shared, or the engine's own */
 	struct rxdp_hca_qp *sh;
-	void *sh_sq, *sh_rq;
-	uint32_t sq_stride, rq_stride; /* the engine's copies */
+	void *sh_sq;
+	uint32_t sq_stride; /* the engine's copy */
 	void *own_rings;
 	bool broken; /* its owner broke the rules: drained no more */
 	uint32_t post_cpu; /* shared SQ: the CPU its owner last posted from */
@@ -367,12 +376,10 @@ struct rxdp_eqp {
 	int cur_nsge;
 	struct ibv_sge cur_sge[ENG_MAX_SGE];
 
-	/* receive queue records, filled from the ring (drain.c) */
-	struct rwqe *rq;
-	uint32_t rq_size;
-	_Atomic uint32_t rq_prod; /* records taken from the ring */
-	_Atomic uint32_t rq_cons; /* records consumed by receives */
-	struct ibv_sge *rq_sge;
+	/* its own receive queue (unused on an SRQ) */
+	struct eng_rq rq_own;
+	/* where its receives come from: rq_own, or its SRQ's */
+	struct eng_rq *rq;
 
 	/* responder */
 	uint32_t epsn;
@@ -629,8 +636,7 @@ bool eng_rq_take(struct rxdp_eqp *qp);
 void qpstate_publish(struct rxdp_eqp *qp);
 void qpstate_set(struct rxdp_eqp *qp, int state);
 void qpstate_sq_free(struct rxdp_eqp *qp, uint32_t cons);
-void qpstate_rq_free(struct rxdp_eqp *qp, _Atomic uint32_t *consp,
-		     uint32_t cons);
+void qpstate_rq_free(struct eng_rq *q, uint32_t cons);
 int qpstate_flush(struct rxdp_eqp *qp);
 void qpstate_to_err(struct rxdp_eqp *qp, bool event);
 void qpstate_reset(struct rxdp_eqp *qp);

@@ -28,7 +28,7 @@ void qpstate_publish(struct rxdp_eqp *qp)
 	v = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
 	if (atomic_load_explicit(&sh->sq.done, memory_order_relaxed) != v)
 		atomic_store_explicit(&sh->sq.done, v, memory_order_release);
-	v = atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
+	v = atomic_load_explicit(&qp->rq_own.cons, memory_order_relaxed);
 	if (atomic_load_explicit(&sh->rq.done, memory_order_relaxed) != v)
 		atomic_store_explicit(&sh->rq.done, v, memory_order_release);
 	v = (uint32_t)atomic_load(&qp->state);
@@ -50,16 +50,11 @@ void qpstate_sq_free(struct rxdp_eqp *qp, uint32_t cons)
 				      memory_order_release);
 }
 
-void qpstate_rq_free(struct rxdp_eqp *qp, _Atomic uint32_t *consp,
-		     uint32_t cons)
+void qpstate_rq_free(struct eng_rq *q, uint32_t cons)
 {
-	atomic_store_explicit(consp, cons, memory_order_release);
-	if (qp->srq && qp->srq->sh)
-		atomic_store_explicit(&qp->srq->sh->done, cons,
-				      memory_order_release);
-	else if (!qp->srq && qp->sh)
-		atomic_store_explicit(&qp->sh->rq.done, cons,
-				      memory_order_release);
+	atomic_store_explicit(&q->cons, cons, memory_order_release);
+	if (q->sh)
+		atomic_store_explicit(&q->sh->done, cons, memory_order_release);
 }
 
 /*
@@ -94,15 +89,15 @@ int qpstate_flush(struct rxdp_eqp *qp)
 	}
 	if (qp->srq)
 		return n; /* the SRQ's WQEs belong to every QP on it */
-	prod = atomic_load_explicit(&qp->rq_prod, memory_order_acquire);
-	cons = atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&qp->rq_own.prod, memory_order_acquire);
+	cons = atomic_load_explicit(&qp->rq_own.cons, memory_order_relaxed);
 	for (; cons != prod && n < 2 * ENG_FLUSH_BUDGET; cons++, n++) {
 		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = qp->rq[cons & (qp->rq_size - 1)].wr_id;
+		wc.wr_id = qp->rq_own.rec[cons & (qp->rq_own.size - 1)].wr_id;
 		wc.status = IBV_WC_WR_FLUSH_ERR;
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->qpn;
-		qpstate_rq_free(qp, &qp->rq_cons, cons + 1);
+		qpstate_rq_free(&qp->rq_own, cons + 1);
 		cqe_recv_add(qp, &wc, false, NULL);
 	}
 	return n;
@@ -130,8 +125,8 @@ void qpstate_reset(struct rxdp_eqp *qp)
 {
 	atomic_store(&qp->sq_prod, 0);
 	atomic_store(&qp->sq_cons, 0);
-	atomic_store(&qp->rq_prod, 0);
-	atomic_store(&qp->rq_cons, 0);
+	atomic_store(&qp->rq_own.prod, 0);
+	atomic_store(&qp->rq_own.cons, 0);
 	qp->sq_cur = 0;
 	qp->send_psn = qp->next_psn = qp->una = qp->tx_hw = qp->flushed_psn = 0;
 	qp->ackreq_end = qp->flushed_ackreq = 0;
