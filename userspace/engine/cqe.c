@@ -110,11 +110,11 @@ bool cqe_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 	 * Not into ODP memory: the owner may have unmapped it, and its poll
 	 * would fault where rxdpd's write is an error completion
 	 */
-	for (int i = 0; i < qp->cur_nsge; i++) {
+	for (int i = 0; i < qp->resp.cur_nsge; i++) {
 		const struct rxdp_emr *mr =
-			eng_mr_lookup(qp->e, qp->cur_sge[i].lkey);
+			eng_mr_lookup(qp->e, qp->resp.cur_sge[i].lkey);
 
-		if (qp->cur_sge[i].length && mr &&
+		if (qp->resp.cur_sge[i].length && mr &&
 		    (mr->access & IBV_ACCESS_ON_DEMAND))
 			return false;
 	}
@@ -143,7 +143,7 @@ void cqe_recv_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = qp->cur_wr_id;
+	wc.wr_id = qp->resp.cur_wr_id;
 	wc.status = status;
 	wc.opcode = op;
 	wc.byte_len = len;
@@ -160,7 +160,7 @@ void cqe_recv_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
 	}
 	if (status == IBV_WC_SUCCESS)
 		eng_hwc(qp, RXDP_HWC_RDMA_RECVS);
-	qp->cur_valid = false;
+	qp->resp.cur_valid = false;
 	cqe_recv_add(qp, &wc, pi && bth_se(pi->bth), d);
 }
 

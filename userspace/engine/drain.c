@@ -337,7 +337,7 @@ bool eng_rq_take(struct rxdp_eqp *qp)
 	uint32_t prod, cons;
 	struct rwqe *r;
 
-	if (qp->cur_valid)
+	if (qp->resp.cur_valid)
 		return true;
 	prod = atomic_load_explicit(&q->prod, memory_order_acquire);
 	cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
@@ -347,10 +347,10 @@ bool eng_rq_take(struct rxdp_eqp *qp)
 		prod = atomic_load_explicit(&q->prod, memory_order_acquire);
 	}
 	r = &q->rec[cons & (q->size - 1)];
-	qp->cur_wr_id = r->wr_id;
-	qp->cur_nsge = r->num_sge;
-	memcpy(qp->cur_sge, r->sge, r->num_sge * sizeof(*r->sge));
-	qp->cur_valid = true;
+	qp->resp.cur_wr_id = r->wr_id;
+	qp->resp.cur_nsge = r->num_sge;
+	memcpy(qp->resp.cur_sge, r->sge, r->num_sge * sizeof(*r->sge));
+	qp->resp.cur_valid = true;
 	qpstate_rq_free(q, cons + 1);
 	/* IBTA 11.2.7.1 (o11-?): the SRQ limit event fires once, then disarms */
 	if (qp->srq && qp->srq->limit && prod - cons - 1 < qp->srq->limit) {

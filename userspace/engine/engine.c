@@ -349,13 +349,14 @@ int eng_pass(struct rxdp_engine *e)
 	 */
 	if (e->tx_unflushed && !e->tx_urgent && e->tx_unflushed < ENG_TX_BATCH)
 		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
-			if (qp->next_psn != qp->flushed_psn && !eng_ack_due(qp))
+			if (qp->req.next_psn != qp->req.flushed_psn &&
+			    !eng_ack_due(qp))
 				e->tx_urgent = true;
 	if (!e->tx_unflushed || e->tx_urgent ||
 	    e->tx_unflushed >= ENG_TX_BATCH) {
 		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
-			qp->flushed_psn = qp->next_psn;
-			qp->flushed_ackreq = qp->ackreq_end;
+			qp->req.flushed_psn = qp->req.next_psn;
+			qp->req.flushed_ackreq = qp->req.ackreq_end;
 		}
 		e->tx_unflushed = 0;
 		e->tx_urgent = false;

@@ -275,6 +275,83 @@ enum resp_seq {
 	RSEQ_DROP, /* UC: dropping the rest of a failed message */
 };
 
+/* The requester's state (req.c): where it is in the send queue and its PSNs */
+struct eng_req {
+	uint32_t sq_cur; /* the WQE being (re)transmitted */
+	uint32_t send_psn; /* PSN of the next packet to (re)transmit */
+	uint32_t next_psn; /* PSN after the last one ever assigned */
+	uint32_t flushed_psn; /* next_psn at the last TX flush */
+	uint32_t ackreq_end; /* PSN after the newest one sent with AckReq */
+	uint32_t flushed_ackreq; /* ackreq_end at the last TX flush */
+	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
+	uint32_t rd_outstanding; /* reads/atomics started, not done */
+	uint32_t since_ackreq;
+	bool ackreq_next; /* AckReq on the next packet sent */
+};
+
+/* The completer's state (comp.c): acknowledgements, timers, retries, the window */
+struct eng_comp {
+	uint32_t una; /* oldest unacknowledged PSN */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	uint64_t timer_at; /* retransmission deadline, 0: off */
+	uint64_t retry_epoch; /* last progress or counted timeout */
+	uint8_t backoff; /* timer expiries since the last RTT sample */
+	uint64_t rnr_at; /* RNR wait ends, 0: not waiting */
+	uint32_t rnr_psn;
+	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
+	bool read_rewound;
+	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
+	bool seq_nak_seen;
+	bool probing; /* after a timeout: one packet out until an answer */
+	/* round-trip time, from the ACK of one timed packet at a time */
+	bool rtt_known;
+	uint64_t srtt, rttvar; /* ns */
+	bool rtt_timing; /* rtt_psn went out at rtt_at */
+	uint64_t rtt_at;
+	uint32_t rtt_psn;
+	uint64_t tlp_at; /* tail-loss probe deadline, 0: off */
+	bool tlp_sent; /* one probe per tail, until progress */
+	/* packets in flight at most (ENG_CWND_MIN..ENG_WINDOW, comp.c) */
+	uint32_t cwnd;
+	uint32_t cwnd_acked; /* acknowledged towards the next increase */
+	uint32_t cwnd_una; /* una when they were counted */
+	bool cwr; /* the window was cut for a loss, until una passes cwr_psn */
+	uint32_t cwr_psn;
+};
+
+/* The responder's state (resp.c): the receive WQE in use, the PSNs it expects, queued responses */
+struct eng_resp {
+	/*
+	 * The receive WQE in use: taken off the RQ or SRQ by the first packet
+	 * of a Send (or a Write with immediate's last), completed by the last
+	 */
+	bool cur_valid;
+	uint64_t cur_wr_id;
+	int cur_nsge;
+	struct ibv_sge cur_sge[ENG_MAX_SGE];
+	uint32_t epsn;
+	uint32_t msn;
+	bool nak_sent; /* a PSN sequence NAK for epsn is out */
+	enum resp_seq rseq;
+	uint32_t recv_off; /* bytes of the current Send received */
+	uint32_t recv_len; /* room in the current receive WQE */
+	uint64_t wr_addr; /* current RDMA Write: next byte (owner's) */
+	uint32_t wr_left;
+	uint32_t wr_len; /* its DMA length (for Write with immediate) */
+	struct rjob rjobs[ENG_RJOBS];
+	uint32_t rjob_head, rjob_tail; /* free-running */
+	struct atomic_cache acache[ENG_ATOMIC_CACHE];
+	uint32_t acache_next;
+	/* the PSN of the last read/atomic response sent */
+	bool resp_sent;
+	uint32_t resp_sent_psn;
+	/* one coalesced ACK/NAK, sent after the queued responses */
+	bool ack_pending;
+	uint8_t ack_syndrome;
+	uint32_t ack_psn;
+};
+
 struct rxdp_eqp {
 	struct rxdp_engine *e;
 	struct rxdp_eqp *next; /* engine's QP list */
@@ -326,82 +403,18 @@ struct rxdp_eqp {
 	uint8_t *sq_inl;
 	struct pkt_sg *sq_sg;
 
-	/* requester */
-	uint32_t sq_cur; /* the WQE being (re)transmitted */
-	uint32_t send_psn; /* PSN of the next packet to (re)transmit */
-	uint32_t next_psn; /* PSN after the last one ever assigned */
-	uint32_t flushed_psn; /* next_psn at the last TX flush */
-	uint32_t ackreq_end; /* PSN after the newest one sent with AckReq */
-	uint32_t flushed_ackreq; /* ackreq_end at the last TX flush */
-	uint32_t una; /* oldest unacknowledged PSN */
-	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
-	uint32_t rd_outstanding; /* reads/atomics started, not done */
-	uint32_t since_ackreq;
-	uint8_t retry_left;
-	uint8_t rnr_left;
-	uint64_t timer_at; /* retransmission deadline, 0: off */
-	uint64_t retry_epoch; /* last progress or counted timeout */
-	uint8_t backoff; /* timer expiries since the last RTT sample */
-	uint64_t rnr_at; /* RNR wait ends, 0: not waiting */
-	uint32_t rnr_psn;
-	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
-	bool read_rewound;
-	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
-	bool seq_nak_seen;
-	bool probing; /* after a timeout: one packet out until an answer */
-	/* round-trip time, from the ACK of one timed packet at a time */
-	bool rtt_known;
-	uint64_t srtt, rttvar; /* ns */
-	bool rtt_timing; /* rtt_psn went out at rtt_at */
-	uint64_t rtt_at;
-	uint32_t rtt_psn;
-	uint64_t tlp_at; /* tail-loss probe deadline, 0: off */
-	bool tlp_sent; /* one probe per tail, until progress */
-	bool ackreq_next; /* AckReq on the next packet sent */
-	/* packets in flight at most (ENG_CWND_MIN..ENG_WINDOW, comp.c) */
-	uint32_t cwnd;
-	uint32_t cwnd_acked; /* acknowledged towards the next increase */
-	uint32_t cwnd_una; /* una when they were counted */
-	bool cwr; /* the window was cut for a loss, until una passes cwr_psn */
-	uint32_t cwr_psn;
+	struct eng_req req;
+	struct eng_comp comp;
+	struct eng_resp resp;
 
 	void *user;
 	struct rxdp_esrq *srq;
-	/*
-	 * The receive WQE in use: taken off the RQ or SRQ by the first packet
-	 * of a Send (or a Write with immediate's last), completed by the last
-	 */
-	bool cur_valid;
-	uint64_t cur_wr_id;
-	int cur_nsge;
-	struct ibv_sge cur_sge[ENG_MAX_SGE];
 
 	/* its own receive queue (unused on an SRQ) */
 	struct eng_rq rq_own;
 	/* where its receives come from: rq_own, or its SRQ's */
 	struct eng_rq *rq;
 
-	/* responder */
-	uint32_t epsn;
-	uint32_t msn;
-	bool nak_sent; /* a PSN sequence NAK for epsn is out */
-	enum resp_seq rseq;
-	uint32_t recv_off; /* bytes of the current Send received */
-	uint32_t recv_len; /* room in the current receive WQE */
-	uint64_t wr_addr; /* current RDMA Write: next byte (owner's) */
-	uint32_t wr_left;
-	uint32_t wr_len; /* its DMA length (for Write with immediate) */
-	struct rjob rjobs[ENG_RJOBS];
-	uint32_t rjob_head, rjob_tail; /* free-running */
-	struct atomic_cache acache[ENG_ATOMIC_CACHE];
-	uint32_t acache_next;
-	/* the PSN of the last read/atomic response sent */
-	bool resp_sent;
-	uint32_t resp_sent_psn;
-	/* one coalesced ACK/NAK, sent after the queued responses */
-	bool ack_pending;
-	uint8_t ack_syndrome;
-	uint32_t ack_psn;
 	/* set when the QP went to ERR: flush what is posted */
 	bool flushing;
 	uint32_t nmw; /* type 2 windows bound through this QP */
@@ -824,7 +837,7 @@ static inline void eng_hwc(struct rxdp_eqp *qp, enum rxdp_hwc c)
  */
 static inline bool eng_ack_due(const struct rxdp_eqp *qp)
 {
-	return psn_before(qp->una, qp->flushed_ackreq);
+	return psn_before(qp->comp.una, qp->req.flushed_ackreq);
 }
 
 /*

@@ -401,19 +401,20 @@ static void qp_transport_apply(struct rxdp_eqp *qp,
 						 ? ENG_MAX_RD_ATOMIC
 						 : a->max_dest_rd_atomic;
 	if (mask & IBV_QP_RQ_PSN) {
-		qp->epsn = a->rq_psn & ROCE_PSN_MASK;
-		qp->nak_sent = false;
+		qp->resp.epsn = a->rq_psn & ROCE_PSN_MASK;
+		qp->resp.nak_sent = false;
 		qpmap_seed_epsn(qp);
 	}
 	if (mask & IBV_QP_SQ_PSN) {
 		uint32_t psn = a->sq_psn & ROCE_PSN_MASK;
 
-		qp->send_psn = qp->next_psn = qp->una = qp->tx_hw =
-			qp->flushed_psn = qp->ackreq_end = qp->flushed_ackreq =
-				psn;
+		qp->req.send_psn = qp->req.next_psn = qp->comp.una =
+			qp->req.tx_hw = qp->req.flushed_psn =
+				qp->req.ackreq_end = qp->req.flushed_ackreq =
+					psn;
 	}
-	qp->retry_left = qp->retry_cnt;
-	qp->rnr_left = qp->rnr_retry;
+	qp->comp.retry_left = qp->retry_cnt;
+	qp->comp.rnr_left = qp->rnr_retry;
 }
 
 /* IBTA 10.3.1: RESET returns the QP to its state at creation */

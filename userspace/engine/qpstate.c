@@ -82,8 +82,8 @@ int qpstate_flush(struct rxdp_eqp *qp)
 		qpstate_sq_free(qp, cons + 1);
 		eng_cq_add(qp->scq, &wc, false);
 	}
-	qp->sq_cur = cons;
-	if (qp->cur_valid) {
+	qp->req.sq_cur = cons;
+	if (qp->resp.cur_valid) {
 		cqe_recv(qp, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, NULL);
 		n++;
 	}
@@ -109,10 +109,10 @@ void qpstate_to_err(struct rxdp_eqp *qp, bool event)
 	qp->attr.qp_state = qp->attr.cur_qp_state = IBV_QPS_ERR;
 	/* the XDP program drops what still comes for it */
 	qpmap_ctx(qp);
-	qp->timer_at = qp->tlp_at = 0;
-	qp->rnr_at = 0;
-	qp->rjob_tail = qp->rjob_head;
-	qp->ack_pending = false;
+	qp->comp.timer_at = qp->comp.tlp_at = 0;
+	qp->comp.rnr_at = 0;
+	qp->resp.rjob_tail = qp->resp.rjob_head;
+	qp->resp.ack_pending = false;
 	qpstate_flush(qp);
 	if (event)
 		eng_event(qp->e, IBV_EVENT_QP_FATAL, qp->user);
@@ -127,29 +127,30 @@ void qpstate_reset(struct rxdp_eqp *qp)
 	atomic_store(&qp->sq_cons, 0);
 	atomic_store(&qp->rq_own.prod, 0);
 	atomic_store(&qp->rq_own.cons, 0);
-	qp->sq_cur = 0;
-	qp->send_psn = qp->next_psn = qp->una = qp->tx_hw = qp->flushed_psn = 0;
-	qp->ackreq_end = qp->flushed_ackreq = 0;
-	qp->rd_outstanding = 0;
-	qp->since_ackreq = 0;
-	qp->timer_at = qp->rnr_at = qp->tlp_at = 0;
-	qp->read_rewound = false;
-	qp->probing = false;
-	qp->seq_nak_seen = false;
-	qp->backoff = 0;
-	qp->rtt_known = qp->rtt_timing = false;
-	qp->srtt = qp->rttvar = 0;
-	qp->tlp_sent = qp->ackreq_next = qp->cwr = false;
-	qp->cwnd = ENG_WINDOW;
-	qp->cwnd_acked = 0;
-	qp->epsn = qp->msn = 0;
-	qp->resp_sent = false;
-	qp->nak_sent = false;
-	qp->rseq = RSEQ_NONE;
-	qp->cur_valid = false;
-	qp->rjob_head = qp->rjob_tail = 0;
-	memset(qp->acache, 0, sizeof(qp->acache));
-	qp->ack_pending = false;
+	qp->req.sq_cur = 0;
+	qp->req.send_psn = qp->req.next_psn = qp->comp.una = qp->req.tx_hw =
+		qp->req.flushed_psn = 0;
+	qp->req.ackreq_end = qp->req.flushed_ackreq = 0;
+	qp->req.rd_outstanding = 0;
+	qp->req.since_ackreq = 0;
+	qp->comp.timer_at = qp->comp.rnr_at = qp->comp.tlp_at = 0;
+	qp->comp.read_rewound = false;
+	qp->comp.probing = false;
+	qp->comp.seq_nak_seen = false;
+	qp->comp.backoff = 0;
+	qp->comp.rtt_known = qp->comp.rtt_timing = false;
+	qp->comp.srtt = qp->comp.rttvar = 0;
+	qp->comp.tlp_sent = qp->req.ackreq_next = qp->comp.cwr = false;
+	qp->comp.cwnd = ENG_WINDOW;
+	qp->comp.cwnd_acked = 0;
+	qp->resp.epsn = qp->resp.msn = 0;
+	qp->resp.resp_sent = false;
+	qp->resp.nak_sent = false;
+	qp->resp.rseq = RSEQ_NONE;
+	qp->resp.cur_valid = false;
+	qp->resp.rjob_head = qp->resp.rjob_tail = 0;
+	memset(qp->resp.acache, 0, sizeof(qp->resp.acache));
+	qp->resp.ack_pending = false;
 	/* what waited for the owner's memory thread is forgotten */
 	qp->rcqe_head = qp->rcqe_tail = 0;
 	qp->mem_wait = false;

@@ -68,7 +68,7 @@ void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 	/* a message in, in order: not a duplicate, not one past a gap */
 	if ((pi->flags & (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
 		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
-	    (qp->type != IBV_QPT_RC || bth_psn(pi->bth) == qp->epsn))
+	    (qp->type != IBV_QPT_RC || bth_psn(pi->bth) == qp->resp.epsn))
 		eng_sched_msg(&e->sched, true);
 	eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
@@ -97,7 +97,7 @@ static void recv_mem_resume(struct rxdp_eqp *qp)
 		qp->rcqe_tail++;
 	}
 	req_retire(qp);
-	if (qp->ack_pending || qp->rjob_head != qp->rjob_tail)
+	if (qp->resp.ack_pending || qp->resp.rjob_head != qp->resp.rjob_tail)
 		qp->mem_wait = true; /* resp_tx looks again */
 }
 
@@ -137,7 +137,7 @@ static void recv_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
 		d.opcode = ROCE_RC_ACK;
 		d.psn = psn;
 		d.syndrome = ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS_ERR;
-		d.msn = qp->msn;
+		d.msn = qp->resp.msn;
 		send_pkt(qp, &d);
 		qpstate_to_err(qp, true);
 	}

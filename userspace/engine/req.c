@@ -30,7 +30,7 @@ static uint8_t req_opcode(const struct rxdp_eqp *qp, const struct swqe *w,
 static void req_local(struct rxdp_eqp *qp, struct swqe *w)
 {
 	w->started = w->done = true;
-	w->first_psn = qp->next_psn;
+	w->first_psn = qp->req.next_psn;
 	w->npkts = 0;
 	if (w->opcode == IBV_WR_BIND_MW)
 		w->status = mw_bind(qp, w);
@@ -47,8 +47,8 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 	w->started = true;
 	w->done = false;
 	w->mem_seq = 0;
-	w->first_psn = qp->next_psn;
-	w->resp_psn = qp->next_psn;
+	w->first_psn = qp->req.next_psn;
+	w->resp_psn = qp->req.next_psn;
 	w->resp_off = 0;
 	/* gathered bytes come with their SGEs, checked all the same */
 	if (w->gathered &&
@@ -91,9 +91,9 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 	else
 		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
 	if ((rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE))
-		qp->rd_outstanding++;
-	qp->next_psn = psn_add(qp->next_psn, w->npkts);
-	qp->send_psn = w->first_psn;
+		qp->req.rd_outstanding++;
+	qp->req.next_psn = psn_add(qp->req.next_psn, w->npkts);
+	qp->req.send_psn = w->first_psn;
 	return true;
 }
 
@@ -105,9 +105,9 @@ static bool req_followed(const struct rxdp_eqp *qp, uint32_t prod)
 {
 	const struct swqe *n;
 
-	if (qp->sq_cur + 1 == prod)
+	if (qp->req.sq_cur + 1 == prod)
 		return false;
-	n = &qp->sq[(qp->sq_cur + 1) & (qp->sq_size - 1)];
+	n = &qp->sq[(qp->req.sq_cur + 1) & (qp->sq_size - 1)];
 	return !(rxdp_wr_flags(n->opcode) & RXDP_WR_LOCAL);
 }
 
@@ -151,15 +151,15 @@ static enum req_step req_ready(struct rxdp_eqp *qp, struct swqe *w)
 	}
 	if (!w->started) {
 		/* 10.8.3.3: a fenced WR waits for earlier reads/atomics */
-		if ((w->send_flags & IBV_SEND_FENCE) && qp->rd_outstanding)
+		if ((w->send_flags & IBV_SEND_FENCE) && qp->req.rd_outstanding)
 			return REQ_STOP;
-		if ((f & RXDP_WR_RESPONSE) && qp->rd_outstanding >= max_rd)
+		if ((f & RXDP_WR_RESPONSE) && qp->req.rd_outstanding >= max_rd)
 			return REQ_STOP;
 		if (f & RXDP_WR_LOCAL) {
 			/* a failed one waits for req_retire() */
 			req_local(qp, w);
 			if (w->status == IBV_WC_SUCCESS)
-				qp->sq_cur++;
+				qp->req.sq_cur++;
 			req_retire(qp);
 			return w->status == IBV_WC_SUCCESS ? REQ_NEXT
 							   : REQ_STOP;
@@ -172,8 +172,8 @@ static enum req_step req_ready(struct rxdp_eqp *qp, struct swqe *w)
 		qpmap_next(qp);
 	}
 	if (w->done) { /* a read answered in full before a rewind */
-		qp->send_psn = psn_add(w->first_psn, w->npkts);
-		qp->sq_cur++;
+		qp->req.send_psn = psn_add(w->first_psn, w->npkts);
+		qp->req.sq_cur++;
 		return REQ_NEXT;
 	}
 	return REQ_SEND;
@@ -191,7 +191,7 @@ static void req_fill_data(struct rxdp_eqp *qp, struct swqe *w,
 			  struct pkt_desc *d, struct pkt_sg *sg,
 			  const struct req_pace *p)
 {
-	uint32_t idx = psn_diff(qp->send_psn, w->first_psn);
+	uint32_t idx = psn_diff(qp->req.send_psn, w->first_psn);
 	uint32_t off = idx * qp->mtu;
 	bool first = idx == 0, last = idx + 1 == w->npkts;
 
@@ -216,8 +216,8 @@ static void req_fill_data(struct rxdp_eqp *qp, struct swqe *w,
 	 * the window, or nothing would ever open it again.
 	 */
 	d->ackreq = (last && !req_followed(qp, p->prod)) ||
-		    qp->since_ackreq + 1 >= p->ackreq_every ||
-		    psn_diff(qp->send_psn, qp->una) + 1 >= p->window;
+		    qp->req.since_ackreq + 1 >= p->ackreq_every ||
+		    psn_diff(qp->req.send_psn, qp->comp.una) + 1 >= p->window;
 	if (qp->type != IBV_QPT_RC)
 		d->ackreq = 0;
 }
@@ -226,7 +226,7 @@ static void req_fill_data(struct rxdp_eqp *qp, struct swqe *w,
 static void req_fill(struct rxdp_eqp *qp, struct swqe *w, struct pkt_desc *d,
 		     struct pkt_sg *sg, const struct req_pace *p)
 {
-	d->psn = qp->send_psn;
+	d->psn = qp->req.send_psn;
 	d->opcode = req_opcode(qp, w, true, true);
 	d->va = w->raddr;
 	d->rkey = w->rkey;
@@ -266,7 +266,7 @@ static void req_fill(struct rxdp_eqp *qp, struct swqe *w, struct pkt_desc *d,
 		break;
 	}
 	/* the first packet of a go-back, a tail-loss probe */
-	if (qp->ackreq_next && qp->type == IBV_QPT_RC)
+	if (qp->req.ackreq_next && qp->type == IBV_QPT_RC)
 		d->ackreq = 1;
 }
 
@@ -296,27 +296,27 @@ static bool req_went(struct rxdp_eqp *qp, struct swqe *w,
 	if (retx)
 		qp->e->stats.retransmits++;
 	else
-		qp->tx_hw = d->opcode == ROCE_RC_READ_REQUEST
-				    ? psn_add(w->first_psn, w->npkts)
-				    : psn_add(d->psn, 1);
-	qp->since_ackreq = d->ackreq ? 0 : qp->since_ackreq + 1;
+		qp->req.tx_hw = d->opcode == ROCE_RC_READ_REQUEST
+					? psn_add(w->first_psn, w->npkts)
+					: psn_add(d->psn, 1);
+	qp->req.since_ackreq = d->ackreq ? 0 : qp->req.since_ackreq + 1;
 	if (qp->type != IBV_QPT_RC) {
-		qp->una = psn_add(d->psn, 1);
-		qp->send_psn = qp->una;
+		qp->comp.una = psn_add(d->psn, 1);
+		qp->req.send_psn = qp->comp.una;
 		if (!last)
 			return true;
 		w->done = true;
-		qp->sq_cur++;
+		qp->req.sq_cur++;
 		req_retire(qp);
 		return atomic_load(&qp->state) != IBV_QPS_ERR;
 	}
-	qp->ackreq_next = false;
+	qp->req.ackreq_next = false;
 	req_sent(qp, d->psn, retx, d->ackreq);
 	if (d->opcode == ROCE_RC_READ_REQUEST || last) {
-		qp->send_psn = psn_add(w->first_psn, w->npkts);
-		qp->sq_cur++;
+		qp->req.send_psn = psn_add(w->first_psn, w->npkts);
+		qp->req.sq_cur++;
 	} else {
-		qp->send_psn = psn_add(qp->send_psn, 1);
+		qp->req.send_psn = psn_add(qp->req.send_psn, 1);
 	}
 	return true;
 }
@@ -327,18 +327,18 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 		.prod = atomic_load_explicit(&qp->sq_prod,
 					     memory_order_acquire),
 		.window = qp->type != IBV_QPT_RC ? ENG_WINDOW
-			  : qp->probing		 ? 1 /* after an expiry */
-						 : (int32_t)qp->cwnd,
+			  : qp->comp.probing	 ? 1 /* after an expiry */
+						 : (int32_t)qp->comp.cwnd,
 	};
 	struct pkt_sg sg[ENG_MAX_SGE];
 	int sent = 0, err;
 
 	p.ackreq_every = p.window / 4 < ENG_ACKREQ_EVERY ? p.window / 4
 							 : ENG_ACKREQ_EVERY;
-	if (qp->rnr_at)
+	if (qp->comp.rnr_at)
 		return 0;
-	while (sent < budget && qp->sq_cur != p.prod) {
-		struct swqe *w = &qp->sq[qp->sq_cur & (qp->sq_size - 1)];
+	while (sent < budget && qp->req.sq_cur != p.prod) {
+		struct swqe *w = &qp->sq[qp->req.sq_cur & (qp->sq_size - 1)];
 		struct pkt_desc d = { 0 };
 		enum req_step step = req_ready(qp, w);
 		bool retx;
@@ -347,17 +347,17 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			break;
 		if (step == REQ_NEXT)
 			continue;
-		if (psn_diff(qp->send_psn, qp->una) >= p.window)
+		if (psn_diff(qp->req.send_psn, qp->comp.una) >= p.window)
 			break;
 		req_fill(qp, w, &d, sg, &p);
-		retx = psn_before(d.psn, qp->tx_hw);
+		retx = psn_before(d.psn, qp->req.tx_hw);
 		err = req_send(qp, w, &d);
 		if (err == -EFAULT) {
 			/* the local buffer went away: 10.8.3 protection error */
 			w->status = IBV_WC_LOC_PROT_ERR;
 			w->done = true;
 			if (rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE)
-				qp->rd_outstanding--;
+				qp->req.rd_outstanding--;
 			req_retire(qp);
 			break;
 		}

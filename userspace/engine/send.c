@@ -58,7 +58,7 @@ void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf, int n)
 	if ((roce_opcode_flags(d->opcode) &
 	     (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
 		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
-	    !psn_before(d->psn, qp->tx_hw))
+	    !psn_before(d->psn, qp->req.tx_hw))
 		eng_sched_msg(&e->sched, false);
 	eng_hwc(qp, RXDP_HWC_SENT_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_SENT_BYTES, d->paylen);
@@ -70,10 +70,10 @@ void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf, int n)
 	 */
 	e->tx_unflushed++;
 	if (d->ackreq)
-		qp->ackreq_end = psn_add(d->psn, 1);
+		qp->req.ackreq_end = psn_add(d->psn, 1);
 	if (qp->type != IBV_QPT_RC ||
 	    (roce_opcode_flags(d->opcode) & ROCE_OPF_RESPONSE) ||
-	    !eng_ack_due(qp) || psn_before(d->psn, qp->flushed_psn))
+	    !eng_ack_due(qp) || psn_before(d->psn, qp->req.flushed_psn))
 		e->tx_urgent = true;
 }
 
