@@ -40,9 +40,16 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#include "common/ctl_client.h"
 #include "common/hca.h"
 #include "rxdp/maps.h"
+
+/*
+ * The control protocol's records the QP calls take (common/ctl_client.h:
+ * rxdpd fills them from its clients' requests); the engine's API needs
+ * only their names.
+ */
+struct rxdp_path;
+struct rxdp_qp_attr;
 
 struct rxdp_engine;
 struct rxdp_eah;

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "common/ctl_client.h"
 #include "common/hw_counters.h"
 #include "engine/engine.h"
 #include "engine/keys.h"
