@@ -521,58 +521,65 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	cqe_recv_add(qp, &wc, bth_se(pi->bth), scatter ? &d : NULL);
 }
 
-void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
-{
-	struct rxdp_engine *e = qp->e;
-	int state = atomic_load(&qp->state);
-	uint32_t psn = bth_psn(pi->bth), f = pi->flags;
-	int32_t d;
-	int r;
+/*
+ * The RC responder's steps for one request packet, each named (as rxe's
+ * enum resp_states), and the classes of what ends one early
+ */
+enum resp_state {
+	RESPST_CHK_PSN, /* 9.7.5.1.3: expected, duplicate or past a gap */
+	RESPST_CHK_OP_SEQ, /* 9.7.4.1.2: opcode order inside a message */
+	RESPST_EXECUTE, /* into memory, a receive WQE, a response queued */
+	RESPST_ACKNOWLEDGE, /* the PSN taken, an ACK if it asked */
+	RESPST_DUPLICATE, /* 9.7.5.1.1: answered again, never run again */
+	RESPST_ERR_PSN_SEQ, /* class B: one sequence NAK per gap */
+	RESPST_ERR_INVALID, /* class C: invalid request, NAK and ERR */
+	RESPST_ERR_HANDLED, /* RNR, access or length: its step NAKed it */
+	RESPST_DONE,
+};
 
-	if (!rxdp_state_takes_packets(state)) {
-		e->stats.rx_drop_state++;
-		return;
-	}
-	if (qp->type == IBV_QPT_UC) {
-		resp_rx_uc(qp, pi);
-		return;
-	}
-	if (qp->type == IBV_QPT_UD) {
-		resp_rx_ud(qp, pi);
-		return;
-	}
-	d = psn_diff(psn, qp->resp.epsn);
-	if (d < 0) {
-		resp_duplicate(qp, pi, psn);
-		return;
-	}
-	if (d > 0) {
-		/* 9.7.5.1.3: one PSN sequence NAK per gap */
-		e->stats.rx_drop_psn++;
-		eng_hwc(qp, RXDP_HWC_OUT_OF_SEQ_REQ);
-		if (!qp->resp.nak_sent) {
-			qp->resp.nak_sent = true;
-			e->stats.seq_naks_sent++;
-			resp_ack(qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR,
-				 qp->resp.epsn);
-		}
-		return;
-	}
+static const char *const resp_state_name[] = {
+	[RESPST_CHK_PSN] = "CHK_PSN",
+	[RESPST_CHK_OP_SEQ] = "CHK_OP_SEQ",
+	[RESPST_EXECUTE] = "EXECUTE",
+	[RESPST_ACKNOWLEDGE] = "ACKNOWLEDGE",
+	[RESPST_DUPLICATE] = "DUPLICATE",
+	[RESPST_ERR_PSN_SEQ] = "ERR_PSN_SEQ",
+	[RESPST_ERR_INVALID] = "ERR_INVALID",
+	[RESPST_ERR_HANDLED] = "ERR_HANDLED",
+	[RESPST_DONE] = "DONE",
+};
+
+static enum resp_state resp_check_psn(struct rxdp_eqp *qp, uint32_t psn)
+{
+	int32_t d = psn_diff(psn, qp->resp.epsn);
+
+	if (d < 0)
+		return RESPST_DUPLICATE;
+	if (d > 0)
+		return RESPST_ERR_PSN_SEQ;
 	/* the expected PSN (the XDP program clears its NAK_SENT itself) */
 	qp->resp.nak_sent = false;
+	return RESPST_CHK_OP_SEQ;
+}
 
-	/* 9.7.4.1.2: opcode sequence inside a multi-packet message */
-	if (f & ROCE_OPF_FIRST) {
-		if (qp->resp.rseq != RSEQ_NONE) {
-			resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
-			return;
-		}
-	} else if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
-			   ? qp->resp.rseq != RSEQ_SEND
-			   : qp->resp.rseq != RSEQ_WRITE) {
-		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
-		return;
-	}
+static enum resp_state resp_check_op_seq(struct rxdp_eqp *qp, uint32_t f)
+{
+	if (f & ROCE_OPF_FIRST)
+		return qp->resp.rseq != RSEQ_NONE ? RESPST_ERR_INVALID
+						  : RESPST_EXECUTE;
+	if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
+		    ? qp->resp.rseq != RSEQ_SEND
+		    : qp->resp.rseq != RSEQ_WRITE)
+		return RESPST_ERR_INVALID;
+	return RESPST_EXECUTE;
+}
+
+static enum resp_state resp_execute(struct rxdp_eqp *qp, struct pkt_info *pi,
+				    uint32_t psn)
+{
+	uint32_t f = pi->flags;
+	int r;
+
 	if (f & ROCE_OPF_WRITE)
 		r = resp_write(qp, pi, psn);
 	else if (f & ROCE_OPF_SEND)
@@ -586,9 +593,15 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 	else if (f & ROCE_OPF_FLUSH)
 		r = resp_flush(qp, pi, psn);
 	else
-		r = -1, resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
-	if (r)
-		return;
+		return RESPST_ERR_INVALID;
+	return r ? RESPST_ERR_HANDLED : RESPST_ACKNOWLEDGE;
+}
+
+static void resp_acknowledge(struct rxdp_eqp *qp, struct pkt_info *pi,
+			     uint32_t psn)
+{
+	uint32_t f = pi->flags;
+
 	if (pi->opcode == ROCE_RC_READ_REQUEST)
 		qp->resp.epsn =
 			psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
@@ -596,13 +609,83 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		qp->resp.epsn = psn_add(psn, 1);
 	/*
 	 * whether its requester now waits for this engine, and how deep a
-	 * stream of RDMA Writes comes in (engine.c, coalescing)
+	 * stream of RDMA Writes comes in (the core's scheduling counts)
 	 */
 	eng_sched_req(&qp->e->sched,
 		      bth_ackreq(pi->bth) || (f & ROCE_OPF_RD_ATOMIC),
 		      (f & ROCE_OPF_WRITE) && !(f & ROCE_OPF_SEND));
 	if (bth_ackreq(pi->bth) && !(f & ROCE_OPF_RD_ATOMIC))
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
+}
+
+/* 9.7.5.1.3: one PSN sequence NAK per gap */
+static void resp_nak_seq(struct rxdp_eqp *qp)
+{
+	qp->e->stats.rx_drop_psn++;
+	eng_hwc(qp, RXDP_HWC_OUT_OF_SEQ_REQ);
+	if (qp->resp.nak_sent)
+		return;
+	qp->resp.nak_sent = true;
+	qp->e->stats.seq_naks_sent++;
+	resp_ack(qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR, qp->resp.epsn);
+}
+
+/* One RC request packet, step by step (enum resp_state) */
+static void resp_rx_rc(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	uint32_t psn = bth_psn(pi->bth);
+	enum resp_state st = RESPST_CHK_PSN;
+
+	while (st != RESPST_DONE) {
+		switch (st) {
+		case RESPST_CHK_PSN:
+			st = resp_check_psn(qp, psn);
+			break;
+		case RESPST_CHK_OP_SEQ:
+			st = resp_check_op_seq(qp, pi->flags);
+			break;
+		case RESPST_EXECUTE:
+			st = resp_execute(qp, pi, psn);
+			break;
+		case RESPST_ACKNOWLEDGE:
+			resp_acknowledge(qp, pi, psn);
+			st = RESPST_DONE;
+			break;
+		case RESPST_DUPLICATE:
+			resp_duplicate(qp, pi, psn);
+			st = RESPST_DONE;
+			break;
+		case RESPST_ERR_PSN_SEQ:
+			resp_nak_seq(qp);
+			st = RESPST_DONE;
+			break;
+		case RESPST_ERR_INVALID:
+			pr_debug("engine: QP %u: PSN %u opcode 0x%x: %s\n",
+				 qp->qpn, psn, pi->opcode, resp_state_name[st]);
+			resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+			st = RESPST_DONE;
+			break;
+		default: /* RESPST_ERR_HANDLED */
+			st = RESPST_DONE;
+			break;
+		}
+	}
+}
+
+void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	int state = atomic_load(&qp->state);
+
+	if (!rxdp_state_takes_packets(state)) {
+		qp->e->stats.rx_drop_state++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UC)
+		resp_rx_uc(qp, pi);
+	else if (qp->type == IBV_QPT_UD)
+		resp_rx_ud(qp, pi);
+	else
+		resp_rx_rc(qp, pi);
 }
 
 int resp_tx(struct rxdp_eqp *qp, int budget)
