@@ -680,24 +680,26 @@ int rxdp_engine_destroy_srq(struct rxdp_esrq *srq)
 
 /* --- multicast (mcast.c) --------------------------------------------------- */
 
-int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
-			     size_t whylen)
+static int
+qp_mcast(struct rxdp_eqp *qp, const uint8_t *gid, char *why, size_t whylen,
+	 int (*op)(struct rxdp_eqp *, const uint8_t *, char *, size_t))
 {
 	int ret;
 
 	eng_lock(qp->e);
-	ret = eng_mcast_join(qp, gid, why, whylen);
+	ret = op(qp, gid, why, whylen);
 	eng_unlock(qp->e);
 	return ret;
+}
+
+int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+			     size_t whylen)
+{
+	return qp_mcast(qp, gid, why, whylen, eng_mcast_join);
 }
 
 int rxdp_engine_mcast_detach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
 			     size_t whylen)
 {
-	int ret;
-
-	eng_lock(qp->e);
-	ret = eng_mcast_leave(qp, gid, why, whylen);
-	eng_unlock(qp->e);
-	return ret;
+	return qp_mcast(qp, gid, why, whylen, eng_mcast_leave);
 }

@@ -20,21 +20,13 @@ int sge_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
 		uint32_t off, const uint8_t *src, uint32_t len,
 		const struct eng_wtag *tag)
 {
-	for (int i = 0; i < nsg && len; i++) {
-		uint32_t n;
+	struct pkt_sg piece[ENG_MAX_SGE];
+	int n = sge_slice(sg, nsg, off, len, piece);
 
-		if (off >= sg[i].len) {
-			off -= sg[i].len;
-			continue;
-		}
-		n = sg[i].len - off;
-		if (n > len)
-			n = len;
-		if (eng_mem_write(qp, sg[i].addr + off, src, n, tag))
+	for (int i = 0; i < n; i++) {
+		if (eng_mem_write(qp, piece[i].addr, src, piece[i].len, tag))
 			return -EAGAIN;
-		src += n;
-		len -= n;
-		off = 0;
+		src += piece[i].len;
 	}
 	return 0;
 }
