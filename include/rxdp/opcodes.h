@@ -259,4 +259,173 @@ static inline int roce_opcode_allowed(__u8 opcode, __u32 svc_flag)
 	return (roce_opcode_table[opcode] & svc_flag) != 0;
 }
 
+#ifndef __bpf__
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+
+/*
+ * The work-request opcodes (enum ibv_wr_opcode, the verbs ABI): what each
+ * may be posted to, what it does with local and remote memory, which wire
+ * opcodes it becomes and how it completes. The one place that knows a WR
+ * opcode; the verbs library's checks (common/hca.h), the requester and the
+ * completer read it.
+ */
+#define RXDP_WR_RC (1U << 0) /* may be posted to an RC QP */
+#define RXDP_WR_UC (1U << 1)
+#define RXDP_WR_UD (1U << 2)
+#define RXDP_WR_READS \
+	(1U << 3) /* payload read from local buffers (inline too) */
+#define RXDP_WR_WRITES (1U << 4) /* the response written into local buffers */
+/* 8 bytes at an 8-byte aligned remote address (IBTA 9.4.5, A19) */
+#define RXDP_WR_ATOMIC (1U << 5)
+/*
+ * answered by a response of its own (a read response, an atomic ACK, a
+ * zero-length read response for Atomic Write and Flush, A19): each takes
+ * one of max_rd_atomic, a fence waits for them, an ACK past one means its
+ * response was lost
+ */
+#define RXDP_WR_RESPONSE (1U << 6)
+#define RXDP_WR_LOCAL (1U << 7) /* done by the requester, no packet */
+/* a small payload the library may gather into the WQE (common/hca.h) */
+#define RXDP_WR_GATHER (1U << 8)
+#define RXDP_WR_OPCODE_N 16
+
+struct rxdp_wr_opcode_info {
+	const char *name;
+	__u32 flags; /* RXDP_WR_* */
+	/*
+	 * the RC request opcodes of a message's first, middle and last packet
+	 * and of a message of one packet; UC's and UD's are the same in their
+	 * service (ROCE_SVC_UC, ROCE_SVC_UD). One packet whatever its length:
+	 * all four the same.
+	 */
+	__u8 wire[4];
+	__u8 wc_opcode; /* enum ibv_wc_opcode of its completion */
+};
+
+enum rxdp_wr_pos {
+	RXDP_WR_FIRST,
+	RXDP_WR_MIDDLE,
+	RXDP_WR_LAST,
+	RXDP_WR_ONLY,
+};
+
+#define _WR_SEND_TYPES (RXDP_WR_RC | RXDP_WR_UC | RXDP_WR_UD)
+#define _WR_ONE(op)            \
+	{                      \
+		op, op, op, op \
+	}
+
+static const struct rxdp_wr_opcode_info rxdp_wr_opcode_info[RXDP_WR_OPCODE_N] = {
+	[IBV_WR_SEND] = { "SEND",
+			  _WR_SEND_TYPES | RXDP_WR_READS | RXDP_WR_GATHER,
+			  { ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE,
+			    ROCE_RC_SEND_LAST, ROCE_RC_SEND_ONLY },
+			  IBV_WC_SEND },
+	[IBV_WR_SEND_WITH_IMM] = { "SEND_WITH_IMM",
+				   _WR_SEND_TYPES | RXDP_WR_READS |
+					   RXDP_WR_GATHER,
+				   { ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE,
+				     ROCE_RC_SEND_LAST_IMM,
+				     ROCE_RC_SEND_ONLY_IMM },
+				   IBV_WC_SEND },
+	/* IBTA Table 38: RC (and XRC) only */
+	[IBV_WR_SEND_WITH_INV] = { "SEND_WITH_INV",
+				   RXDP_WR_RC | RXDP_WR_READS,
+				   { ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE,
+				     ROCE_RC_SEND_LAST_INV,
+				     ROCE_RC_SEND_ONLY_INV },
+				   IBV_WC_SEND },
+	/* IBTA Table 38: UD has Send (with immediate) only */
+	[IBV_WR_RDMA_WRITE] = { "RDMA_WRITE",
+				RXDP_WR_RC | RXDP_WR_UC | RXDP_WR_READS |
+					RXDP_WR_GATHER,
+				{ ROCE_RC_WRITE_FIRST, ROCE_RC_WRITE_MIDDLE,
+				  ROCE_RC_WRITE_LAST, ROCE_RC_WRITE_ONLY },
+				IBV_WC_RDMA_WRITE },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { "RDMA_WRITE_WITH_IMM",
+					 RXDP_WR_RC | RXDP_WR_UC |
+						 RXDP_WR_READS | RXDP_WR_GATHER,
+					 { ROCE_RC_WRITE_FIRST,
+					   ROCE_RC_WRITE_MIDDLE,
+					   ROCE_RC_WRITE_LAST_IMM,
+					   ROCE_RC_WRITE_ONLY_IMM },
+					 IBV_WC_RDMA_WRITE },
+	/* UC has no RDMA Read nor atomics */
+	[IBV_WR_RDMA_READ] = { "RDMA_READ",
+			       RXDP_WR_RC | RXDP_WR_WRITES | RXDP_WR_RESPONSE,
+			       _WR_ONE(ROCE_RC_READ_REQUEST),
+			       IBV_WC_RDMA_READ },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { "ATOMIC_CMP_AND_SWP",
+					RXDP_WR_RC | RXDP_WR_WRITES |
+						RXDP_WR_ATOMIC |
+						RXDP_WR_RESPONSE,
+					_WR_ONE(ROCE_RC_COMPARE_SWAP),
+					IBV_WC_COMP_SWAP },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { "ATOMIC_FETCH_AND_ADD",
+					  RXDP_WR_RC | RXDP_WR_WRITES |
+						  RXDP_WR_ATOMIC |
+						  RXDP_WR_RESPONSE,
+					  _WR_ONE(ROCE_RC_FETCH_ADD),
+					  IBV_WC_FETCH_ADD },
+	/* IBTA 1.5 (A19): RC only, no local buffers */
+	[IBV_WR_ATOMIC_WRITE] = { "ATOMIC_WRITE",
+				  RXDP_WR_RC | RXDP_WR_ATOMIC |
+					  RXDP_WR_RESPONSE,
+				  _WR_ONE(ROCE_RC_ATOMIC_WRITE),
+				  IBV_WC_ATOMIC_WRITE },
+	/* IBV_WR_FLUSH and IBV_WC_FLUSH (common/ibta15.h: RXDP_WR_FLUSH) */
+	[14] = { "FLUSH", RXDP_WR_RC | RXDP_WR_RESPONSE, _WR_ONE(ROCE_RC_FLUSH),
+		 8 },
+	/*
+	 * Local operations with no payload, as Soft-RoCE offers them: Local
+	 * Invalidate on RC, Bind MW on RC and UC (IBTA 10.6.7.2)
+	 */
+	[IBV_WR_LOCAL_INV] = { "LOCAL_INV", RXDP_WR_RC | RXDP_WR_LOCAL,
+			       _WR_ONE(0), IBV_WC_LOCAL_INV },
+	[IBV_WR_BIND_MW] = { "BIND_MW", RXDP_WR_RC | RXDP_WR_UC | RXDP_WR_LOCAL,
+			     _WR_ONE(0), IBV_WC_BIND_MW },
+};
+
+#undef _WR_ONE
+#undef _WR_SEND_TYPES
+
+/* The entry of a WR opcode, or NULL for one rxdp does not know */
+static inline const struct rxdp_wr_opcode_info *rxdp_wr_info(__u32 opcode)
+{
+	if (opcode >= RXDP_WR_OPCODE_N || !rxdp_wr_opcode_info[opcode].name)
+		return NULL;
+	return &rxdp_wr_opcode_info[opcode];
+}
+
+/* Its flags (RXDP_WR_*), 0 for an unknown opcode */
+static inline __u32 rxdp_wr_flags(__u32 opcode)
+{
+	const struct rxdp_wr_opcode_info *i = rxdp_wr_info(opcode);
+
+	return i ? i->flags : 0;
+}
+
+/* The RXDP_WR_RC/UC/UD bit of a QP type, 0 for another type */
+static inline __u32 rxdp_wr_qp_type(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC   ? RXDP_WR_RC
+	       : type == IBV_QPT_UC ? RXDP_WR_UC
+	       : type == IBV_QPT_UD ? RXDP_WR_UD
+				    : 0;
+}
+
+/* The wire opcode of one packet of a WR on a QP of service svc (ROCE_SVC_*) */
+static inline __u8 rxdp_wr_wire_opcode(const struct rxdp_wr_opcode_info *i,
+				       __u8 svc, bool first, bool last)
+{
+	enum rxdp_wr_pos pos = first && last ? RXDP_WR_ONLY
+			       : first	     ? RXDP_WR_FIRST
+			       : last	     ? RXDP_WR_LAST
+					     : RXDP_WR_MIDDLE;
+
+	return i->wire[pos] | svc;
+}
+#endif /* !__bpf__ */
+
 #endif /* RXDP_OPCODES_H */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "common/ctl_client.h"
 #include "poster.h"
 
 #define TP_AHS 64

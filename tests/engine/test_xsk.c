@@ -31,6 +31,7 @@
 #include <xdp/xsk.h>
 #include <cmocka.h>
 
+#include "common/ctl_client.h"
 #include "engine/engine.h"
 #include "poster.h"
 #include "rxdp/params.h"

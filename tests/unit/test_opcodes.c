@@ -258,12 +258,97 @@ static void test_ext_hdr_offsets(void **state)
 	EQ(roce_ext_hdr_offset(0, ROCE_OPF_RETH), -1);
 }
 
+/*
+ * rxdp_wr_opcode_info[]: each WR opcode's packets are requests that its QP
+ * types accept, a message of several packets runs FIRST, MIDDLE, LAST, and
+ * the rows below, written out from IBTA Table 38 and ibv_post_send(3).
+ */
+static void test_wr_opcodes(void **state)
+{
+	static const struct {
+		unsigned int wr, types, only, wc;
+	} rows[] = {
+		{ IBV_WR_SEND, RXDP_WR_RC | RXDP_WR_UC | RXDP_WR_UD, 0x04,
+		  IBV_WC_SEND },
+		{ IBV_WR_SEND_WITH_IMM, RXDP_WR_RC | RXDP_WR_UC | RXDP_WR_UD,
+		  0x05, IBV_WC_SEND },
+		{ IBV_WR_SEND_WITH_INV, RXDP_WR_RC, 0x17, IBV_WC_SEND },
+		{ IBV_WR_RDMA_WRITE, RXDP_WR_RC | RXDP_WR_UC, 0x0a,
+		  IBV_WC_RDMA_WRITE },
+		{ IBV_WR_RDMA_WRITE_WITH_IMM, RXDP_WR_RC | RXDP_WR_UC, 0x0b,
+		  IBV_WC_RDMA_WRITE },
+		{ IBV_WR_RDMA_READ, RXDP_WR_RC, 0x0c, IBV_WC_RDMA_READ },
+		{ IBV_WR_ATOMIC_CMP_AND_SWP, RXDP_WR_RC, 0x13,
+		  IBV_WC_COMP_SWAP },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, RXDP_WR_RC, 0x14,
+		  IBV_WC_FETCH_ADD },
+		{ IBV_WR_ATOMIC_WRITE, RXDP_WR_RC, 0x1d, IBV_WC_ATOMIC_WRITE },
+		{ 14 /* IBV_WR_FLUSH */, RXDP_WR_RC, 0x1c,
+		  8 /* IBV_WC_FLUSH */ },
+	};
+	static const __u32 svc[3][2] = {
+		{ RXDP_WR_RC, ROCE_SVC_RC },
+		{ RXDP_WR_UC, ROCE_SVC_UC },
+		{ RXDP_WR_UD, ROCE_SVC_UD },
+	};
+	static const __u32 svc_flag[3] = { ROCE_OPF_SVC_RC, ROCE_OPF_SVC_UC,
+					   ROCE_OPF_SVC_UD };
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct rxdp_wr_opcode_info *w = rxdp_wr_info(rows[i].wr);
+
+		cur_op = (int)rows[i].wr;
+		assert_non_null(w);
+		EQ(w->flags & (RXDP_WR_RC | RXDP_WR_UC | RXDP_WR_UD),
+		   rows[i].types);
+		EQ(w->wc_opcode, rows[i].wc);
+		EQ(rxdp_wr_wire_opcode(w, ROCE_SVC_RC, true, true),
+		   rows[i].only);
+		for (int s = 0; s < 3; s++) {
+			__u8 only =
+				rxdp_wr_wire_opcode(w, svc[s][1], true, true);
+			__u32 f = roce_opcode_flags(only);
+
+			if (!(w->flags & svc[s][0]))
+				continue;
+			EQ(roce_opcode_allowed(only, svc_flag[s]), 1);
+			EQ(f & ROCE_OPF_REQUEST, ROCE_OPF_REQUEST);
+			/* one packet whatever its length: UD (9.8.4), reads
+			 * and atomics */
+			if (!(f & ROCE_OPF_PAYLOAD) ||
+			    svc[s][0] == RXDP_WR_UD ||
+			    (w->flags & RXDP_WR_RESPONSE))
+				continue;
+			EQ(roce_opcode_flags(rxdp_wr_wire_opcode(w, svc[s][1],
+								 true, false)) &
+				   ROCE_OPF_ONLY,
+			   ROCE_OPF_FIRST);
+			EQ(roce_opcode_flags(rxdp_wr_wire_opcode(
+				   w, svc[s][1], false, false)) &
+				   ROCE_OPF_MIDDLE,
+			   ROCE_OPF_MIDDLE);
+			EQ(roce_opcode_flags(rxdp_wr_wire_opcode(w, svc[s][1],
+								 false, true)) &
+				   ROCE_OPF_ONLY,
+			   ROCE_OPF_LAST);
+		}
+	}
+	/* local operations send nothing; unknown ones have no entry */
+	EQ(rxdp_wr_flags(IBV_WR_BIND_MW),
+	   RXDP_WR_RC | RXDP_WR_UC | RXDP_WR_LOCAL);
+	EQ(rxdp_wr_flags(IBV_WR_LOCAL_INV), RXDP_WR_RC | RXDP_WR_LOCAL);
+	assert_null(rxdp_wr_info(IBV_WR_TSO));
+	assert_null(rxdp_wr_info(RXDP_WR_OPCODE_N));
+	EQ(rxdp_wr_flags(0xffffffffU), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known_opcodes),
 		cmocka_unit_test(test_unknown_opcodes),
 		cmocka_unit_test(test_ext_hdr_offsets),
+		cmocka_unit_test(test_wr_opcodes),
 	};
 
 	return cmocka_run_group_tests_name("opcodes.h", tests, NULL, NULL);

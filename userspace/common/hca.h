@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "common/ibta15.h"
+#include "rxdp/opcodes.h"
 
 #define RXDP_HCA_LINE 64
 #define RXDP_HCA_MAX_CQE 65536 /* entries in one CQ */
@@ -149,6 +150,9 @@ struct rxdp_hca_rwqe {
 	struct ibv_sge sge[];
 };
 
+/* rxdp_wr_opcode_info[] names Flush by its number */
+_Static_assert(RXDP_WR_FLUSH == 14 && RXDP_WR_FLUSH < RXDP_WR_OPCODE_N,
+	       "flush");
 _Static_assert(sizeof(struct rxdp_hca_cq) == 2 * RXDP_HCA_LINE, "cq header");
 _Static_assert(sizeof(struct rxdp_hca_wq) == 2 * RXDP_HCA_LINE, "wq header");
 _Static_assert(sizeof(struct rxdp_hca_qp) == 5 * RXDP_HCA_LINE, "qp header");
@@ -274,9 +278,7 @@ static inline void *rxdp_hca_slot(void *ring, __u32 idx, __u32 size,
 /* Opcodes whose local buffers are only read: their bytes may be gathered */
 static inline int rxdp_hca_gatherable(__u32 opcode)
 {
-	return opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
-	       opcode == IBV_WR_RDMA_WRITE ||
-	       opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	return (rxdp_wr_flags(opcode) & RXDP_WR_GATHER) != 0;
 }
 
 /*
@@ -296,59 +298,26 @@ static inline int rxdp_hca_send_check(const struct rxdp_hca_qp_caps *c,
 				      __u32 num_sge, __u64 total,
 				      __u64 remote_addr, __u32 sge0_len)
 {
-	switch (opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		break;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		/* IBTA Table 38: UD has Send (with immediate) only */
-		if (c->qp_type == IBV_QPT_UD)
-			return EINVAL;
-		break;
-	case IBV_WR_RDMA_READ:
-		/* UC has no RDMA Read nor atomics */
-		if (c->qp_type != IBV_QPT_RC || (send_flags & IBV_SEND_INLINE))
-			return EINVAL;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		/* IBTA 9.4.5: 8 bytes at an 8-byte aligned address */
-		if (c->qp_type != IBV_QPT_RC ||
-		    (send_flags & IBV_SEND_INLINE) || (remote_addr & 7) ||
-		    num_sge != 1 || sge0_len < 8)
-			return EINVAL;
-		break;
-	case IBV_WR_SEND_WITH_INV:
-		/* IBTA Table 38: RC (and XRC) only */
-		if (c->qp_type != IBV_QPT_RC)
-			return EINVAL;
-		break;
-	case IBV_WR_ATOMIC_WRITE:
-	case RXDP_WR_FLUSH:
-		/*
-		 * IBTA 1.5 (A19): RC only, no local buffers; an Atomic Write
-		 * is 8 bytes at an 8-byte aligned address, as other atomics
-		 */
-		if (c->qp_type != IBV_QPT_RC ||
-		    (send_flags & IBV_SEND_INLINE) || num_sge ||
-		    (opcode == IBV_WR_ATOMIC_WRITE && (remote_addr & 7)))
-			return EINVAL;
-		break;
-	case IBV_WR_LOCAL_INV:
-	case IBV_WR_BIND_MW:
-		/*
-		 * Local operations with no payload, as Soft-RoCE offers them:
-		 * Local Invalidate on RC, Bind MW on RC and UC
-		 */
-		if ((c->qp_type != IBV_QPT_RC && (opcode == IBV_WR_LOCAL_INV ||
-						  c->qp_type != IBV_QPT_UC)) ||
-		    (send_flags & IBV_SEND_INLINE))
-			return EINVAL;
-		return 0;
-	default:
+	__u32 f = rxdp_wr_flags(opcode);
+
+	/* the QP types of each opcode: rxdp_wr_opcode_info[] */
+	if (!(f & rxdp_wr_qp_type(c->qp_type)))
 		return EINVAL;
-	}
+	/* inline data is payload: only what reads local buffers has any */
+	if ((send_flags & IBV_SEND_INLINE) && !(f & RXDP_WR_READS))
+		return EINVAL;
+	if (f & RXDP_WR_LOCAL) /* no payload, no SGEs */
+		return 0;
+	/* IBTA 9.4.5 and A19: 8 bytes at an 8-byte aligned address */
+	if ((f & RXDP_WR_ATOMIC) && (remote_addr & 7))
+		return EINVAL;
+	/* the result of a Compare & Swap or a Fetch & Add: 8 bytes, one SGE */
+	if ((f & RXDP_WR_ATOMIC) && (f & RXDP_WR_WRITES) &&
+	    (num_sge != 1 || sge0_len < 8))
+		return EINVAL;
+	/* A19: Atomic Write and Flush have no local buffers */
+	if (!(f & (RXDP_WR_READS | RXDP_WR_WRITES)) && num_sge)
+		return EINVAL;
 	if (num_sge > c->max_send_sge || total > (1ULL << 31))
 		return EINVAL;
 	if ((send_flags & IBV_SEND_INLINE) && total > c->max_inline)

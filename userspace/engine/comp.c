@@ -11,6 +11,12 @@
 #include "common/log.h"
 #include "engine/engine_int.h"
 
+static uint64_t comp_timeout_ns(const struct rxdp_eqp *qp)
+{
+	/* IBTA 9.7.6.1.3: 4.096 us * 2^timeout; 0 means infinite */
+	return qp->timeout ? 4096ULL << qp->timeout : 0;
+}
+
 /* IBTA 9.7.5.2.8 Table 45: RNR NAK timer field -> microseconds x 100 */
 static const uint32_t rnr_timer_10us[32] = {
 	65536, 1,    2,	   3,	 4,    6,     8,     12,    16,	   24,	  32,
@@ -34,21 +40,22 @@ static const uint32_t rnr_timer_10us[32] = {
 
 static bool req_outstanding(const struct rxdp_eqp *qp)
 {
-	return qp->una != qp->next_psn;
+	return qp->comp.una != qp->req.next_psn;
 }
 
 static uint64_t req_rto(const struct rxdp_eqp *qp)
 {
-	uint64_t cap = rc_qp_timeout_ns(qp), rto;
+	uint64_t cap = comp_timeout_ns(qp), rto;
 
 	if (!cap)
 		cap = ENG_RTO_MAX_NS;
-	rto = qp->rtt_known ? qp->srtt + 4 * qp->rttvar : ENG_RTO_INIT_NS;
+	rto = qp->comp.rtt_known ? qp->comp.srtt + 4 * qp->comp.rttvar
+				 : ENG_RTO_INIT_NS;
 	if (rto < ENG_RTO_MIN_NS)
 		rto = ENG_RTO_MIN_NS;
-	if (rto > cap >> qp->backoff)
+	if (rto > cap >> qp->comp.backoff)
 		return cap;
-	return rto << qp->backoff;
+	return rto << qp->comp.backoff;
 }
 
 /*
@@ -58,7 +65,8 @@ static uint64_t req_rto(const struct rxdp_eqp *qp)
  */
 static uint64_t req_pto(const struct rxdp_eqp *qp)
 {
-	uint64_t pto = 2 * qp->srtt, var = qp->srtt + 4 * qp->rttvar;
+	uint64_t pto = 2 * qp->comp.srtt,
+		 var = qp->comp.srtt + 4 * qp->comp.rttvar;
 
 	if (pto < var)
 		pto = var;
@@ -69,36 +77,36 @@ static void req_rtt_sample(struct rxdp_eqp *qp, uint64_t r)
 {
 	uint64_t d;
 
-	if (!qp->rtt_known) {
-		qp->rtt_known = true;
-		qp->srtt = r;
-		qp->rttvar = r / 2;
+	if (!qp->comp.rtt_known) {
+		qp->comp.rtt_known = true;
+		qp->comp.srtt = r;
+		qp->comp.rttvar = r / 2;
 		return;
 	}
-	d = qp->srtt > r ? qp->srtt - r : r - qp->srtt;
-	qp->rttvar = (3 * qp->rttvar + d) / 4;
-	qp->srtt = (7 * qp->srtt + r) / 8;
+	d = qp->comp.srtt > r ? qp->comp.srtt - r : r - qp->comp.srtt;
+	qp->comp.rttvar = (3 * qp->comp.rttvar + d) / 4;
+	qp->comp.srtt = (7 * qp->comp.srtt + r) / 8;
 }
 
 /* (Re)start the retransmission timer from now; off if nothing is out */
 void req_arm_timer(struct rxdp_eqp *qp)
 {
-	uint64_t to = rc_qp_timeout_ns(qp), at;
+	uint64_t to = comp_timeout_ns(qp), at;
 
 	if (!req_outstanding(qp)) {
-		qp->timer_at = qp->tlp_at = 0;
+		qp->comp.timer_at = qp->comp.tlp_at = 0;
 		return;
 	}
 	at = qp->e->now + req_rto(qp);
-	if (to && at > qp->retry_epoch + to)
-		at = qp->retry_epoch + to;
-	qp->timer_at = at;
+	if (to && at > qp->comp.retry_epoch + to)
+		at = qp->comp.retry_epoch + to;
+	qp->comp.timer_at = at;
 }
 
 /* The QP's timeout starts over (IBTA 9.7.6.1.3: on progress, on a resend) */
 static void req_restart_timer(struct rxdp_eqp *qp)
 {
-	qp->retry_epoch = qp->e->now;
+	qp->comp.retry_epoch = qp->e->now;
 	req_arm_timer(qp);
 }
 
@@ -110,18 +118,18 @@ static void req_restart_timer(struct rxdp_eqp *qp)
  */
 void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq)
 {
-	if (!qp->timer_at) {
+	if (!qp->comp.timer_at) {
 		/* the first packet out after a quiet spell */
-		qp->cwnd_una = qp->una;
+		qp->comp.cwnd_una = qp->comp.una;
 		req_restart_timer(qp);
 	}
-	if (!retx && ackreq && !qp->rtt_timing) {
-		qp->rtt_timing = true;
-		qp->rtt_at = qp->e->now;
-		qp->rtt_psn = psn;
+	if (!retx && ackreq && !qp->comp.rtt_timing) {
+		qp->comp.rtt_timing = true;
+		qp->comp.rtt_at = qp->e->now;
+		qp->comp.rtt_psn = psn;
 	}
-	if (qp->rtt_known && !qp->tlp_sent)
-		qp->tlp_at = qp->e->now + req_pto(qp);
+	if (qp->comp.rtt_known && !qp->comp.tlp_sent)
+		qp->comp.tlp_at = qp->e->now + req_pto(qp);
 }
 
 /* --- requester ------------------------------------------------------------ */
@@ -141,8 +149,8 @@ static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
 		if (w->done || !psn_in_window(psn, w->first_psn,
 					      psn_add(w->first_psn, w->npkts)))
 			continue;
-		qp->sq_cur = i;
-		qp->send_psn = psn;
+		qp->req.sq_cur = i;
+		qp->req.send_psn = psn;
 		if (w->opcode == IBV_WR_RDMA_READ) {
 			/*
 			 * The rest of the read, asked for again: once per gap
@@ -150,9 +158,9 @@ static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
 			 * before the responder hears of it still arrive out
 			 * of sequence for a while.
 			 */
-			qp->send_psn = w->resp_psn;
-			qp->read_rewound = true;
-			qp->read_rewind_psn = w->resp_psn;
+			qp->req.send_psn = w->resp_psn;
+			qp->comp.read_rewound = true;
+			qp->comp.read_rewind_psn = w->resp_psn;
 		}
 		return;
 	}
@@ -176,20 +184,20 @@ void req_retire(struct rxdp_eqp *qp)
 			break;
 		if (qp->stage_req.who == w)
 			eng_stage_release(&qp->stage_req);
-		signaled = rc_req_wc(qp, w, &wc);
+		signaled = cqe_send_wc(qp, w, &wc);
 		failed = w->status != IBV_WC_SUCCESS;
 		if (!failed && w->npkts)
 			eng_hwc(qp, RXDP_HWC_RDMA_SENDS);
 		/* the slot is the posters' once sq_cons passes it */
-		rc_sq_free(qp, ++cons);
+		qpstate_sq_free(qp, ++cons);
 		/* whoever sees the error completion sees the QP in ERR */
 		if (failed)
-			eng_qp_set_state(qp, IBV_QPS_ERR);
+			qpstate_set(qp, IBV_QPS_ERR);
 		if (signaled)
 			eng_cq_add(qp->scq, &wc, false);
 		if (failed) {
-			qp->sq_cur = cons;
-			rc_qp_to_err(qp, true);
+			qp->req.sq_cur = cons;
+			qpstate_to_err(qp, true);
 			return;
 		}
 	}
@@ -198,14 +206,14 @@ void req_retire(struct rxdp_eqp *qp)
 	 * the packets were late, not lost): resume at una, and never at a
 	 * retired WQE, whose slot a poster may be filling again.
 	 */
-	if (psn_before(qp->send_psn, qp->una) ||
-	    (int32_t)(qp->sq_cur - cons) < 0) {
-		req_rewind(qp, qp->una);
-		if (psn_before(qp->send_psn, qp->una) ||
-		    (int32_t)(qp->sq_cur - cons) < 0) {
+	if (psn_before(qp->req.send_psn, qp->comp.una) ||
+	    (int32_t)(qp->req.sq_cur - cons) < 0) {
+		req_rewind(qp, qp->comp.una);
+		if (psn_before(qp->req.send_psn, qp->comp.una) ||
+		    (int32_t)(qp->req.sq_cur - cons) < 0) {
 			/* everything sent is acknowledged */
-			qp->sq_cur = cons;
-			qp->send_psn = qp->una;
+			qp->req.sq_cur = cons;
+			qp->req.send_psn = qp->comp.una;
 		}
 	}
 }
@@ -221,24 +229,26 @@ void req_retire(struct rxdp_eqp *qp)
  */
 static void req_cwnd_cut(struct rxdp_eqp *qp, bool timeout)
 {
-	if (qp->cwr && !timeout)
+	if (qp->comp.cwr && !timeout)
 		return; /* this loss belongs to a window already cut */
-	qp->cwnd = timeout || qp->cwnd / 2 < ENG_CWND_MIN ? ENG_CWND_MIN
-							  : qp->cwnd / 2;
-	qp->cwnd_acked = 0;
-	qp->cwr = true;
-	qp->cwr_psn = psn_add(qp->tx_hw, -1U);
+	qp->comp.cwnd = timeout || qp->comp.cwnd / 2 < ENG_CWND_MIN
+				? ENG_CWND_MIN
+				: qp->comp.cwnd / 2;
+	qp->comp.cwnd_acked = 0;
+	qp->comp.cwr = true;
+	qp->comp.cwr_psn = psn_add(qp->req.tx_hw, -1U);
 }
 
 static void req_cwnd_grow(struct rxdp_eqp *qp)
 {
-	qp->cwnd_acked += psn_diff(qp->una, qp->cwnd_una);
-	qp->cwnd_una = qp->una;
-	if (qp->cwr && psn_after(qp->una, qp->cwr_psn))
-		qp->cwr = false;
-	while (qp->cwnd < ENG_WINDOW && qp->cwnd_acked >= qp->cwnd) {
-		qp->cwnd_acked -= qp->cwnd;
-		qp->cwnd++;
+	qp->comp.cwnd_acked += psn_diff(qp->comp.una, qp->comp.cwnd_una);
+	qp->comp.cwnd_una = qp->comp.una;
+	if (qp->comp.cwr && psn_after(qp->comp.una, qp->comp.cwr_psn))
+		qp->comp.cwr = false;
+	while (qp->comp.cwnd < ENG_WINDOW &&
+	       qp->comp.cwnd_acked >= qp->comp.cwnd) {
+		qp->comp.cwnd_acked -= qp->comp.cwnd;
+		qp->comp.cwnd++;
 	}
 }
 
@@ -250,8 +260,9 @@ static void req_cwnd_grow(struct rxdp_eqp *qp)
 static void req_go_back_(struct rxdp_eqp *qp, uint32_t psn)
 {
 	req_rewind(qp, psn);
-	qp->rtt_timing = false; /* Karn: an ACK of a resend times nothing */
-	qp->ackreq_next = true;
+	qp->comp.rtt_timing =
+		false; /* Karn: an ACK of a resend times nothing */
+	qp->req.ackreq_next = true;
 	req_cwnd_cut(qp, false);
 	qp->e->stats.go_backs++;
 }
@@ -260,7 +271,8 @@ static void req_go_back_(struct rxdp_eqp *qp, uint32_t psn)
 	do {                                                                  \
 		pr_debug("engine: QP %#x: resend from PSN %#x (%s; una %#x, " \
 			 "next %#x)\n",                                       \
-			 (qp)->qpn, (psn), (why), (qp)->una, (qp)->next_psn); \
+			 (qp)->qpn, (psn), (why), (qp)->comp.una,             \
+			 (qp)->req.next_psn);                                 \
 		req_go_back_((qp), (psn));                                    \
 	} while (0)
 
@@ -295,15 +307,15 @@ static void req_fail(struct rxdp_eqp *qp, enum ibv_wc_status st)
 	}
 	req_retire(qp);
 	if (!w)
-		rc_qp_to_err(qp, true);
+		qpstate_to_err(qp, true);
 }
 
 /* The peer answers, though it makes no progress yet: the timers start over */
 static void req_alive(struct rxdp_eqp *qp)
 {
 	req_restart_timer(qp);
-	if (qp->rtt_known && !qp->tlp_sent)
-		qp->tlp_at = qp->e->now + req_pto(qp);
+	if (qp->comp.rtt_known && !qp->comp.tlp_sent)
+		qp->comp.tlp_at = qp->e->now + req_pto(qp);
 }
 
 /* una moved: the path works, every timer and counter starts over */
@@ -311,21 +323,22 @@ static void req_progress(struct rxdp_eqp *qp)
 {
 	struct rxdp_engine *e = qp->e;
 
-	if (qp->rtt_timing && psn_after(qp->una, qp->rtt_psn)) {
-		req_rtt_sample(qp, e->now - qp->rtt_at);
-		qp->rtt_timing = false;
+	if (qp->comp.rtt_timing && psn_after(qp->comp.una, qp->comp.rtt_psn)) {
+		req_rtt_sample(qp, e->now - qp->comp.rtt_at);
+		qp->comp.rtt_timing = false;
 		/* Karn: a backed-off timeout stays until a sample says less */
-		qp->backoff = 0;
+		qp->comp.backoff = 0;
 	}
 	req_cwnd_grow(qp);
-	qp->seq_nak_seen = false;
-	qp->probing = false;
-	qp->tlp_sent = false;
-	qp->retry_left = qp->retry_cnt;
-	qp->rnr_left = qp->rnr_retry;
+	qp->comp.seq_nak_seen = false;
+	qp->comp.probing = false;
+	qp->comp.tlp_sent = false;
+	qp->comp.retry_left = qp->retry_cnt;
+	qp->comp.rnr_left = qp->rnr_retry;
 	req_restart_timer(qp);
-	qp->tlp_at = req_outstanding(qp) && qp->rtt_known ? e->now + req_pto(qp)
-							  : 0;
+	qp->comp.tlp_at = req_outstanding(qp) && qp->comp.rtt_known
+				  ? e->now + req_pto(qp)
+				  : 0;
 }
 
 /*
@@ -342,7 +355,7 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 	uint32_t una = psn_add(psn, 1);
 	bool read_lost = false;
 
-	if (!rxdp_resp_psn_ok(psn, qp->una, qp->next_psn))
+	if (!rxdp_resp_psn_ok(psn, qp->comp.una, qp->req.next_psn))
 		return; /* acknowledges nothing new */
 	for (; i != prod; i++) {
 		struct swqe *w = &qp->sq[i & (qp->sq_size - 1)];
@@ -352,7 +365,7 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 			break;
 		if (w->done)
 			continue;
-		if (!rc_is_rd_atomic(w->opcode)) {
+		if (!(rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE)) {
 			if (psn_diff(last, psn) > 0)
 				break;
 			/* every packet sent, or the ACK could not cover it */
@@ -360,14 +373,15 @@ static void req_ack_upto(struct rxdp_eqp *qp, uint32_t psn)
 			continue;
 		}
 		if (psn_diff(last, psn) <= 0 &&
-		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn))
+		    !(qp->comp.read_rewound &&
+		      qp->comp.read_rewind_psn == w->resp_psn))
 			read_lost = true;
 		if (psn_after(una, w->resp_psn))
 			una = w->resp_psn;
 		break;
 	}
-	if (psn_after(una, qp->una)) {
-		qp->una = una;
+	if (psn_after(una, qp->comp.una)) {
+		qp->comp.una = una;
 		qpmap_una(qp);
 		req_progress(qp);
 	}
@@ -381,8 +395,8 @@ static void req_resp_done(struct rxdp_eqp *qp, struct swqe *w, uint32_t psn)
 {
 	w->done = true;
 	w->resp_psn = psn_add(psn, 1);
-	qp->rd_outstanding--;
-	qp->una = w->resp_psn;
+	qp->req.rd_outstanding--;
+	qp->comp.una = w->resp_psn;
 	qpmap_una(qp);
 	req_progress(qp);
 	req_retire(qp);
@@ -406,7 +420,7 @@ static void req_rx_placed(struct rxdp_eqp *qp, struct pkt_info *pi,
 							 : "a Flush");
 		w->status = IBV_WC_BAD_RESP_ERR;
 		w->done = true;
-		qp->rd_outstanding--;
+		qp->req.rd_outstanding--;
 		req_retire(qp);
 		return;
 	}
@@ -438,7 +452,8 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 	if (psn != w->resp_psn) {
 		/* a gap: responses were lost, ask for the rest once */
 		if (psn_after(psn, w->resp_psn) &&
-		    !(qp->read_rewound && qp->read_rewind_psn == w->resp_psn))
+		    !(qp->comp.read_rewound &&
+		      qp->comp.read_rewind_psn == w->resp_psn))
 			req_go_back(qp, w->resp_psn, "a gap in read responses");
 		/*
 		 * Either way the responder is answering this read (responses
@@ -456,23 +471,23 @@ static void req_rx_read_resp(struct rxdp_eqp *qp, struct pkt_info *pi,
 			qp->qpn, pi->paylen);
 		w->status = IBV_WC_BAD_RESP_ERR;
 		w->done = true;
-		qp->rd_outstanding--;
+		qp->req.rd_outstanding--;
 		req_retire(qp);
 		return;
 	}
 	tag.wqe = (uint32_t)(w - qp->sq);
 	/* no room with the owner's memory thread: it comes again (a gap) */
-	if (rc_sg_copy_to(qp, w->sg, w->nsg, w->resp_off, pi->payload,
-			  pi->paylen, &tag))
+	if (sge_copy_to(qp, w->sg, w->nsg, w->resp_off, pi->payload, pi->paylen,
+			&tag))
 		return;
 	w->mem_seq = qp->mem_seq;
 	w->resp_off += pi->paylen;
 	w->resp_psn = psn_add(psn, 1);
-	qp->una = w->resp_psn;
+	qp->comp.una = w->resp_psn;
 	qpmap_una(qp);
 	if (last) {
 		w->done = true;
-		qp->rd_outstanding--;
+		qp->req.rd_outstanding--;
 	}
 	req_progress(qp);
 	req_retire(qp);
@@ -500,8 +515,7 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 	 */
 	orig = atomicacketh_orig(pi->atomicacketh);
 	tag.wqe = (uint32_t)(w - qp->sq);
-	if (rc_sg_copy_to(qp, w->sg, w->nsg, 0, (const uint8_t *)&orig, 8,
-			  &tag))
+	if (sge_copy_to(qp, w->sg, w->nsg, 0, (const uint8_t *)&orig, 8, &tag))
 		return;
 	w->mem_seq = qp->mem_seq;
 	req_resp_done(qp, w, psn);
@@ -522,18 +536,18 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		req_ack_upto(qp, psn_add(psn, -1U));
 		if (atomic_load(&qp->state) == IBV_QPS_ERR)
 			return;
-		if (qp->rnr_retry != 7 && qp->rnr_left == 0) {
+		if (qp->rnr_retry != 7 && qp->comp.rnr_left == 0) {
 			eng_hwc(qp, RXDP_HWC_RNR_RETRY_EXCEEDED);
 			req_fail(qp, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
 		if (qp->rnr_retry != 7)
-			qp->rnr_left--;
-		qp->rnr_at =
+			qp->comp.rnr_left--;
+		qp->comp.rnr_at =
 			e->now + (uint64_t)rnr_timer_10us[syn & 0x1f] * 10000;
-		qp->rnr_psn = psn;
-		qp->probing = false;
-		qp->timer_at = qp->tlp_at = 0;
+		qp->comp.rnr_psn = psn;
+		qp->comp.probing = false;
+		qp->comp.timer_at = qp->comp.tlp_at = 0;
 		return;
 	case ROCE_AETH_NAK:
 		break;
@@ -547,9 +561,10 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	case ROCE_NAK_PSN_SEQ_ERR:
 		eng_hwc(qp, RXDP_HWC_RCVD_SEQ_ERR);
 		/* packets sent after an RNR NAK draw this too: ignore them */
-		if (qp->rnr_at && psn == qp->rnr_psn)
+		if (qp->comp.rnr_at && psn == qp->comp.rnr_psn)
 			return;
-		if (!psn_in_window(psn, qp->una, psn_add(qp->next_psn, 1)))
+		if (!psn_in_window(psn, qp->comp.una,
+				   psn_add(qp->req.next_psn, 1)))
 			return;
 		/*
 		 * The responder NAKs a gap once (9.7.5.1.3): the same NAK
@@ -557,12 +572,12 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		 * copy the network made, or a peer that repeats itself. One
 		 * go-back per gap.
 		 */
-		if (qp->seq_nak_seen && qp->seq_nak_psn == psn) {
+		if (qp->comp.seq_nak_seen && qp->comp.seq_nak_psn == psn) {
 			e->stats.naks_ignored++;
 			return;
 		}
-		qp->seq_nak_seen = true;
-		qp->seq_nak_psn = psn;
+		qp->comp.seq_nak_seen = true;
+		qp->comp.seq_nak_psn = psn;
 		/*
 		 * A sequence NAK proves the responder alive and tells where
 		 * it stands: go back there at once. It does not use up
@@ -571,7 +586,7 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		 * exhaust it on a merely lossy path.
 		 */
 		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
-		qp->probing = false;
+		qp->comp.probing = false;
 		req_go_back(qp, psn, "sequence NAK");
 		req_arm_timer(qp);
 		return;
@@ -601,7 +616,7 @@ void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 		return;
 	}
 	/* responses only ever answer PSNs in [una - 1, next_psn) */
-	if (!psn_in_window(psn, psn_add(qp->una, -1U), qp->next_psn)) {
+	if (!psn_in_window(psn, psn_add(qp->comp.una, -1U), qp->req.next_psn)) {
 		qp->e->stats.rx_drop_psn++;
 		return;
 	}
@@ -622,26 +637,26 @@ void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
  */
 static int req_probe(struct rxdp_eqp *qp)
 {
-	qp->tlp_at = 0;
+	qp->comp.tlp_at = 0;
 	/*
 	 * A lone packet has no tail to probe: resending it is the timer's
 	 * job (RFC 8985 waits a delayed ACK's time longer for it), and a
 	 * probe there would only race an ACK that is late.
 	 */
-	if (!req_outstanding(qp) || qp->tlp_sent ||
-	    psn_diff(qp->send_psn, qp->una) < 2)
+	if (!req_outstanding(qp) || qp->comp.tlp_sent ||
+	    psn_diff(qp->req.send_psn, qp->comp.una) < 2)
 		return 0;
 	pr_debug("engine: QP %#x: tail-loss probe at PSN %#x (una %#x)\n",
-		 qp->qpn, psn_add(qp->send_psn, -1U), qp->una);
-	qp->tlp_sent = true;
+		 qp->qpn, psn_add(qp->req.send_psn, -1U), qp->comp.una);
+	qp->comp.tlp_sent = true;
 	qp->e->stats.tlp_probes++;
-	req_rewind(qp, psn_add(qp->send_psn, -1U));
-	qp->rtt_timing = false;
-	qp->ackreq_next = true;
+	req_rewind(qp, psn_add(qp->req.send_psn, -1U));
+	qp->comp.rtt_timing = false;
+	qp->req.ackreq_next = true;
 	return 1;
 }
 
-int rc_timers(struct rxdp_eqp *qp)
+int comp_timers(struct rxdp_eqp *qp)
 {
 	struct rxdp_engine *e = qp->e;
 	int state = atomic_load(&qp->state);
@@ -649,41 +664,41 @@ int rc_timers(struct rxdp_eqp *qp)
 
 	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
 		return 0;
-	if (qp->rnr_at && e->now >= qp->rnr_at) {
-		qp->rnr_at = 0;
-		req_rewind(qp, qp->rnr_psn);
+	if (qp->comp.rnr_at && e->now >= qp->comp.rnr_at) {
+		qp->comp.rnr_at = 0;
+		req_rewind(qp, qp->comp.rnr_psn);
 		req_restart_timer(qp);
 		return 1;
 	}
-	if (qp->tlp_at && e->now >= qp->tlp_at &&
-	    (!qp->timer_at || qp->tlp_at < qp->timer_at))
+	if (qp->comp.tlp_at && e->now >= qp->comp.tlp_at &&
+	    (!qp->comp.timer_at || qp->comp.tlp_at < qp->comp.timer_at))
 		return req_probe(qp);
-	if (!qp->timer_at || e->now < qp->timer_at)
+	if (!qp->comp.timer_at || e->now < qp->comp.timer_at)
 		return 0;
 	if (!req_outstanding(qp)) {
-		qp->timer_at = 0;
+		qp->comp.timer_at = 0;
 		return 0;
 	}
-	to = rc_qp_timeout_ns(qp);
-	if (to && e->now >= qp->retry_epoch + to) {
+	to = comp_timeout_ns(qp);
+	if (to && e->now >= qp->comp.retry_epoch + to) {
 		/* the QP's own timeout (9.7.6.1.3): retry_cnt counts these */
 		e->stats.timeouts++;
-		if (qp->retry_left == 0) {
+		if (qp->comp.retry_left == 0) {
 			eng_hwc(qp, RXDP_HWC_RETRY_EXCEEDED);
 			req_fail(qp, IBV_WC_RETRY_EXC_ERR);
 			return 1;
 		}
 		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
-		qp->retry_left--;
-		qp->retry_epoch = e->now;
+		qp->comp.retry_left--;
+		qp->comp.retry_epoch = e->now;
 	} else {
 		e->stats.rto_expiries++;
 	}
-	if (qp->backoff < ENG_RTO_BACKOFF_MAX)
-		qp->backoff++;
-	qp->seq_nak_seen = false;
-	qp->tlp_sent = true; /* the timer has it now */
-	qp->tlp_at = 0;
+	if (qp->comp.backoff < ENG_RTO_BACKOFF_MAX)
+		qp->comp.backoff++;
+	qp->comp.seq_nak_seen = false;
+	qp->comp.tlp_sent = true; /* the timer has it now */
+	qp->comp.tlp_at = 0;
 	req_cwnd_cut(qp, true);
 	/*
 	 * An expiry says nothing of where the responder stands: one packet
@@ -693,8 +708,21 @@ int rc_timers(struct rxdp_eqp *qp)
 	 * duplicates, so that it falls further behind with each expiry until
 	 * retry_cnt runs out (a Soft-RoCE peer, or rxdp, in a slow VM).
 	 */
-	qp->probing = true;
-	req_go_back(qp, qp->una, "timeout");
+	qp->comp.probing = true;
+	req_go_back(qp, qp->comp.una, "timeout");
 	req_arm_timer(qp);
 	return 1;
+}
+
+uint64_t comp_deadline(struct rxdp_eqp *qp)
+{
+	uint64_t d = UINT64_MAX;
+
+	if (qp->comp.timer_at && qp->comp.timer_at < d)
+		d = qp->comp.timer_at;
+	if (qp->comp.rnr_at && qp->comp.rnr_at < d)
+		d = qp->comp.rnr_at;
+	if (qp->comp.tlp_at && qp->comp.tlp_at < d)
+		d = qp->comp.tlp_at;
+	return d;
 }

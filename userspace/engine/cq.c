@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Completion queues and the completion layer under the transport roles:
- * the rings (common/hca.h) the engine produces into under its lock and
- * their owner polls (the verbs library in the application, or the ring's
- * own poller in tests: rxdp_hca_poll), overflow, arming and notification.
+ * Completion queues (the API: each call takes the engine lock): the rings
+ * (common/hca.h) the engine produces into under its lock and their owner
+ * polls (the verbs library in the application, or the ring's own poller in
+ * tests: rxdp_hca_poll), resized, timestamped, notified. What goes into
+ * them is cqe.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -132,63 +133,8 @@ int rxdp_engine_destroy_cq(struct rxdp_ecq *cq)
 	return 0;
 }
 
-/*
- * Engine lock held: the only producer. The consumer's index comes from
- * memory the owner writes: a wrong one can only overflow its own CQ.
- */
-void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited)
-{
-	eng_cq_add_data(cq, wc, solicited, NULL);
-}
-
-/* d: the bytes of a small receive, for the owner to scatter (shared CQs) */
-void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
-		     bool solicited, const struct rxdp_hca_cqd *d)
-{
-	struct rxdp_hca_cq *sh = cq->sh;
-	uint32_t prod = atomic_load_explicit(&sh->prod, memory_order_relaxed);
-	uint32_t cons = atomic_load_explicit(&sh->cons, memory_order_acquire);
-	uint32_t armed;
-
-	if (cq->overflow)
-		return;
-	if (prod - cons >= cq->size) {
-		cq->overflow = true;
-		atomic_store_explicit(&sh->overflow, 1, memory_order_release);
-		cq->e->stats.cq_overflows++;
-		pr_warn("engine: CQ overflow, completion of wr_id %llu lost\n",
-			(unsigned long long)wc->wr_id);
-		eng_event(cq->e, IBV_EVENT_CQ_ERR, cq->user);
-		return;
-	}
-	sh->ring[prod & (cq->size - 1)] = *wc;
-	if (d) {
-		rxdp_hca_cq_data(sh, cq->size)[prod & (cq->size - 1)] = *d;
-		sh->ring[prod & (cq->size - 1)].vendor_err =
-			RXDP_HCA_WC_SCATTER;
-	}
-	if (cq->ts)
-		rxdp_hca_cq_ts(sh, cq->size)[prod & (cq->size - 1)] = eng_now();
-	atomic_store_explicit(&sh->prod, prod + 1, memory_order_release);
-	/*
-	 * The owner arms (a store of armed), then polls (a load of prod);
-	 * here the store of prod comes before the load of armed. Without a
-	 * full fence on both sides each can miss the other's store (x86
-	 * reorders a store before a later load): the completion is not seen
-	 * and no event is sent, and a program blocked in ibv_get_cq_event
-	 * waits forever. The owner's arming store is seq_cst.
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
-	/* IBTA 11.4.2.2: arming is one-shot; an error completion always fires */
-	armed = atomic_load_explicit(&sh->armed, memory_order_acquire);
-	if (armed &&
-	    (armed != 2 || solicited || wc->status != IBV_WC_SUCCESS) &&
-	    atomic_exchange(&sh->armed, 0) && cq->notify)
-		cq->notify(cq->notify_arg);
-}
-
 struct rxdp_engine *rxdp_engine_cq_ring(struct rxdp_ecq *cq,
-				       struct rxdp_hca_cq **sh, uint32_t *size)
+					struct rxdp_hca_cq **sh, uint32_t *size)
 {
 	*sh = cq->sh;
 	*size = cq->size;
@@ -210,4 +156,3 @@ void rxdp_engine_cq_set_notify(struct rxdp_ecq *cq, void (*notify)(void *),
 	cq->notify_arg = arg;
 	eng_unlock(e);
 }
-

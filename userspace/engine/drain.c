@@ -24,7 +24,7 @@
  *
  * The engine publishes what it took (cons, for the owner's information)
  * and which slots are free again (done), before the completion that frees
- * a slot, and the QP's state before an error completion (eng_qp_publish),
+ * a slot, and the QP's state before an error completion (qpstate_publish),
  * so an owner that reposts or queries on a completion sees both.
  */
 #include <stdlib.h>
@@ -169,7 +169,7 @@ static void qp_broken(struct rxdp_eqp *qp, const char *what)
 		 qp->qpn, what);
 	/* the owner hears of it even if the QP was in ERR already */
 	if (atomic_load(&qp->state) != IBV_QPS_ERR)
-		rc_qp_to_err(qp, true);
+		qpstate_to_err(qp, true);
 	else
 		eng_event(qp->e, IBV_EVENT_QP_FATAL, qp->user);
 }
@@ -224,19 +224,17 @@ static int drain_sq(struct rxdp_eqp *qp, uint32_t *budget)
  * Receive WQEs of a ring (a QP's RQ or an SRQ) into records: how many, or
  * -1 if the owner broke the rules (its index, a WQE)
  */
-static int drain_rq(struct rxdp_hca_wq *sh, void *ring, uint32_t size,
-		    uint32_t stride, uint32_t max_sge, _Atomic uint32_t *prodp,
-		    _Atomic uint32_t *consp, struct rwqe *recs,
-		    uint32_t *budget)
+static int drain_rq(struct eng_rq *q, uint32_t *budget)
 {
-	uint32_t prod = atomic_load_explicit(&sh->prod, memory_order_acquire);
-	uint32_t taken = atomic_load_explicit(prodp, memory_order_relaxed);
-	uint32_t done = atomic_load_explicit(consp, memory_order_relaxed);
+	uint32_t prod =
+		atomic_load_explicit(&q->sh->prod, memory_order_acquire);
+	uint32_t taken = atomic_load_explicit(&q->prod, memory_order_relaxed);
+	uint32_t done = atomic_load_explicit(&q->cons, memory_order_relaxed);
 	uint32_t n = prod - taken, k;
 
 	if (!n)
 		return 0;
-	if (prod - done > size || (int32_t)(prod - taken) < 0)
+	if (prod - done > q->size || (int32_t)(prod - taken) < 0)
 		return -1;
 	if (n > ENG_DRAIN_QP)
 		n = ENG_DRAIN_QP;
@@ -244,34 +242,21 @@ static int drain_rq(struct rxdp_hca_wq *sh, void *ring, uint32_t size,
 		n = *budget;
 	for (k = 0; k < n; k++) {
 		const struct rxdp_hca_rwqe *in =
-			rxdp_hca_slot(ring, taken + k, size, stride);
-		struct rwqe *r = &recs[(taken + k) & (size - 1)];
+			rxdp_hca_slot(q->ring, taken + k, q->size, q->stride);
+		struct rwqe *r = &q->rec[(taken + k) & (q->size - 1)];
 		struct rxdp_hca_rwqe h;
 
 		memcpy(&h, in, sizeof(h));
-		if (h.num_sge > max_sge)
+		if (h.num_sge > q->max_sge)
 			break;
 		r->wr_id = h.wr_id;
 		r->num_sge = (int)h.num_sge;
 		memcpy(r->sge, in->sge, h.num_sge * sizeof(*r->sge));
 	}
-	atomic_store_explicit(prodp, taken + k, memory_order_release);
-	atomic_store_explicit(&sh->cons, taken + k, memory_order_release);
+	atomic_store_explicit(&q->prod, taken + k, memory_order_release);
+	atomic_store_explicit(&q->sh->cons, taken + k, memory_order_release);
 	*budget -= k;
 	return k < n ? -1 : (int)k;
-}
-
-static int drain_srq(struct rxdp_esrq *srq, uint32_t *budget)
-{
-	return drain_rq(srq->sh, srq->sh_ring, srq->size, srq->stride,
-			srq->max_sge, &srq->prod, &srq->cons, srq->rq, budget);
-}
-
-static int drain_qp_rq(struct rxdp_eqp *qp, uint32_t *budget)
-{
-	return drain_rq(&qp->sh->rq, qp->sh_rq, qp->rq_size, qp->rq_stride,
-			qp->cap.max_recv_sge, &qp->rq_prod, &qp->rq_cons,
-			qp->rq, budget);
 }
 
 /*
@@ -288,8 +273,8 @@ bool eng_drain_recv(struct rxdp_eqp *qp)
 	if (qp->broken || !qp->sh)
 		return false;
 	if (qp->srq)
-		return !qp->srq->broken && drain_srq(qp->srq, &budget) > 0;
-	return drain_qp_rq(qp, &budget) > 0;
+		return !qp->srq->broken && drain_rq(&qp->srq->rq, &budget) > 0;
+	return drain_rq(&qp->rq_own, &budget) > 0;
 }
 
 static int drain_qp(struct rxdp_eqp *qp, uint32_t *budget)
@@ -303,7 +288,7 @@ static int drain_qp(struct rxdp_eqp *qp, uint32_t *budget)
 		n = drain_sq(qp, budget);
 	if (qp->srq || qp->broken)
 		return n;
-	r = drain_qp_rq(qp, budget);
+	r = drain_rq(&qp->rq_own, budget);
 	if (r < 0)
 		qp_broken(qp, "receive queue (or a WQE in it)");
 	return n + (r > 0 ? r : 0);
@@ -323,7 +308,7 @@ int eng_drain(struct rxdp_engine *e)
 
 		if (srq->broken)
 			continue;
-		r = drain_srq(srq, &srq->pd->m->drain_left);
+		r = drain_rq(&srq->rq, &srq->pd->m->drain_left);
 		if (r < 0) {
 			/* the owner hears of it once; what it took stays */
 			srq->broken = true;
@@ -342,27 +327,35 @@ int eng_drain(struct rxdp_engine *e)
 	return n;
 }
 
-/* The QP's state, for the engine and for its owner */
-void eng_qp_set_state(struct rxdp_eqp *qp, int state)
+/*
+ * Take the next receive WQE (the QP's RQ or its SRQ) as the current one, if
+ * there is no current one yet. false: none posted (RNR).
+ */
+bool eng_rq_take(struct rxdp_eqp *qp)
 {
-	atomic_store(&qp->state, state);
-	atomic_store_explicit(&qp->sh->state, (uint32_t)state,
-			      memory_order_release);
-}
+	struct eng_rq *q = qp->rq;
+	uint32_t prod, cons;
+	struct rwqe *r;
 
-/* Publish the engine's progress on a QP to its owner */
-void eng_qp_publish(struct rxdp_eqp *qp)
-{
-	struct rxdp_hca_qp *sh = qp->sh;
-	uint32_t v;
-
-	v = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
-	if (atomic_load_explicit(&sh->sq.done, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->sq.done, v, memory_order_release);
-	v = atomic_load_explicit(&qp->rq_cons, memory_order_relaxed);
-	if (atomic_load_explicit(&sh->rq.done, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->rq.done, v, memory_order_release);
-	v = (uint32_t)atomic_load(&qp->state);
-	if (atomic_load_explicit(&sh->state, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->state, v, memory_order_release);
+	if (qp->resp.cur_valid)
+		return true;
+	prod = atomic_load_explicit(&q->prod, memory_order_acquire);
+	cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
+	if (prod == cons) {
+		if (!eng_drain_recv(qp))
+			return false;
+		prod = atomic_load_explicit(&q->prod, memory_order_acquire);
+	}
+	r = &q->rec[cons & (q->size - 1)];
+	qp->resp.cur_wr_id = r->wr_id;
+	qp->resp.cur_nsge = r->num_sge;
+	memcpy(qp->resp.cur_sge, r->sge, r->num_sge * sizeof(*r->sge));
+	qp->resp.cur_valid = true;
+	qpstate_rq_free(q, cons + 1);
+	/* IBTA 11.2.7.1 (o11-?): the SRQ limit event fires once, then disarms */
+	if (qp->srq && qp->srq->limit && prod - cons - 1 < qp->srq->limit) {
+		qp->srq->limit = 0;
+		eng_event(qp->e, IBV_EVENT_SRQ_LIMIT_REACHED, qp->srq->user);
+	}
+	return true;
 }

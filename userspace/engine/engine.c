@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The top of the engine: the engine itself, its lock and progress (the
+ * The core of the engine: the engine itself, its lock and progress (the
  * try-lock run-to-completion scheme and the progress thread), the pass that
- * goes through everything. Below it, each a file: the objects (obj.c,
- * cq.c, qp.c), what owners post (drain.c), the transport roles (rc.c,
- * req.c, comp.c, resp.c, mw.c), their memory and completions (mem.c,
- * cq.c), the port (xsk.c, or a test's wire). Calls go downward only.
+ * goes through everything, its scheduling, and the group of engines of a
+ * device with the handoff between them. The API's object calls (obj.c,
+ * qp.c, cq.c) call into it; it calls the transport (recv.c, req.c, resp.c,
+ * comp.c) and the services under it (drain.c, mem.c, inbox.c, ...), never
+ * the API: the layers are README.md's and tests/layers.txt's, which `make
+ * check` holds the objects to.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,14 +25,6 @@
 
 #include "common/log.h"
 #include "engine/engine_int.h"
-
-uint64_t eng_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* --- locking and progress ------------------------------------------------ */
 
@@ -140,7 +134,7 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 	uint64_t d = UINT64_MAX;
 
 	for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
-		uint64_t q = rc_deadline(qp);
+		uint64_t q = comp_deadline(qp);
 
 		if (q < d)
 			d = q;
@@ -148,6 +142,20 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 	if (e->tx_blocked && e->now + 50000 < d)
 		d = e->now + 50000;
 	return d;
+}
+
+/* Up to budget packets of the QP: responses first, then requests */
+static int eng_qp_tx(struct rxdp_eqp *qp, int budget)
+{
+	int state = atomic_load(&qp->state);
+	int sent = 0;
+
+	if (state == IBV_QPS_RTR || state == IBV_QPS_RTS ||
+	    state == IBV_QPS_SQD)
+		sent += resp_tx(qp, budget);
+	if (state == IBV_QPS_RTS && sent < budget)
+		sent += req_tx(qp, budget - sent);
+	return sent;
 }
 
 /*
@@ -158,12 +166,12 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 static int eng_qp_pass(struct rxdp_eqp *qp)
 {
 	struct rxdp_emem *m = qp->pd->m;
-	int work = rc_flush(qp) + rc_timers(qp), sent;
+	int work = qpstate_flush(qp) + comp_timers(qp), sent;
 
-	sent = rc_tx(qp, m->tx_left < ENG_TX_BUDGET ? (int)m->tx_left
-						    : ENG_TX_BUDGET);
+	sent = eng_qp_tx(qp, m->tx_left < ENG_TX_BUDGET ? (int)m->tx_left
+							: ENG_TX_BUDGET);
 	m->tx_left -= (uint32_t)sent;
-	eng_qp_publish(qp);
+	qpstate_publish(qp);
 	return work + sent;
 }
 
@@ -235,21 +243,10 @@ void eng_group_own(struct rxdp_eqp *qp, bool mine)
 			&g->owner[qp->qpn & RXDP_QP_INDEX_MASK], &me, 0);
 }
 
-static void eng_wake(struct rxdp_engine *e)
-{
-	uint64_t one = 1;
-
-	atomic_store(&e->work, 1);
-	if (atomic_load(&e->sleep_until) &&
-	    write(e->evfd, &one, sizeof(one)) < 0) {
-		/* the counter is already non-zero: it will wake */
-	}
-}
-
 /*
  * A packet for a QP of another engine of the group: copied into that
  * engine's inbox. False if it is this engine's to handle (its own QP's,
- * or nobody's: rc_rx counts it). A multicast datagram is this engine's
+ * or nobody's: recv_pkt counts it). A multicast datagram is this engine's
  * for its own members, and a copy goes to each other engine with members
  * of its group (mcast.c).
  */
@@ -273,48 +270,6 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	return true;
 }
 
-/* A copy of frame f into the inbox of the group's engine number owner */
-void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f)
-{
-	struct rxdp_engine_group *g = e->cfg.group;
-	struct rxdp_engine *to;
-	struct eng_inbox *in;
-	uint32_t tail;
-
-	pthread_rwlock_rdlock(&g->lock);
-	to = g->e[owner];
-	if (!to) { /* going away with its QPs */
-		pthread_rwlock_unlock(&g->lock);
-		e->stats.rx_drop_handoff++;
-		return;
-	}
-	in = &to->inbox;
-	pthread_mutex_lock(&in->lock);
-	tail = atomic_load_explicit(&in->tail, memory_order_relaxed);
-	if (f->len > ENG_INBOX_FRAME ||
-	    tail - atomic_load_explicit(&in->head, memory_order_acquire) >=
-		    ENG_INBOX_SLOTS) {
-		pthread_mutex_unlock(&in->lock);
-		pthread_rwlock_unlock(&g->lock);
-		e->stats.rx_drop_handoff++;
-		return;
-	}
-	in->slot[tail % ENG_INBOX_SLOTS].len = f->len;
-	memcpy(in->slot[tail % ENG_INBOX_SLOTS].data, f->data, f->len);
-	atomic_store_explicit(&in->tail, tail + 1, memory_order_release);
-	pthread_mutex_unlock(&in->lock);
-	eng_wake(to);
-	pthread_rwlock_unlock(&g->lock);
-	e->stats.rx_handoffs++;
-	/*
-	 * Handing over is this thread's work as much as the transport: a
-	 * stream of it makes a stream here too (a FIFO thread busy with it
-	 * would keep the applications on its CPU from running)
-	 */
-	e->rx_data++;
-	eng_stream_msg(e, true);
-}
-
 /*
  * One received packet: to the transport, or (from the port, handoff set)
  * to the engine of its QP if another engine of the group has it, which
@@ -334,7 +289,7 @@ static void eng_rx_frame(struct rxdp_engine *e, const struct rxdp_frame *f,
 	else if (err)
 		e->stats.rx_drop_malformed++;
 	else
-		rc_rx(e, &pi);
+		recv_pkt(e, &pi);
 }
 
 /* The packets other engines handed over, up to max: how many */
@@ -365,7 +320,10 @@ int eng_pass(struct rxdp_engine *e)
 
 	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
 	e->tx_blocked = false;
-	work += eng_mem_poll(e);
+	n = eng_mem_poll(e);
+	if (n)
+		recv_mem_done(e);
+	work += n;
 	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
 	for (int i = 0; i < n; i++)
@@ -376,9 +334,9 @@ int eng_pass(struct rxdp_engine *e)
 	work += eng_inbox_pass(e, ENG_RX_BATCH);
 	work += eng_qps_pass(e);
 	for (struct rxdp_esrq *srq = e->srqs; srq; srq = srq->next)
-		if (srq->sh)
-			atomic_store_explicit(&srq->sh->done,
-					      atomic_load(&srq->cons),
+		if (srq->rq.sh)
+			atomic_store_explicit(&srq->rq.sh->done,
+					      atomic_load(&srq->rq.cons),
 					      memory_order_release);
 	eng_mem_submit(e);
 	/*
@@ -391,13 +349,14 @@ int eng_pass(struct rxdp_engine *e)
 	 */
 	if (e->tx_unflushed && !e->tx_urgent && e->tx_unflushed < ENG_TX_BATCH)
 		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
-			if (qp->next_psn != qp->flushed_psn && !eng_ack_due(qp))
+			if (qp->req.next_psn != qp->req.flushed_psn &&
+			    !eng_ack_due(qp))
 				e->tx_urgent = true;
 	if (!e->tx_unflushed || e->tx_urgent ||
 	    e->tx_unflushed >= ENG_TX_BATCH) {
 		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
-			qp->flushed_psn = qp->next_psn;
-			qp->flushed_ackreq = qp->ackreq_end;
+			qp->req.flushed_psn = qp->req.next_psn;
+			qp->req.flushed_ackreq = qp->req.ackreq_end;
 		}
 		e->tx_unflushed = 0;
 		e->tx_urgent = false;
@@ -506,7 +465,7 @@ static void eng_thread_sched(struct rxdp_engine *e)
 	/* a FIFO thread that never sleeps would own its CPU: not in poll mode */
 	if (e->cfg.fifo_prio > 0 && !e->cfg.poll) {
 		if (eng_sched_fifo(e)) {
-			e->fifo = true;
+			e->sched.fifo = true;
 			return;
 		}
 		pr_warn("engine: no SCHED_FIFO for the progress thread; "
@@ -556,34 +515,21 @@ static void eng_thread_sched(struct rxdp_engine *e)
 #define ENG_RX_COALESCE_NS 20000ULL
 #define ENG_STREAM_WINDOW_NS 1000000ULL
 #define ENG_STREAM_MIN 32
-#define ENG_STREAM_RUN 3
 #define ENG_STREAM_DEEP 32
 _Static_assert(ENG_RX_COALESCE_NS * 2 <= ENG_TLP_MIN_NS,
 	       "a coalesced answer is never late enough to be probed for");
 
-void eng_stream_msg(struct rxdp_engine *e, bool rx)
-{
-	uint8_t dir = rx ? 1 : 2;
-
-	if (e->run_dir != dir) {
-		e->run_dir = dir;
-		e->run_len = 0;
-	}
-	if (++e->run_len >= ENG_STREAM_RUN)
-		e->win_deep = true;
-}
-
 static void eng_stream_set(struct rxdp_engine *e, bool on)
 {
-	e->stream = on;
-	e->stream_misses = 0;
+	e->sched.stream = on;
+	e->sched.stream_misses = 0;
 	if (e->cfg.stream_word)
 		atomic_store(e->cfg.stream_word, on);
 	if (on) {
 		e->stats.streams++;
 		eng_sched_other();
 	} else if (!eng_sched_fifo(e))
-		e->fifo = false;
+		e->sched.fifo = false;
 }
 
 bool eng_stream_in(uint64_t rx, uint64_t tx, uint64_t reqs, uint64_t asks)
@@ -597,41 +543,42 @@ static void eng_stream_check(struct rxdp_engine *e, uint64_t now)
 	uint64_t rx, tx, reqs, asks;
 	bool idle, stream;
 
-	if (!e->fifo)
+	if (!e->sched.fifo)
 		return;
-	if (now - e->win_start < ENG_STREAM_WINDOW_NS)
+	if (now - e->sched.win_start < ENG_STREAM_WINDOW_NS)
 		return;
 	/*
 	 * a window that ended long ago held a sleep: the stream is over (one
 	 * that only lasted long did not: a run of busy passes, each sending
 	 * its packets in its own flush, can take longer)
 	 */
-	idle = now - e->win_start >= 2 * ENG_STREAM_WINDOW_NS && e->win_slept;
-	e->win_slept = false;
-	rx = e->rx_data - e->win_rx;
-	tx = e->tx_data - e->win_tx;
-	reqs = e->rx_reqs - e->win_reqs;
-	asks = e->rx_asks - e->win_asks;
-	stream = !idle && e->win_deep &&
+	idle = now - e->sched.win_start >= 2 * ENG_STREAM_WINDOW_NS &&
+	       e->sched.win_slept;
+	e->sched.win_slept = false;
+	rx = e->sched.rx_data - e->sched.win_rx;
+	tx = e->sched.tx_data - e->sched.win_tx;
+	reqs = e->sched.rx_reqs - e->sched.win_reqs;
+	asks = e->sched.rx_asks - e->sched.win_asks;
+	stream = !idle && e->sched.win_deep &&
 		 (rx >= ENG_STREAM_MIN || tx >= ENG_STREAM_MIN);
-	e->stream_in = stream && eng_stream_in(rx, tx, reqs, asks);
-	e->win_deep = false;
-	e->win_start = now;
-	e->win_rx = e->rx_data;
-	e->win_tx = e->tx_data;
-	e->win_reqs = e->rx_reqs;
-	e->win_asks = e->rx_asks;
-	if (stream && !e->stream)
+	e->sched.stream_in = stream && eng_stream_in(rx, tx, reqs, asks);
+	e->sched.win_deep = false;
+	e->sched.win_start = now;
+	e->sched.win_rx = e->sched.rx_data;
+	e->sched.win_tx = e->sched.tx_data;
+	e->sched.win_reqs = e->sched.rx_reqs;
+	e->sched.win_asks = e->sched.rx_asks;
+	if (stream && !e->sched.stream)
 		eng_stream_set(e, true);
 	else if (stream)
-		e->stream_misses = 0;
-	else if (e->stream && (idle || ++e->stream_misses >= 2))
+		e->sched.stream_misses = 0;
+	else if (e->sched.stream && (idle || ++e->sched.stream_misses >= 2))
 		eng_stream_set(e, false);
 }
 
 static bool eng_coalesce(const struct rxdp_engine *e)
 {
-	return e->stream_in && !e->rx_ackreq;
+	return e->sched.stream_in && !e->sched.rx_ackreq;
 }
 
 static long eng_preempted(void)
@@ -668,10 +615,11 @@ static long eng_preempted(void)
 static void eng_place_init(struct rxdp_engine *e)
 {
 	if (e->cfg.cpus)
-		e->allowed = *e->cfg.cpus;
-	else if (sched_getaffinity(0, sizeof(e->allowed), &e->allowed))
-		CPU_ZERO(&e->allowed);
-	e->placed = e->allowed;
+		e->sched.allowed = *e->cfg.cpus;
+	else if (sched_getaffinity(0, sizeof(e->sched.allowed),
+				   &e->sched.allowed))
+		CPU_ZERO(&e->sched.allowed);
+	e->sched.placed = e->sched.allowed;
 }
 
 void eng_place_choose(const cpu_set_t *allowed, const cpu_set_t *busy,
@@ -693,9 +641,10 @@ static void eng_place(struct rxdp_engine *e, uint64_t now)
 {
 	cpu_set_t busy, rx, want;
 
-	if (now - e->place_ns < ENG_PLACE_NS || !CPU_COUNT(&e->allowed))
+	if (now - e->sched.place_ns < ENG_PLACE_NS ||
+	    !CPU_COUNT(&e->sched.allowed))
 		return;
-	e->place_ns = now;
+	e->sched.place_ns = now;
 	CPU_ZERO(&busy);
 	CPU_ZERO(&rx);
 	for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next) {
@@ -707,18 +656,18 @@ static void eng_place(struct rxdp_engine *e, uint64_t now)
 		    qp->post_cpu < CPU_SETSIZE)
 			CPU_SET(qp->post_cpu, &busy);
 		/* the CPU of its receive work, if it received since */
-		if (e->stream_in && rcvd != qp->place_rcvd && cpu &&
+		if (e->sched.stream_in && rcvd != qp->place_rcvd && cpu &&
 		    cpu <= CPU_SETSIZE)
 			CPU_SET(cpu - 1, &rx);
 		qp->place_rcvd = rcvd;
 	}
-	eng_place_choose(&e->allowed, &busy, &rx, &want);
-	if (CPU_EQUAL(&want, &e->placed))
+	eng_place_choose(&e->sched.allowed, &busy, &rx, &want);
+	if (CPU_EQUAL(&want, &e->sched.placed))
 		return;
 	if (pthread_setaffinity_np(pthread_self(), sizeof(want), &want))
 		pr_debug("engine: cannot move the progress thread\n");
 	else
-		e->placed = want;
+		e->sched.placed = want;
 }
 
 /*
@@ -854,9 +803,10 @@ static void *eng_thread(void *arg)
 		 * after each burst made ib_send_lat and ib_write_lat slower);
 		 * its wake-ups preempt instead. In a stream it is not FIFO.
 		 */
-		uint64_t spin = (e->fifo && !e->stream) || e->spin_backoff
+		uint64_t spin = (e->sched.fifo && !e->sched.stream) ||
+						e->sched.spin_backoff
 					? 0
-					: e->spin_ns;
+					: e->sched.spin_ns;
 		uint64_t now = eng_now(), spin_end = now + spin;
 		uint64_t act = eng_activity(e), deadline, slept;
 		struct timespec ts, *tsp = NULL;
@@ -881,9 +831,10 @@ static void *eng_thread(void *arg)
 				break;
 			sched_yield();
 		}
-		eng_spin_backoff(e->fifo, spin,
+		eng_spin_backoff(e->sched.fifo, spin,
 				 spin && eng_preempted() != nivcsw,
-				 &e->spin_backoff, &e->spin_backoff_next);
+				 &e->sched.spin_backoff,
+				 &e->sched.spin_backoff_next);
 		if (atomic_load(&e->stop))
 			break;
 		eng_let_control_in(e);
@@ -937,12 +888,12 @@ static void *eng_thread(void *arg)
 			atomic_store(e->cfg.sleep_word, 0);
 		atomic_store(&e->sleep_until, 0);
 		slept = eng_now() - now;
-		e->win_slept = true;
+		e->sched.win_slept = true;
 		eng_stream_check(e, eng_now());
-		if (slept < 200000 && e->spin_ns < 100000)
-			e->spin_ns *= 2;
-		else if (slept > 2000000 && e->spin_ns > 5000)
-			e->spin_ns /= 2;
+		if (slept < 200000 && e->sched.spin_ns < 100000)
+			e->sched.spin_ns *= 2;
+		else if (slept > 2000000 && e->sched.spin_ns > 5000)
+			e->sched.spin_ns /= 2;
 	}
 	return NULL;
 }
@@ -1001,8 +952,8 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 		       pkt_max_payload(&pp, cap) < e->max_mtu)
 			e->max_mtu >>= 1;
 	}
-	e->spin_ns = 20000;
-	e->spin_backoff_next = ENG_SPIN_BACKOFF;
+	e->sched.spin_ns = 20000;
+	e->sched.spin_backoff_next = ENG_SPIN_BACKOFF;
 	if (cfg->progress_thread) {
 		if (pthread_create(&e->thread, NULL, eng_thread, e)) {
 			errno = EAGAIN;
@@ -1050,6 +1001,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 	close(e->evfd);
 	close(e->epfd);
 	free(e->qp_tab);
+	free(e->mem_faults);
 	eng_keytab_free(&e->keys);
 	free(e->pd0);
 	free(e->inbox.slot);
@@ -1069,10 +1021,4 @@ void rxdp_engine_hw_counters(struct rxdp_engine *e, struct rxdp_eqp *qp,
 	eng_lock(e);
 	memcpy(out, qp ? qp->hwc : e->hwc, sizeof(e->hwc));
 	pthread_mutex_unlock(&e->lock);
-}
-
-void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user)
-{
-	if (e->cfg.event_cb)
-		e->cfg.event_cb(e->cfg.event_arg, ev, user);
 }

@@ -37,11 +37,19 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
-#include "common/ctl_client.h"
 #include "common/hca.h"
 #include "rxdp/maps.h"
+
+/*
+ * The control protocol's records the QP calls take (common/ctl_client.h:
+ * rxdpd fills them from its clients' requests); the engine's API needs
+ * only their names.
+ */
+struct rxdp_path;
+struct rxdp_qp_attr;
 
 struct rxdp_engine;
 struct rxdp_eah;
@@ -549,7 +557,13 @@ int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes,
 void rxdp_umem_destroy(struct rxdp_umem *u);
 
 /* CLOCK_MONOTONIC in ns: the engine's clock, and its port's TX thread's */
-uint64_t eng_now(void);
+static inline uint64_t eng_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 struct rxdp_xsk_port;
 /*

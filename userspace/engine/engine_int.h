@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The engine's internals, shared by engine.c (objects, threads) and rc.c. */
+/* The engine's internals: its records, limits and the calls between its files. */
 #ifndef RXDP_ENGINE_INT_H
 #define RXDP_ENGINE_INT_H
 
@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "common/ctl_client.h"
 #include "common/hw_counters.h"
 #include "engine/engine.h"
 #include "engine/keys.h"
@@ -212,22 +213,31 @@ struct rwqe {
 	struct ibv_sge *sge;
 };
 
+/*
+ * A receive queue, a QP's own or an SRQ's, one record for both (as
+ * rdma-core's struct rxe_wq): its owner's ring (common/hca.h) and the
+ * engine's records filled from it (drain.c)
+ */
+struct eng_rq {
+	struct rxdp_hca_wq *sh; /* the ring's header (NULL: none shared) */
+	void *ring; /* its slots */
+	uint32_t stride; /* of its slots: the engine's copy */
+	struct rwqe *rec; /* the records */
+	struct ibv_sge *sge; /* their SGEs */
+	uint32_t size; /* power of two */
+	uint32_t max_sge;
+	_Atomic uint32_t prod; /* records taken from the ring */
+	_Atomic uint32_t cons; /* records consumed by receives */
+};
+
 struct rxdp_esrq {
 	struct rxdp_engine *e;
 	struct rxdp_esrq *next; /* engine's SRQ list */
 	struct rxdp_epd *pd;
-	struct rxdp_hca_wq *sh; /* the owner's ring (common/hca.h) */
-	void *sh_ring;
-	uint32_t stride; /* of its slots */
+	struct eng_rq rq; /* its receive queue, shared by its QPs */
 	void *own_ring; /* the engine's own, if none was given */
 	void *user;
-	struct rwqe *rq; /* the records, filled from the ring (drain.c) */
-	struct ibv_sge *sge;
-	uint32_t size; /* power of two */
 	uint32_t max_wr; /* as granted: posting more is ENOMEM */
-	uint32_t max_sge;
-	_Atomic uint32_t prod; /* records taken from the ring */
-	_Atomic uint32_t cons; /* records consumed by receives */
 	uint32_t limit; /* 0: the limit event is not armed */
 	int refs;
 	bool broken; /* its owner broke the rules: drained no more */
@@ -266,14 +276,91 @@ enum resp_seq {
 	RSEQ_DROP, /* UC: dropping the rest of a failed message */
 };
 
+/* The requester's state (req.c): where it is in the send queue and its PSNs */
+struct eng_req {
+	uint32_t sq_cur; /* the WQE being (re)transmitted */
+	uint32_t send_psn; /* PSN of the next packet to (re)transmit */
+	uint32_t next_psn; /* PSN after the last one ever assigned */
+	uint32_t flushed_psn; /* next_psn at the last TX flush */
+	uint32_t ackreq_end; /* PSN after the newest one sent with AckReq */
+	uint32_t flushed_ackreq; /* ackreq_end at the last TX flush */
+	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
+	uint32_t rd_outstanding; /* reads/atomics started, not done */
+	uint32_t since_ackreq;
+	bool ackreq_next; /* AckReq on the next packet sent */
+};
+
+/* The completer's state (comp.c): acknowledgements, timers, retries, the window */
+struct eng_comp {
+	uint32_t una; /* oldest unacknowledged PSN */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	uint64_t timer_at; /* retransmission deadline, 0: off */
+	uint64_t retry_epoch; /* last progress or counted timeout */
+	uint8_t backoff; /* timer expiries since the last RTT sample */
+	uint64_t rnr_at; /* RNR wait ends, 0: not waiting */
+	uint32_t rnr_psn;
+	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
+	bool read_rewound;
+	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
+	bool seq_nak_seen;
+	bool probing; /* after a timeout: one packet out until an answer */
+	/* round-trip time, from the ACK of one timed packet at a time */
+	bool rtt_known;
+	uint64_t srtt, rttvar; /* ns */
+	bool rtt_timing; /* rtt_psn went out at rtt_at */
+	uint64_t rtt_at;
+	uint32_t rtt_psn;
+	uint64_t tlp_at; /* tail-loss probe deadline, 0: off */
+	bool tlp_sent; /* one probe per tail, until progress */
+	/* packets in flight at most (ENG_CWND_MIN..ENG_WINDOW, comp.c) */
+	uint32_t cwnd;
+	uint32_t cwnd_acked; /* acknowledged towards the next increase */
+	uint32_t cwnd_una; /* una when they were counted */
+	bool cwr; /* the window was cut for a loss, until una passes cwr_psn */
+	uint32_t cwr_psn;
+};
+
+/* The responder's state (resp.c): the receive WQE in use, the PSNs it expects, queued responses */
+struct eng_resp {
+	/*
+	 * The receive WQE in use: taken off the RQ or SRQ by the first packet
+	 * of a Send (or a Write with immediate's last), completed by the last
+	 */
+	bool cur_valid;
+	uint64_t cur_wr_id;
+	int cur_nsge;
+	struct ibv_sge cur_sge[ENG_MAX_SGE];
+	uint32_t epsn;
+	uint32_t msn;
+	bool nak_sent; /* a PSN sequence NAK for epsn is out */
+	enum resp_seq rseq;
+	uint32_t recv_off; /* bytes of the current Send received */
+	uint32_t recv_len; /* room in the current receive WQE */
+	uint64_t wr_addr; /* current RDMA Write: next byte (owner's) */
+	uint32_t wr_left;
+	uint32_t wr_len; /* its DMA length (for Write with immediate) */
+	struct rjob rjobs[ENG_RJOBS];
+	uint32_t rjob_head, rjob_tail; /* free-running */
+	struct atomic_cache acache[ENG_ATOMIC_CACHE];
+	uint32_t acache_next;
+	/* the PSN of the last read/atomic response sent */
+	bool resp_sent;
+	uint32_t resp_sent_psn;
+	/* one coalesced ACK/NAK, sent after the queued responses */
+	bool ack_pending;
+	uint8_t ack_syndrome;
+	uint32_t ack_psn;
+};
+
 struct rxdp_eqp {
 	struct rxdp_engine *e;
 	struct rxdp_eqp *next; /* engine's QP list */
 	struct rxdp_epd *pd;
 	/* the owner's rings (common/hca.h): shared, or the engine's own */
 	struct rxdp_hca_qp *sh;
-	void *sh_sq, *sh_rq;
-	uint32_t sq_stride, rq_stride; /* the engine's copies */
+	void *sh_sq;
+	uint32_t sq_stride; /* the engine's copy */
 	void *own_rings;
 	bool broken; /* its owner broke the rules: drained no more */
 	uint32_t post_cpu; /* shared SQ: the CPU its owner last posted from */
@@ -317,84 +404,18 @@ struct rxdp_eqp {
 	uint8_t *sq_inl;
 	struct pkt_sg *sq_sg;
 
-	/* requester */
-	uint32_t sq_cur; /* the WQE being (re)transmitted */
-	uint32_t send_psn; /* PSN of the next packet to (re)transmit */
-	uint32_t next_psn; /* PSN after the last one ever assigned */
-	uint32_t flushed_psn; /* next_psn at the last TX flush */
-	uint32_t ackreq_end; /* PSN after the newest one sent with AckReq */
-	uint32_t flushed_ackreq; /* ackreq_end at the last TX flush */
-	uint32_t una; /* oldest unacknowledged PSN */
-	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
-	uint32_t rd_outstanding; /* reads/atomics started, not done */
-	uint32_t since_ackreq;
-	uint8_t retry_left;
-	uint8_t rnr_left;
-	uint64_t timer_at; /* retransmission deadline, 0: off */
-	uint64_t retry_epoch; /* last progress or counted timeout */
-	uint8_t backoff; /* timer expiries since the last RTT sample */
-	uint64_t rnr_at; /* RNR wait ends, 0: not waiting */
-	uint32_t rnr_psn;
-	uint32_t read_rewind_psn; /* avoid rewinding twice for one gap */
-	bool read_rewound;
-	uint32_t seq_nak_psn; /* the last sequence NAK acted on */
-	bool seq_nak_seen;
-	bool probing; /* after a timeout: one packet out until an answer */
-	/* round-trip time, from the ACK of one timed packet at a time */
-	bool rtt_known;
-	uint64_t srtt, rttvar; /* ns */
-	bool rtt_timing; /* rtt_psn went out at rtt_at */
-	uint64_t rtt_at;
-	uint32_t rtt_psn;
-	uint64_t tlp_at; /* tail-loss probe deadline, 0: off */
-	bool tlp_sent; /* one probe per tail, until progress */
-	bool ackreq_next; /* AckReq on the next packet sent */
-	/* packets in flight at most (ENG_CWND_MIN..ENG_WINDOW, comp.c) */
-	uint32_t cwnd;
-	uint32_t cwnd_acked; /* acknowledged towards the next increase */
-	uint32_t cwnd_una; /* una when they were counted */
-	bool cwr; /* the window was cut for a loss, until una passes cwr_psn */
-	uint32_t cwr_psn;
+	struct eng_req req;
+	struct eng_comp comp;
+	struct eng_resp resp;
 
 	void *user;
 	struct rxdp_esrq *srq;
-	/*
-	 * The receive WQE in use: taken off the RQ or SRQ by the first packet
-	 * of a Send (or a Write with immediate's last), completed by the last
-	 */
-	bool cur_valid;
-	uint64_t cur_wr_id;
-	int cur_nsge;
-	struct ibv_sge cur_sge[ENG_MAX_SGE];
 
-	/* receive queue records, filled from the ring (drain.c) */
-	struct rwqe *rq;
-	uint32_t rq_size;
-	_Atomic uint32_t rq_prod; /* records taken from the ring */
-	_Atomic uint32_t rq_cons; /* records consumed by receives */
-	struct ibv_sge *rq_sge;
+	/* its own receive queue (unused on an SRQ) */
+	struct eng_rq rq_own;
+	/* where its receives come from: rq_own, or its SRQ's */
+	struct eng_rq *rq;
 
-	/* responder */
-	uint32_t epsn;
-	uint32_t msn;
-	bool nak_sent; /* a PSN sequence NAK for epsn is out */
-	enum resp_seq rseq;
-	uint32_t recv_off; /* bytes of the current Send received */
-	uint32_t recv_len; /* room in the current receive WQE */
-	uint64_t wr_addr; /* current RDMA Write: next byte (owner's) */
-	uint32_t wr_left;
-	uint32_t wr_len; /* its DMA length (for Write with immediate) */
-	struct rjob rjobs[ENG_RJOBS];
-	uint32_t rjob_head, rjob_tail; /* free-running */
-	struct atomic_cache acache[ENG_ATOMIC_CACHE];
-	uint32_t acache_next;
-	/* the PSN of the last read/atomic response sent */
-	bool resp_sent;
-	uint32_t resp_sent_psn;
-	/* one coalesced ACK/NAK, sent after the queued responses */
-	bool ack_pending;
-	uint8_t ack_syndrome;
-	uint32_t ack_psn;
 	/* set when the QP went to ERR: flush what is posted */
 	bool flushing;
 	uint32_t nmw; /* type 2 windows bound through this QP */
@@ -412,7 +433,7 @@ struct rxdp_eqp {
 	uint32_t rcqe_head, rcqe_tail, rcqe_size; /* free-running, pow2 */
 };
 
-/* A receive completion that waits for its bytes (rc.c) */
+/* A receive completion that waits for its bytes (cqe.c) */
 struct eng_rcqe {
 	struct ibv_wc wc;
 	bool solicited;
@@ -454,6 +475,49 @@ struct rxdp_engine_group {
 	uint32_t nmc;
 };
 
+/*
+ * The progress thread's scheduling (engine.c: spinning, streams,
+ * coalescing, placement), a record of its own: the transport only counts
+ * into it (eng_sched_*() below), the core decides from the counts.
+ */
+struct eng_sched {
+	uint32_t spin_ns;
+	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
+	bool stream; /* ... and left it while it works more than it sleeps */
+	bool stream_in; /* a stream that only comes in: it coalesces */
+	bool rx_ackreq; /* the newest request taken asked for an answer */
+	uint64_t rx_reqs, rx_asks; /* RDMA Writes taken, those that asked */
+	uint64_t win_reqs, win_asks; /* ... at this window's start */
+	uint64_t rx_data, tx_data; /* packets with payload, in and out */
+	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
+	uint32_t stream_misses; /* windows in a row that were no stream */
+	uint8_t run_dir; /* request messages in a row: 1 in, 2 out */
+	uint32_t run_len;
+	bool win_deep; /* ENG_STREAM_RUN of them in this window */
+	bool win_slept; /* the thread slept in this window */
+	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
+	uint32_t spin_backoff_next; /* the next one's length */
+	cpu_set_t allowed; /* where the progress thread may run at all */
+	cpu_set_t placed; /* where it runs now (eng_place) */
+	uint64_t place_ns; /* when placement was last looked at */
+};
+
+/* A multicast group with members on this engine (mcast.c) */
+struct eng_mcast_grp {
+	struct eng_mcast_grp *next; /* in its bucket */
+	uint8_t gid[16];
+	uint32_t n;
+	struct rxdp_eqp *qp[RXDP_MAX_MCAST_QP_ATTACH];
+};
+
+/* A write of the batched path that failed, for the transport (mem.c) */
+struct eng_mem_fault {
+	uint32_t qpn;
+	uint32_t psn; /* responder: the request's; completer: ~0 */
+	uint32_t wqe; /* completer: the SQ index of the WQE */
+	uint64_t seq; /* the write batch's */
+};
+
 struct rxdp_engine {
 	struct rxdp_engine_config cfg;
 	struct eng_inbox inbox; /* with cfg.group */
@@ -464,6 +528,9 @@ struct rxdp_engine {
 	struct rxdp_epd *pd0; /* the default PD: this process's memory */
 	struct rxdp_emem mem0; /* this process's memory */
 	struct rxdp_emem *mems; /* the other owners' */
+	/* writes the memory threads failed (eng_mem_poll, recv_mem_done) */
+	struct eng_mem_fault *mem_faults;
+	uint32_t nmem_faults, mem_faults_cap;
 	struct rxdp_eqp *drain_next; /* where the next drain starts */
 	struct rxdp_eqp *tx_next; /* where the next pass's TX starts */
 	/* the control thread waits for the lock: the data path lets it in */
@@ -485,28 +552,10 @@ struct rxdp_engine {
 	int port_fds[RXDP_CTL_MAX_XSKS]; /* the port's sockets (eng_sleep) */
 	int nport_fds;
 	_Atomic uint64_t sleep_until; /* 0: not sleeping; else its deadline */
-	uint32_t spin_ns;
-	bool fifo; /* the progress thread may run SCHED_FIFO (--fifo) */
-	bool stream; /* ... and left it while it works more than it sleeps */
-	bool stream_in; /* a stream that only comes in: it coalesces */
-	bool rx_ackreq; /* the newest request taken asked for an answer */
-	uint64_t rx_reqs, rx_asks; /* RDMA Writes taken, those that asked */
-	uint64_t win_reqs, win_asks; /* ... at this window's start */
-	uint64_t rx_data, tx_data; /* packets with payload, in and out */
-	uint64_t win_start, win_rx, win_tx; /* ... at this window's start */
-	uint32_t stream_misses; /* windows in a row that were no stream */
-	uint8_t run_dir; /* request messages in a row: 1 in, 2 out */
-	uint32_t run_len;
-	bool win_deep; /* ENG_STREAM_RUN of them in this window */
-	bool win_slept; /* the thread slept in this window */
-	uint32_t spin_backoff; /* sleeps left without spinning (contended) */
-	uint32_t spin_backoff_next; /* the next one's length */
+	struct eng_sched sched; /* engine.c's; the transport feeds its counts */
 	uint32_t tx_unflushed; /* packets queued since the last TX flush */
 	bool tx_urgent; /* one of them may not wait (see eng_pass) */
 	_Atomic uint64_t activity; /* packets moved: the spinner watches it */
-	cpu_set_t allowed; /* where the progress thread may run at all */
-	cpu_set_t placed; /* where it runs now (eng_place) */
-	uint64_t place_ns; /* when placement was last looked at */
 	/* multicast groups with members, by GID (mcast.c) */
 	struct eng_mcast_grp *mcast[ENG_MCAST_BUCKETS];
 	uint32_t mcast_ngrp, mcast_nattach;
@@ -519,7 +568,7 @@ struct rxdp_engine {
 	 IBV_ACCESS_MW_BIND | RXDP_ACCESS_FLUSH)
 /*
  * An MR's: and on-demand paging (its memory is the owner's as mapped at
- * each access; rc_scatter_prep leaves it to rxdpd)
+ * each access; cqe_scatter_prep leaves it to rxdpd)
  */
 #define ENG_MR_ACCESS_KNOWN (ENG_ACCESS_KNOWN | IBV_ACCESS_ON_DEMAND)
 
@@ -537,6 +586,12 @@ static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,
 	return pd ? pd : e->pd0;
 }
 
+/*
+ * The engine's layers, top first (README.md, "Layers"; tests/layers.txt):
+ * each calls only the ones below it.
+ */
+
+/* --- the core (engine.c), for the API above it ---------------------------- */
 void eng_group_own(struct rxdp_eqp *qp, bool mine);
 /* Called with the lock held: one pass of everything. Returns work done. */
 int eng_pass(struct rxdp_engine *e);
@@ -545,10 +600,223 @@ uint64_t eng_next_deadline(struct rxdp_engine *e);
 void eng_lock(struct rxdp_engine *e);
 void eng_unlock(struct rxdp_engine *e);
 
-struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key);
-/* The MR or MW with this key (an R_Key may name either) */
-struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e, uint32_t key);
-struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key);
+/* --- the transport, for the core; engine lock held throughout -------------- */
+/* recv.c: a received packet to its QP's responder or completer */
+void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi);
+/* recv.c: what the owners' memory threads finished (eng_mem_poll) */
+void recv_mem_done(struct rxdp_engine *e);
+/* recv.c: a frame this device sends to a group, to its own members too */
+void recv_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
+		     void *frame, uint32_t len);
+/* req.c: the requester; up to budget packets, how many sent */
+int req_tx(struct rxdp_eqp *qp, int budget);
+/* resp.c: the responder */
+void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
+int resp_tx(struct rxdp_eqp *qp, int budget);
+/* comp.c: the completer, and the requester's timers */
+void req_arm_timer(struct rxdp_eqp *qp);
+void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);
+void req_retire(struct rxdp_eqp *qp);
+void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
+int comp_timers(struct rxdp_eqp *qp);
+uint64_t comp_deadline(struct rxdp_eqp *qp);
+
+/* --- the services under the transport: they call nothing above them ------- */
+/* send.c: one packet along pp (d->dqpn set) / to the connected peer */
+void *send_build(struct rxdp_eqp *qp, struct pkt_desc *d,
+		 const struct pkt_path *pp, int *len);
+void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf,
+		int n);
+int send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
+		  const struct pkt_path *pp);
+int send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d);
+/* sge.c: scatter into / slice of the owner's buffers; keys and bounds */
+int sge_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		uint32_t off, const uint8_t *src, uint32_t len,
+		const struct eng_wtag *tag);
+int sge_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
+	      struct pkt_sg *out);
+int sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
+		unsigned int need, struct pkt_sg *out, uint32_t *total);
+bool sge_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		    uint64_t len, unsigned int need, uint64_t *addr);
+bool sge_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
+		     uint32_t len, uint32_t sel, unsigned int need);
+/* drain.c: what the owners posted, taken into the engine's records */
+int eng_drain(struct rxdp_engine *e);
+bool eng_drain_recv(struct rxdp_eqp *qp);
+bool eng_rq_take(struct rxdp_eqp *qp);
+/* qpstate.c: the QP's state, its freed slots, ERR and flush, RESET */
+void qpstate_publish(struct rxdp_eqp *qp);
+void qpstate_set(struct rxdp_eqp *qp, int state);
+void qpstate_sq_free(struct rxdp_eqp *qp, uint32_t cons);
+void qpstate_rq_free(struct eng_rq *q, uint32_t cons);
+int qpstate_flush(struct rxdp_eqp *qp);
+void qpstate_to_err(struct rxdp_eqp *qp, bool event);
+void qpstate_reset(struct rxdp_eqp *qp);
+/* cqe.c: completions and events, what the owner is told */
+void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
+void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
+		     bool solicited, const struct rxdp_hca_cqd *d);
+void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
+bool cqe_send_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
+/* pi: the message's last packet (immediate data, IETH, SE), or NULL */
+void cqe_recv(struct rxdp_eqp *qp, enum ibv_wc_status status,
+	      enum ibv_wc_opcode op, uint32_t len, const struct pkt_info *pi);
+/* ... and the CQE's data for a scatter to CQE (cqe_scatter_prep), or NULL */
+void cqe_recv_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
+		   enum ibv_wc_opcode op, uint32_t len,
+		   const struct pkt_info *pi, const struct rxdp_hca_cqd *d);
+bool cqe_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
+		      uint32_t len, struct rxdp_hca_cqd *d);
+void cqe_recv_add(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
+		  const struct rxdp_hca_cqd *d);
+/* mcast.c: multicast groups (engine lock held) */
+int eng_mcast_join(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+		   size_t whylen);
+int eng_mcast_leave(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+		    size_t whylen);
+struct eng_mcast_grp *eng_mcast_find(struct rxdp_engine *e, const uint8_t *gid,
+				     struct eng_mcast_grp ***link);
+void eng_mcast_qp_gone(struct rxdp_eqp *qp);
+void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
+		       const struct rxdp_frame *f);
+/* inbox.c: a copy of a frame into another engine's inbox */
+void eng_inbox_put(struct rxdp_engine *e, int owner,
+		   const struct rxdp_frame *f);
+/* mw.c: memory windows (IBTA 10.6.7) */
+enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
+/* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
+int mw_invalidate(struct rxdp_eqp *qp, uint32_t rkey);
+/*
+ * A remote access of [va, va+len) with the rights in need through window
+ * mw (already known to be of qp's PD): true and *addr (the owner's
+ * address) if the window allows it (sge_rkey_check() for regions)
+ */
+bool mw_access(const struct rxdp_eqp *qp, const struct rxdp_emr *mw,
+	       uint64_t va, uint64_t len, unsigned int need, uint64_t *addr);
+/* A window bound to nothing any more */
+void mw_unbind(struct rxdp_emr *mw);
+/* A QP goes away: the type 2 windows bound through it are invalidated */
+void mw_qp_gone(struct rxdp_eqp *qp);
+/* mem.c: the owners' memory, engine lock held but where said */
+int eng_mem_write(struct rxdp_eqp *qp, uint64_t addr, const void *src,
+		  size_t len, const struct eng_wtag *tag);
+int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
+		   uint64_t compare, uint64_t swap_add, uint64_t *orig);
+int eng_mem_store64(struct rxdp_eqp *qp, uint64_t addr, uint64_t v,
+		    const struct eng_wtag *tag);
+bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
+void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
+		   uint32_t gen);
+void eng_stage_release(struct eng_stage *s);
+int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
+		   uint64_t span, uint32_t *crc);
+int eng_mem_poll(struct rxdp_engine *e);
+void eng_mem_submit(struct rxdp_engine *e);
+bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
+void eng_mem_qp_gone(struct rxdp_eqp *qp);
+struct rxdp_emem *eng_mem_new(struct rxdp_engine *e, int fd);
+void eng_mem_close(struct rxdp_emem *m);
+void eng_mem_stop(struct rxdp_emem *m); /* engine lock not held */
+int eng_mem_win_add(struct rxdp_emem *m, uint64_t addr, uint64_t len,
+		    void *local);
+int eng_mem_win_del(struct rxdp_emem *m, uint64_t addr);
+/* qpmap.c: the QP's images in the maps the XDP program reads */
+void qpmap_una(struct rxdp_eqp *qp);
+void qpmap_next(struct rxdp_eqp *qp);
+void qpmap_psn_sync(struct rxdp_eqp *qp);
+void qpmap_seed_epsn(struct rxdp_eqp *qp);
+int qpmap_ctx(struct rxdp_eqp *qp);
+int qpmap_create(struct rxdp_eqp *qp);
+void qpmap_destroy(struct rxdp_eqp *qp);
+void qpmap_mcast(struct rxdp_engine *e, const uint8_t *gid, bool member);
+
+/* --- small helpers of every layer ----------------------------------------- */
+
+/* The MR or MW with this key (whose PD the callers check, IBTA 10.6.3.2) */
+static inline struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e,
+					      uint32_t key)
+{
+	struct eng_key *k = eng_key_find(&e->keys, key);
+
+	return k ? (struct rxdp_emr *)((char *)k - offsetof(struct rxdp_emr, k))
+		 : NULL;
+}
+
+/* The MR with this key: an L_Key never names a window (IBTA 10.6.7) */
+static inline struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e,
+					     uint32_t key)
+{
+	struct rxdp_emr *mr = eng_key_lookup(e, key);
+
+	return mr && mr->k.kind == ENG_KEY_MR ? mr : NULL;
+}
+
+/*
+ * A window by its key's index part alone (keys.h): its key byte is what
+ * its last bind gave it
+ */
+static inline struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e,
+					       uint32_t key)
+{
+	struct eng_key *k = eng_key_find_index(&e->keys, key);
+
+	return k && k->kind == ENG_KEY_MW
+		       ? (struct rxdp_emr *)((char *)k -
+					     offsetof(struct rxdp_emr, k))
+		       : NULL;
+}
+
+/* The opcode of a send WQE's completion (rxdp_wr_opcode_info[]) */
+static inline enum ibv_wc_opcode eng_wc_opcode(enum ibv_wr_opcode op)
+{
+	const struct rxdp_wr_opcode_info *i = rxdp_wr_info(op);
+
+	return i ? (enum ibv_wc_opcode)i->wc_opcode : IBV_WC_SEND;
+}
+
+/* request messages in a row, one way, that make a window deep (engine.c) */
+#define ENG_STREAM_RUN 3
+
+/*
+ * What the transport counts into the scheduling's record (engine.c reads
+ * it): a packet with payload in or out, and a request message's last
+ * packet in (rx) or out, in order, which makes a run one way
+ */
+static inline void eng_sched_data(struct eng_sched *s, bool rx, bool data)
+{
+	if (rx)
+		s->rx_data += data;
+	else
+		s->tx_data += data;
+}
+
+static inline void eng_sched_msg(struct eng_sched *s, bool rx)
+{
+	uint8_t dir = rx ? 1 : 2;
+
+	if (s->run_dir != dir) {
+		s->run_dir = dir;
+		s->run_len = 0;
+	}
+	if (++s->run_len >= ENG_STREAM_RUN)
+		s->win_deep = true;
+}
+
+/*
+ * A request taken by the responder: whether it asked for an answer, and
+ * whether it is an RDMA Write (how deep a stream of them comes in)
+ */
+static inline void eng_sched_req(struct eng_sched *s, bool ackreq, bool write)
+{
+	s->rx_ackreq = ackreq;
+	if (write) {
+		s->rx_reqs++;
+		s->rx_asks += ackreq;
+	}
+}
+
 /* Count an event of a QP, on the QP and on its device */
 static inline void eng_hwc_add(struct rxdp_eqp *qp, enum rxdp_hwc c, uint64_t n)
 {
@@ -570,132 +838,8 @@ static inline void eng_hwc(struct rxdp_eqp *qp, enum rxdp_hwc c)
  */
 static inline bool eng_ack_due(const struct rxdp_eqp *qp)
 {
-	return psn_before(qp->una, qp->flushed_ackreq);
+	return psn_before(qp->comp.una, qp->req.flushed_ackreq);
 }
-void eng_cq_add(struct rxdp_ecq *cq, const struct ibv_wc *wc, bool solicited);
-void eng_cq_add_data(struct rxdp_ecq *cq, const struct ibv_wc *wc,
-		     bool solicited, const struct rxdp_hca_cqd *d);
-void eng_event(struct rxdp_engine *e, enum ibv_event_type ev, void *user);
-/* The owners' memory (mem.c), engine lock held */
-int eng_mem_write(struct rxdp_eqp *qp, uint64_t addr, const void *src,
-		  size_t len, const struct eng_wtag *tag);
-int eng_mem_atomic(struct rxdp_eqp *qp, uint32_t psn, uint64_t addr, bool cas,
-		   uint64_t compare, uint64_t swap_add, uint64_t *orig);
-int eng_mem_store64(struct rxdp_eqp *qp, uint64_t addr, uint64_t v,
-		    const struct eng_wtag *tag);
-bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len);
-void eng_stage_use(struct eng_stage *s, struct rxdp_epd *pd, const void *who,
-		   uint32_t gen);
-void eng_stage_release(struct eng_stage *s);
-int eng_stage_read(void *arg, void *dst, uint64_t addr, size_t len,
-		   uint64_t span, uint32_t *crc);
-int eng_mem_poll(struct rxdp_engine *e);
-void eng_mem_submit(struct rxdp_engine *e);
-bool eng_mem_written(struct rxdp_eqp *qp, uint64_t seq);
-void eng_mem_qp_gone(struct rxdp_eqp *qp);
-/* Take what the owners posted (drain.c) */
-int eng_drain(struct rxdp_engine *e);
-/* A request message's last packet went out (or came in): engine.c */
-void eng_stream_msg(struct rxdp_engine *e, bool rx);
-bool eng_drain_recv(struct rxdp_eqp *qp);
-/* Tell a shared QP's owner which slots are free and the QP's state */
-void eng_qp_publish(struct rxdp_eqp *qp);
-void eng_qp_set_state(struct rxdp_eqp *qp, int state);
-
-/*
- * The RC transport: rc.c (shared parts and dispatch), req.c (requester),
- * comp.c (completer), resp.c (responder); engine lock held throughout.
- */
-bool rc_is_rd_atomic(enum ibv_wr_opcode op);
-uint64_t rc_qp_timeout_ns(const struct rxdp_eqp *qp);
-/* One packet along pp (d->dqpn set) / to the connected peer: 0 or -errno */
-int rc_qp_send_pkt_path(struct rxdp_eqp *qp, struct pkt_desc *d,
-			const struct pkt_path *pp);
-int rc_qp_send_pkt(struct rxdp_eqp *qp, struct pkt_desc *d);
-/* Scatter into / slice of the owner's buffers; keys and bounds checked */
-int rc_sg_copy_to(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
-		  uint32_t off, const uint8_t *src, uint32_t len,
-		  const struct eng_wtag *tag);
-int rc_sg_slice(const struct pkt_sg *sg, int nsg, uint32_t off, uint32_t len,
-		struct pkt_sg *out);
-int rc_sge_resolve(struct rxdp_epd *pd, const struct ibv_sge *sge, int num,
-		   unsigned int need, struct pkt_sg *out, uint32_t *total);
-bool rc_rkey_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
-		   uint64_t len, unsigned int need, uint64_t *addr);
-bool rc_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
-		    uint32_t len, uint32_t sel, unsigned int need);
-bool rc_req_wc(struct rxdp_eqp *qp, const struct swqe *w, struct ibv_wc *wc);
-void rc_sq_free(struct rxdp_eqp *qp, uint32_t cons);
-bool rc_rq_take(struct rxdp_eqp *qp);
-/* pi: the message's last packet (immediate data, IETH, SE), or NULL */
-void rc_recv_complete(struct rxdp_eqp *qp, enum ibv_wc_status status,
-		      enum ibv_wc_opcode op, uint32_t len,
-		      const struct pkt_info *pi);
-/* ... and the CQE's data for a scatter to CQE (rc_scatter_prep), or NULL */
-void rc_recv_complete_data(struct rxdp_eqp *qp, enum ibv_wc_status status,
-			   enum ibv_wc_opcode op, uint32_t len,
-			   const struct pkt_info *pi,
-			   const struct rxdp_hca_cqd *d);
-bool rc_scatter_prep(struct rxdp_eqp *qp, const struct pkt_sg *sg, int nsg,
-		     uint32_t len, struct rxdp_hca_cqd *d);
-/* comp.c */
-void req_arm_timer(struct rxdp_eqp *qp);
-void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);
-void req_retire(struct rxdp_eqp *qp);
-void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
-/* req.c */
-int req_tx(struct rxdp_eqp *qp, int budget);
-/* resp.c */
-void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
-int resp_tx(struct rxdp_eqp *qp, int budget);
-/* mw.c: memory windows (IBTA 10.6.7) */
-enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
-/* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
-int mw_invalidate(struct rxdp_eqp *qp, uint32_t rkey);
-/*
- * A remote access of [va, va+len) with the rights in need through window
- * mw (already known to be of qp's PD): true and *addr (the owner's
- * address) if the window allows it (rc_rkey_check() for regions)
- */
-bool mw_access(const struct rxdp_eqp *qp, const struct rxdp_emr *mw,
-	       uint64_t va, uint64_t len, unsigned int need, uint64_t *addr);
-/* A window bound to nothing any more */
-void mw_unbind(struct rxdp_emr *mw);
-/* A QP goes away: the type 2 windows bound through it are invalidated */
-void mw_qp_gone(struct rxdp_eqp *qp);
-/* rc.c */
-void rc_qp_reset(struct rxdp_eqp *qp);
-void rc_qp_to_err(struct rxdp_eqp *qp, bool event);
-void rc_rx(struct rxdp_engine *e, struct pkt_info *pi);
-int rc_tx(struct rxdp_eqp *qp, int budget); /* packets sent */
-int rc_timers(struct rxdp_eqp *qp);
-int rc_flush(struct rxdp_eqp *qp);
-uint64_t rc_deadline(struct rxdp_eqp *qp);
-/* qpmap.c: the QP's images in the maps the XDP program reads */
-void qpmap_una(struct rxdp_eqp *qp);
-void qpmap_next(struct rxdp_eqp *qp);
-void qpmap_psn_sync(struct rxdp_eqp *qp);
-void qpmap_seed_epsn(struct rxdp_eqp *qp);
-int qpmap_ctx(struct rxdp_eqp *qp);
-int qpmap_create(struct rxdp_eqp *qp);
-void qpmap_destroy(struct rxdp_eqp *qp);
-void qpmap_mcast(struct rxdp_engine *e, const uint8_t *gid, bool member);
-/* mcast.c: multicast groups, datagrams to QPN 0xFFFFFF */
-void eng_mcast_qp_gone(struct rxdp_eqp *qp);
-void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi);
-void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
-		    void *frame, uint32_t len);
-void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
-		       const struct rxdp_frame *f);
-/* engine.c: a copy of a frame into another engine's inbox */
-void eng_inbox_put(struct rxdp_engine *e, int owner,
-		   const struct rxdp_frame *f);
-/* rc.c: the batched path of the owner's memory */
-void rc_recv_cqe(struct rxdp_eqp *qp, const struct ibv_wc *wc, bool solicited,
-		 const struct rxdp_hca_cqd *d);
-void rc_mem_resume(struct rxdp_eqp *qp);
-void rc_mem_failed(struct rxdp_eqp *qp, uint64_t seq, uint32_t psn,
-		   uint32_t wqe);
 
 /*
  * Whether a window of a stream (engine.c, streams) with rx packets of

@@ -36,13 +36,6 @@
 #include "common/log.h"
 #include "engine/engine_int.h"
 
-struct eng_mcast_grp {
-	struct eng_mcast_grp *next; /* in its bucket */
-	uint8_t gid[16];
-	uint32_t n;
-	struct rxdp_eqp *qp[RXDP_MAX_MCAST_QP_ATTACH];
-};
-
 /* A RoCE v2 multicast GID: IPv6 ff00::/8, or IPv4-mapped 224.0.0.0/4 */
 bool rxdp_gid_is_multicast(const uint8_t *gid)
 {
@@ -62,9 +55,8 @@ static uint32_t mcast_bucket(const uint8_t *gid)
 	return h % ENG_MCAST_BUCKETS;
 }
 
-static struct eng_mcast_grp *mcast_find(struct rxdp_engine *e,
-					const uint8_t *gid,
-					struct eng_mcast_grp ***link)
+struct eng_mcast_grp *eng_mcast_find(struct rxdp_engine *e, const uint8_t *gid,
+				     struct eng_mcast_grp ***link)
 {
 	struct eng_mcast_grp **pp = &e->mcast[mcast_bucket(gid)];
 
@@ -193,8 +185,9 @@ static void mcast_remove(struct rxdp_engine *e, struct eng_mcast_grp **link,
 	free(g);
 }
 
-int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
-			     size_t whylen)
+/* Engine lock held (qp.c): qp joins the group of gid */
+int eng_mcast_join(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+		   size_t whylen)
 {
 	struct rxdp_engine *e = qp->e;
 	struct eng_mcast_grp *g, **link;
@@ -208,8 +201,7 @@ int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
 				   "::ffff:224.0.0.0/4)");
 		return -EINVAL;
 	}
-	eng_lock(e);
-	g = mcast_find(e, gid, &link);
+	g = eng_mcast_find(e, gid, &link);
 	if (g) {
 		for (uint32_t i = 0; i < g->n; i++)
 			if (g->qp[i] == qp) {
@@ -246,12 +238,12 @@ int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
 	qp->mcast_n++;
 	e->mcast_nattach++;
 out:
-	eng_unlock(e);
 	return ret;
 }
 
-int rxdp_engine_mcast_detach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
-			     size_t whylen)
+/* Engine lock held (qp.c): qp leaves the group of gid */
+int eng_mcast_leave(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+		    size_t whylen)
 {
 	struct rxdp_engine *e = qp->e;
 	struct eng_mcast_grp *g, **link;
@@ -264,8 +256,7 @@ int rxdp_engine_mcast_detach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
 				 : "not a multicast GID");
 		return -EINVAL;
 	}
-	eng_lock(e);
-	g = mcast_find(e, gid, &link);
+	g = eng_mcast_find(e, gid, &link);
 	for (uint32_t i = 0; g && i < g->n; i++) {
 		if (g->qp[i] == qp) {
 			mcast_remove(e, link, i);
@@ -273,7 +264,6 @@ int rxdp_engine_mcast_detach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
 			break;
 		}
 	}
-	eng_unlock(e);
 	if (ret)
 		snprintf(why, whylen, "QP %#x is not attached to that group",
 			 qp->qpn);
@@ -303,67 +293,4 @@ void eng_mcast_qp_gone(struct rxdp_eqp *qp)
 				link = &g->next;
 		}
 	}
-}
-
-/*
- * A datagram to QPN 0xFFFFFF: one receive for every QP attached to the
- * group of its destination address (each checks its P_Key, state and
- * Q_Key), at most RXDP_MAX_MCAST_QP_ATTACH. Engine lock held.
- */
-void eng_mcast_rx(struct rxdp_engine *e, struct pkt_info *pi)
-{
-	struct eng_mcast_grp *g;
-
-	if (!(pi->flags & ROCE_OPF_SVC_UD)) {
-		e->stats.rx_drop_malformed++;
-		return;
-	}
-	g = mcast_find(e, pi->dip, NULL);
-	if (!g) {
-		e->stats.rx_drop_no_qp++;
-		return;
-	}
-	e->stats.rx_mcast++;
-	/* resp_rx() changes no group: the list holds still meanwhile */
-	for (uint32_t i = 0; i < g->n; i++) {
-		struct rxdp_eqp *qp = g->qp[i];
-
-		if (!roce_pkey_match(bth_pkey(pi->bth), qp->pkey)) {
-			e->stats.rx_drop_ud++;
-			continue;
-		}
-		eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
-		eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
-		resp_rx(qp, pi);
-	}
-}
-
-/*
- * A frame this device sends to a group (built, not yet queued): the
- * device's own members get it too. Engine lock held.
- */
-void eng_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
-		    void *frame, uint32_t len)
-{
-	struct rxdp_frame f = { .data = frame, .len = len };
-	uint8_t gid[16] = { 0 };
-	struct pkt_info pi;
-
-	if (!e->mcast_ngrp && !e->cfg.group)
-		return;
-	/* a path's IPv4 address is its last 4 bytes; a GID's is mapped */
-	if (pp->ipv6) {
-		memcpy(gid, pp->dip, 16);
-	} else {
-		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, pp->dip + 12, 4);
-	}
-	eng_mcast_handoff(e, gid, &f); /* the other engines' members */
-	if (!mcast_find(e, gid, NULL))
-		return;
-	if (pkt_parse(frame, len, &pi)) {
-		e->stats.rx_drop_malformed++;
-		return;
-	}
-	eng_mcast_rx(e, &pi);
 }

@@ -105,7 +105,8 @@ struct eng_job {
 
 static void *mem_thread(void *arg);
 
-struct rxdp_emem *rxdp_engine_mem_create(struct rxdp_engine *e, int fd)
+/* A new owner's memory, not yet on the engine's list (obj.c puts it there) */
+struct rxdp_emem *eng_mem_new(struct rxdp_engine *e, int fd)
 {
 	struct rxdp_emem *m;
 
@@ -122,10 +123,6 @@ struct rxdp_emem *rxdp_engine_mem_create(struct rxdp_engine *e, int fd)
 	m->refs = 1;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
-	eng_lock(e);
-	m->next = e->mems;
-	e->mems = m;
-	eng_unlock(e);
 	return m;
 }
 
@@ -166,27 +163,20 @@ static void mem_put(struct rxdp_emem *m)
 	free(m);
 }
 
-/*
- * After the PDs on it: the engine forgets it now; its memory thread, if it
- * is still in a system call the owner holds up, goes when that returns
- * (it has its own fds): the caller never waits for it.
- */
-void rxdp_engine_mem_destroy(struct rxdp_emem *m)
+/* Engine lock held, m off the engine's list: the batch it was filling */
+void eng_mem_close(struct rxdp_emem *m)
 {
-	struct rxdp_engine *e;
-
-	if (!m || m == &m->e->mem0)
-		return;
-	e = m->e;
-	eng_lock(e);
-	for (struct rxdp_emem **p = &e->mems; *p; p = &(*p)->next)
-		if (*p == m) {
-			*p = m->next;
-			break;
-		}
 	job_free(m->open);
 	m->open = NULL;
-	eng_unlock(e);
+}
+
+/*
+ * Engine lock not held (obj.c): its memory thread, if it is still in a
+ * system call the owner holds up, goes when that returns (it has its own
+ * fds): the caller never waits for it.
+ */
+void eng_mem_stop(struct rxdp_emem *m)
+{
 	pthread_mutex_lock(&m->lock);
 	m->stop = true;
 	pthread_cond_signal(&m->cond);
@@ -213,16 +203,13 @@ static uint32_t win_search(const struct rxdp_emem *m, uint64_t addr)
 	return lo;
 }
 
-int rxdp_engine_mem_map(struct rxdp_emem *m, uint64_t addr, uint64_t len,
-			void *local)
+/* Engine lock held: a window from addr, len bytes, at local here */
+int eng_mem_win_add(struct rxdp_emem *m, uint64_t addr, uint64_t len,
+		    void *local)
 {
-	struct rxdp_engine *e = m->e;
 	uint32_t i;
 	int err = 0;
 
-	if (!len || !local || addr + len < addr || m == &e->mem0)
-		return -EINVAL;
-	eng_lock(e);
 	i = win_search(m, addr);
 	if (i < m->nwin && m->win[i].addr < addr + len) {
 		err = -EEXIST;
@@ -245,17 +232,15 @@ int rxdp_engine_mem_map(struct rxdp_emem *m, uint64_t addr, uint64_t len,
 					      .local = local };
 		m->nwin++;
 	}
-	eng_unlock(e);
 	return err;
 }
 
-int rxdp_engine_mem_unmap(struct rxdp_emem *m, uint64_t addr)
+/* Engine lock held: the window that starts at addr goes */
+int eng_mem_win_del(struct rxdp_emem *m, uint64_t addr)
 {
-	struct rxdp_engine *e = m->e;
 	uint32_t i;
 	int err = -ENOENT;
 
-	eng_lock(e);
 	i = win_search(m, addr);
 	if (i < m->nwin && m->win[i].addr == addr) {
 		memmove(&m->win[i], &m->win[i + 1],
@@ -264,7 +249,6 @@ int rxdp_engine_mem_unmap(struct rxdp_emem *m, uint64_t addr)
 		m->hint = 0;
 		err = 0;
 	}
-	eng_unlock(e);
 	return err;
 }
 
@@ -799,16 +783,32 @@ int eng_mem_store64(struct rxdp_eqp *qp, uint64_t addr, uint64_t v,
 
 /* --- completions (engine lock held) ------------------------------------------ */
 
-/* A write to qp's memory failed: what it was for fails too */
+/*
+ * A write to a QP's memory failed: what it was for fails too, which is the
+ * transport's to do (recv.c): kept for it in e->mem_faults
+ */
 static void write_failed(struct rxdp_engine *e, const struct job_piece *pc,
 			 uint64_t seq)
 {
-	struct rxdp_eqp *qp = e->qp_tab[pc->qpn & RXDP_QP_INDEX_MASK];
+	struct eng_mem_fault *f = e->mem_faults;
 
 	e->stats.mem_faults++;
-	if (!qp || qp->qpn != pc->qpn)
-		return;
-	rc_mem_failed(qp, seq, pc->psn, pc->wqe);
+	if (e->nmem_faults == e->mem_faults_cap) {
+		uint32_t cap = e->mem_faults_cap ? e->mem_faults_cap * 2 : 8;
+
+		f = realloc(e->mem_faults, cap * sizeof(*f));
+		if (!f) {
+			pr_warn("engine: QP %u: a failed write is lost "
+				"(ENOMEM)\n",
+				pc->qpn);
+			return;
+		}
+		e->mem_faults = f;
+		e->mem_faults_cap = cap;
+	}
+	f[e->nmem_faults++] = (struct eng_mem_fault){
+		.qpn = pc->qpn, .psn = pc->psn, .wqe = pc->wqe, .seq = seq
+	};
 }
 
 static void job_done(struct rxdp_engine *e, struct rxdp_emem *m,
@@ -850,7 +850,8 @@ static void job_done(struct rxdp_engine *e, struct rxdp_emem *m,
 
 /*
  * Engine lock held: what the memory threads finished. Returns how many
- * jobs; the QPs waiting for writes go on (rc_mem_resume).
+ * jobs; the writes that failed are in e->mem_faults, and the QPs waiting
+ * for writes may go on: both the transport's to see to (recv.c).
  */
 int eng_mem_poll(struct rxdp_engine *e)
 {
@@ -874,10 +875,6 @@ int eng_mem_poll(struct rxdp_engine *e)
 			n++;
 		}
 	}
-	if (n)
-		for (struct rxdp_eqp *qp = e->qps; qp; qp = qp->next)
-			if (qp->mem_wait)
-				rc_mem_resume(qp);
 	return n;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The engine's memory objects: protection domains, memory regions and
- * windows (named by keys from one table, keys.h; their checks in rc.c and
- * mw.c) and address handles.
+ * The engine's memory objects (the API: each call takes the engine lock):
+ * protection domains, memory regions and windows (named by keys from one
+ * table, keys.h; their checks in sge.c and mw.c), address handles, and the
+ * owners' memory (mem.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -229,37 +230,6 @@ uint32_t rxdp_emr_rkey(const struct rxdp_emr *mr)
 	return mr->k.key;
 }
 
-/* The MR or MW with this key (whose PD the callers check, IBTA 10.6.3.2) */
-struct rxdp_emr *eng_key_lookup(struct rxdp_engine *e, uint32_t key)
-{
-	struct eng_key *k = eng_key_find(&e->keys, key);
-
-	return k ? (struct rxdp_emr *)((char *)k - offsetof(struct rxdp_emr, k))
-		 : NULL;
-}
-
-/* The MR with this key: an L_Key never names a window (IBTA 10.6.7) */
-struct rxdp_emr *eng_mr_lookup(struct rxdp_engine *e, uint32_t key)
-{
-	struct rxdp_emr *mr = eng_key_lookup(e, key);
-
-	return mr && mr->k.kind == ENG_KEY_MR ? mr : NULL;
-}
-
-/*
- * A window by its key's index part alone (keys.h): its key byte is what
- * its last bind gave it
- */
-struct rxdp_emr *eng_mw_by_index(struct rxdp_engine *e, uint32_t key)
-{
-	struct eng_key *k = eng_key_find_index(&e->keys, key);
-
-	return k && k->kind == ENG_KEY_MW
-		       ? (struct rxdp_emr *)((char *)k -
-					     offsetof(struct rxdp_emr, k))
-		       : NULL;
-}
-
 /* --- address handles ---------------------------------------------------- */
 
 struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
@@ -292,4 +262,63 @@ int rxdp_engine_destroy_ah(struct rxdp_eah *ah)
 	eng_unlock(e);
 	free(ah);
 	return 0;
+}
+
+/* --- the owners' memory (mem.c) ------------------------------------------ */
+
+struct rxdp_emem *rxdp_engine_mem_create(struct rxdp_engine *e, int fd)
+{
+	struct rxdp_emem *m = eng_mem_new(e, fd);
+
+	if (!m)
+		return NULL;
+	eng_lock(e);
+	m->next = e->mems;
+	e->mems = m;
+	eng_unlock(e);
+	return m;
+}
+
+/* After the PDs on it: the engine forgets it now */
+void rxdp_engine_mem_destroy(struct rxdp_emem *m)
+{
+	struct rxdp_engine *e;
+
+	if (!m || m == &m->e->mem0)
+		return;
+	e = m->e;
+	eng_lock(e);
+	for (struct rxdp_emem **p = &e->mems; *p; p = &(*p)->next)
+		if (*p == m) {
+			*p = m->next;
+			break;
+		}
+	eng_mem_close(m);
+	eng_unlock(e);
+	eng_mem_stop(m);
+}
+
+int rxdp_engine_mem_map(struct rxdp_emem *m, uint64_t addr, uint64_t len,
+			void *local)
+{
+	struct rxdp_engine *e = m->e;
+	int err;
+
+	if (!len || !local || addr + len < addr || m == &e->mem0)
+		return -EINVAL;
+	eng_lock(e);
+	err = eng_mem_win_add(m, addr, len, local);
+	eng_unlock(e);
+	return err;
+}
+
+int rxdp_engine_mem_unmap(struct rxdp_emem *m, uint64_t addr)
+{
+	struct rxdp_engine *e = m->e;
+	int err;
+
+	eng_lock(e);
+	err = eng_mem_win_del(m, addr);
+	eng_unlock(e);
+	return err;
 }

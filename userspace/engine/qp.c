@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Queue pairs and shared receive queues as objects: creation (with the
- * rings their owner posts to, common/hca.h, shared or the engine's own),
- * the transitions the daemon has validated, destruction. What is posted
- * reaches the transport through drain.c.
+ * Queue pairs and shared receive queues as objects (the API: each call
+ * takes the engine lock): creation (with the rings their owner posts to,
+ * common/hca.h, shared or the engine's own), the transitions the daemon
+ * has validated, destruction, multicast groups joined and left (mcast.c).
+ * What is posted reaches the transport through drain.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,8 +25,8 @@ static void qp_free(struct rxdp_eqp *qp)
 	free(qp->sq_sge);
 	free(qp->sq_inl);
 	free(qp->sq_sg);
-	free(qp->rq);
-	free(qp->rq_sge);
+	free(qp->rq_own.rec);
+	free(qp->rq_own.sge);
 	free(qp);
 }
 
@@ -38,7 +39,7 @@ static int qp_rings_own(struct rxdp_eqp *qp, const struct ibv_qp_cap *c)
 	struct rxdp_hca_qp_layout lay;
 
 	rxdp_hca_qp_layout(c->max_send_wr, qp->sq_stride, c->max_recv_wr,
-			   qp->rq_stride, &lay);
+			   qp->rq_own.stride, &lay);
 	qp->own_rings =
 		aligned_alloc(RXDP_HCA_LINE, rxdp_hca_align((__u32)lay.bytes));
 	if (!qp->own_rings)
@@ -46,11 +47,11 @@ static int qp_rings_own(struct rxdp_eqp *qp, const struct ibv_qp_cap *c)
 	memset(qp->own_rings, 0, lay.bytes);
 	qp->sh = qp->own_rings;
 	qp->sh_sq = (char *)qp->own_rings + lay.sq_off;
-	qp->sh_rq = (char *)qp->own_rings + lay.rq_off;
+	qp->rq_own.ring = (char *)qp->own_rings + lay.rq_off;
 	qp->sh->sq.size = c->max_send_wr;
 	qp->sh->sq.stride = qp->sq_stride;
 	qp->sh->rq.size = c->max_recv_wr;
-	qp->sh->rq.stride = qp->rq_stride;
+	qp->sh->rq.stride = qp->rq_own.stride;
 	return 0;
 }
 
@@ -60,8 +61,8 @@ void rxdp_engine_qp_rings(struct rxdp_eqp *qp, struct rxdp_eqp_rings *r)
 	r->sh = qp->sh;
 	r->sq = (struct rxdp_hca_ring){ &qp->sh->sq, qp->sh_sq, qp->sq_size,
 					qp->sq_stride };
-	r->rq = (struct rxdp_hca_ring){ &qp->sh->rq, qp->sh_rq, qp->rq_size,
-					qp->rq_stride };
+	r->rq = (struct rxdp_hca_ring){ &qp->sh->rq, qp->rq_own.ring,
+					qp->rq_own.size, qp->rq_own.stride };
 	r->caps = (struct rxdp_hca_qp_caps){
 		.qp_type = qp->type,
 		.max_send_sge = qp->cap.max_send_sge,
@@ -137,11 +138,11 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->pd = pd;
 	qp->sq_stride =
 		rxdp_hca_swqe_stride(c->max_send_sge, c->max_inline_data);
-	qp->rq_stride = rxdp_hca_rwqe_stride(c->max_recv_sge);
+	qp->rq_own.stride = rxdp_hca_rwqe_stride(c->max_recv_sge);
 	if (init->sh) {
 		qp->sh = init->sh;
 		qp->sh_sq = init->sh_sq;
-		qp->sh_rq = init->sh_rq;
+		qp->rq_own.ring = init->sh_rq;
 	} else if (qp_rings_own(qp, c)) {
 		free(qp);
 		errno = ENOMEM;
@@ -152,12 +153,16 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
 	qp->srq = init->srq;
+	/* the owner's ring of its own RQ is in its QP's header, if shared */
+	qp->rq_own.sh = qp->sh ? &qp->sh->rq : NULL;
+	qp->rq_own.max_sge = c->max_recv_sge;
+	qp->rq = qp->srq ? &qp->srq->rq : &qp->rq_own;
 	qp->user = init->user;
 	qp->owner_pid = init->owner_pid;
 	qp->port_mtu = IBV_MTU_1024;
 	qp->sq_sig_all = !!init->sq_sig_all;
 	qp->sq_size = c->max_send_wr;
-	qp->rq_size = c->max_recv_wr;
+	qp->rq_own.size = c->max_recv_wr;
 	ssge = c->max_send_sge;
 	rsge = c->max_recv_sge;
 	qp->cap = *c;
@@ -165,10 +170,11 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->sq_sge = calloc((size_t)qp->sq_size * ssge, sizeof(*qp->sq_sge));
 	qp->sq_sg = calloc((size_t)qp->sq_size * ssge, sizeof(*qp->sq_sg));
 	qp->sq_inl = malloc((size_t)qp->sq_size * eng_inl_stride(qp));
-	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
-	qp->rq_sge = calloc((size_t)qp->rq_size * rsge, sizeof(*qp->rq_sge));
-	if (!qp->sq || !qp->sq_sge || !qp->sq_sg || !qp->sq_inl || !qp->rq ||
-	    !qp->rq_sge) {
+	qp->rq_own.rec = calloc(qp->rq_own.size, sizeof(*qp->rq_own.rec));
+	qp->rq_own.sge =
+		calloc((size_t)qp->rq_own.size * rsge, sizeof(*qp->rq_own.sge));
+	if (!qp->sq || !qp->sq_sge || !qp->sq_sg || !qp->sq_inl ||
+	    !qp->rq_own.rec || !qp->rq_own.sge) {
 		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
@@ -177,8 +183,8 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 		qp->sq[i].sge = qp->sq_sge + (size_t)i * ssge;
 		qp->sq[i].sg = qp->sq_sg + (size_t)i * ssge;
 	}
-	for (uint32_t i = 0; i < qp->rq_size; i++)
-		qp->rq[i].sge = qp->rq_sge + (size_t)i * rsge;
+	for (uint32_t i = 0; i < qp->rq_own.size; i++)
+		qp->rq_own.rec[i].sge = qp->rq_own.sge + (size_t)i * rsge;
 	qp->mem_req = (struct pkt_mem){ eng_stage_read, &qp->stage_req };
 	qp->mem_resp = (struct pkt_mem){ eng_stage_read, &qp->stage_resp };
 	qp->pkey = ROCE_DEFAULT_PKEY;
@@ -200,7 +206,7 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	qp->psn = e->cfg.psn_table
 			  ? &e->cfg.psn_table[qp->qpn & RXDP_QP_INDEX_MASK]
 			  : &qp->psn_local;
-	rc_qp_reset(qp);
+	qpstate_reset(qp);
 	if (qpmap_create(qp)) {
 		eng_unlock(e);
 		qp_free(qp);
@@ -395,26 +401,27 @@ static void qp_transport_apply(struct rxdp_eqp *qp,
 						 ? ENG_MAX_RD_ATOMIC
 						 : a->max_dest_rd_atomic;
 	if (mask & IBV_QP_RQ_PSN) {
-		qp->epsn = a->rq_psn & ROCE_PSN_MASK;
-		qp->nak_sent = false;
+		qp->resp.epsn = a->rq_psn & ROCE_PSN_MASK;
+		qp->resp.nak_sent = false;
 		qpmap_seed_epsn(qp);
 	}
 	if (mask & IBV_QP_SQ_PSN) {
 		uint32_t psn = a->sq_psn & ROCE_PSN_MASK;
 
-		qp->send_psn = qp->next_psn = qp->una = qp->tx_hw =
-			qp->flushed_psn = qp->ackreq_end = qp->flushed_ackreq =
-				psn;
+		qp->req.send_psn = qp->req.next_psn = qp->comp.una =
+			qp->req.tx_hw = qp->req.flushed_psn =
+				qp->req.ackreq_end = qp->req.flushed_ackreq =
+					psn;
 	}
-	qp->retry_left = qp->retry_cnt;
-	qp->rnr_left = qp->rnr_retry;
+	qp->comp.retry_left = qp->retry_cnt;
+	qp->comp.rnr_left = qp->rnr_retry;
 }
 
 /* IBTA 10.3.1: RESET returns the QP to its state at creation */
 static void qp_to_reset(struct rxdp_eqp *qp)
 {
-	eng_qp_set_state(qp, IBV_QPS_RESET);
-	rc_qp_reset(qp);
+	qpstate_set(qp, IBV_QPS_RESET);
+	qpstate_reset(qp);
 	qp_share_reset(qp);
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	memset(&qp->rpath, 0, sizeof(qp->rpath));
@@ -497,9 +504,9 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 		}
 		qp_transport_apply(qp, attr, mask);
 		if (res.next_state == IBV_QPS_ERR && state != IBV_QPS_ERR)
-			rc_qp_to_err(qp, false);
+			qpstate_to_err(qp, false);
 		else
-			eng_qp_set_state(qp, (int)res.next_state);
+			qpstate_set(qp, (int)res.next_state);
 	}
 	/*
 	 * A UD message is one packet of up to the port's MTU (IBTA 9.8.4):
@@ -515,7 +522,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 	qp->attr.sq_draining = res.next_state == IBV_QPS_SQD;
 	err = qpmap_ctx(qp);
 	qpmap_psn_sync(qp);
-	eng_qp_publish(qp);
+	qpstate_publish(qp);
 	eng_unlock(e);
 	if (err)
 		snprintf(why, whylen, "cannot write the QP context: %s",
@@ -569,12 +576,12 @@ struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	srq->stride = rxdp_hca_rwqe_stride(attr->max_sge);
+	srq->rq.stride = rxdp_hca_rwqe_stride(attr->max_sge);
 	if (!sh) { /* rings of its own, posted to the same way (tests) */
 		size_t off = sizeof(*sh);
 
 		srq->own_ring =
-			calloc(1, off + (size_t)attr->max_wr * srq->stride);
+			calloc(1, off + (size_t)attr->max_wr * srq->rq.stride);
 		if (!srq->own_ring) {
 			free(srq);
 			errno = ENOMEM;
@@ -583,28 +590,29 @@ struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
 		sh = srq->own_ring;
 		ring = (char *)srq->own_ring + off;
 		sh->size = attr->max_wr;
-		sh->stride = srq->stride;
+		sh->stride = srq->rq.stride;
 	}
-	srq->sh = sh;
-	srq->sh_ring = ring;
-	srq->size = attr->max_wr;
-	srq->rq = calloc(srq->size, sizeof(*srq->rq));
-	srq->sge = calloc((size_t)srq->size * attr->max_sge, sizeof(*srq->sge));
-	if (!srq->rq || !srq->sge) {
-		free(srq->rq);
-		free(srq->sge);
+	srq->rq.sh = sh;
+	srq->rq.ring = ring;
+	srq->rq.size = attr->max_wr;
+	srq->rq.rec = calloc(srq->rq.size, sizeof(*srq->rq.rec));
+	srq->rq.sge = calloc((size_t)srq->rq.size * attr->max_sge,
+			     sizeof(*srq->rq.sge));
+	if (!srq->rq.rec || !srq->rq.sge) {
+		free(srq->rq.rec);
+		free(srq->rq.sge);
 		free(srq->own_ring);
 		free(srq);
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < srq->size; i++)
-		srq->rq[i].sge = srq->sge + (size_t)i * attr->max_sge;
+	for (uint32_t i = 0; i < srq->rq.size; i++)
+		srq->rq.rec[i].sge = srq->rq.sge + (size_t)i * attr->max_sge;
 	srq->e = e;
 	srq->pd = eng_pd_or_default(e, pd);
 	srq->user = user;
-	srq->max_wr = srq->size;
-	srq->max_sge = attr->max_sge;
+	srq->max_wr = srq->rq.size;
+	srq->rq.max_sge = attr->max_sge;
 	srq->limit = attr->srq_limit;
 	eng_lock(e);
 	srq->next = e->srqs;
@@ -617,8 +625,8 @@ struct rxdp_esrq *rxdp_engine_create_srq(struct rxdp_engine *e,
 struct rxdp_engine *rxdp_engine_srq_ring(struct rxdp_esrq *srq,
 					 struct rxdp_hca_ring *r)
 {
-	*r = (struct rxdp_hca_ring){ srq->sh, srq->sh_ring, srq->size,
-				     srq->stride };
+	*r = (struct rxdp_hca_ring){ srq->rq.sh, srq->rq.ring, srq->rq.size,
+				     srq->rq.stride };
 	return srq->e;
 }
 
@@ -640,7 +648,7 @@ int rxdp_engine_modify_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr,
 int rxdp_engine_query_srq(struct rxdp_esrq *srq, struct ibv_srq_attr *attr)
 {
 	attr->max_wr = srq->max_wr;
-	attr->max_sge = srq->max_sge;
+	attr->max_sge = srq->rq.max_sge;
 	attr->srq_limit = srq->limit;
 	return 0;
 }
@@ -663,9 +671,35 @@ int rxdp_engine_destroy_srq(struct rxdp_esrq *srq)
 	}
 	srq->pd->refs--;
 	eng_unlock(e);
-	free(srq->rq);
-	free(srq->sge);
+	free(srq->rq.rec);
+	free(srq->rq.sge);
 	free(srq->own_ring);
 	free(srq);
 	return 0;
+}
+
+/* --- multicast (mcast.c) --------------------------------------------------- */
+
+static int
+qp_mcast(struct rxdp_eqp *qp, const uint8_t *gid, char *why, size_t whylen,
+	 int (*op)(struct rxdp_eqp *, const uint8_t *, char *, size_t))
+{
+	int ret;
+
+	eng_lock(qp->e);
+	ret = op(qp, gid, why, whylen);
+	eng_unlock(qp->e);
+	return ret;
+}
+
+int rxdp_engine_mcast_attach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+			     size_t whylen)
+{
+	return qp_mcast(qp, gid, why, whylen, eng_mcast_join);
+}
+
+int rxdp_engine_mcast_detach(struct rxdp_eqp *qp, const uint8_t *gid, char *why,
+			     size_t whylen)
+{
+	return qp_mcast(qp, gid, why, whylen, eng_mcast_leave);
 }

@@ -39,12 +39,12 @@ static void psn_store(__u32 *p, uint32_t v)
 /* The requester's window, for the program's response check */
 void qpmap_una(struct rxdp_eqp *qp)
 {
-	psn_store(&qp->psn->una_psn, qp->una);
+	psn_store(&qp->psn->una_psn, qp->comp.una);
 }
 
 void qpmap_next(struct rxdp_eqp *qp)
 {
-	psn_store(&qp->psn->next_psn, qp->next_psn);
+	psn_store(&qp->psn->next_psn, qp->req.next_psn);
 }
 
 void qpmap_psn_sync(struct rxdp_eqp *qp)
@@ -56,7 +56,7 @@ void qpmap_psn_sync(struct rxdp_eqp *qp)
 /* The responder's expected PSN, which the program advances from here on */
 void qpmap_seed_epsn(struct rxdp_eqp *qp)
 {
-	psn_store(&qp->psn->epsn, qp->epsn);
+	psn_store(&qp->psn->epsn, qp->resp.epsn);
 	__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_NAK_SENT,
 			   __ATOMIC_RELEASE);
 }

@@ -10,63 +10,15 @@
 #include "common/log.h"
 #include "engine/engine_int.h"
 
-static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last);
-
+/* The wire opcode of a packet of w: UC's and UD's are RC's in their service */
 static uint8_t req_opcode(const struct rxdp_eqp *qp, const struct swqe *w,
 			  bool first, bool last)
 {
-	uint8_t op = req_opcode_rc(w, first, last);
+	uint8_t svc = qp->type == IBV_QPT_UC   ? ROCE_SVC_UC
+		      : qp->type == IBV_QPT_UD ? ROCE_SVC_UD
+					       : ROCE_SVC_RC;
 
-	/* the UC Send/Write opcodes are the RC ones in the UC service */
-	return qp->type == IBV_QPT_UC ? (op | ROCE_SVC_UC) : op;
-}
-
-static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
-{
-	bool imm;
-
-	/* unsigned: RXDP_WR_FLUSH is not in the installed enum */
-	switch ((unsigned int)w->opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_SEND_WITH_INV:
-		imm = w->opcode == IBV_WR_SEND_WITH_IMM;
-		if (first && last)
-			return w->opcode == IBV_WR_SEND_WITH_INV
-				       ? ROCE_RC_SEND_ONLY_INV
-			       : imm ? ROCE_RC_SEND_ONLY_IMM
-				     : ROCE_RC_SEND_ONLY;
-		if (first)
-			return ROCE_RC_SEND_FIRST;
-		if (last)
-			return w->opcode == IBV_WR_SEND_WITH_INV
-				       ? ROCE_RC_SEND_LAST_INV
-			       : imm ? ROCE_RC_SEND_LAST_IMM
-				     : ROCE_RC_SEND_LAST;
-		return ROCE_RC_SEND_MIDDLE;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-		if (first && last)
-			return imm ? ROCE_RC_WRITE_ONLY_IMM
-				   : ROCE_RC_WRITE_ONLY;
-		if (first)
-			return ROCE_RC_WRITE_FIRST;
-		if (last)
-			return imm ? ROCE_RC_WRITE_LAST_IMM
-				   : ROCE_RC_WRITE_LAST;
-		return ROCE_RC_WRITE_MIDDLE;
-	case IBV_WR_RDMA_READ:
-		return ROCE_RC_READ_REQUEST;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return ROCE_RC_COMPARE_SWAP;
-	case IBV_WR_ATOMIC_WRITE:
-		return ROCE_RC_ATOMIC_WRITE;
-	case RXDP_WR_FLUSH:
-		return ROCE_RC_FLUSH;
-	default:
-		return ROCE_RC_FETCH_ADD;
-	}
+	return rxdp_wr_wire_opcode(rxdp_wr_info(w->opcode), svc, first, last);
 }
 
 /*
@@ -78,7 +30,7 @@ static uint8_t req_opcode_rc(const struct swqe *w, bool first, bool last)
 static void req_local(struct rxdp_eqp *qp, struct swqe *w)
 {
 	w->started = w->done = true;
-	w->first_psn = qp->next_psn;
+	w->first_psn = qp->req.next_psn;
 	w->npkts = 0;
 	if (w->opcode == IBV_WR_BIND_MW)
 		w->status = mw_bind(qp, w);
@@ -95,12 +47,12 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 	w->started = true;
 	w->done = false;
 	w->mem_seq = 0;
-	w->first_psn = qp->next_psn;
-	w->resp_psn = qp->next_psn;
+	w->first_psn = qp->req.next_psn;
+	w->resp_psn = qp->req.next_psn;
 	w->resp_off = 0;
 	/* gathered bytes come with their SGEs, checked all the same */
 	if (w->gathered &&
-	    rc_sge_resolve(qp->pd, w->sge, w->num_sge, 0, w->sg, &total) < 0) {
+	    sge_resolve(qp->pd, w->sge, w->num_sge, 0, w->sg, &total) < 0) {
 		w->status = IBV_WC_LOC_PROT_ERR;
 		w->done = true;
 		w->npkts = 0;
@@ -112,10 +64,11 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 		w->nsg = w->length ? 1 : 0;
 	} else {
 		/* reads and atomics write into the local buffers */
-		n = rc_sge_resolve(
-			qp->pd, w->sge, w->num_sge,
-			rc_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0,
-			w->sg, &total);
+		n = sge_resolve(qp->pd, w->sge, w->num_sge,
+				(rxdp_wr_flags(w->opcode) & RXDP_WR_WRITES)
+					? IBV_ACCESS_LOCAL_WRITE
+					: 0,
+				w->sg, &total);
 		if (n < 0) {
 			w->status = IBV_WC_LOC_PROT_ERR;
 			w->done = true;
@@ -132,14 +85,15 @@ static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
 		return false;
 	}
 	/* one PSN but for a read: atomics, Atomic Write, Flush (A19) */
-	if (rc_is_rd_atomic(w->opcode) && w->opcode != IBV_WR_RDMA_READ)
+	if ((rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE) &&
+	    w->opcode != IBV_WR_RDMA_READ)
 		w->npkts = 1;
 	else
 		w->npkts = w->length ? (w->length + qp->mtu - 1) / qp->mtu : 1;
-	if (rc_is_rd_atomic(w->opcode))
-		qp->rd_outstanding++;
-	qp->next_psn = psn_add(qp->next_psn, w->npkts);
-	qp->send_psn = w->first_psn;
+	if ((rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE))
+		qp->req.rd_outstanding++;
+	qp->req.next_psn = psn_add(qp->req.next_psn, w->npkts);
+	qp->req.send_psn = w->first_psn;
 	return true;
 }
 
@@ -151,212 +105,267 @@ static bool req_followed(const struct rxdp_eqp *qp, uint32_t prod)
 {
 	const struct swqe *n;
 
-	if (qp->sq_cur + 1 == prod)
+	if (qp->req.sq_cur + 1 == prod)
 		return false;
-	n = &qp->sq[(qp->sq_cur + 1) & (qp->sq_size - 1)];
-	return n->opcode != IBV_WR_BIND_MW && n->opcode != IBV_WR_LOCAL_INV;
+	n = &qp->sq[(qp->req.sq_cur + 1) & (qp->sq_size - 1)];
+	return !(rxdp_wr_flags(n->opcode) & RXDP_WR_LOCAL);
+}
+
+/* A datagram to a group: the device's own members get it too (recv.c) */
+static int req_send_mcast(struct rxdp_eqp *qp, struct pkt_desc *d,
+			  const struct pkt_path *pp)
+{
+	int n;
+	void *buf = send_build(qp, d, pp, &n);
+
+	if (!buf)
+		return n;
+	recv_mcast_loop(qp->e, pp, buf, n);
+	send_queue(qp, d, buf, n);
+	return 0;
+}
+
+/* What the requester does after looking at the WQE at sq_cur */
+enum req_step {
+	REQ_STOP, /* nothing more this pass */
+	REQ_NEXT, /* on to the next WQE */
+	REQ_SEND, /* a packet of it goes out */
+};
+
+/*
+ * The WQE at sq_cur: started (its PSNs given), or done here if it is a
+ * local operation, or waiting (a fence, max_rd_atomic, an error before it)
+ */
+static enum req_step req_ready(struct rxdp_eqp *qp, struct swqe *w)
+{
+	uint32_t max_rd = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
+	uint32_t f = rxdp_wr_flags(w->opcode);
+
+	if (w->started && w->status != IBV_WC_SUCCESS) {
+		/*
+		 * A WQE that failed before it went out (a bad one from the
+		 * ring): it completes in error once those before it have
+		 */
+		req_retire(qp);
+		return REQ_STOP;
+	}
+	if (!w->started) {
+		/* 10.8.3.3: a fenced WR waits for earlier reads/atomics */
+		if ((w->send_flags & IBV_SEND_FENCE) && qp->req.rd_outstanding)
+			return REQ_STOP;
+		if ((f & RXDP_WR_RESPONSE) && qp->req.rd_outstanding >= max_rd)
+			return REQ_STOP;
+		if (f & RXDP_WR_LOCAL) {
+			/* a failed one waits for req_retire() */
+			req_local(qp, w);
+			if (w->status == IBV_WC_SUCCESS)
+				qp->req.sq_cur++;
+			req_retire(qp);
+			return w->status == IBV_WC_SUCCESS ? REQ_NEXT
+							   : REQ_STOP;
+		}
+		if (!req_start(qp, w)) {
+			req_retire(qp);
+			return REQ_STOP;
+		}
+		/* the XDP program drops responses beyond next_psn */
+		qpmap_next(qp);
+	}
+	if (w->done) { /* a read answered in full before a rewind */
+		qp->req.send_psn = psn_add(w->first_psn, w->npkts);
+		qp->req.sq_cur++;
+		return REQ_NEXT;
+	}
+	return REQ_SEND;
+}
+
+/* How the packets of one pass ask for ACKs */
+struct req_pace {
+	uint32_t prod; /* the SQ's producer index */
+	int32_t window; /* packets in flight at most */
+	uint32_t ackreq_every;
+};
+
+/* The packet at send_psn of a Send or an RDMA Write, its payload into sg */
+static void req_fill_data(struct rxdp_eqp *qp, struct swqe *w,
+			  struct pkt_desc *d, struct pkt_sg *sg,
+			  const struct req_pace *p)
+{
+	uint32_t idx = psn_diff(qp->req.send_psn, w->first_psn);
+	uint32_t off = idx * qp->mtu;
+	bool first = idx == 0, last = idx + 1 == w->npkts;
+
+	d->opcode = req_opcode(qp, w, first, last);
+	d->paylen = w->length - off < qp->mtu ? w->length - off : qp->mtu;
+	d->nsg = sge_slice(w->sg, w->nsg, off, d->paylen, sg);
+	d->sg = sg;
+	d->mem = w->inl ? NULL : &qp->mem_req;
+	if (!w->inl)
+		eng_stage_use(&qp->stage_req, qp->pd, w, w->first_psn);
+	d->va = w->raddr;
+	d->rkey = w->rkey;
+	d->dma_len = w->length;
+	d->imm = w->imm;
+	d->ieth_rkey = w->inv_rkey;
+	d->se = last && (w->send_flags & IBV_SEND_SOLICITED);
+	/*
+	 * AckReq (9.7.2): on a message's last packet unless a request follows
+	 * it at once (the responder's ACK of a later PSN acknowledges both: a
+	 * stream of small messages is acknowledged per burst, not per
+	 * message), now and then in a long one, and on the packet that fills
+	 * the window, or nothing would ever open it again.
+	 */
+	d->ackreq = (last && !req_followed(qp, p->prod)) ||
+		    qp->req.since_ackreq + 1 >= p->ackreq_every ||
+		    psn_diff(qp->req.send_psn, qp->comp.una) + 1 >= p->window;
+	if (qp->type != IBV_QPT_RC)
+		d->ackreq = 0;
+}
+
+/* The request packet of w at send_psn */
+static void req_fill(struct rxdp_eqp *qp, struct swqe *w, struct pkt_desc *d,
+		     struct pkt_sg *sg, const struct req_pace *p)
+{
+	d->psn = qp->req.send_psn;
+	d->opcode = req_opcode(qp, w, true, true);
+	d->va = w->raddr;
+	d->rkey = w->rkey;
+	switch ((unsigned int)w->opcode) { /* RXDP_WR_FLUSH: not enum */
+	case IBV_WR_RDMA_READ:
+		d->psn = w->resp_psn;
+		d->va = w->raddr + w->resp_off;
+		d->dma_len = w->length - w->resp_off;
+		d->ackreq = 1;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		d->swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP
+				      ? w->swap
+				      : w->compare_add;
+		d->compare = w->compare_add;
+		d->ackreq = 1;
+		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* A19: its 8 bytes the payload, as the WR gave them */
+		sg[0].addr = (uintptr_t)&w->compare_add;
+		sg[0].len = sg[0].span = 8;
+		d->sg = sg;
+		d->nsg = 1;
+		d->paylen = 8;
+		d->dma_len = 8;
+		d->ackreq = 1;
+		break;
+	case RXDP_WR_FLUSH:
+		d->flush_type = w->flush_type;
+		d->flush_level = w->flush_level;
+		d->dma_len = w->length;
+		d->ackreq = 1;
+		break;
+	default:
+		req_fill_data(qp, w, d, sg, p);
+		break;
+	}
+	/* the first packet of a go-back, a tail-loss probe */
+	if (qp->req.ackreq_next && qp->type == IBV_QPT_RC)
+		d->ackreq = 1;
+}
+
+/* Out it goes: to the connected peer, or a datagram's destination */
+static int req_send(struct rxdp_eqp *qp, const struct swqe *w,
+		    struct pkt_desc *d)
+{
+	if (qp->type != IBV_QPT_UD)
+		return send_pkt(qp, d);
+	d->ackreq = 0;
+	d->qkey = w->ud_qkey;
+	d->sqp = qp->qpn;
+	d->dqpn = w->ud_qpn;
+	return d->dqpn == RXDP_MCAST_QPN ? req_send_mcast(qp, d, &w->ud_path)
+					 : send_pkt_path(qp, d, &w->ud_path);
+}
+
+/*
+ * A packet of w went out: the PSNs move on; UC and UD are done when it is
+ * sent (9.8.2, 9.8.4). false: the QP failed meanwhile.
+ */
+static bool req_went(struct rxdp_eqp *qp, struct swqe *w,
+		     const struct pkt_desc *d, bool retx)
+{
+	bool last = roce_opcode_flags(d->opcode) & ROCE_OPF_LAST;
+
+	if (retx)
+		qp->e->stats.retransmits++;
+	else
+		qp->req.tx_hw = d->opcode == ROCE_RC_READ_REQUEST
+					? psn_add(w->first_psn, w->npkts)
+					: psn_add(d->psn, 1);
+	qp->req.since_ackreq = d->ackreq ? 0 : qp->req.since_ackreq + 1;
+	if (qp->type != IBV_QPT_RC) {
+		qp->comp.una = psn_add(d->psn, 1);
+		qp->req.send_psn = qp->comp.una;
+		if (!last)
+			return true;
+		w->done = true;
+		qp->req.sq_cur++;
+		req_retire(qp);
+		return atomic_load(&qp->state) != IBV_QPS_ERR;
+	}
+	qp->req.ackreq_next = false;
+	req_sent(qp, d->psn, retx, d->ackreq);
+	if (d->opcode == ROCE_RC_READ_REQUEST || last) {
+		qp->req.send_psn = psn_add(w->first_psn, w->npkts);
+		qp->req.sq_cur++;
+	} else {
+		qp->req.send_psn = psn_add(qp->req.send_psn, 1);
+	}
+	return true;
 }
 
 int req_tx(struct rxdp_eqp *qp, int budget)
 {
-	uint32_t prod =
-		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
-	uint32_t max_rd = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
-	int32_t window = qp->type != IBV_QPT_RC ? ENG_WINDOW
-			 : qp->probing		? 1 /* after an expiry */
-						: (int32_t)qp->cwnd;
-	uint32_t ackreq_every =
-		window / 4 < ENG_ACKREQ_EVERY ? window / 4 : ENG_ACKREQ_EVERY;
+	struct req_pace p = {
+		.prod = atomic_load_explicit(&qp->sq_prod,
+					     memory_order_acquire),
+		.window = qp->type != IBV_QPT_RC ? ENG_WINDOW
+			  : qp->comp.probing	 ? 1 /* after an expiry */
+						 : (int32_t)qp->comp.cwnd,
+	};
 	struct pkt_sg sg[ENG_MAX_SGE];
 	int sent = 0, err;
 
-	if (qp->rnr_at)
+	p.ackreq_every = p.window / 4 < ENG_ACKREQ_EVERY ? p.window / 4
+							 : ENG_ACKREQ_EVERY;
+	if (qp->comp.rnr_at)
 		return 0;
-	while (sent < budget && qp->sq_cur != prod) {
-		struct swqe *w = &qp->sq[qp->sq_cur & (qp->sq_size - 1)];
+	while (sent < budget && qp->req.sq_cur != p.prod) {
+		struct swqe *w = &qp->sq[qp->req.sq_cur & (qp->sq_size - 1)];
 		struct pkt_desc d = { 0 };
-		uint32_t idx, off;
-		bool first, last, retx;
+		enum req_step step = req_ready(qp, w);
+		bool retx;
 
-		if (w->started && w->status != IBV_WC_SUCCESS) {
-			/*
-			 * A WQE that failed before it went out (a bad one from
-			 * the ring): it completes in error once those before
-			 * it have
-			 */
-			req_retire(qp);
+		if (step == REQ_STOP)
 			break;
-		}
-		if (!w->started) {
-			/* 10.8.3.3: a fenced WR waits for earlier reads/atomics */
-			if ((w->send_flags & IBV_SEND_FENCE) &&
-			    qp->rd_outstanding)
-				break;
-			if (rc_is_rd_atomic(w->opcode) &&
-			    qp->rd_outstanding >= max_rd)
-				break;
-			if (w->opcode == IBV_WR_BIND_MW ||
-			    w->opcode == IBV_WR_LOCAL_INV) {
-				/* a failed one waits for req_retire() */
-				req_local(qp, w);
-				if (w->status == IBV_WC_SUCCESS)
-					qp->sq_cur++;
-				req_retire(qp);
-				if (w->status != IBV_WC_SUCCESS)
-					break;
-				continue;
-			}
-			if (!req_start(qp, w)) {
-				req_retire(qp);
-				break;
-			}
-			/* the XDP program drops responses beyond next_psn */
-			qpmap_next(qp);
-		}
-		if (w->done) { /* a read answered in full before a rewind */
-			qp->send_psn = psn_add(w->first_psn, w->npkts);
-			qp->sq_cur++;
+		if (step == REQ_NEXT)
 			continue;
-		}
-		if (psn_diff(qp->send_psn, qp->una) >= window)
+		if (psn_diff(qp->req.send_psn, qp->comp.una) >= p.window)
 			break;
-		d.psn = qp->send_psn;
-		d.opcode = req_opcode(qp, w, true, true);
-		switch ((unsigned int)w->opcode) { /* RXDP_WR_FLUSH: not enum */
-		case IBV_WR_RDMA_READ:
-			off = w->resp_off;
-			d.psn = w->resp_psn;
-			d.va = w->raddr + off;
-			d.rkey = w->rkey;
-			d.dma_len = w->length - off;
-			d.ackreq = 1;
-			break;
-		case IBV_WR_ATOMIC_CMP_AND_SWP:
-		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			d.va = w->raddr;
-			d.rkey = w->rkey;
-			d.swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP
-					     ? w->swap
-					     : w->compare_add;
-			d.compare = w->compare_add;
-			d.ackreq = 1;
-			break;
-		case IBV_WR_ATOMIC_WRITE:
-			/* A19: its 8 bytes the payload, as the WR gave them */
-			sg[0].addr = (uintptr_t)&w->compare_add;
-			sg[0].len = sg[0].span = 8;
-			d.sg = sg;
-			d.nsg = 1;
-			d.paylen = 8;
-			d.va = w->raddr;
-			d.rkey = w->rkey;
-			d.dma_len = 8;
-			d.ackreq = 1;
-			break;
-		case RXDP_WR_FLUSH:
-			d.flush_type = w->flush_type;
-			d.flush_level = w->flush_level;
-			d.va = w->raddr;
-			d.rkey = w->rkey;
-			d.dma_len = w->length;
-			d.ackreq = 1;
-			break;
-		default:
-			idx = psn_diff(qp->send_psn, w->first_psn);
-			off = idx * qp->mtu;
-			first = idx == 0;
-			last = idx + 1 == w->npkts;
-			d.opcode = req_opcode(qp, w, first, last);
-			d.paylen = w->length - off < qp->mtu ? w->length - off
-							     : qp->mtu;
-			d.nsg = rc_sg_slice(w->sg, w->nsg, off, d.paylen, sg);
-			d.sg = sg;
-			d.mem = w->inl ? NULL : &qp->mem_req;
-			if (!w->inl)
-				eng_stage_use(&qp->stage_req, qp->pd, w,
-					      w->first_psn);
-			d.va = w->raddr;
-			d.rkey = w->rkey;
-			d.dma_len = w->length;
-			d.imm = w->imm;
-			d.ieth_rkey = w->inv_rkey;
-			d.se = last && (w->send_flags & IBV_SEND_SOLICITED);
-			/*
-			 * AckReq (9.7.2): on a message's last packet unless a
-			 * request follows it at once (the responder's ACK of
-			 * a later PSN acknowledges both: a stream of small
-			 * messages is acknowledged per burst, not per
-			 * message), now and then in a long one, and on the
-			 * packet that fills the window, or nothing would ever
-			 * open it again.
-			 */
-			d.ackreq = (last && !req_followed(qp, prod)) ||
-				   qp->since_ackreq + 1 >= ackreq_every ||
-				   psn_diff(qp->send_psn, qp->una) + 1 >=
-					   window;
-			if (qp->type != IBV_QPT_RC)
-				d.ackreq = 0;
-			break;
-		}
-		/* the first packet of a go-back, a tail-loss probe */
-		if (qp->ackreq_next && qp->type == IBV_QPT_RC)
-			d.ackreq = 1;
-		retx = psn_before(d.psn, qp->tx_hw);
-		if (qp->type == IBV_QPT_UD) {
-			d.opcode = w->opcode == IBV_WR_SEND_WITH_IMM
-					   ? ROCE_UD_SEND_ONLY_IMM
-					   : ROCE_UD_SEND_ONLY;
-			d.ackreq = 0;
-			d.qkey = w->ud_qkey;
-			d.sqp = qp->qpn;
-			d.dqpn = w->ud_qpn;
-			err = rc_qp_send_pkt_path(qp, &d, &w->ud_path);
-		} else {
-			err = rc_qp_send_pkt(qp, &d);
-		}
+		req_fill(qp, w, &d, sg, &p);
+		retx = psn_before(d.psn, qp->req.tx_hw);
+		err = req_send(qp, w, &d);
 		if (err == -EFAULT) {
 			/* the local buffer went away: 10.8.3 protection error */
 			w->status = IBV_WC_LOC_PROT_ERR;
 			w->done = true;
-			if (rc_is_rd_atomic(w->opcode))
-				qp->rd_outstanding--;
+			if (rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE)
+				qp->req.rd_outstanding--;
 			req_retire(qp);
 			break;
 		}
 		if (err)
 			break;
 		sent++;
-		if (retx)
-			qp->e->stats.retransmits++;
-		else
-			qp->tx_hw = d.opcode == ROCE_RC_READ_REQUEST
-					    ? psn_add(w->first_psn, w->npkts)
-					    : psn_add(d.psn, 1);
-		qp->since_ackreq = d.ackreq ? 0 : qp->since_ackreq + 1;
-		if (qp->type != IBV_QPT_RC) {
-			/* unacknowledged: sent is done (9.8.2, 9.8.4) */
-			qp->una = psn_add(d.psn, 1);
-			if (roce_opcode_flags(d.opcode) & ROCE_OPF_LAST) {
-				w->done = true;
-				qp->send_psn = qp->una;
-				qp->sq_cur++;
-				req_retire(qp);
-				if (atomic_load(&qp->state) == IBV_QPS_ERR)
-					break;
-			} else {
-				qp->send_psn = qp->una;
-			}
-			continue;
-		}
-		qp->ackreq_next = false;
-		req_sent(qp, d.psn, retx, d.ackreq);
-		if (d.opcode == ROCE_RC_READ_REQUEST ||
-		    (roce_opcode_flags(d.opcode) & ROCE_OPF_LAST)) {
-			qp->send_psn = psn_add(w->first_psn, w->npkts);
-			qp->sq_cur++;
-		} else {
-			qp->send_psn = psn_add(qp->send_psn, 1);
-		}
+		if (!req_went(qp, w, &d, retx))
+			break;
 	}
 	return sent;
 }

@@ -21,8 +21,8 @@
 static void resp_ack(struct rxdp_eqp *qp, uint8_t syndrome, uint32_t psn)
 {
 	/* an RNR NAK outranks the sequence NAKs its followers draw */
-	if (qp->ack_pending && qp->ack_psn == psn &&
-	    (qp->ack_syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
+	if (qp->resp.ack_pending && qp->resp.ack_psn == psn &&
+	    (qp->resp.ack_syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
 	    syndrome == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR))
 		return;
 	/*
@@ -30,11 +30,11 @@ static void resp_ack(struct rxdp_eqp *qp, uint8_t syndrome, uint32_t psn)
 	 * responses; a later one supersedes an earlier one, as each
 	 * acknowledges everything before its PSN (9.7.5.1.1).
 	 */
-	if (qp->ack_pending)
+	if (qp->resp.ack_pending)
 		eng_hwc(qp, RXDP_HWC_ACK_DEFERRED);
-	qp->ack_pending = true;
-	qp->ack_syndrome = syndrome;
-	qp->ack_psn = psn;
+	qp->resp.ack_pending = true;
+	qp->resp.ack_syndrome = syndrome;
+	qp->resp.ack_psn = psn;
 	/* it acknowledges what was written: after the writes (mem.c) */
 	qp->ack_seq = qp->mem_seq;
 }
@@ -46,24 +46,24 @@ static void resp_fatal(struct rxdp_eqp *qp, uint8_t nak, uint32_t psn)
 
 	if (qp->type == IBV_QPT_UC) {
 		/* 9.8.3: UC drops the message and carries on */
-		qp->rseq = RSEQ_DROP;
+		qp->resp.rseq = RSEQ_DROP;
 		return;
 	}
 	d.opcode = ROCE_RC_ACK;
 	d.psn = psn;
 	d.syndrome = ROCE_AETH_NAK | nak;
-	d.msn = qp->msn;
-	rc_qp_send_pkt(qp, &d);
+	d.msn = qp->resp.msn;
+	send_pkt(qp, &d);
 	pr_debug("engine: QP %u: NAK 0x%x at PSN %u, QP to ERR\n", qp->qpn, nak,
 		 psn);
-	rc_qp_to_err(qp, true);
+	qpstate_to_err(qp, true);
 }
 
 static struct rjob *resp_job_new(struct rxdp_eqp *qp)
 {
-	if (qp->rjob_head - qp->rjob_tail >= ENG_RJOBS)
+	if (qp->resp.rjob_head - qp->resp.rjob_tail >= ENG_RJOBS)
 		return NULL;
-	return &qp->rjobs[qp->rjob_head % ENG_RJOBS];
+	return &qp->resp.rjobs[qp->resp.rjob_head % ENG_RJOBS];
 }
 
 /*
@@ -83,16 +83,16 @@ static int resp_job_one(struct rxdp_eqp *qp, enum rjob_type type, uint32_t psn,
 			    .first_psn = psn,
 			    .npkts = 1,
 			    .orig = orig,
-			    .msn = qp->msn,
+			    .msn = qp->resp.msn,
 			    .mem_seq = qp->mem_seq };
-	qp->rjob_head++;
+	qp->resp.rjob_head++;
 	return 0;
 }
 
 static void resp_rnr(struct rxdp_eqp *qp, uint32_t psn)
 {
 	if (qp->type == IBV_QPT_UC) {
-		qp->rseq = RSEQ_DROP; /* no receive WQE: dropped (9.8.3) */
+		qp->resp.rseq = RSEQ_DROP; /* no receive WQE: dropped (9.8.3) */
 		return;
 	}
 	qp->e->stats.rnr_naks_sent++;
@@ -115,53 +115,53 @@ static int resp_send(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	uint32_t total;
 	int nsg;
 
-	if (!rc_rq_take(qp)) {
+	if (!eng_rq_take(qp)) {
 		resp_rnr(qp, psn);
 		return 1;
 	}
 	/* the buffers are looked up per packet: an MR may go away meanwhile */
-	nsg = rc_sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
-			     IBV_ACCESS_LOCAL_WRITE, sg, &total);
+	nsg = sge_resolve(qp->pd, qp->resp.cur_sge, qp->resp.cur_nsge,
+			  IBV_ACCESS_LOCAL_WRITE, sg, &total);
 	if (first) {
-		qp->recv_off = 0;
-		qp->recv_len = total;
+		qp->resp.recv_off = 0;
+		qp->resp.recv_len = total;
 	}
 	if (nsg < 0) {
-		rc_recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
+		cqe_recv(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_REM_OP_ERR, psn);
 		return -1;
 	}
 	if ((!last && pi->paylen != qp->mtu) ||
-	    qp->recv_off + pi->paylen > qp->recv_len) {
-		rc_recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL);
+	    qp->resp.recv_off + pi->paylen > qp->resp.recv_len) {
+		cqe_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
-	scatter = first && last && rc_scatter_prep(qp, sg, nsg, pi->paylen, &d);
+	scatter = first && last &&
+		  cqe_scatter_prep(qp, sg, nsg, pi->paylen, &d);
 	if (scatter)
 		memcpy(d.data, pi->payload, pi->paylen);
-	else if (rc_sg_copy_to(qp, sg, nsg, qp->recv_off, pi->payload,
-			       pi->paylen, &tag))
+	else if (sge_copy_to(qp, sg, nsg, qp->resp.recv_off, pi->payload,
+			     pi->paylen, &tag))
 		return 2;
-	qp->recv_off += pi->paylen;
+	qp->resp.recv_off += pi->paylen;
 	/*
 	 * Send with Invalidate (IBTA 9.4.1.1.3, 10.6.7.2.5): the named type 2
 	 * window of this QP's PD is freed when the message completes; any
 	 * other key is an invalid request (the receive completes in error)
 	 */
 	if (last && pi->ieth && mw_invalidate(qp, ieth_rkey(pi->ieth))) {
-		rc_recv_complete(qp, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 0,
-				 NULL);
+		cqe_recv(qp, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 0, NULL);
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
 	if (last) {
-		rc_recv_complete_data(qp, IBV_WC_SUCCESS, IBV_WC_RECV,
-				      qp->recv_off, pi, scatter ? &d : NULL);
-		qp->msn = psn_add(qp->msn, 1);
-		qp->rseq = RSEQ_NONE;
+		cqe_recv_data(qp, IBV_WC_SUCCESS, IBV_WC_RECV,
+			      qp->resp.recv_off, pi, scatter ? &d : NULL);
+		qp->resp.msn = psn_add(qp->resp.msn, 1);
+		qp->resp.rseq = RSEQ_NONE;
 	} else {
-		qp->rseq = RSEQ_SEND;
+		qp->resp.rseq = RSEQ_SEND;
 	}
 	return 0;
 }
@@ -174,7 +174,7 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	bool imm = pi->flags & ROCE_OPF_IMMDT;
 
 	/* Write with immediate consumes an RQ WQE: check before any effect */
-	if (imm && !rc_rq_take(qp)) {
+	if (imm && !eng_rq_take(qp)) {
 		resp_rnr(qp, psn);
 		return 1;
 	}
@@ -182,35 +182,35 @@ static int resp_write(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		uint64_t va = reth_va(pi->reth);
 		uint32_t len = reth_len(pi->reth);
 
-		if (!rc_rkey_check(qp, reth_rkey(pi->reth), va, len,
-				   IBV_ACCESS_REMOTE_WRITE, &qp->wr_addr)) {
+		if (!sge_rkey_check(qp, reth_rkey(pi->reth), va, len,
+				    IBV_ACCESS_REMOTE_WRITE,
+				    &qp->resp.wr_addr)) {
 			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 			return -1;
 		}
-		qp->wr_left = qp->wr_len = len;
+		qp->resp.wr_left = qp->resp.wr_len = len;
 	}
 	/* 9.7.4.1.5: the payload must add up to the RETH's DMA length */
-	if ((!last && pi->paylen != qp->mtu) || pi->paylen > qp->wr_left ||
-	    (last && pi->paylen != qp->wr_left)) {
+	if ((!last && pi->paylen != qp->mtu) || pi->paylen > qp->resp.wr_left ||
+	    (last && pi->paylen != qp->resp.wr_left)) {
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
 	if (pi->paylen) {
-		if (eng_mem_write(qp, qp->wr_addr, pi->payload, pi->paylen,
+		if (eng_mem_write(qp, qp->resp.wr_addr, pi->payload, pi->paylen,
 				  &tag))
 			return 2;
-		qp->wr_addr += pi->paylen;
-		qp->wr_left -= pi->paylen;
+		qp->resp.wr_addr += pi->paylen;
+		qp->resp.wr_left -= pi->paylen;
 	}
 	if (last) {
 		if (imm)
-			rc_recv_complete(qp, IBV_WC_SUCCESS,
-					 IBV_WC_RECV_RDMA_WITH_IMM, qp->wr_len,
-					 pi);
-		qp->msn = psn_add(qp->msn, 1);
-		qp->rseq = RSEQ_NONE;
+			cqe_recv(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+				 qp->resp.wr_len, pi);
+		qp->resp.msn = psn_add(qp->resp.msn, 1);
+		qp->resp.rseq = RSEQ_NONE;
 	} else {
-		qp->rseq = RSEQ_WRITE;
+		qp->resp.rseq = RSEQ_WRITE;
 	}
 	return 0;
 }
@@ -233,13 +233,13 @@ static uint32_t read_npkts(struct rxdp_eqp *qp, uint32_t len)
  */
 static void resp_jobs_cancel_from(struct rxdp_eqp *qp, uint32_t psn)
 {
-	for (uint32_t i = qp->rjob_tail; i != qp->rjob_head; i++) {
-		struct rjob *j = &qp->rjobs[i % ENG_RJOBS];
+	for (uint32_t i = qp->resp.rjob_tail; i != qp->resp.rjob_head; i++) {
+		struct rjob *j = &qp->resp.rjobs[i % ENG_RJOBS];
 
 		if (psn_diff(psn, j->first_psn) >= (int32_t)j->npkts)
 			continue; /* wholly before psn */
-		qp->e->stats.rjobs_cancelled += qp->rjob_head - i;
-		qp->rjob_head = i;
+		qp->e->stats.rjobs_cancelled += qp->resp.rjob_head - i;
+		qp->resp.rjob_head = i;
 		return;
 	}
 }
@@ -252,8 +252,8 @@ static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
 	struct rjob *j;
 	uint64_t addr;
 
-	if (!rc_rkey_check(qp, reth_rkey(pi->reth), reth_va(pi->reth), len,
-			   IBV_ACCESS_REMOTE_READ, &addr)) {
+	if (!sge_rkey_check(qp, reth_rkey(pi->reth), reth_va(pi->reth), len,
+			    IBV_ACCESS_REMOTE_READ, &addr)) {
 		if (dup)
 			return 1;
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
@@ -265,16 +265,16 @@ static int resp_read(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn,
 	if (!j)
 		return 1; /* the requester sends it again */
 	if (!dup)
-		qp->msn = psn_add(qp->msn, 1);
+		qp->resp.msn = psn_add(qp->resp.msn, 1);
 	*j = (struct rjob){ .type = RJOB_READ,
 			    .psn = psn,
 			    .first_psn = psn,
 			    .npkts = read_npkts(qp, len),
 			    .addr = addr,
 			    .len = len,
-			    .msn = qp->msn,
+			    .msn = qp->resp.msn,
 			    .mem_seq = qp->mem_seq };
-	qp->rjob_head++;
+	qp->resp.rjob_head++;
 	return 0;
 }
 
@@ -299,8 +299,8 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 	 * else done in order by the owner's memory thread (mem.c), the
 	 * request taken when its retransmission finds the result.
 	 */
-	if (!rc_rkey_check(qp, atomiceth_rkey(a), va, 8,
-			   IBV_ACCESS_REMOTE_ATOMIC, &addr)) {
+	if (!sge_rkey_check(qp, atomiceth_rkey(a), va, 8,
+			    IBV_ACCESS_REMOTE_ATOMIC, &addr)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
@@ -314,11 +314,11 @@ static int resp_atomic(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return -1;
 	}
 	/* 9.4.5.1: a duplicate must get the same answer, not run again */
-	c = &qp->acache[qp->acache_next++ % ENG_ATOMIC_CACHE];
+	c = &qp->resp.acache[qp->resp.acache_next++ % ENG_ATOMIC_CACHE];
 	c->valid = true;
 	c->psn = psn;
 	c->orig = orig;
-	qp->msn = psn_add(qp->msn, 1);
+	qp->resp.msn = psn_add(qp->resp.msn, 1);
 	return resp_job_one(qp, RJOB_ATOMIC, psn, orig);
 }
 
@@ -341,8 +341,8 @@ static int resp_atomic_write(struct rxdp_eqp *qp, struct pkt_info *pi,
 		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
 		return -1;
 	}
-	if (!rc_rkey_check(qp, reth_rkey(pi->reth), va, 8,
-			   IBV_ACCESS_REMOTE_WRITE, &addr)) {
+	if (!sge_rkey_check(qp, reth_rkey(pi->reth), va, 8,
+			    IBV_ACCESS_REMOTE_WRITE, &addr)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
@@ -353,7 +353,7 @@ static int resp_atomic_write(struct rxdp_eqp *qp, struct pkt_info *pi,
 	memcpy(&v, pi->payload, 8);
 	if (eng_mem_store64(qp, addr, v, &tag))
 		return 2;
-	qp->msn = psn_add(qp->msn, 1);
+	qp->resp.msn = psn_add(qp->resp.msn, 1);
 	return resp_job_one(qp, RJOB_PLACED, psn, 0);
 }
 
@@ -384,12 +384,12 @@ static int resp_flush(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		need |= RXDP_ACCESS_FLUSH_GLOBAL;
 	if (plt & ROCE_FLUSH_PERSISTENT)
 		need |= RXDP_ACCESS_FLUSH_PERSISTENT;
-	if (!rc_flush_check(qp, reth_rkey(pi->reth), reth_va(pi->reth),
-			    reth_len(pi->reth), sel, need)) {
+	if (!sge_flush_check(qp, reth_rkey(pi->reth), reth_va(pi->reth),
+			     reth_len(pi->reth), sel, need)) {
 		resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, psn);
 		return -1;
 	}
-	qp->msn = psn_add(qp->msn, 1);
+	qp->resp.msn = psn_add(qp->resp.msn, 1);
 	return resp_job_one(qp, RJOB_PLACED, psn, 0);
 }
 
@@ -414,7 +414,7 @@ static void resp_duplicate(struct rxdp_eqp *qp, struct pkt_info *pi,
 	}
 	if (pi->flags & ROCE_OPF_ATOMIC) {
 		for (int i = 0; i < ENG_ATOMIC_CACHE; i++) {
-			struct atomic_cache *c = &qp->acache[i];
+			struct atomic_cache *c = &qp->resp.acache[i];
 
 			if (!c->valid || c->psn != psn)
 				continue;
@@ -424,9 +424,9 @@ static void resp_duplicate(struct rxdp_eqp *qp, struct pkt_info *pi,
 		return;
 	}
 	/* Send/Write: acknowledge again, up to the newest PSN received */
-	if (!qp->ack_pending)
+	if (!qp->resp.ack_pending)
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
-			 psn_add(qp->epsn, -1U));
+			 psn_add(qp->resp.epsn, -1U));
 }
 
 /* The UC responder (IBTA 9.8.3): no ACKs, no NAKs, no duplicates */
@@ -434,26 +434,26 @@ static void resp_rx_uc(struct rxdp_eqp *qp, struct pkt_info *pi)
 {
 	uint32_t psn = bth_psn(pi->bth), f = pi->flags;
 
-	if (psn != qp->epsn) {
+	if (psn != qp->resp.epsn) {
 		/* a gap: the message in progress is lost; resync on FIRST */
 		qp->e->stats.rx_drop_psn++;
-		qp->rseq = RSEQ_DROP;
+		qp->resp.rseq = RSEQ_DROP;
 	}
-	qp->epsn = psn_add(psn, 1);
+	qp->resp.epsn = psn_add(psn, 1);
 	if (f & ROCE_OPF_FIRST) {
-		qp->rseq = RSEQ_NONE; /* a partial message is abandoned */
-	} else if (qp->rseq == RSEQ_DROP) {
+		qp->resp.rseq = RSEQ_NONE; /* a partial message is abandoned */
+	} else if (qp->resp.rseq == RSEQ_DROP) {
 		return;
 	} else if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
-			   ? qp->rseq != RSEQ_SEND
-			   : qp->rseq != RSEQ_WRITE) {
-		qp->rseq = RSEQ_DROP;
+			   ? qp->resp.rseq != RSEQ_SEND
+			   : qp->resp.rseq != RSEQ_WRITE) {
+		qp->resp.rseq = RSEQ_DROP;
 		return;
 	}
 	/* a packet the owner's memory thread had no room for: message lost */
 	if ((f & ROCE_OPF_WRITE ? resp_write(qp, pi, psn)
 				: resp_send(qp, pi, psn)) == 2)
-		qp->rseq = RSEQ_DROP;
+		qp->resp.rseq = RSEQ_DROP;
 }
 
 /*
@@ -472,35 +472,34 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 	bool scatter;
 	int nsg;
 
-	if (!rxdp_qkey_ok(deth_qkey(pi->deth), qp->qkey) || !rc_rq_take(qp)) {
+	if (!rxdp_qkey_ok(deth_qkey(pi->deth), qp->qkey) || !eng_rq_take(qp)) {
 		e->stats.rx_drop_ud++;
 		return;
 	}
-	nsg = rc_sge_resolve(qp->pd, qp->cur_sge, qp->cur_nsge,
-			     IBV_ACCESS_LOCAL_WRITE, sg, &total);
+	nsg = sge_resolve(qp->pd, qp->resp.cur_sge, qp->resp.cur_nsge,
+			  IBV_ACCESS_LOCAL_WRITE, sg, &total);
 	if (nsg < 0 || total < ROCE_GRH_LEN + pi->paylen) {
-		rc_recv_complete(
-			qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
-			IBV_WC_RECV, 0, NULL);
+		cqe_recv(qp, nsg < 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_LEN_ERR,
+			 IBV_WC_RECV, 0, NULL);
 		return;
 	}
 	if (pi->ipv6)
 		memcpy(grh, pi->l3, ROCE_GRH_LEN);
 	else
 		memcpy(grh + 20, pi->l3, 20);
-	scatter = rc_scatter_prep(qp, sg, nsg, ROCE_GRH_LEN + pi->paylen, &d);
+	scatter = cqe_scatter_prep(qp, sg, nsg, ROCE_GRH_LEN + pi->paylen, &d);
 	if (scatter) {
 		memcpy(d.data, grh, ROCE_GRH_LEN);
 		memcpy(d.data + ROCE_GRH_LEN, pi->payload, pi->paylen);
-	} else if (rc_sg_copy_to(qp, sg, nsg, 0, grh, ROCE_GRH_LEN, NULL) ||
-		   rc_sg_copy_to(qp, sg, nsg, ROCE_GRH_LEN, pi->payload,
-				 pi->paylen, NULL)) {
+	} else if (sge_copy_to(qp, sg, nsg, 0, grh, ROCE_GRH_LEN, NULL) ||
+		   sge_copy_to(qp, sg, nsg, ROCE_GRH_LEN, pi->payload,
+			       pi->paylen, NULL)) {
 		/* the owner's memory thread is behind: dropped (UD) */
 		e->stats.rx_drop_ud++;
 		return;
 	}
 	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = qp->cur_wr_id;
+	wc.wr_id = qp->resp.cur_wr_id;
 	wc.status = IBV_WC_SUCCESS;
 	wc.opcode = IBV_WC_RECV;
 	wc.byte_len = ROCE_GRH_LEN + pi->paylen;
@@ -518,62 +517,69 @@ static void resp_rx_ud(struct rxdp_eqp *qp, struct pkt_info *pi)
 		wc.imm_data = immdt_imm(pi->immdt);
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
-	qp->cur_valid = false;
-	rc_recv_cqe(qp, &wc, bth_se(pi->bth), scatter ? &d : NULL);
+	qp->resp.cur_valid = false;
+	cqe_recv_add(qp, &wc, bth_se(pi->bth), scatter ? &d : NULL);
 }
 
-void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
+/*
+ * The RC responder's steps for one request packet, each named (as rxe's
+ * enum resp_states), and the classes of what ends one early
+ */
+enum resp_state {
+	RESPST_CHK_PSN, /* 9.7.5.1.3: expected, duplicate or past a gap */
+	RESPST_CHK_OP_SEQ, /* 9.7.4.1.2: opcode order inside a message */
+	RESPST_EXECUTE, /* into memory, a receive WQE, a response queued */
+	RESPST_ACKNOWLEDGE, /* the PSN taken, an ACK if it asked */
+	RESPST_DUPLICATE, /* 9.7.5.1.1: answered again, never run again */
+	RESPST_ERR_PSN_SEQ, /* class B: one sequence NAK per gap */
+	RESPST_ERR_INVALID, /* class C: invalid request, NAK and ERR */
+	RESPST_ERR_HANDLED, /* RNR, access or length: its step NAKed it */
+	RESPST_DONE,
+};
+
+static const char *const resp_state_name[] = {
+	[RESPST_CHK_PSN] = "CHK_PSN",
+	[RESPST_CHK_OP_SEQ] = "CHK_OP_SEQ",
+	[RESPST_EXECUTE] = "EXECUTE",
+	[RESPST_ACKNOWLEDGE] = "ACKNOWLEDGE",
+	[RESPST_DUPLICATE] = "DUPLICATE",
+	[RESPST_ERR_PSN_SEQ] = "ERR_PSN_SEQ",
+	[RESPST_ERR_INVALID] = "ERR_INVALID",
+	[RESPST_ERR_HANDLED] = "ERR_HANDLED",
+	[RESPST_DONE] = "DONE",
+};
+
+static enum resp_state resp_check_psn(struct rxdp_eqp *qp, uint32_t psn)
 {
-	struct rxdp_engine *e = qp->e;
-	int state = atomic_load(&qp->state);
-	uint32_t psn = bth_psn(pi->bth), f = pi->flags;
-	int32_t d;
+	int32_t d = psn_diff(psn, qp->resp.epsn);
+
+	if (d < 0)
+		return RESPST_DUPLICATE;
+	if (d > 0)
+		return RESPST_ERR_PSN_SEQ;
+	/* the expected PSN (the XDP program clears its NAK_SENT itself) */
+	qp->resp.nak_sent = false;
+	return RESPST_CHK_OP_SEQ;
+}
+
+static enum resp_state resp_check_op_seq(struct rxdp_eqp *qp, uint32_t f)
+{
+	if (f & ROCE_OPF_FIRST)
+		return qp->resp.rseq != RSEQ_NONE ? RESPST_ERR_INVALID
+						  : RESPST_EXECUTE;
+	if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
+		    ? qp->resp.rseq != RSEQ_SEND
+		    : qp->resp.rseq != RSEQ_WRITE)
+		return RESPST_ERR_INVALID;
+	return RESPST_EXECUTE;
+}
+
+static enum resp_state resp_execute(struct rxdp_eqp *qp, struct pkt_info *pi,
+				    uint32_t psn)
+{
+	uint32_t f = pi->flags;
 	int r;
 
-	if (!rxdp_state_takes_packets(state)) {
-		e->stats.rx_drop_state++;
-		return;
-	}
-	if (qp->type == IBV_QPT_UC) {
-		resp_rx_uc(qp, pi);
-		return;
-	}
-	if (qp->type == IBV_QPT_UD) {
-		resp_rx_ud(qp, pi);
-		return;
-	}
-	d = psn_diff(psn, qp->epsn);
-	if (d < 0) {
-		resp_duplicate(qp, pi, psn);
-		return;
-	}
-	if (d > 0) {
-		/* 9.7.5.1.3: one PSN sequence NAK per gap */
-		e->stats.rx_drop_psn++;
-		eng_hwc(qp, RXDP_HWC_OUT_OF_SEQ_REQ);
-		if (!qp->nak_sent) {
-			qp->nak_sent = true;
-			e->stats.seq_naks_sent++;
-			resp_ack(qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR,
-				 qp->epsn);
-		}
-		return;
-	}
-	/* the expected PSN (the XDP program clears its NAK_SENT itself) */
-	qp->nak_sent = false;
-
-	/* 9.7.4.1.2: opcode sequence inside a multi-packet message */
-	if (f & ROCE_OPF_FIRST) {
-		if (qp->rseq != RSEQ_NONE) {
-			resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
-			return;
-		}
-	} else if ((f & ROCE_OPF_SEND) && !(f & ROCE_OPF_WRITE)
-			   ? qp->rseq != RSEQ_SEND
-			   : qp->rseq != RSEQ_WRITE) {
-		resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
-		return;
-	}
 	if (f & ROCE_OPF_WRITE)
 		r = resp_write(qp, pi, psn);
 	else if (f & ROCE_OPF_SEND)
@@ -587,32 +593,108 @@ void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
 	else if (f & ROCE_OPF_FLUSH)
 		r = resp_flush(qp, pi, psn);
 	else
-		r = -1, resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
-	if (r)
-		return;
+		return RESPST_ERR_INVALID;
+	return r ? RESPST_ERR_HANDLED : RESPST_ACKNOWLEDGE;
+}
+
+static void resp_acknowledge(struct rxdp_eqp *qp, struct pkt_info *pi,
+			     uint32_t psn)
+{
+	uint32_t f = pi->flags;
+
 	if (pi->opcode == ROCE_RC_READ_REQUEST)
-		qp->epsn = psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
+		qp->resp.epsn =
+			psn_add(psn, read_npkts(qp, reth_len(pi->reth)));
 	else
-		qp->epsn = psn_add(psn, 1);
+		qp->resp.epsn = psn_add(psn, 1);
 	/*
 	 * whether its requester now waits for this engine, and how deep a
-	 * stream of RDMA Writes comes in (engine.c, coalescing)
+	 * stream of RDMA Writes comes in (the core's scheduling counts)
 	 */
-	qp->e->rx_ackreq = bth_ackreq(pi->bth) || (f & ROCE_OPF_RD_ATOMIC);
-	if ((f & ROCE_OPF_WRITE) && !(f & ROCE_OPF_SEND)) {
-		qp->e->rx_reqs++;
-		qp->e->rx_asks += qp->e->rx_ackreq;
-	}
+	eng_sched_req(&qp->e->sched,
+		      bth_ackreq(pi->bth) || (f & ROCE_OPF_RD_ATOMIC),
+		      (f & ROCE_OPF_WRITE) && !(f & ROCE_OPF_SEND));
 	if (bth_ackreq(pi->bth) && !(f & ROCE_OPF_RD_ATOMIC))
 		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, psn);
+}
+
+/* 9.7.5.1.3: one PSN sequence NAK per gap */
+static void resp_nak_seq(struct rxdp_eqp *qp)
+{
+	qp->e->stats.rx_drop_psn++;
+	eng_hwc(qp, RXDP_HWC_OUT_OF_SEQ_REQ);
+	if (qp->resp.nak_sent)
+		return;
+	qp->resp.nak_sent = true;
+	qp->e->stats.seq_naks_sent++;
+	resp_ack(qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR, qp->resp.epsn);
+}
+
+/* One RC request packet, step by step (enum resp_state) */
+static void resp_rx_rc(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	uint32_t psn = bth_psn(pi->bth);
+	enum resp_state st = RESPST_CHK_PSN;
+
+	while (st != RESPST_DONE) {
+		switch (st) {
+		case RESPST_CHK_PSN:
+			st = resp_check_psn(qp, psn);
+			break;
+		case RESPST_CHK_OP_SEQ:
+			st = resp_check_op_seq(qp, pi->flags);
+			break;
+		case RESPST_EXECUTE:
+			st = resp_execute(qp, pi, psn);
+			break;
+		case RESPST_ACKNOWLEDGE:
+			resp_acknowledge(qp, pi, psn);
+			st = RESPST_DONE;
+			break;
+		case RESPST_DUPLICATE:
+			resp_duplicate(qp, pi, psn);
+			st = RESPST_DONE;
+			break;
+		case RESPST_ERR_PSN_SEQ:
+			resp_nak_seq(qp);
+			st = RESPST_DONE;
+			break;
+		case RESPST_ERR_INVALID:
+			pr_debug("engine: QP %u: PSN %u opcode 0x%x: %s\n",
+				 qp->qpn, psn, pi->opcode, resp_state_name[st]);
+			resp_fatal(qp, ROCE_NAK_INVALID_REQ, psn);
+			st = RESPST_DONE;
+			break;
+		default: /* RESPST_ERR_HANDLED */
+			st = RESPST_DONE;
+			break;
+		}
+	}
+}
+
+void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	int state = atomic_load(&qp->state);
+
+	if (!rxdp_state_takes_packets(state)) {
+		qp->e->stats.rx_drop_state++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UC)
+		resp_rx_uc(qp, pi);
+	else if (qp->type == IBV_QPT_UD)
+		resp_rx_ud(qp, pi);
+	else
+		resp_rx_rc(qp, pi);
 }
 
 int resp_tx(struct rxdp_eqp *qp, int budget)
 {
 	int sent = 0, err;
 
-	while (sent < budget && qp->rjob_tail != qp->rjob_head) {
-		struct rjob *j = &qp->rjobs[qp->rjob_tail % ENG_RJOBS];
+	while (sent < budget && qp->resp.rjob_tail != qp->resp.rjob_head) {
+		struct rjob *j =
+			&qp->resp.rjobs[qp->resp.rjob_tail % ENG_RJOBS];
 		struct pkt_desc d = { 0 };
 		struct pkt_sg sg;
 
@@ -648,7 +730,7 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 			d.mem = &qp->mem_resp;
 			eng_stage_use(&qp->stage_resp, qp->pd, j, j->first_psn);
 		}
-		err = rc_qp_send_pkt(qp, &d);
+		err = send_pkt(qp, &d);
 		if (err == -EFAULT) {
 			/* the source went away after the R_Key check */
 			resp_fatal(qp, ROCE_NAK_REM_ACCESS_ERR, d.psn);
@@ -657,10 +739,10 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 		if (err)
 			return sent;
 		sent++;
-		qp->resp_sent = true;
-		qp->resp_sent_psn = d.psn;
+		qp->resp.resp_sent = true;
+		qp->resp.resp_sent_psn = d.psn;
 		if (++j->sent == j->npkts) {
-			qp->rjob_tail++;
+			qp->resp.rjob_tail++;
 			eng_stage_release(&qp->stage_resp);
 		}
 	}
@@ -669,20 +751,20 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 	 * says nothing new (the response acknowledged it, 9.7.5.1.1): the
 	 * requester would only drop it as stale. NAKs always go.
 	 */
-	if (qp->ack_pending && qp->resp_sent &&
-	    (qp->ack_syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK &&
-	    psn_before(qp->ack_psn, qp->resp_sent_psn))
-		qp->ack_pending = false;
-	if (qp->rjob_tail == qp->rjob_head && qp->ack_pending &&
+	if (qp->resp.ack_pending && qp->resp.resp_sent &&
+	    (qp->resp.ack_syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK &&
+	    psn_before(qp->resp.ack_psn, qp->resp.resp_sent_psn))
+		qp->resp.ack_pending = false;
+	if (qp->resp.rjob_tail == qp->resp.rjob_head && qp->resp.ack_pending &&
 	    eng_mem_written(qp, qp->ack_seq)) {
 		struct pkt_desc d = { 0 };
 
 		d.opcode = ROCE_RC_ACK;
-		d.psn = qp->ack_psn;
-		d.syndrome = qp->ack_syndrome;
-		d.msn = qp->msn;
-		if (!rc_qp_send_pkt(qp, &d)) {
-			qp->ack_pending = false;
+		d.psn = qp->resp.ack_psn;
+		d.syndrome = qp->resp.ack_syndrome;
+		d.msn = qp->resp.msn;
+		if (!send_pkt(qp, &d)) {
+			qp->resp.ack_pending = false;
 			sent++;
 		}
 	}

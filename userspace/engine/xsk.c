@@ -52,6 +52,7 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
+#include "common/ctl_client.h"
 #include "common/log.h"
 #include "engine/engine.h"
 
