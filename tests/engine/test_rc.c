@@ -3345,7 +3345,7 @@ static void test_slow_responder(void **state)
 	struct pair *p;
 	struct host *a, *b;
 	struct ibv_wc wc;
-	double end;
+	uint64_t end;
 
 	o.timeout = 10; /* 4 ms */
 	p = pair_new(&o);
@@ -3354,13 +3354,18 @@ static void test_slow_responder(void **state)
 	fill(a->buf, len, 11);
 	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len, (uintptr_t)b->buf,
 		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
-	/* the responder stalls for three timeouts: only a runs */
-	end = now_s() + 10;
+	/*
+	 * The responder stalls for three timeouts: only a runs, on the
+	 * engine's clock, 100 us a pass (three timeouts of 268 ms, the
+	 * sanitized build's floor, are thousands of passes, not millions),
+	 * for at most a minute of that clock, however slow the machine
+	 */
+	end = vclock + 60 * 1000000000ULL;
 	do {
 		rxdp_engine_progress(a->e);
-		__atomic_add_fetch(&vclock, VCLOCK_TICK, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&vclock, 100 * VCLOCK_TICK, __ATOMIC_RELAXED);
 		rxdp_engine_get_stats(a->e, &sa);
-	} while (sa.timeouts < 3 && now_s() < end);
+	} while (sa.timeouts < 3 && vclock < end);
 	assert_int_equal(sa.timeouts, 3);
 	/*
 	 * Each expiry (the adaptive timer's earlier ones, and the QP's
