@@ -5,7 +5,7 @@
  *
  * Who calls what
  * --------------
- * rxdpd (userspace/daemon/hca.c) runs one engine per device for every
+ * rxdpd (userspace/daemon/uverbs.c) runs one engine per device for every
  * process on the host, on a "port" (the I/O: the device's AF_XDP sockets
  * from rxdp_xsk_port_open(), or an in-memory wire in tests). Each process's
  * objects hang off a protection domain on that process's memory
