@@ -276,9 +276,10 @@ def incast_section(b):
             ce = "" if mark != "on" else "%s of %s%s" % (
                 fmt(g("marked")), fmt(g("ect")),
                 "; %s not ECT" % fmt(g("not_ect")) if g("not_ect") else "")
-            row = ["%s (%s%%)" % (fmt(g("sum")), fmt(g("share"))),
+            pct = lambda v: " (%s%%)" % fmt(v) if v is not None else ""
+            row = [fmt(g("sum")) + pct(g("share")),
                    "%.3f" % g("jain") if g("jain") is not None else "n/a",
-                   "%s (%s%%)" % (fmt(g("drops")), fmt(g("drop_rate"))), ce]
+                   fmt(g("drops")) + pct(g("drop_rate")), ce]
             if t == "rxdp":
                 row.append(fmt(g("out_of_buffer")))
             row += [fmt(g("resent")), "%s / %s" % (fmt(g("ping_p50")),
