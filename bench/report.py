@@ -243,7 +243,8 @@ def incast_section(b):
         "the port's tail drops (%% of what it was offered); CE: packets the "
         "port marked (of the ECT ones; not ECT: would have been marked); "
         "ping: a UDP ping-pong every 10 ms from another host through the "
-        "port, its round trip (ms) while the flows ran; resent: rxdp's "
+        "port, its round trip (ms) while the flows ran (how many were "
+        "sent); resent: rxdp's "
         "retransmitted packets, TCP's retransmits." % (
             fmt(rate), fmt(cfg("pmax")), fmt(tclass),
             ": not ECT, never marked" if tclass is not None and
@@ -282,8 +283,9 @@ def incast_section(b):
                    fmt(g("drops")) + pct(g("drop_rate")), ce]
             if t == "rxdp":
                 row.append(fmt(g("out_of_buffer")))
-            row += [fmt(g("resent")), "%s / %s" % (fmt(g("ping_p50")),
-                                                    fmt(g("ping_p99"))),
+            n = " (%d)" % g("ping_sent") if g("ping_sent") else ""
+            row += [fmt(g("resent")), "%s / %s%s" % (fmt(g("ping_p50")),
+                                                      fmt(g("ping_p99")), n),
                     "%s of %s" % (fmt(g("finished")), fmt(g("flows")))]
             cells += row
             per_flow.append(", ".join("%.2f" % r["each"][i]

@@ -624,17 +624,22 @@ print(n)' "$c"
 }
 
 # incast_ping: a UDP ping-pong every 10 ms from the last host through the
-# receiver's port (so through the queue) until SIGTERM, then its RTTs'
-# median and p99 and what got no answer (a drop at the port) to $tmp/ping;
-# pid in $iping
+# receiver's port (so through the queue), started ahead and idle (a loaded
+# machine can take seconds to start python) from SIGUSR1 until SIGTERM,
+# then how many it sent, how many came back, and their round trips' median
+# and p99 to $tmp/ping; pid in $iping
 incast_ping() {
 	ip netns exec "${SW_NS[$ihost_ping]}" /usr/bin/python3 - "${SW_ADDR[1]}" \
 		"$INCAST_ECHO" >"$tmp/ping" 2>&1 <<'EOF' &
 import select, signal, socket, struct, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.connect((sys.argv[1], int(sys.argv[2])))
-stop, gap = [], 0.01
+go, stop, gap = [], [], 0.01
+signal.signal(signal.SIGUSR1, lambda *_: go.append(1))
 signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+print("ready", flush=True)
+while not go and not stop:
+    time.sleep(0.01)
 sent, rtts, seq, nxt = {}, [], 0, time.monotonic()
 while not stop:
     now = time.monotonic()
@@ -659,6 +664,7 @@ pct = lambda p: "%.3f" % (rtts[max(0, -(-len(rtts) * p // 100) - 1)] * 1e3) if r
 print("ping sent=%d answered=%d p50_ms=%s p99_ms=%s" % (seq, len(rtts), pct(50), pct(99)))
 EOF
 	iping=$!
+	wait_until 30 grep -qs ready "$tmp/ping" || echo "  the ping-pong did not start" >&2
 }
 
 # incast_flows_rxdp K Q N: host i (2..K+1) sends N 64 KiB messages on each
@@ -745,7 +751,7 @@ for p in sys.argv[1:]:
 # when the port is busy until the last flow ends
 incast_measure() {
 	wait_until "$INCAST_LIMIT" incast_started "$@"
-	incast_ping
+	kill -USR1 "$iping"
 	while ! incast_gone "$@"; do sleep 0.1; done
 	kill -TERM "$iping"
 	wait "$iping"
@@ -767,6 +773,7 @@ incast_run() {
 	b=$((n * q * 65536))
 	[ "$mark" = on ] && ecn=1
 	incast_port_up "$buf" "$mark"
+	incast_ping
 	if [ "$t" = rxdp ]; then
 		r0=$(incast_counter retransmitted_pkts "${senders[@]}")
 		o0=$(incast_counter out_of_buffer "${SW_NS[1]}")
@@ -808,6 +815,7 @@ incast_run() {
 		"$(awk -v d="$drops" -v s="$sent" 'BEGIN {if (s + d) print 100 * d / (s + d)}')"
 	sample "$name" 0 ping_p50 ms "$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' "$tmp/ping")"
 	sample "$name" 0 ping_p99 ms "$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' "$tmp/ping")"
+	sample "$name" 0 ping_sent n "$(sed -n 's/.*sent=\([0-9]*\).*/\1/p' "$tmp/ping")"
 	sample "$name" 0 ping_lost % "$(sed -n 's/.*sent=\([0-9]*\) answered=\([0-9]*\).*/\1 \2/p' \
 		"$tmp/ping" | awk '$1 {print 100 * ($1 - $2) / $1}')"
 	if [ "$mark" = on ]; then
@@ -819,7 +827,7 @@ incast_run() {
 	fi
 	printf '  %s: %.3f Gbit/s (%.0f%%), Jain %.3f, %s of %s flows, %s dropped, ping %s\n' \
 		"$name" "${sum:-0}" "${share:-0}" "${jain:-0}" "$fin" "$k" "$drops" \
-		"$(cut -d' ' -f2- "$tmp/ping")"
+		"$(grep '^ping ' "$tmp/ping" | cut -d' ' -f2-)"
 }
 
 bench_incast() {

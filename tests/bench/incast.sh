@@ -31,7 +31,7 @@ value() {
 }
 for t in rxdp tcp; do
 	[ "$(value $t finished)" = 2 ] || { cat "$tmp/out"; fail "$t: not every flow finished"; }
-	for m in sum share jain drops drop_rate ping_p50 ping_p99 resent marked; do
+	for m in sum share jain drops drop_rate ping_p50 ping_p99 ping_sent resent marked; do
 		[ -n "$(value $t $m)" ] || fail "$t: no $m"
 	done
 	for f in 1 2; do

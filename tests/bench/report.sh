@@ -62,6 +62,7 @@ incast rxdp 16x4 b65536 on|1500|0|out_of_buffer|pkts|86348
 incast rxdp 16x4 b65536 on|1500|0|resent|pkts|102112
 incast rxdp 16x4 b65536 on|1500|0|ping_p50|ms|0.33
 incast rxdp 16x4 b65536 on|1500|0|ping_p99|ms|23
+incast rxdp 16x4 b65536 on|1500|0|ping_sent|n|400
 incast rxdp 16x4 b65536 on|1500|0|finished|n|15
 incast rxdp 16x4 b65536 on|1500|0|flows|n|16
 incast tcp 16x4 b65536 on|1500|0|sum|Gbit/s|0.9
@@ -112,7 +113,7 @@ grep -E "^\|.*CRC-32.*\| *(met|missed)" "$md" && fail "the stream with CRCs made
 # the incast section: a row per configuration, rxdp and TCP side by side;
 # rxdp's packets that were not ECT (tclass 0) said beside its CE; a figure
 # TCP lacks is n/a, not a number
-grep -qE "^\| 16x4 \| 64 KiB \| on \(20000 to 49152 B\) \| 0\.6 \(60%\) \| 0\.980 \| 18 \(0\.5%\) \| 0 of 0; 94 not ECT \| 86348 \| 102112 \| 0\.33 / 23 \| 15 of 16 \| 0\.9 \| n/a \|.*\| 16 of 16 \|$" "$md" ||
+grep -qE "^\| 16x4 \| 64 KiB \| on \(20000 to 49152 B\) \| 0\.6 \(60%\) \| 0\.980 \| 18 \(0\.5%\) \| 0 of 0; 94 not ECT \| 86348 \| 102112 \| 0\.33 / 23 \(400\) \| 15 of 16 \| 0\.9 \| n/a \|.*\| 16 of 16 \|$" "$md" ||
 	{ grep -A4 "^## Incast" "$md"; grep "^| 16x4" "$md"; fail "no incast row"; }
 grep -qE "^\| 16x4 \| 64 KiB \| on .* \| 0\.05, 0\.04 \| *\|$" "$md" || fail "no row of each flow's goodput"
 grep -q -- "--tclass 0: not ECT, never marked" "$md" || fail "rxdp's traffic class not said"
