@@ -748,11 +748,15 @@ for p in sys.argv[1:]:
 }
 
 # incast_measure PID...: while the flows (PIDs) run, the ping-pong: from
-# when the port is busy until the last flow ends
+# when the port is busy until the last flow ends; that span (seconds) to
+# $tmp/span
 incast_measure() {
+	local t0
 	wait_until "$INCAST_LIMIT" incast_started "$@"
+	t0=$EPOCHREALTIME
 	kill -USR1 "$iping"
 	while ! incast_gone "$@"; do sleep 0.1; done
+	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}' >"$tmp/span"
 	kill -TERM "$iping"
 	wait "$iping"
 	iping=
@@ -800,10 +804,15 @@ incast_run() {
 	done <"$tmp/flows"
 	sample "$name" 0 flows n "$k"
 	sample "$name" 0 finished n "$fin"
-	# the sum, its share of the port, and Jain's index over the flows
-	# that finished: (sum x)^2 / (n sum x^2), 1 when all are equal
-	awk -v r="$INCAST_RATE" '$1 != "fail" {s += $1; q += $1 * $1; n++}
-		END {if (n) print s, 100 * s / (r / 1000), s * s / (n * q)}' \
+	# together: what the flows that finished moved over the span from the
+	# port's first megabyte to the last flow's end (the flows' own
+	# averages would add up to more than the port where some end early),
+	# and its share of the port; Jain's index over the flows that
+	# finished: (sum x)^2 / (n sum x^2), 1 when all are equal
+	awk -v r="$INCAST_RATE" -v b="$b" -v t="$(cat "$tmp/span")" \
+		'$1 != "fail" {s += $1; q += $1 * $1; n++}
+		END {if (n && t > 0) print n * b * 8 / t / 1e9,
+			100 * n * b * 8 / t / 1e6 / r, s * s / (n * q)}' \
 		"$tmp/flows" >"$tmp/sum"
 	read -r sum share jain <"$tmp/sum"
 	sample "$name" 0 sum Gbit/s "${sum:-}"

@@ -3,7 +3,8 @@
 # smoke-tested at its smallest: two senders into one marking switch port
 # with a 64 KiB buffer, a second's worth of data, rxdp with --tclass 2
 # (ECT(0)) and TCP with ECN. Each run's figures are there (both flows
-# finished, a sum, Jain's index, the port's drops, the ping-pong); the
+# finished, a sum no more than the port carries, Jain's index, the port's
+# drops, the ping-pong); the
 # marker saw rxdp's and TCP's packets as ECT (the knob and tcp_ecn reached
 # the wire); results.md has the section's row; and nothing of the rig
 # (namespaces, rxdpd, the marker) is left behind.
@@ -39,6 +40,10 @@ for t in rxdp tcp; do
 			fail "$t: flow $f moved nothing"
 	done
 	[ "$(value $t ect)" -gt 0 ] || fail "$t: the marker saw no ECT packet"
+	# payload through a port cannot beat its rate (the first megabyte,
+	# before the span starts, is under 1% of the run's)
+	awk -v v="$(value $t share)" 'BEGIN {exit !(v <= 101)}' ||
+		fail "$t: $(value $t share)% of the port's rate"
 done
 [ -n "$(value rxdp out_of_buffer)" ] || fail "rxdp: no out_of_buffer"
 grep -qE '^\| 2x1 \| 64 KiB \| on \(20000 to 49152 B\) \| [0-9.]+ \([0-9.]+%\) \| [01]\.[0-9]{3} \|.*\| 2 of 2 \|.*\| 2 of 2 \|$' \
