@@ -14,6 +14,7 @@ cpuwatch.json (bench/cpuwatch.py) says whether the machine was idle.
 import csv
 import json
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -193,6 +194,109 @@ class Bench:
                        % (ppm / 1e4), v,
                        self.get("loss tcp iperf3 64K", 1500, ppm, "bw"),
                        "TCP through the same hop, same loss", ">=", 1)
+
+
+INCAST_RUN = re.compile(r"^incast (rxdp|tcp) (\d+)x(\d+) b(\d+) (off|on)$")
+
+
+def kib(n):
+    return "%d MiB" % (n >> 20) if n >= 1 << 20 and not n % (1 << 20) \
+        else "%d KiB" % (n >> 10) if not n % 1024 else "%d B" % n
+
+
+def incast_runs(b):
+    """{(hosts, qps, buffer, marking): {transport: {metric: median,
+    "each": {flow: Gbit/s}}}} of the incast section's samples"""
+    runs = defaultdict(dict)
+    for f in b.figures:
+        m = INCAST_RUN.match(f["name"])
+        if not m:
+            continue
+        t, k, q, buf, mark = m.groups()
+        run = runs[(int(k), int(q), int(buf), mark)].setdefault(
+            t, {"each": {}})
+        if f["metric"] == "flow":
+            run["each"][f["size"]] = f["median"]
+        else:
+            run[f["metric"]] = f["median"]
+    return runs
+
+
+def incast_section(b):
+    runs = incast_runs(b)
+    if not runs:
+        return []
+    cfg = lambda m: b.get("incast config", 1500, 0, m)
+    rate, tclass = cfg("rate"), cfg("tclass")
+    lines = [
+        "", "## Incast: many hosts into one switch port", "",
+        "Senders and a receiver on a bridge in a namespace of its own; the "
+        "receiver's port is the bottleneck, a TBF at %s Mbit/s with a "
+        "bounded buffer (tail drop), and where marking is on rxdp-ecnmark in "
+        "front of it (no mark below K_min bytes queued, probability rising "
+        "to P_max %s at K_max, every ECT packet above). A flow is a host: "
+        "rxdp ib_send_bw -e with its QPs (64 KiB messages, --tclass %s%s) "
+        "or TCP iperf3 -P (cubic where the port does not mark, cubic with "
+        "ECN where it does). Each run moves what the port carries in %s s, "
+        "evenly over its flows. Gbit/s: what the flows that finished moved "
+        "together, over the span from the port's first megabyte to the "
+        "last flow's end (share: of the port's rate); Jain's index over "
+        "the goodputs of the flows that finished (each its own average, "
+        "listed below the table); dropped: "
+        "the port's tail drops (%% of what it was offered); CE: packets the "
+        "port marked (of the ECT ones; not ECT: would have been marked); "
+        "ping: a UDP ping-pong every 10 ms from another host through the "
+        "port, its round trip (ms) while the flows ran (how many were "
+        "sent); resent: rxdp's "
+        "retransmitted packets, TCP's retransmits." % (
+            fmt(rate), fmt(cfg("pmax")), fmt(tclass),
+            ": not ECT, never marked" if tclass is not None and
+            not int(tclass) & 3 else ": ECT", fmt(cfg("secs"))), "",
+        "| hosts x QPs | buffer | marking | rxdp Gbit/s (share) | Jain | "
+        "dropped | CE | out_of_buffer | resent | ping p50 / p99 | finished | "
+        "TCP Gbit/s (share) | Jain | dropped | CE | resent | ping p50 / p99 "
+        "| finished |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "---:|---:|---:|---:|---:|"]
+    flows = ["", "Each flow's goodput (Gbit/s):", "",
+             "| hosts x QPs | buffer | marking | rxdp | TCP |",
+             "|---|---:|---|---|---|"]
+    for key in sorted(runs, key=lambda r: (r[0], r[1], r[2], r[3] == "on")):
+        k, q, buf, mark = key
+        cells = ["%dx%d" % (k, q), kib(buf), mark]
+        if mark == "on":
+            any_run = next(iter(runs[key].values()))
+            cells[2] = "on (%s to %s B)" % (fmt(any_run.get("kmin")),
+                                            fmt(any_run.get("kmax")))
+        per_flow = []
+        for t in ("rxdp", "tcp"):
+            r = runs[key].get(t)
+            n = 7 if t == "rxdp" else 6
+            if r is None:
+                cells += [""] * n
+                per_flow.append("")
+                continue
+            g = lambda m: r.get(m)
+            ce = "" if mark != "on" else "%s of %s%s" % (
+                fmt(g("marked")), fmt(g("ect")),
+                "; %s not ECT" % fmt(g("not_ect")) if g("not_ect") else "")
+            pct = lambda v: " (%s%%)" % fmt(v) if v is not None else ""
+            row = [fmt(g("sum")) + pct(g("share")),
+                   "%.3f" % g("jain") if g("jain") is not None else "n/a",
+                   fmt(g("drops")) + pct(g("drop_rate")), ce]
+            if t == "rxdp":
+                row.append(fmt(g("out_of_buffer")))
+            n = " (%d)" % g("ping_sent") if g("ping_sent") else ""
+            row += [fmt(g("resent")), "%s / %s%s" % (fmt(g("ping_p50")),
+                                                      fmt(g("ping_p99")), n),
+                    "%s of %s" % (fmt(g("finished")), fmt(g("flows")))]
+            cells += row
+            per_flow.append(", ".join("%.2f" % r["each"][i]
+                                      for i in sorted(r["each"])))
+        lines.append("| %s |" % " | ".join(cells))
+        flows.append("| %s | %s |" % (" | ".join(cells[:3]),
+                                      " | ".join(per_flow)))
+    return lines + flows
 
 
 def idle_verdict(outdir):
@@ -391,6 +495,7 @@ def main():
               "share their CPUs with the spinning applications under the "
               "fair scheduler.", ""] + nofifo_table(b)
     lines += ["", "## rxdpd --poll on CPUs of its own", ""] + poll_table(b)
+    lines += incast_section(b)
     lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",
               "## Every figure", "",

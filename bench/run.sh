@@ -17,14 +17,19 @@
 #      have finished, beside iperf3 -P on the same veth;
 #   5. on a machine with 8 CPUs or more: latency and bandwidth again with
 #      rxdpd --poll, each data-path thread on a CPU of its own and perftest
-#      on the others.
+#      on the others;
+#   6. incast: many hosts into one switch port (a bridge in a namespace, a
+#      TBF at 1 Gbit/s with a shallow or a deep buffer on the port toward
+#      the receiver, ECN marking off or on), rxdp ib_send_bw -e beside TCP
+#      iperf3 (cubic; with ECN where the port marks), MTU 1500 (see
+#      bench_incast for its knobs).
 # bench/cpuwatch.py watches the whole run: whether other processes used
 # the CPUs meanwhile (a shared machine makes every figure noisy).
-# Raw samples go to build/bench/samples.tsv; bench/report.py turns them into
-# build/bench/results.{md,json} and PNG plots. RXDP_BENCH_REPEAT (default
+# Raw samples go to build/bench/samples.tsv (RXDP_BENCH_OUT: another folder);
+# bench/report.py turns them into results.{md,json} and PNG plots there. RXDP_BENCH_REPEAT (default
 # 3) runs of each figure; the report quotes medians and the spread.
 # RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
-# "raw tcp rxdp loss extras pairs nofifo poll") choose what runs; RXDP_BENCH_MIB (default
+# "raw tcp rxdp loss extras pairs nofifo poll incast") choose what runs; RXDP_BENCH_MIB (default
 # 1024) how much each bandwidth run moves; RXDP_BENCH_ENGINES (default auto)
 # rxdpd's --engines in the pairs section.
 set -u
@@ -38,10 +43,10 @@ skip() { # a benchmark that cannot run is a failure, not a skip
 require_root
 require_cmd sockperf iperf3 ib_write_lat ethtool
 
-out=$root/build/bench
+out=${RXDP_BENCH_OUT:-$root/build/bench} # tests/bench/incast.sh: a folder of its own
 REPEAT=${RXDP_BENCH_REPEAT:-3}
 MTUS=${RXDP_BENCH_MTUS:-9000 1500}
-SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs nofifo poll} "
+SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs nofifo poll incast} "
 LOSSES="0 0.1 1"
 MIB=${RXDP_BENCH_MIB:-1024} # moved by each bandwidth run
 ENGINES=${RXDP_BENCH_ENGINES:-auto} # rxdpd --engines of the pairs section
@@ -515,6 +520,390 @@ bench_poll() {
 	done
 }
 
+# --- 8. incast: many hosts into one switch port ---------------------------
+#   hosts 2..K+1 (senders) ----+
+#   host K+2 (ping-pong) ------+-- bridge in NS_R --[ecnmark, TBF]-- host 1
+# The receiver's port is the bottleneck: a TBF at RATE with a bounded
+# buffer (tail drop), and where marking is on rxdp-ecnmark before it (no
+# mark below K_min bytes queued, probability rising to P_max at K_max, every
+# ECT packet above; packets that are not ECT are never touched). A flow is
+# a host: one ib_send_bw -e with Q QPs (64 KiB messages) or one iperf3 -P Q
+# (TCP cubic; with ECN, tcp_ecn=1 at both ends, where the port marks; cubic
+# is not ECT, so marking would not touch it). Each run moves what the port
+# carries in SECS seconds, evenly split over its flows. Knobs:
+#   RXDP_BENCH_INCAST          hosts x QPs of the runs ("4x1 16x4"; 16
+#                              runs of 4 s take about 5 minutes here)
+#   RXDP_BENCH_INCAST_BUFFERS  the port's buffer, bytes ("65536 1048576")
+#   RXDP_BENCH_INCAST_MARKING  "off on"
+#   RXDP_BENCH_INCAST_WITH     "rxdp tcp"
+#   RXDP_BENCH_INCAST_SECS     4
+#   RXDP_BENCH_INCAST_RATE     the port's rate, Mbit/s (1000)
+#   RXDP_BENCH_INCAST_TCLASS   rxdp's --tclass (0: today's packets, not
+#                              ECT, never marked; 2: ECT(0))
+#   RXDP_BENCH_INCAST_KMIN, _KMAX, _PMAX  the marking (20000 B; 200000 B,
+#                              at most 3/4 of the buffer; 0.1)
+INCAST=${RXDP_BENCH_INCAST:-4x1 16x4}
+INCAST_BUFFERS=${RXDP_BENCH_INCAST_BUFFERS:-65536 1048576}
+INCAST_MARKING=${RXDP_BENCH_INCAST_MARKING:-off on}
+INCAST_WITH=${RXDP_BENCH_INCAST_WITH:-rxdp tcp}
+INCAST_SECS=${RXDP_BENCH_INCAST_SECS:-4}
+INCAST_RATE=${RXDP_BENCH_INCAST_RATE:-1000}
+INCAST_TCLASS=${RXDP_BENCH_INCAST_TCLASS:-0}
+INCAST_KMIN=${RXDP_BENCH_INCAST_KMIN:-20000}
+INCAST_KMAX=${RXDP_BENCH_INCAST_KMAX:-200000}
+INCAST_PMAX=${RXDP_BENCH_INCAST_PMAX:-0.1}
+INCAST_ECHO=9400 # the ping-pong's UDP port on the receiver
+# a flow still running after this many seconds (a sixth of its fair share
+# and the set-up) is ended and counted as not finished
+INCAST_LIMIT=$((INCAST_SECS * 6 + 20))
+
+incast_kmax() { # the marking's K_max for a buffer of $1 bytes
+	local m=$(($1 * 3 / 4))
+	echo $((INCAST_KMAX < m ? INCAST_KMAX : m))
+}
+
+# incast_tbf: the receiver's port's qdisc counters, "SENT_BYTES SENT_PKTS
+# DROPPED"
+incast_tbf() {
+	tc -s -n "$NS_R" qdisc show dev "${SW_PORT[1]}" |
+		awk '/^qdisc tbf/ {t = 1} t && /Sent/ {print $2, $4, $7 + 0; exit}'
+}
+incast_busy() { # the port has carried a megabyte: the flows are under way
+	local b
+	read -r b _ <<<"$(incast_tbf)"
+	[ "${b:-0}" -gt 1000000 ]
+}
+
+# incast_port_up BUF MARK: a fresh TBF (its counters from zero) and, where
+# MARK is on, rxdp-ecnmark in front of it
+incast_port_up() {
+	local port=${SW_PORT[1]}
+	tc -n "$NS_R" qdisc del dev "$port" root 2>/dev/null
+	tc -n "$NS_R" qdisc add dev "$port" root tbf rate "${INCAST_RATE}mbit" \
+		burst 16kb limit "$1" || fail "cannot add a TBF to the receiver's port"
+	[ "$2" = on ] || return 0
+	ip netns exec "$NS_R" "$bin/rxdp-ecnmark" --rate "$INCAST_RATE" \
+		--kmin "$INCAST_KMIN" --kmax "$(incast_kmax "$1")" \
+		--pmax "$INCAST_PMAX" --limit "$1" "$port" >"$tmp/mark" 2>&1 &
+	imark=$!
+	wait_until 10 grep -qs ready "$tmp/mark" ||
+		{ cat "$tmp/mark" >&2; fail "rxdp-ecnmark did not start"; }
+}
+# incast_port_down: the marker's counters to $tmp/mark, the TBF's to
+# $tmp/tbf, and the TBF gone
+incast_port_down() {
+	: >"$tmp/mark.end"
+	if [ -n "$imark" ]; then
+		kill "$imark"
+		wait "$imark" || echo "  rxdp-ecnmark failed: $(cat "$tmp/mark")" >&2
+		imark=
+		grep '^ecnmark packets=' "$tmp/mark" >"$tmp/mark.end"
+	fi
+	incast_tbf >"$tmp/tbf"
+	tc -n "$NS_R" qdisc del dev "${SW_PORT[1]}" root
+}
+
+# incast_counter NAME NS...: rxdp's transport counter NAME summed over the
+# namespaces' devices
+incast_counter() {
+	local c=$1 ns
+	shift
+	for ns in "$@"; do
+		ip netns exec "$ns" "$bin/rxdp-ctl" --json counters
+	done 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+s, d, i, n = sys.stdin.read(), json.JSONDecoder(), 0, 0
+while True:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    if i >= len(s):
+        break
+    j, i = d.raw_decode(s, i)
+    n += j["devices"][0]["counters"][sys.argv[1]]
+print(n)' "$c"
+}
+
+# incast_ping: a UDP ping-pong every 10 ms from the last host through the
+# receiver's port (so through the queue), started ahead and idle (a loaded
+# machine can take seconds to start python) from SIGUSR1 until SIGTERM,
+# then how many it sent, how many came back, and their round trips' median
+# and p99 to $tmp/ping; pid in $iping
+incast_ping() {
+	ip netns exec "${SW_NS[$ihost_ping]}" /usr/bin/python3 - "${SW_ADDR[1]}" \
+		"$INCAST_ECHO" >"$tmp/ping" 2>&1 <<'EOF' &
+import select, signal, socket, struct, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((sys.argv[1], int(sys.argv[2])))
+go, stop, gap = [], [], 0.01
+signal.signal(signal.SIGUSR1, lambda *_: go.append(1))
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+print("ready", flush=True)
+while not go and not stop:
+    time.sleep(0.01)
+sent, rtts, seq, nxt = {}, [], 0, time.monotonic()
+while not stop:
+    now = time.monotonic()
+    if now >= nxt:
+        sent[seq] = now
+        try:
+            s.send(struct.pack("!Q", seq) + bytes(56))
+        except OSError:
+            pass
+        seq += 1
+        nxt = max(nxt + gap, now)  # behind on a loaded machine: no burst
+        continue
+    if select.select([s], [], [], nxt - now)[0]:
+        try:
+            t0 = sent.pop(struct.unpack("!Q", s.recv(2048)[:8])[0], None)
+        except OSError:
+            continue
+        if t0 is not None:
+            rtts.append(time.monotonic() - t0)
+rtts.sort()
+pct = lambda p: "%.3f" % (rtts[max(0, -(-len(rtts) * p // 100) - 1)] * 1e3) if rtts else ""
+print("ping sent=%d answered=%d p50_ms=%s p99_ms=%s" % (seq, len(rtts), pct(50), pct(99)))
+EOF
+	iping=$!
+	wait_until 30 grep -qs ready "$tmp/ping" || echo "  the ping-pong did not start" >&2
+}
+
+# incast_flows_rxdp K Q N: host i (2..K+1) sends N 64 KiB messages on each
+# of Q QPs to host 1; per host "GBITS" or "fail" to $tmp/flows, and the
+# perftest output of a flow that failed to incast-failures.log (under the
+# run's $name)
+incast_flows_rxdp() {
+	local k=$1 q=$2 n=$3 i rt spids=() cpids=() rs=() to=$INCAST_LIMIT
+	local args=(ib_send_bw -e -F -s 65536 -n "$n" -q "$q" --tclass="$INCAST_TCLASS" --report_gbits)
+	for i in $(seq 2 $((k + 1))); do
+		RXDP_VERBS_TIMEOUT=$to verbs "${SW_NS[1]}" "${args[@]}" -p $((18700 + i)) \
+			-d "${idev[1]}" -x "${igid[1]}" >"$tmp/is$i" 2>&1 &
+		spids[i]=$!
+	done
+	wait_until 20 incast_listening "$k"
+	for i in $(seq 2 $((k + 1))); do
+		RXDP_VERBS_TIMEOUT=$to verbs "${SW_NS[i]}" "${args[@]}" -p $((18700 + i)) \
+			-d "${idev[i]}" -x "${igid[i]}" "${SW_ADDR[1]}" >"$tmp/ic$i" 2>&1 &
+		cpids[i]=$!
+	done
+	ipids=("${spids[@]}" "${cpids[@]}")
+	incast_measure "${cpids[@]}"
+	for i in $(seq 2 $((k + 1))); do
+		wait "${cpids[i]}"
+		rs[i]=$?
+	done
+	# a server whose client failed waits for it: 5 s, then it is ended
+	wait_until 5 incast_gone "${spids[@]}" || kill "${spids[@]}" 2>/dev/null
+	for i in $(seq 2 $((k + 1))); do
+		wait "${spids[i]}"
+		rt=$?
+		if [ "${rs[i]}" = 0 ] && [ $rt = 0 ] && grep -q '^ *65536 ' "$tmp/ic$i"; then
+			awk '/^ *65536 / {print $4}' "$tmp/ic$i"
+		else
+			echo "  rxdp flow from host $i: client exit ${rs[i]}, server exit $rt" \
+				"(their output in $out/incast-failures.log)" >&2
+			{
+				echo "== $name, host $i: client exit ${rs[i]}, server exit $rt"
+				cat "$tmp/ic$i" "$tmp/is$i"
+			} >>"$out/incast-failures.log"
+			echo fail
+		fi
+	done >"$tmp/flows"
+	rm -f "$tmp"/is* "$tmp"/ic*
+}
+incast_listening() { # the receiver's K perftest servers listen
+	[ "$(ip netns exec "${SW_NS[1]}" ss -ltnH | grep -c ':187[0-9][0-9] ')" -ge "$1" ]
+}
+incast_gone() { # none of the processes is alive
+	local p
+	for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; done
+	return 0
+}
+
+# incast_flows_tcp K Q BYTES: host i (2..K+1) sends BYTES over Q TCP
+# streams to host 1; per host "GBITS RETRANSMITS" or "fail" to $tmp/flows
+incast_flows_tcp() {
+	local k=$1 q=$2 b=$3 i cpids=() to=$INCAST_LIMIT
+	for i in $(seq 2 $((k + 1))); do
+		ip netns exec "${SW_NS[i]}" timeout "$to" iperf3 -c "${SW_ADDR[1]}" \
+			-p $((5200 + i)) -P "$q" -n "$b" -l 65536 -C cubic -J \
+			>"$tmp/it$i" 2>&1 &
+		cpids[i]=$!
+	done
+	ipids=("${cpids[@]}")
+	incast_measure "${cpids[@]}"
+	for i in $(seq 2 $((k + 1))); do
+		# a flow that failed leaves no result
+		wait "${cpids[i]}" ||
+			{ echo "  TCP flow from host $i: exit $?" >&2; rm -f "$tmp/it$i"; }
+	done
+	/usr/bin/python3 -c '
+import json, sys
+for p in sys.argv[1:]:
+    try:
+        e = json.load(open(p))["end"]
+        print(e["sum_received"]["bits_per_second"] / 1e9, e["sum_sent"]["retransmits"])
+    except (OSError, ValueError, KeyError):
+        print("fail")' $(seq -f "$tmp/it%g" 2 $((k + 1))) >"$tmp/flows"
+	rm -f "$tmp"/it*
+}
+
+# incast_measure PID...: while the flows (PIDs) run, the ping-pong: from
+# when the port is busy until the last flow ends; that span (seconds) to
+# $tmp/span
+incast_measure() {
+	local t0
+	wait_until "$INCAST_LIMIT" incast_started "$@"
+	t0=$EPOCHREALTIME
+	kill -USR1 "$iping"
+	while ! incast_gone "$@"; do sleep 0.1; done
+	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}' >"$tmp/span"
+	kill -TERM "$iping"
+	wait "$iping"
+	iping=
+}
+incast_started() { incast_busy || incast_gone "$@"; }
+
+# incast_run T K Q BUF MARK: one run of T (rxdp or tcp), K hosts of Q QPs
+# (streams) each into host 1's port, its buffer BUF bytes, marking MARK
+# (off, on); its samples are named "incast T KxQ bBUF MARK"
+incast_run() {
+	local t=$1 k=$2 q=$3 buf=$4 mark=$5 name n b i ecn=2 r0 o0 v fin=0
+	local sum share jain sent drops
+	local senders=("${SW_NS[@]:2:$k}")
+	name="incast $t ${k}x$q b$buf $mark"
+	# what the port carries in SECS, evenly over the flows' QPs (5 at least)
+	n=$((INCAST_RATE * 125000 * INCAST_SECS / k / q / 65536))
+	[ $n -ge 5 ] || n=5
+	b=$((n * q * 65536))
+	[ "$mark" = on ] && ecn=1
+	incast_port_up "$buf" "$mark"
+	incast_ping
+	if [ "$t" = rxdp ]; then
+		r0=$(incast_counter retransmitted_pkts "${senders[@]}")
+		o0=$(incast_counter out_of_buffer "${SW_NS[1]}")
+		incast_flows_rxdp "$k" "$q" "$n"
+		sample "$name" 0 resent pkts \
+			$(($(incast_counter retransmitted_pkts "${senders[@]}") - r0))
+		sample "$name" 0 out_of_buffer pkts \
+			$(($(incast_counter out_of_buffer "${SW_NS[1]}") - o0))
+	else
+		for i in $(seq 1 $((k + 1))); do
+			ip netns exec "${SW_NS[i]}" sysctl -qw net.ipv4.tcp_ecn=$ecn
+		done
+		incast_flows_tcp "$k" "$q" "$b"
+		sample "$name" 0 resent pkts \
+			"$(awk '$1 != "fail" {s += $2} END {print s + 0}' "$tmp/flows")"
+	fi
+	incast_port_down
+	i=0
+	while read -r v _; do
+		i=$((i + 1))
+		[ "$v" = fail ] && continue
+		fin=$((fin + 1))
+		sample "$name" "$i" flow Gbit/s "$v"
+	done <"$tmp/flows"
+	sample "$name" 0 flows n "$k"
+	sample "$name" 0 finished n "$fin"
+	# together: what the flows that finished moved over the span from the
+	# port's first megabyte to the last flow's end (the flows' own
+	# averages would add up to more than the port where some end early),
+	# and its share of the port; Jain's index over the flows that
+	# finished: (sum x)^2 / (n sum x^2), 1 when all are equal
+	awk -v r="$INCAST_RATE" -v b="$b" -v t="$(cat "$tmp/span")" \
+		'$1 != "fail" {s += $1; q += $1 * $1; n++}
+		END {if (n && t > 0) print n * b * 8 / t / 1e9,
+			100 * n * b * 8 / t / 1e6 / r, s * s / (n * q)}' \
+		"$tmp/flows" >"$tmp/sum"
+	read -r sum share jain <"$tmp/sum"
+	sample "$name" 0 sum Gbit/s "${sum:-}"
+	sample "$name" 0 share % "${share:-}"
+	sample "$name" 0 jain n "${jain:-}"
+	read -r _ sent drops <"$tmp/tbf"
+	sample "$name" 0 drops pkts "$drops"
+	sample "$name" 0 drop_rate % \
+		"$(awk -v d="$drops" -v s="$sent" 'BEGIN {if (s + d) print 100 * d / (s + d)}')"
+	sample "$name" 0 ping_p50 ms "$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' "$tmp/ping")"
+	sample "$name" 0 ping_p99 ms "$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' "$tmp/ping")"
+	sample "$name" 0 ping_sent n "$(sed -n 's/.*sent=\([0-9]*\).*/\1/p' "$tmp/ping")"
+	sample "$name" 0 ping_lost % "$(sed -n 's/.*sent=\([0-9]*\) answered=\([0-9]*\).*/\1 \2/p' \
+		"$tmp/ping" | awk '$1 {print 100 * ($1 - $2) / $1}')"
+	if [ "$mark" = on ]; then
+		sample "$name" 0 kmin B "$INCAST_KMIN"
+		sample "$name" 0 kmax B "$(incast_kmax "$buf")"
+		for v in marked ect not_ect; do
+			sample "$name" 0 "$v" pkts "$(kv "$v" "$tmp/mark.end")"
+		done
+	fi
+	printf '  %s: %.3f Gbit/s (%.0f%%), Jain %.3f, %s of %s flows, %s dropped, ping %s\n' \
+		"$name" "${sum:-0}" "${share:-0}" "${jain:-0}" "$fin" "$k" "$drops" \
+		"$(grep '^ping ' "$tmp/ping" | cut -d' ' -f2-)"
+}
+
+bench_incast() {
+	local c k q maxk=0 i r buf mark t
+	MTU=1500
+	# the marker, the ping-pong and the flows of the run under way, ended
+	# with the section where it is cut short
+	# shellcheck disable=SC2034 # ipids: read by the on_exit below
+	imark='' iping='' ipids=()
+	on_exit '[ -n "$imark" ] && kill $imark'
+	on_exit '[ -n "$iping" ] && kill $iping'
+	on_exit 'kill ${ipids[*]}'
+	for c in $INCAST; do
+		k=${c%x*}
+		[ "$k" -gt "$maxk" ] && maxk=$k
+	done
+	echo "# incast: ${INCAST// /, } hosts x QPs into one switch port, $INCAST_RATE Mbit/s," \
+		"buffer ${INCAST_BUFFERS// / or } B, marking ${INCAST_MARKING// / and }" \
+		"(K_min $INCAST_KMIN B, K_max $INCAST_KMAX B or 3/4 of the buffer, P_max $INCAST_PMAX)," \
+		"rxdp --tclass $INCAST_TCLASS, each run what the port carries in $INCAST_SECS s, MTU $MTU"
+	sample "incast config" 0 rate Mbit/s "$INCAST_RATE"
+	sample "incast config" 0 tclass n "$INCAST_TCLASS"
+	sample "incast config" 0 secs s "$INCAST_SECS"
+	sample "incast config" 0 pmax n "$INCAST_PMAX"
+	rm -f "$out/incast-failures.log"
+	netns_switch $((maxk + 2))
+	ihost_ping=$((maxk + 2))
+	idev=() igid=()
+	if [[ " $INCAST_WITH " == *" rxdp "* ]]; then
+		for i in $(seq 1 $((maxk + 1))); do
+			rxdp_host "${SW_NS[i]}" "${SW_IF[i]}" "$tmp/rxdpd-$i.log"
+		done
+		for i in $(seq 1 $((maxk + 1))); do
+			idev[i]=rxdp_${SW_IF[i]}
+			rxdp_wait_port "${SW_NS[i]}" "${idev[i]}"
+			igid[i]=$(rxdp_ipv4_gid "${SW_NS[i]}" "${idev[i]}")
+			[ -n "${igid[i]}" ] || fail "no IPv4 GID on host $i"
+		done
+	fi
+	for i in $(seq 2 $((maxk + 1))); do
+		ip netns exec "${SW_NS[1]}" iperf3 -s -B "${SW_ADDR[1]}" -p $((5200 + i)) \
+			>/dev/null 2>&1 &
+		on_exit "kill $! 2>/dev/null"
+	done
+	ip netns exec "${SW_NS[1]}" /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+while True:
+    d, a = s.recvfrom(2048)
+    s.sendto(d, a)' "${SW_ADDR[1]}" "$INCAST_ECHO" &
+	on_exit "kill $! 2>/dev/null"
+	for r in $(seq "$REPEAT"); do
+		for c in $INCAST; do
+			k=${c%x*} q=${c#*x}
+			for buf in $INCAST_BUFFERS; do
+				for mark in $INCAST_MARKING; do
+					for t in $INCAST_WITH; do
+						incast_run "$t" "$k" "$q" "$buf" "$mark"
+					done
+				done
+			done
+		done
+		round incast "$r"
+	done
+}
+
 if has raw || has tcp || has rxdp; then
 	for m in $MTUS; do
 		MTU=$m
@@ -528,6 +917,7 @@ fi
 has pairs && section bench_pairs
 has nofifo && section bench_nofifo
 has poll && section bench_poll
+has incast && section bench_incast
 kill $watch
 wait $watch
 /usr/bin/python3 "$root/bench/report.py" "$samples" "$out"

@@ -4,3 +4,4 @@ TESTS += tests/bench/qp_rss.sh
 TESTS += tests/bench/lossyhop.sh
 TESTS += tests/bench/ecnmark.sh
 TESTS += tests/bench/report.sh
+TESTS += tests/bench/incast.sh

@@ -42,6 +42,32 @@ loss rxdp ib_write_bw 64K|1500|1000|bw|Gbit/s|1.8
 loss rxdp ib_write_bw 64K|1500|10000|bw|Gbit/s|0.9
 loss tcp iperf3 64K|1500|0|bw|Gbit/s|3
 loss tcp iperf3 64K|1500|10000|bw|Gbit/s|0.5
+incast config|1500|0|rate|Mbit/s|1000
+incast config|1500|0|tclass|n|0
+incast config|1500|0|secs|s|4
+incast config|1500|0|pmax|n|0.1
+incast rxdp 16x4 b65536 on|1500|1|flow|Gbit/s|0.05
+incast rxdp 16x4 b65536 on|1500|2|flow|Gbit/s|0.04
+incast rxdp 16x4 b65536 on|1500|0|sum|Gbit/s|0.6
+incast rxdp 16x4 b65536 on|1500|0|share|%|60
+incast rxdp 16x4 b65536 on|1500|0|jain|n|0.98
+incast rxdp 16x4 b65536 on|1500|0|drops|pkts|18
+incast rxdp 16x4 b65536 on|1500|0|drop_rate|%|0.5
+incast rxdp 16x4 b65536 on|1500|0|kmin|B|20000
+incast rxdp 16x4 b65536 on|1500|0|kmax|B|49152
+incast rxdp 16x4 b65536 on|1500|0|marked|pkts|0
+incast rxdp 16x4 b65536 on|1500|0|ect|pkts|0
+incast rxdp 16x4 b65536 on|1500|0|not_ect|pkts|94
+incast rxdp 16x4 b65536 on|1500|0|out_of_buffer|pkts|86348
+incast rxdp 16x4 b65536 on|1500|0|resent|pkts|102112
+incast rxdp 16x4 b65536 on|1500|0|ping_p50|ms|0.33
+incast rxdp 16x4 b65536 on|1500|0|ping_p99|ms|23
+incast rxdp 16x4 b65536 on|1500|0|ping_sent|n|400
+incast rxdp 16x4 b65536 on|1500|0|finished|n|15
+incast rxdp 16x4 b65536 on|1500|0|flows|n|16
+incast tcp 16x4 b65536 on|1500|0|sum|Gbit/s|0.9
+incast tcp 16x4 b65536 on|1500|0|finished|n|16
+incast tcp 16x4 b65536 on|1500|0|flows|n|16
 EOF
 cat >"$tmp/cpuwatch.json" <<'EOF'
 {"seconds": 600, "cpus": 2, "loadavg_start": 3.2, "loadavg_end": 2.9,
@@ -84,6 +110,13 @@ grep -E "^\|.*\|.*copying.*\| *(met|missed)" "$md" && fail "the copying sink mad
 grep -qE "^\| the same, each end also computing a CRC-32 .*\(as RDMA payload: 5\.24 Gbit/s; rxdp ib_write_bw 64 KiB: 1\.53 of it\) \| 9000 \| 5\.3 \|" "$md" ||
 	{ cat "$md"; fail "no row for the stream with CRCs"; }
 grep -E "^\|.*CRC-32.*\| *(met|missed)" "$md" && fail "the stream with CRCs made a verdict"
+# the incast section: a row per configuration, rxdp and TCP side by side;
+# rxdp's packets that were not ECT (tclass 0) said beside its CE; a figure
+# TCP lacks is n/a, not a number
+grep -qE "^\| 16x4 \| 64 KiB \| on \(20000 to 49152 B\) \| 0\.6 \(60%\) \| 0\.980 \| 18 \(0\.5%\) \| 0 of 0; 94 not ECT \| 86348 \| 102112 \| 0\.33 / 23 \(400\) \| 15 of 16 \| 0\.9 \| n/a \|.*\| 16 of 16 \|$" "$md" ||
+	{ grep -A4 "^## Incast" "$md"; grep "^| 16x4" "$md"; fail "no incast row"; }
+grep -qE "^\| 16x4 \| 64 KiB \| on .* \| 0\.05, 0\.04 \| *\|$" "$md" || fail "no row of each flow's goodput"
+grep -q -- "--tclass 0: not ECT, never marked" "$md" || fail "rxdp's traffic class not said"
 # the same with a quiet machine
 sed -i 's/"others_cpus_mean": 0.5/"others_cpus_mean": 0.01/; s/"others_cpus_p90": 1.1/"others_cpus_p90": 0.05/' \
 	"$tmp/cpuwatch.json"
