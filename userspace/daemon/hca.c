@@ -1079,6 +1079,16 @@ void hca_ctx_release(struct rxdp_client *c)
 	c->ctx = NULL;
 }
 
+void hca_qp_cc(struct rxdp_qp *qp, __u64 *rate_kbps, __u32 *alpha)
+{
+	struct rxdp_engine_qp_cc cc = { 0 };
+
+	if (qp->hqp)
+		rxdp_engine_qp_cc(qp->hqp->qp.eqp, &cc);
+	*rate_kbps = cc.rate_kbps;
+	*alpha = cc.alpha;
+}
+
 int hca_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 		 __u64 *out, char *msg, size_t msglen)
 {

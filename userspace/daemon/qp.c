@@ -51,6 +51,7 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 {
 	__u32 idx = qpn & RXDP_QP_INDEX_MASK;
 	struct rxdp_qp_stats *v;
+	struct rxdp_qp *qp;
 	int i, ret = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -64,6 +65,9 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 		s->next_psn = __atomic_load_n(&p->next_psn, __ATOMIC_RELAXED);
 		s->psn_flags = __atomic_load_n(&p->flags, __ATOMIC_RELAXED);
 	}
+	qp = qp_lookup(l, qpn);
+	if (qp)
+		hca_qp_cc(qp, &s->cc_rate_kbps, &s->cc_alpha);
 	v = calloc(rxdpd.ncpus, sizeof(*v));
 	if (!v)
 		return -ENOMEM;

@@ -268,6 +268,8 @@ void mcast_leave_all(struct mcast_join **list);
 bool qp_visible(const struct rxdp_client *c, const struct rxdp_qp *qp);
 void qp_info_fill(const struct rxdp_qp *qp, struct rxdp_qp_info *out);
 int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s);
+/* DCQCN's current rate (kbit/s) and alpha of a QP of the data path */
+void hca_qp_cc(struct rxdp_qp *qp, __u64 *rate_kbps, __u32 *alpha);
 int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
 		 size_t msglen);
