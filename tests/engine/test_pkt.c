@@ -62,6 +62,7 @@ static void test_golden(void **state)
 		d.pkey = bth_pkey(pi.bth);
 		d.dqpn = g->dqpn;
 		d.psn = g->psn;
+		d.becn = bth_becn(pi.bth); /* the CNP's */
 		if (pi.reth) {
 			d.va = reth_va(pi.reth);
 			d.rkey = reth_rkey(pi.reth);

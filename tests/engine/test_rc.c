@@ -4200,7 +4200,10 @@ static void test_cc_notification_point(void **state)
 	pair_free(p);
 }
 
-/* A CNP to a's QP from src (10.0.0.src), as ConnectX sends it */
+/*
+ * A CNP to a's QP from src (10.0.0.src), as ConnectX sends it: the fields
+ * of scapy's (golden.h "cnp", which test_pkt rebuilds bit-exactly)
+ */
 static void cc_inject_cnp(struct pair *p, uint8_t src)
 {
 	struct rxdp_path path = {
