@@ -677,6 +677,22 @@ static void metrics_all(const struct snapshot *s)
 			}
 		}
 	}
+	prom_family("rxdp_qp_dcqcn_rate_bits_per_second", "gauge",
+		    "The QP's current rate by DCQCN (its line rate until a "
+		    "CNP cuts it)");
+	for (int i = 0; i < s->nqps; i++) {
+		printf("rxdp_qp_dcqcn_rate_bits_per_second");
+		prom_qp_labels(s, i);
+		printf("} %llu\n",
+		       (unsigned long long)s->qs[i].cc_rate_kbps * 1000);
+	}
+	prom_family("rxdp_qp_dcqcn_alpha", "gauge",
+		    "DCQCN's alpha of the QP, 0..1 (how much a cut takes)");
+	for (int i = 0; i < s->nqps; i++) {
+		printf("rxdp_qp_dcqcn_alpha");
+		prom_qp_labels(s, i);
+		printf("} %.4f\n", s->qs[i].cc_alpha / 1024.0);
+	}
 	for (int k = 0; k < RXDP_HWC_MAX; k++) {
 		snprintf(name, sizeof(name), "rxdp_qp_%s_total",
 			 rxdp_hwc_names[k]);
