@@ -63,6 +63,7 @@ struct qp_opts {
 	int fifo; /* the progress threads' SCHED_FIFO priority (0: none) */
 	unsigned int access; /* the QPs' remote access (0: write, read, atomic) */
 	const struct eng_cc_params *cc; /* DCQCN's (NULL: mlx5's defaults) */
+	int ecn_off, cc_off; /* rxdp_engine_config's */
 };
 
 struct rxdp_eah;
@@ -119,6 +120,8 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.event_arg = (void *)(uintptr_t)i,
 		.clock = o->threads ? NULL : vclock_read,
 		.cc = o->cc,
+		.ecn_off = o->ecn_off,
+		.cc_off = o->cc_off,
 	};
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
@@ -4276,6 +4279,35 @@ static void test_cc_reaction_point(void **state)
 }
 
 /*
+ * The knobs: ecn_off sends the traffic class as the path gives it (not
+ * ECT(0)); cc_off sends no CNP for CE and takes none (rp_cnp_ignored)
+ */
+static void test_cc_off(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_engine_qp_cc cc;
+	struct cc_watch w[2];
+	struct pair *p;
+
+	o.ecn_off = 1;
+	o.cc_off = 1;
+	p = pair_new(&o);
+	cc_watch(p, w);
+	w[1].mark = true;
+	cc_writes(p, 4, 16 * MTU);
+	assert_true(w[1].marked >= 4 * 16);
+	assert_int_equal(w[1].ect, 0);
+	assert_int_equal(w[0].cnps, 0);
+	assert_int_equal(hwc(&p->h[1], RXDP_HWC_NP_ECN_MARKED), 0);
+	cc_inject_cnp(p, 2);
+	assert_int_equal(hwc(&p->h[0], RXDP_HWC_RP_CNP_IGNORED), 1);
+	assert_int_equal(hwc(&p->h[0], RXDP_HWC_RP_CNP_HANDLED), 0);
+	rxdp_engine_qp_cc(p->h[0].qp, &cc);
+	assert_false(cc.paced);
+	pair_free(p);
+}
+
+/*
  * Pacing: a CNP sets a's rate to 1 Gbit/s (rp_rate_to_set_on_first_cnp,
  * no increases): 256 packets of RDMA Write then reach b at that rate of the
  * engines' clock, within a tick's rounding, and not faster.
@@ -4368,6 +4400,7 @@ int main(void)
 		cmocka_unit_test(test_cc_notification_point),
 		cmocka_unit_test(test_cc_reaction_point),
 		cmocka_unit_test(test_cc_pacing),
+		cmocka_unit_test(test_cc_off),
 	};
 
 	if (getenv("RXDP_TEST_FILTER"))
