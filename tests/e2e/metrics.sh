@@ -123,6 +123,9 @@ for q in snap['qps']:
         val('rxdp_qp_%s_total' % k, **lab)
     for k in ('rx_packets', 'rx_bytes', 'rx_drops'):
         val('rxdp_qp_xdp_%s_total' % k, **lab)
+    if val('rxdp_qp_dcqcn_rate_bits_per_second', **lab) != q['rate_kbps'] * 1000 and not live:
+        bad.append('dcqcn rate %s' % lab)
+    val('rxdp_qp_dcqcn_alpha', **lab)
 if bad:
     print('\n'.join(bad[:20]))
     sys.exit(1)

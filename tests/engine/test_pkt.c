@@ -62,6 +62,7 @@ static void test_golden(void **state)
 		d.pkey = bth_pkey(pi.bth);
 		d.dqpn = g->dqpn;
 		d.psn = g->psn;
+		d.becn = bth_becn(pi.bth); /* the CNP's */
 		if (pi.reth) {
 			d.va = reth_va(pi.reth);
 			d.rkey = reth_rkey(pi.reth);
@@ -272,6 +273,69 @@ static void test_roundtrip_ipv6_vlan(void **state)
 	roundtrip(&p);
 }
 
+/*
+ * ECT(0) with the traffic class's DSCP, over IPv4 and IPv6: the TOS byte or
+ * the traffic class carries it, the parse reads it back (and CE as the
+ * switch marks it), the ICRC is the same bytes as without it (the annex
+ * masks the field), the IPv4 header checksum is right.
+ */
+static void test_ecn(void **state)
+{
+	for (int v6 = 0; v6 < 2; v6++) {
+		struct rxdp_path path = {
+			.smac = { 2, 1, 2, 3, 4, 5 },
+			.dmac = { 2, 6, 7, 8, 9, 10 },
+			.ipv6 = v6,
+			.sip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 1 },
+			.dip = { [10] = 0xff, [11] = 0xff, 192, 168, 1, 2 },
+			.traffic_class = 26 << 2 | 1, /* DSCP 26, ECT(1) */
+		};
+		uint8_t pay[64] = { 1, 2, 3 };
+		struct pkt_sg sg = { (uintptr_t)pay, sizeof(pay), sizeof(pay) };
+		struct pkt_desc d = { .opcode = ROCE_RC_SEND_ONLY,
+				      .pkey = 0xffff,
+				      .dqpn = 0x11,
+				      .psn = 7,
+				      .sg = &sg,
+				      .nsg = 1,
+				      .paylen = sizeof(pay) };
+		uint8_t plain[256], ect[256], *l3 = ect + PKT_ETH_LEN;
+		struct pkt_path pp;
+		struct pkt_info pi;
+		uint8_t tc;
+		int n;
+
+		pkt_path_init(&pp, &path);
+		n = pkt_build(plain, sizeof(plain), &pp, &d);
+		assert_true(n > 0);
+		assert_int_equal(pkt_parse(plain, n, &pi), 0);
+		assert_int_equal(pi.ecn, 1); /* off: as the AH gives it */
+		pkt_path_ect(&pp);
+		assert_int_equal(pkt_build(ect, sizeof(ect), &pp, &d), n);
+		tc = v6 ? (uint8_t)((l3[0] & 0x0f) << 4 | l3[1] >> 4) : l3[1];
+		assert_int_equal(tc, 26 << 2 | PKT_ECN_ECT0);
+		assert_int_equal(pkt_parse(ect, n, &pi), 0);
+		assert_int_equal(pi.ecn, PKT_ECN_ECT0);
+		assert_memory_equal(ect + n - 4, plain + n - 4, 4);
+		if (!v6) {
+			uint32_t sum = 0;
+
+			for (int i = 0; i < PKT_IP4_LEN; i += 2)
+				sum += l3[i] << 8 | l3[i + 1];
+			while (sum >> 16)
+				sum = (sum & 0xffff) + (sum >> 16);
+			assert_int_equal(sum, 0xffff);
+		}
+		/* a switch marks CE: still a good ICRC, and seen */
+		if (v6)
+			l3[1] |= PKT_ECN_CE << 4;
+		else
+			l3[1] |= PKT_ECN_CE;
+		assert_int_equal(pkt_parse(ect, n, &pi), 0);
+		assert_int_equal(pi.ecn, PKT_ECN_CE);
+	}
+}
+
 /* Headers that are not RoCEv2, or lie about lengths, are refused */
 static void test_malformed(void **state)
 {
@@ -408,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_roundtrip_ipv4),
 		cmocka_unit_test(test_roundtrip_ipv6_vlan),
+		cmocka_unit_test(test_ecn),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_crc32),
 		cmocka_unit_test(test_icrc_lengths),

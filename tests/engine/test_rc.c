@@ -62,6 +62,8 @@ struct qp_opts {
 	int ipv6_vlan; /* IPv6 headers in VLAN 42 frames */
 	int fifo; /* the progress threads' SCHED_FIFO priority (0: none) */
 	unsigned int access; /* the QPs' remote access (0: write, read, atomic) */
+	const struct eng_cc_params *cc; /* DCQCN's (NULL: mlx5's defaults) */
+	int ecn_off, cc_off; /* rxdp_engine_config's */
 };
 
 struct rxdp_eah;
@@ -117,6 +119,9 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.ah_lookup = tp_ah_lookup,
 		.event_arg = (void *)(uintptr_t)i,
 		.clock = o->threads ? NULL : vclock_read,
+		.cc = o->cc,
+		.ecn_off = o->ecn_off,
+		.cc_off = o->cc_off,
 	};
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
@@ -2220,10 +2225,10 @@ static void test_ud_port_mtu(void **state)
 
 		/* as rxdpd modifies every QP: with its port's active MTU */
 		for (int i = 0; i < 2; i++)
-			assert_int_equal(rxdp_engine_qp_modify(p->h[i].qp, &qa,
-							       IBV_QP_QKEY, NULL,
-							       cases[c].port_mtu,
-							       NULL, 0),
+			assert_int_equal(rxdp_engine_qp_modify(
+						 p->h[i].qp, &qa, IBV_QP_QKEY,
+						 NULL, cases[c].port_mtu, NULL,
+						 0),
 					 0);
 		tp_ah_init(&ah, rxdp_engine_create_ah(a->e, NULL, &path));
 		fill(a->buf, len, 7 + (uint32_t)c);
@@ -2478,8 +2483,10 @@ static int xdp_like(void *arg, uint8_t *frame, uint32_t len)
 	uint32_t psn;
 
 	memcpy(copy, frame, len);
-	if (pkt_parse(copy, len, &pi) || !(pi.flags & ROCE_OPF_SVC_RC))
-		return 1; /* the engine's to count */
+	/* the engine's to count; CNPs pass without a PSN check, as there */
+	if (pkt_parse(copy, len, &pi) || !(pi.flags & ROCE_OPF_SVC_RC) ||
+	    (pi.flags & ROCE_OPF_CNP))
+		return 1;
 	q = &tab[bth_qpn(pi.bth) & RXDP_QP_INDEX_MASK];
 	psn = bth_psn(pi.bth);
 	if (pi.flags & ROCE_OPF_REQUEST) {
@@ -4059,6 +4066,285 @@ static void test_forged_source(void **state)
 	pair_free(p);
 }
 
+/* --- congestion: ECN, CNPs, DCQCN (engine README.md, "Congestion") ---- */
+
+/* Mark an IPv4 frame CE as a switch does: the ECN bits, the header checksum */
+static void ce_mark(uint8_t *frame)
+{
+	uint8_t *l3 = frame + PKT_ETH_LEN;
+	uint32_t sum = 0;
+
+	l3[1] |= PKT_ECN_CE;
+	l3[10] = l3[11] = 0;
+	for (int i = 0; i < PKT_IP4_LEN; i += 2)
+		sum += (uint32_t)(l3[i] << 8 | l3[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	l3[10] = (uint8_t)(sum >> 8);
+	l3[11] = (uint8_t)sum;
+}
+
+/* What a side of the wire saw (cc_filter), in front of xdp_like */
+struct cc_watch {
+	struct rxdp_qp_psn *psn;
+	bool mark; /* CE on every RoCE frame but CNPs */
+	uint32_t marked, ect; /* frames marked; frames that came ECT(0) */
+	uint64_t np_next; /* the rule, computed here: CNPs expected */
+	uint32_t cnps_expected;
+	uint32_t cnps, cnps_bad; /* CNPs seen, those with a field wrong */
+	uint64_t cnp_gap_min; /* ns between two CNPs, the least */
+	uint64_t cnp_at;
+	uint64_t data_bytes, first_at, last_at;
+	uint32_t last_len;
+};
+
+static int cc_filter(void *arg, uint8_t *frame, uint32_t len)
+{
+	struct cc_watch *w = arg;
+	uint64_t now = vclock_read(NULL);
+	uint8_t copy[4096];
+	struct pkt_info pi;
+
+	memcpy(copy, frame, len);
+	if (pkt_parse(copy, len, &pi))
+		return xdp_like(w->psn, frame, len);
+	if (pi.opcode == ROCE_CNP) {
+		/* A17.9.3; DSCP np_cnp_dscp (48), not ECN-capable */
+		static const uint8_t zero[16];
+
+		if (bth_qpn(pi.bth) != QPN_A || !bth_becn(pi.bth) ||
+		    bth_psn(pi.bth) || bth_pad(pi.bth) || bth_se(pi.bth) ||
+		    bth_ackreq(pi.bth) || pi.paylen || pi.ecn ||
+		    pi.l3[1] >> 2 != 48 ||
+		    memcmp((uint8_t *)pi.bth + sizeof(struct roce_bth), zero,
+			   16))
+			w->cnps_bad++;
+		if (w->cnps && now - w->cnp_at < w->cnp_gap_min)
+			w->cnp_gap_min = now - w->cnp_at;
+		w->cnp_at = now;
+		w->cnps++;
+		return xdp_like(w->psn, frame, len);
+	}
+	if (pi.ecn == PKT_ECN_ECT0)
+		w->ect++;
+	if (w->mark) {
+		ce_mark(frame);
+		w->marked++;
+		if (now >= w->np_next) {
+			w->cnps_expected++;
+			w->np_next = now + 4000;
+		}
+	}
+	if (pi.paylen) {
+		if (!w->data_bytes)
+			w->first_at = now;
+		w->data_bytes += len;
+		w->last_at = now;
+		w->last_len = len;
+	}
+	return xdp_like(w->psn, frame, len);
+}
+
+static void cc_watch(struct pair *p, struct cc_watch w[2])
+{
+	for (int i = 0; i < 2; i++) {
+		w[i] = (struct cc_watch){ .psn = p->h[i].psn,
+					  .cnp_gap_min = UINT64_MAX };
+		memwire_set_filter(p->w, i, cc_filter, &w[i]);
+	}
+}
+
+/* RDMA Writes of len bytes, n of them, a to b; waits for the last */
+static void cc_writes(struct pair *p, int n, uint32_t len)
+{
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct ibv_wc wc;
+
+	for (int i = 0; i < n; i++)
+		post_send1(a, IBV_WR_RDMA_WRITE, i, 0, len,
+			   (uintptr_t)b->buf + (uint64_t)i * len,
+			   rxdp_emr_rkey(b->mr), 0,
+			   i == n - 1 ? IBV_SEND_SIGNALED : 0);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+}
+
+/*
+ * The notification point: every frame to b marked CE -> CNPs to a's QP,
+ * one per np_min_time_between_cnps (4 us of the engines' clock) while they
+ * come, in A17.9.3's format; a takes each (rp_cnp_handled) and its rate
+ * drops. Packets went ECT(0).
+ */
+static void test_cc_notification_point(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_qp_cc cc;
+	struct cc_watch w[2];
+
+	cc_watch(p, w);
+	w[1].mark = true;
+	cc_writes(p, 32, 16 * MTU);
+	print_message("CE: %u marked, %u CNPs (%u expected), %llu ns apart "
+		      "at least\n",
+		      w[1].marked, w[0].cnps, w[1].cnps_expected,
+		      (unsigned long long)w[0].cnp_gap_min);
+	assert_true(w[1].marked >= 32 * 16);
+	assert_int_equal(w[1].ect, w[1].marked);
+	assert_int_equal(w[0].cnps_bad, 0);
+	assert_true(w[0].cnps > 1);
+	assert_true(w[0].cnp_gap_min >= 4000);
+	assert_int_equal(w[0].cnps, w[1].cnps_expected);
+	assert_int_equal(hwc(b, RXDP_HWC_NP_ECN_MARKED), w[1].marked);
+	assert_int_equal(hwc(b, RXDP_HWC_NP_CNP_SENT), w[0].cnps);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), w[0].cnps);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_IGNORED), 0);
+	/* a marked no ACK: b got none */
+	assert_int_equal(hwc(a, RXDP_HWC_NP_CNP_SENT), 0);
+	assert_int_equal(w[1].cnps, 0);
+	rxdp_engine_qp_cc(a->qp, &cc);
+	assert_true(cc.rate_kbps < 100000000);
+	pair_free(p);
+}
+
+/*
+ * A CNP to a's QP from src (10.0.0.src), as ConnectX sends it: the fields
+ * of scapy's (golden.h "cnp", which test_pkt rebuilds bit-exactly)
+ */
+static void cc_inject_cnp(struct pair *p, uint8_t src)
+{
+	struct rxdp_path path = {
+		.smac = { 2, 0, 0, 0, 0, 2 },
+		.dmac = { 2, 0, 0, 0, 0, 1 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, src },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.hop_limit = 64,
+		.traffic_class = 48 << 2,
+		.udp_sport = 0xc123,
+	};
+	struct pkt_desc d = {
+		.opcode = ROCE_CNP, .becn = 1, .pkey = 0xffff, .dqpn = QPN_A
+	};
+	struct pkt_path pp;
+	uint8_t frame[256];
+	int n;
+
+	pkt_path_init(&pp, &path);
+	n = pkt_build(frame, sizeof(frame), &pp, &d);
+	assert_true(n > 0);
+	memwire_inject(p->w, 0, frame, (uint32_t)n);
+	drive(p);
+}
+
+/*
+ * The reaction point: a CNP from the peer cuts a's rate by the amount
+ * computed by hand (the line rate 100 Gbit/s, alpha 1023); one from another
+ * address is ignored; the next, 10 us later, cuts with alpha decayed.
+ */
+static void test_cc_reaction_point(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0];
+	struct rxdp_engine_qp_cc cc;
+
+	rxdp_engine_qp_cc(a->qp, &cc);
+	assert_int_equal(cc.rate_kbps, 100000000);
+	assert_false(cc.paced);
+	cc_inject_cnp(p, 2);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), 1);
+	/* 100,000,000 * 1023 / 2048 = 49,951,171.9: 49,951,171 off */
+	rxdp_engine_qp_cc(a->qp, &cc);
+	assert_int_equal(cc.rate_kbps, 50048829);
+	assert_int_equal(cc.target_kbps, 100000000);
+	assert_int_equal(cc.alpha, 1023);
+	assert_true(cc.paced);
+	/* not the peer: ignored, nothing moves */
+	cc_inject_cnp(p, 9);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_IGNORED), 1);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), 1);
+	rxdp_engine_qp_cc(a->qp, &cc);
+	assert_int_equal(cc.rate_kbps, 50048829);
+	/*
+	 * 10 us after the first (the wrong one's drive and 9 more): alpha's
+	 * 10 periods, the first with the CNP: 1023, then 9 decays
+	 * (a * 1019 / 1024): 1018 1013 1008 1003 998 993 988 983 978. The cut:
+	 * 50,048,829 * 978 / 2048 = 23,900,270.9; 26,148,559 left; the target
+	 * stays (no increase since).
+	 */
+	for (int i = 0; i < 8; i++)
+		drive(p);
+	cc_inject_cnp(p, 2);
+	rxdp_engine_qp_cc(a->qp, &cc);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), 2);
+	assert_int_equal(cc.alpha, 978);
+	assert_int_equal(cc.rate_kbps, 26148559);
+	assert_int_equal(cc.target_kbps, 100000000);
+	pair_free(p);
+}
+
+/*
+ * The knobs: ecn_off sends the traffic class as the path gives it (not
+ * ECT(0)); cc_off sends no CNP for CE and takes none (rp_cnp_ignored)
+ */
+static void test_cc_off(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct rxdp_engine_qp_cc cc;
+	struct cc_watch w[2];
+	struct pair *p;
+
+	o.ecn_off = 1;
+	o.cc_off = 1;
+	p = pair_new(&o);
+	cc_watch(p, w);
+	w[1].mark = true;
+	cc_writes(p, 4, 16 * MTU);
+	assert_true(w[1].marked >= 4 * 16);
+	assert_int_equal(w[1].ect, 0);
+	assert_int_equal(w[0].cnps, 0);
+	assert_int_equal(hwc(&p->h[1], RXDP_HWC_NP_ECN_MARKED), 0);
+	cc_inject_cnp(p, 2);
+	assert_int_equal(hwc(&p->h[0], RXDP_HWC_RP_CNP_IGNORED), 1);
+	assert_int_equal(hwc(&p->h[0], RXDP_HWC_RP_CNP_HANDLED), 0);
+	rxdp_engine_qp_cc(p->h[0].qp, &cc);
+	assert_false(cc.paced);
+	pair_free(p);
+}
+
+/*
+ * Pacing: a CNP sets a's rate to 1 Gbit/s (rp_rate_to_set_on_first_cnp,
+ * no increases): 256 packets of RDMA Write then reach b at that rate of the
+ * engines' clock, within a tick's rounding, and not faster.
+ */
+static void test_cc_pacing(void **state)
+{
+	struct eng_cc_params cp;
+	struct qp_opts o = default_opts;
+	struct cc_watch w[2];
+	struct pair *p;
+	double gbps;
+
+	eng_cc_params_default(&cp);
+	cp.rp_rate_to_set_on_first_cnp = 1000;
+	cp.rp_time_reset = 0;
+	cp.rp_byte_reset = 0;
+	o.cc = &cp;
+	p = pair_new(&o);
+	cc_watch(p, w);
+	cc_inject_cnp(p, 2);
+	cc_writes(p, 16, 16 * MTU);
+	/* the bytes before the last, over the time to the last */
+	gbps = (double)(w[1].data_bytes - w[1].last_len) * 8 /
+	       (double)(w[1].last_at - w[1].first_at);
+	print_message("paced to 1 Gbit/s: %llu bytes in %llu ns: %.4f Gbit/s\n",
+		      (unsigned long long)w[1].data_bytes,
+		      (unsigned long long)(w[1].last_at - w[1].first_at), gbps);
+	assert_true(gbps <= 1.0);
+	assert_true(gbps > 0.95);
+	pair_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -4116,6 +4402,10 @@ int main(void)
 		cmocka_unit_test(test_hostile_rings),
 		cmocka_unit_test(test_fuzz_peer_input),
 		cmocka_unit_test(test_forged_source),
+		cmocka_unit_test(test_cc_notification_point),
+		cmocka_unit_test(test_cc_reaction_point),
+		cmocka_unit_test(test_cc_pacing),
+		cmocka_unit_test(test_cc_off),
 	};
 
 	if (getenv("RXDP_TEST_FILTER"))

@@ -17,7 +17,8 @@ trap 'rm -rf "$dir"' EXIT
 pcap=$dir/wire.pcap
 for t in test_send_sizes test_write_sizes test_read_sizes test_atomics \
 	 test_rnr_exhausted test_access_errors test_recv_too_small test_uc \
-	 test_ud test_ipv6_vlan test_atomic_write test_flush; do
+	 test_ud test_ipv6_vlan test_atomic_write test_flush \
+	 test_cc_notification_point; do
 	RXDP_MEMWIRE_PCAP=$pcap RXDP_TEST_FILTER=$t "$bin" >"$dir/log" 2>&1 ||
 		{ cat "$dir/log"; echo "FAIL: $t"; exit 1; }
 done
@@ -41,10 +42,17 @@ echo "opcodes: $ops"
 # 42); UD Send Only with immediate (101). Debian 12's Wireshark (4.0) does
 # not know 28 and 29: it names them Unknown and shows their FETH, RETH and
 # payload as vendor-specific data, without an error (later releases know
-# RC_FLUSH and RC_ATOMIC_WRITE).
-for op in $(seq 0 20) 28 29 32 33 34 35 37 38 39 40 42 101; do
+# RC_FLUSH and RC_ATOMIC_WRITE). 129: the CNP (RoCEv2 A17.9.3).
+for op in $(seq 0 20) 28 29 32 33 34 35 37 38 39 40 42 101 129; do
 	case " $ops " in *" $op "*) ;; *) echo "FAIL: opcode $op never seen"; exit 1 ;; esac
 done
+# ECN: everything but CNPs ECT(0) (or CE, as the test marked it); CNPs
+# DSCP 48, not ECN-capable, as ConnectX sends them
+notect=$(ts -Y 'infiniband.bth.opcode != 129 && (ip.dsfield.ecn < 2 || ipv6.tclass.ecn < 2)' | wc -l)
+cnps=$(ts -Y 'infiniband.bth.opcode == 129 && ip.dsfield.dscp == 48 && ip.dsfield.ecn == 0' | wc -l)
+echo "not ECN-capable: $notect; CNPs: $cnps"
+[ "$notect" -eq 0 ] || { echo "FAIL: RoCE frames without ECT(0)"; exit 1; }
+[ "$cnps" -gt 0 ] || { echo "FAIL: no CNP as ConnectX sends them"; exit 1; }
 v6=$(ts -Y 'vlan.id == 42 && ipv6 && infiniband.bth' | wc -l)
 echo "IPv6 in VLAN 42: $v6"
 [ "$v6" -gt 100 ] || { echo "FAIL: no IPv6/VLAN RoCEv2 frames"; exit 1; }

@@ -402,10 +402,10 @@ static void text_qps(const struct snapshot *s)
 	printf("QPS (%d)\n", s->nqps);
 	if (s->nqps)
 		printf("  %-14s %-8s %-4s %-5s %7s %-15s %-15s %8s %5s %8s "
-		       "%8s %8s %10s %10s %8s\n",
+		       "%8s %8s %10s %10s %8s %9s %5s\n",
 		       "device", "qpn", "type", "state", "pid", "comm", "peer",
 		       "dest_qp", "mtu", "epsn", "una_psn", "next_psn",
-		       "rx_pkts", "rx_bytes", "rx_drops");
+		       "rx_pkts", "rx_bytes", "rx_drops", "rate_mbps", "alpha");
 	for (int i = 0; i < s->nqps; i++) {
 		const struct rxdp_qp_info *q = &s->qi[i];
 		const struct rxdp_ctl_qp_stats *st = &s->qs[i];
@@ -413,7 +413,7 @@ static void text_qps(const struct snapshot *s)
 
 		/* PSNs as the engine keeps them now (qp_psn), not as set */
 		printf("  %-14s %#8x %-4s %-5s %7u %-15s %-15s %#8x %5u %#8x "
-		       "%#8x %#8x %10llu %10llu %8llu\n",
+		       "%#8x %#8x %10llu %10llu %8llu %9llu %5u\n",
 		       dev_of(s, st->ifindex), q->qpn, qp_type(q->qp_type),
 		       qp_state(q->attr.qp_state), q->owner_pid,
 		       proc_name(q->owner_pid, comm, sizeof(comm)),
@@ -422,7 +422,9 @@ static void text_qps(const struct snapshot *s)
 		       st->epsn, st->una_psn, st->next_psn,
 		       (unsigned long long)st->rx_packets,
 		       (unsigned long long)st->rx_bytes,
-		       (unsigned long long)st->rx_drops);
+		       (unsigned long long)st->rx_drops,
+		       (unsigned long long)st->cc_rate_kbps / 1000,
+		       st->cc_alpha);
 	}
 }
 
@@ -588,6 +590,8 @@ static void json_qp(const struct snapshot *s, int i, unsigned int what)
 	       st->una_psn, st->next_psn, (unsigned long long)st->rx_packets,
 	       (unsigned long long)st->rx_bytes,
 	       (unsigned long long)st->rx_drops);
+	printf(",\"rate_kbps\":%llu,\"alpha\":%u",
+	       (unsigned long long)st->cc_rate_kbps, st->cc_alpha);
 	if (what & W_COUNTERS) {
 		printf(",\"counters\":");
 		if (s->qhwc_ok[i])
@@ -765,6 +769,22 @@ static void metrics_all(const struct snapshot *s)
 				printf("} %llu\n", (unsigned long long)v);
 			}
 		}
+	}
+	prom_family("rxdp_qp_dcqcn_rate_bits_per_second", "gauge",
+		    "The QP's current rate by DCQCN (its line rate until a "
+		    "CNP cuts it)");
+	for (int i = 0; i < s->nqps; i++) {
+		printf("rxdp_qp_dcqcn_rate_bits_per_second");
+		prom_qp_labels(s, i);
+		printf("} %llu\n",
+		       (unsigned long long)s->qs[i].cc_rate_kbps * 1000);
+	}
+	prom_family("rxdp_qp_dcqcn_alpha", "gauge",
+		    "DCQCN's alpha of the QP, 0..1 (how much a cut takes)");
+	for (int i = 0; i < s->nqps; i++) {
+		printf("rxdp_qp_dcqcn_alpha");
+		prom_qp_labels(s, i);
+		printf("} %.4f\n", s->qs[i].cc_alpha / 1024.0);
 	}
 	for (int k = 0; k < RXDP_HWC_MAX; k++) {
 		snprintf(name, sizeof(name), "rxdp_qp_%s_total",

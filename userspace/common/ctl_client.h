@@ -264,6 +264,10 @@ struct rxdp_ctl_qp_stats {
 	__u32 una_psn;
 	__u32 next_psn;
 	__u32 psn_flags;
+	/* DCQCN (userspace/engine/README.md "Congestion"): rate, alpha/1024 */
+	__u64 cc_rate_kbps;
+	__u32 cc_alpha;
+	__u32 cc_pad;
 };
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,

@@ -50,6 +50,15 @@
  *                          waiting for work (none with rxdpd --poll)
  *   retransmitted_pkts     device only: request packets sent again (a
  *                          go-back-N resend, a tail-loss probe)
+ *   np_ecn_marked_roce_packets  (mlx5's names from here on) RC/UC packets
+ *                          that arrived marked CE (congestion notification
+ *                          point, userspace/engine/README.md "Congestion")
+ *   np_cnp_sent            CNPs sent for them (one per QP per
+ *                          np_min_time_between_cnps)
+ *   rp_cnp_handled         CNPs from a QP's peer that DCQCN took (reaction
+ *                          point)
+ *   rp_cnp_ignored         CNPs not taken: from another source, for a UD
+ *                          QP, or with congestion control off
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -80,6 +89,10 @@ enum rxdp_hwc {
 	RXDP_HWC_RX_COALESCED,
 	RXDP_HWC_DATAPATH_SLEEPS,
 	RXDP_HWC_RETRANSMITTED,
+	RXDP_HWC_NP_ECN_MARKED,
+	RXDP_HWC_NP_CNP_SENT,
+	RXDP_HWC_RP_CNP_HANDLED,
+	RXDP_HWC_RP_CNP_IGNORED,
 	RXDP_HWC_MAX,
 };
 
@@ -109,6 +122,10 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_RX_COALESCED] = "rx_coalesced",
 	[RXDP_HWC_DATAPATH_SLEEPS] = "datapath_sleeps",
 	[RXDP_HWC_RETRANSMITTED] = "retransmitted_pkts",
+	[RXDP_HWC_NP_ECN_MARKED] = "np_ecn_marked_roce_packets",
+	[RXDP_HWC_NP_CNP_SENT] = "np_cnp_sent",
+	[RXDP_HWC_RP_CNP_HANDLED] = "rp_cnp_handled",
+	[RXDP_HWC_RP_CNP_IGNORED] = "rp_cnp_ignored",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

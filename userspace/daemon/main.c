@@ -161,6 +161,10 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "the most of rxdpd's memory each user but root may\n"
 	  "hold in queues (K, M, G suffixes; default an eighth\n"
 	  "of the host's memory, 1G at most)" },
+	{ "no-ecn", 'n', "IFNAMES",
+	  "these interfaces' RoCE packets (a comma-separated\n"
+	  "list) go with the traffic class as the AH gives it,\n"
+	  "not ECT(0) (default: ECT(0) everywhere)" },
 	{ "verbose", 'v', NULL, "debug logging" },
 	{},
 };
@@ -245,6 +249,9 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 			return -1;
 		}
 		return 0;
+	case 'n':
+		rxdpd.no_ecn = arg;
+		return 0;
 	case 'v':
 		rxdp_log_set_level(RXDP_LOG_DEBUG);
 		return 0;
@@ -256,7 +263,7 @@ static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
 		 " [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
-		 " [--user-mem BYTES] [--verbose]",
+		 " [--user-mem BYTES] [--no-ecn IFNAMES] [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "

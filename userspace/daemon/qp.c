@@ -53,6 +53,7 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 {
 	__u32 idx = qpn & RXDP_QP_INDEX_MASK;
 	struct rxdp_qp_stats *v;
+	struct rxdp_qp *qp;
 	int i, ret = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -65,6 +66,14 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 		s->una_psn = __atomic_load_n(&p->una_psn, __ATOMIC_RELAXED);
 		s->next_psn = __atomic_load_n(&p->next_psn, __ATOMIC_RELAXED);
 		s->psn_flags = __atomic_load_n(&p->flags, __ATOMIC_RELAXED);
+	}
+	qp = qp_lookup(l, qpn);
+	if (qp && qp->eqp) { /* DCQCN's rate (kbit/s) and alpha */
+		struct rxdp_engine_qp_cc cc = { 0 };
+
+		rxdp_engine_qp_cc(qp->eqp, &cc);
+		s->cc_rate_kbps = cc.rate_kbps;
+		s->cc_alpha = cc.alpha;
 	}
 	v = calloc(rxdpd.ncpus, sizeof(*v));
 	if (!v)

@@ -157,6 +157,7 @@ struct rxdpd {
 	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	__u64 user_mem; /* --user-mem: rxdpd's memory a user may hold */
+	const char *no_ecn; /* --no-ecn: interfaces sending without ECT(0) */
 };
 
 extern struct rxdpd rxdpd;

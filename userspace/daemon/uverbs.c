@@ -472,6 +472,38 @@ static const cpu_set_t *uverbs_engine_cpus(struct uverbs_eng *he, int k, int n)
 }
 
 /* Engine k of hd, on its port (he->port): its page and its thread */
+/* Whether name is in list (comma-separated; NULL: empty) */
+static bool uverbs_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (list && *list) {
+		size_t len = strcspn(list, ",");
+
+		if (len == n && !strncmp(list, name, n))
+			return true;
+		list += len + (list[len] == ',');
+	}
+	return false;
+}
+
+/* The link's speed, where DCQCN's rates start (0: unknown) */
+static uint32_t uverbs_link_mbps(const char *ifname)
+{
+	char path[64 + IF_NAMESIZE];
+	long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &v) != 1 || v < 0)
+		v = 0;
+	fclose(f);
+	return (uint32_t)v;
+}
+
 static int uverbs_eng_start(struct uverbs_dev *hd, int k, char *msg,
 			    size_t msglen)
 {
@@ -613,6 +645,8 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	hd->ifindex = l->ifindex;
 	cfg->fifo_prio = rxdpd.fifo_prio;
 	cfg->poll = rxdpd.poll;
+	cfg->ecn_off = uverbs_listed(rxdpd.no_ecn, l->ifname);
+	cfg->line_mbps = uverbs_link_mbps(l->ifname);
 	cfg->group = hd->group;
 	if (flags & XDP_USE_SG)
 		cfg->max_mtu = 4096;

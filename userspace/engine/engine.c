@@ -138,6 +138,8 @@ uint64_t eng_next_deadline(struct rxdp_engine *e)
 
 		if (q < d)
 			d = q;
+		if (qp->cc_pace_wait && qp->cc_pace_at < d)
+			d = qp->cc_pace_at;
 	}
 	if (e->tx_blocked && e->now + 50000 < d)
 		d = e->now + 50000;
@@ -912,6 +914,11 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	if (!e)
 		return NULL;
 	e->cfg = *cfg;
+	if (cfg->cc)
+		e->cc = *cfg->cc;
+	else
+		eng_cc_params_default(&e->cc);
+	e->cfg.cc = &e->cc; /* the caller's may go */
 	pthread_mutex_init(&e->lock, NULL);
 	if (cfg->group) {
 		if (cfg->group_index < 0 || cfg->group_index >= cfg->group->n ||

@@ -41,6 +41,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/hca.h"
+#include "engine/cc.h"
 #include "rxdp/maps.h"
 
 /*
@@ -216,6 +217,16 @@ struct rxdp_engine_config {
 	 */
 	void (*mcast_cb)(void *arg, const uint8_t *gid, bool member);
 	void *mcast_arg;
+	/*
+	 * Congestion (README.md, "Congestion"): ecn_off: packets carry the
+	 * traffic class as the AH gives it, not ECT(0); cc_off: no CNPs sent
+	 * nor taken; cc: DCQCN's parameters (NULL: mlx5's defaults);
+	 * line_mbps: the port's speed, where a QP's rate starts (0: unknown)
+	 */
+	int ecn_off;
+	int cc_off;
+	const struct eng_cc_params *cc;
+	uint32_t line_mbps;
 };
 
 /* The maps an engine writes its QPs' images in (include/rxdp/maps.h) */
@@ -469,6 +480,17 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
  */
 void rxdp_engine_qp_query(struct rxdp_eqp *qp, struct rxdp_qp_attr *attr,
 			  struct rxdp_path *path);
+/*
+ * DCQCN's reaction point of a QP (README.md, "Congestion"), as of the
+ * engine's last pass: its current and target rate (kbit/s), alpha (1/1024),
+ * whether it is paced (only after a CNP, below the line rate)
+ */
+struct rxdp_engine_qp_cc {
+	uint64_t rate_kbps, target_kbps;
+	uint32_t alpha;
+	bool paced;
+};
+void rxdp_engine_qp_cc(struct rxdp_eqp *qp, struct rxdp_engine_qp_cc *cc);
 enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);
 uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
 enum ibv_qp_type rxdp_engine_qp_type(struct rxdp_eqp *qp);

@@ -421,6 +421,12 @@ struct rxdp_eqp {
 	uint32_t nmw; /* type 2 windows bound through this QP */
 	uint64_t hwc[RXDP_HWC_MAX]; /* counters (common/hw_counters.h) */
 
+	/* congestion (cc.c): DCQCN's reaction point, pacing, the CNPs out */
+	struct eng_cc_rp cc;
+	uint64_t cc_pace_at; /* ns: the next request packet's earliest time */
+	bool cc_pace_wait; /* one waits for it (eng_next_deadline) */
+	uint64_t cc_cnp_next; /* ns: the next CNP's earliest time */
+
 	/* the batched path of its owner's memory (mem.c) */
 	uint64_t mem_seq; /* the last write batch it queued */
 	bool mem_wait; /* something waits for a write batch */
@@ -542,6 +548,7 @@ struct rxdp_engine {
 	uint64_t hwc[RXDP_HWC_MAX]; /* every QP's counters, summed */
 	bool tx_blocked; /* the port had no TX buffer: try again soon */
 	uint64_t now; /* ns, refreshed per pass */
+	struct eng_cc_params cc; /* DCQCN's parameters (cfg.cc or defaults) */
 
 	/* progress thread */
 	pthread_t thread;
@@ -578,6 +585,16 @@ static inline size_t eng_inl_stride(const struct rxdp_eqp *qp)
 	uint32_t n = qp->cap.max_inline_data;
 
 	return (n > RXDP_HCA_GATHER_MAX ? n : RXDP_HCA_GATHER_MAX) + 1;
+}
+
+/* A path as this engine sends along it: ECT(0) unless cfg.ecn_off */
+static inline void eng_path_init(const struct rxdp_engine *e,
+				 struct pkt_path *pp,
+				 const struct rxdp_path *path)
+{
+	pkt_path_init(pp, path);
+	if (!e->cfg.ecn_off)
+		pkt_path_ect(pp);
 }
 
 static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,

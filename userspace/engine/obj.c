@@ -246,7 +246,7 @@ struct rxdp_eah *rxdp_engine_create_ah(struct rxdp_engine *e,
 	if (!ah)
 		return NULL;
 	ah->pd = eng_pd_or_default(e, pd);
-	pkt_path_init(&ah->path, path);
+	eng_path_init(e, &ah->path, path);
 	eng_lock(e);
 	ah->pd->refs++;
 	eng_unlock(e);

@@ -40,6 +40,11 @@ void pkt_path_init(struct pkt_path *pp, const struct rxdp_path *path)
 	pp->sport = path->udp_sport ? path->udp_sport : 0xc000;
 }
 
+void pkt_path_ect(struct pkt_path *pp)
+{
+	pp->traffic_class = (pp->traffic_class & ~PKT_ECN_MASK) | PKT_ECN_ECT0;
+}
+
 static uint32_t pkt_l3_len(const struct pkt_path *pp)
 {
 	return pp->ipv6 ? PKT_IP6_LEN : PKT_IP4_LEN;
@@ -360,6 +365,7 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 			return -EBADMSG;
 		end = l3 + tot; /* Ethernet padding is not ours */
 		l3len = PKT_IP4_LEN;
+		pi->ecn = l3[1] & PKT_ECN_MASK;
 		pi->sip[10] = pi->sip[11] = 0xff;
 		memcpy(pi->sip + 12, l3 + 12, 4);
 		pi->dip[10] = pi->dip[11] = 0xff;
@@ -376,6 +382,7 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 		end = l3 + PKT_IP6_LEN + plen;
 		l3len = PKT_IP6_LEN;
 		pi->ipv6 = 1;
+		pi->ecn = (l3[1] >> 4) & PKT_ECN_MASK;
 		memcpy(pi->sip, l3 + 8, 16);
 		memcpy(pi->dip, l3 + 24, 16);
 	} else {

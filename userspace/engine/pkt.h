@@ -40,6 +40,16 @@ struct pkt_path {
 
 void pkt_path_init(struct pkt_path *pp, const struct rxdp_path *path);
 
+/* The IP header's ECN field (RFC 3168), the traffic class's low 2 bits */
+#define PKT_ECN_MASK 0x03
+#define PKT_ECN_ECT0 0x02
+#define PKT_ECN_CE 0x03
+/*
+ * ECT(0) in the path's traffic class, its DSCP kept: as a RoCE NIC with ECN
+ * on sends. The ICRC masks the traffic class, so it is unaffected.
+ */
+void pkt_path_ect(struct pkt_path *pp);
+
 /* One gather element of payload: an address in some owner's memory */
 struct pkt_sg {
 	uint64_t addr;
@@ -131,6 +141,7 @@ struct pkt_info {
 	uint8_t dip[16]; /* the same */
 	uint16_t sport;
 	uint16_t vlan;
+	uint8_t ecn; /* the IP header's ECN field: PKT_ECN_CE marked */
 };
 
 /*

@@ -459,7 +459,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 		    (state == IBV_QPS_RTR || state == IBV_QPS_RTS ||
 		     state == IBV_QPS_SQD)) {
 			qp->rpath = *path;
-			pkt_path_init(&qp->path, path);
+			eng_path_init(e, &qp->path, path);
 			qpmap_ctx(qp);
 		}
 		eng_unlock(e);
@@ -500,7 +500,10 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 		qp_attr_apply(&qp->attr, attr, mask);
 		if ((mask & IBV_QP_AV) && path) {
 			qp->rpath = *path;
-			pkt_path_init(&qp->path, path);
+			eng_path_init(e, &qp->path, path);
+			/* a new peer: its rate starts at the line rate */
+			eng_cc_rp_init(&qp->cc, &e->cc, e->cfg.line_mbps);
+			qp->cc_pace_wait = false;
 		}
 		qp_transport_apply(qp, attr, mask);
 		if (res.next_state == IBV_QPS_ERR && state != IBV_QPS_ERR)
@@ -545,6 +548,19 @@ void rxdp_engine_qp_query(struct rxdp_eqp *qp, struct rxdp_qp_attr *attr,
 	}
 	if (path)
 		*path = qp->rpath;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void rxdp_engine_qp_cc(struct rxdp_eqp *qp, struct rxdp_engine_qp_cc *cc)
+{
+	struct rxdp_engine *e = qp->e;
+
+	eng_lock(e);
+	eng_cc_rp_advance(&qp->cc, &e->cc, e->now);
+	*cc = (struct rxdp_engine_qp_cc){ .rate_kbps = qp->cc.rc,
+					  .target_kbps = qp->cc.rt,
+					  .alpha = qp->cc.alpha,
+					  .paced = eng_cc_rp_paced(&qp->cc) };
 	pthread_mutex_unlock(&e->lock);
 }
 

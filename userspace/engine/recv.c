@@ -39,6 +39,46 @@ static bool recv_source_ok(const struct rxdp_eqp *qp, const struct pkt_info *pi)
 		rxdp_source_mac_ok(pi->smac, rp->dmac));
 }
 
+/*
+ * The notification point (RoCEv2 A17.9): a CE-marked packet for an RC/UC
+ * QP sends a CNP to the peer's QP (BECN set, 16 reserved bytes), at most
+ * one per np_min_time_between_cnps, with np_cnp_dscp (not ECN-capable, as
+ * ConnectX sends them) and np_cnp_prio on a VLAN.
+ */
+static void recv_ce(struct rxdp_eqp *qp)
+{
+	struct rxdp_engine *e = qp->e;
+	struct pkt_desc d = { .opcode = ROCE_CNP,
+			      .becn = 1,
+			      .dqpn = qp->dest_qpn };
+	struct pkt_path pp = qp->path;
+
+	eng_hwc(qp, RXDP_HWC_NP_ECN_MARKED);
+	if (!eng_cc_np_due(&qp->cc_cnp_next, &e->cc, e->now))
+		return;
+	pp.traffic_class = (uint8_t)(e->cc.np_cnp_dscp << 2);
+	if (pp.l2_len == PKT_ETH_LEN + PKT_VLAN_LEN)
+		pp.l2[14] = (uint8_t)((pp.l2[14] & 0x1f) |
+				      (e->cc.np_cnp_prio & 7) << 5);
+	if (send_pkt_path(qp, &d, &pp))
+		return;
+	eng_hwc(qp, RXDP_HWC_NP_CNP_SENT);
+	e->tx_urgent = true; /* not held back for a flush */
+}
+
+/* The reaction point: a CNP from the QP's peer cuts its rate (cc.c) */
+static void recv_cnp(struct rxdp_eqp *qp)
+{
+	struct rxdp_engine *e = qp->e;
+
+	if (qp->type == IBV_QPT_UD || e->cfg.cc_off) {
+		eng_hwc(qp, RXDP_HWC_RP_CNP_IGNORED);
+		return;
+	}
+	eng_cc_rp_cnp(&qp->cc, &e->cc, e->now);
+	eng_hwc(qp, RXDP_HWC_RP_CNP_HANDLED);
+}
+
 void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 {
 	uint32_t qpn = bth_qpn(pi->bth);
@@ -62,8 +102,16 @@ void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 	}
 	if (qp->type != IBV_QPT_UD && !recv_source_ok(qp, pi)) {
 		e->stats.rx_drop_source++;
+		if (pi->flags & ROCE_OPF_CNP)
+			eng_hwc(qp, RXDP_HWC_RP_CNP_IGNORED);
 		return;
 	}
+	if (pi->flags & ROCE_OPF_CNP) {
+		recv_cnp(qp);
+		return;
+	}
+	if (pi->ecn == PKT_ECN_CE && qp->type != IBV_QPT_UD && !e->cfg.cc_off)
+		recv_ce(qp);
 	eng_sched_data(&e->sched, true, pi->paylen != 0);
 	/* a message in, in order: not a duplicate, not one past a gap */
 	if ((pi->flags & (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==

@@ -321,6 +321,37 @@ static bool req_went(struct rxdp_eqp *qp, struct swqe *w,
 	return true;
 }
 
+/*
+ * DCQCN's pacing: whether the QP's next request packet must wait for its
+ * current rate (the pass comes back at cc_pace_at, eng_next_deadline)
+ */
+static bool req_cc_wait(struct rxdp_eqp *qp)
+{
+	qp->cc_pace_wait = eng_cc_rp_paced(&qp->cc) &&
+			   qp->e->now < qp->cc_pace_at;
+	return qp->cc_pace_wait;
+}
+
+/*
+ * A packet of len bytes went: the byte counter, and the next one's time.
+ * From when this one was due, if it went within a gap of that (the pass
+ * came late, not the QP), else from now: no credit saved while idle.
+ */
+static void req_cc_went(struct rxdp_eqp *qp, const struct pkt_desc *d)
+{
+	struct rxdp_engine *e = qp->e;
+	uint32_t len = pkt_len(&qp->path, d->opcode, d->paylen);
+	uint64_t gap;
+
+	eng_cc_rp_sent(&qp->cc, &e->cc, len, e->now);
+	if (!eng_cc_rp_paced(&qp->cc))
+		return;
+	gap = eng_cc_gap_ns(qp->cc.rc, len);
+	if (qp->cc_pace_at > e->now || e->now - qp->cc_pace_at >= gap)
+		qp->cc_pace_at = e->now;
+	qp->cc_pace_at += gap;
+}
+
 int req_tx(struct rxdp_eqp *qp, int budget)
 {
 	struct req_pace p = {
@@ -347,7 +378,8 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			break;
 		if (step == REQ_NEXT)
 			continue;
-		if (psn_diff(qp->req.send_psn, qp->comp.una) >= p.window)
+		if (psn_diff(qp->req.send_psn, qp->comp.una) >= p.window ||
+		    req_cc_wait(qp))
 			break;
 		req_fill(qp, w, &d, sg, &p);
 		retx = psn_before(d.psn, qp->req.tx_hw);
@@ -364,6 +396,8 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 		if (err)
 			break;
 		sent++;
+		if (qp->type != IBV_QPT_UD)
+			req_cc_went(qp, &d);
 		if (!req_went(qp, w, &d, retx))
 			break;
 	}
