@@ -53,7 +53,7 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 {
 	__u32 idx = qpn & RXDP_QP_INDEX_MASK;
 	struct rxdp_qp_stats *v;
-	struct rxdp_qp *qp;
+	struct qp_handle *qp;
 	int i, ret = 0;
 
 	memset(s, 0, sizeof(*s));
