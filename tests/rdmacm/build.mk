@@ -25,7 +25,7 @@ RSOCK_CHECK := $(BUILD)/tests/rdmacm/rsock_check
 $(CM_CHECK): $(OBJ)/tests/rdmacm/cm_check.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lrdmacm
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lrdmacm -libverbs
 
 $(RSOCK_CHECK): $(OBJ)/tests/rdmacm/rsock_check.o
 	$(msg) LD $@
