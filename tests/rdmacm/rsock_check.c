@@ -129,7 +129,8 @@ static void send_all(int s, const struct sockaddr_in *peer)
 			v[0].iov_len = n < 100 ? n : 100;
 			v[1].iov_base = pattern + off + v[0].iov_len;
 			v[1].iov_len = n > 100 ? 1 : 0;
-			v[2].iov_base = pattern + off + 101;
+			v[2].iov_base =
+				pattern + off + v[0].iov_len + v[1].iov_len;
 			v[2].iov_len =
 				n > 101 ? (n - 101 < 20000 ? n - 101 : 20000)
 					: 0;
