@@ -12,13 +12,22 @@
 #                drops of groups without members; mcast_check (verbs
 #                attach/detach errnos and caps, system headers, build/lib's
 #                libibverbs.so.1)
+#  rsock.sh      (root) rsock_check between two hosts: the rsockets calls
+#                rstream leaves out (rread/rwrite, vector and message forms,
+#                rselect, names, riomap's refusal), every byte checked
 #  cm-foreign.sh (root) rdma-core's CM beside rxdp's: every call on an id
 #                that stands for an rdma-core id reaches rdma-core's (a
 #                stand-in librdmacm, fake_rdmacm.c; cm_foreign)
 CM_CHECK := $(BUILD)/tests/rdmacm/cm_check
 MCAST_CHECK := $(BUILD)/tests/rdmacm/mcast_check
+RSOCK_CHECK := $(BUILD)/tests/rdmacm/rsock_check
 
 $(CM_CHECK): $(OBJ)/tests/rdmacm/cm_check.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lrdmacm -libverbs
+
+$(RSOCK_CHECK): $(OBJ)/tests/rdmacm/rsock_check.o
 	$(msg) LD $@
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< -lrdmacm
@@ -46,7 +55,8 @@ $(FAKE_RDMACM): $(FAKE_RDMACM_OBJS) userspace/rdmacm/librdmacm.map
 		-Wl,--version-script=userspace/rdmacm/librdmacm.map \
 		-o $@ $(FAKE_RDMACM_OBJS)
 
-TEST_BINS += $(CM_CHECK) $(MCAST_CHECK) $(CM_FOREIGN) $(FAKE_RDMACM) \
+TEST_BINS += $(CM_CHECK) $(MCAST_CHECK) $(RSOCK_CHECK) $(CM_FOREIGN) $(FAKE_RDMACM) \
 	     $(BUILD)/tests/verbs/fake-rdmacore/libibverbs.so.1
-TESTS += tests/rdmacm/check-abi.sh tests/rdmacm/cm-foreign.sh tests/rdmacm/cm.sh tests/rdmacm/mckey.sh \
+TESTS += tests/rdmacm/check-abi.sh tests/rdmacm/cm-foreign.sh tests/rdmacm/cm.sh tests/rdmacm/rsock.sh \
+	 tests/rdmacm/mckey.sh \
 	 tests/rdmacm/mckey-engines.sh

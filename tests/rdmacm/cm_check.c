@@ -7,15 +7,19 @@
  *   cm_check server PORT     refuse the first request (REJ, with private
  *                            data), accept the second (no QP: the
  *                            application establishes), wait for its
- *                            DISCONNECTED
+ *                            DISCONNECTED; its ids' ports
  *   cm_check client ADDR PORT  the other side: REJECTED (status 28 and the
  *                            private data), then CONNECT_RESPONSE,
- *                            rdma_establish, rdma_disconnect, DISCONNECTED
+ *                            rdma_establish, rdma_disconnect, DISCONNECTED;
+ *                            rdma_get_src_port/rdma_get_dst_port on both
+ *                            sides are the ports of the addresses used
  *   cm_check api ADDR        on one host: a non-blocking channel says
  *                            EAGAIN and polls readable when an event
  *                            comes, a port taken twice is EADDRINUSE, a
  *                            synchronous id resolves, rdma_init_qp_attr
- *                            needs a device
+ *                            needs a device, rdma_get_devices lists the
+ *                            bound id's device, rdma_create_srq makes an
+ *                            SRQ on it
  *
  * Exits 0 when every check holds, 1 with a message naming the one that
  * did not.
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #define REJECT_MSG "go away"
 
@@ -70,6 +75,21 @@ static void addr_of(const char *host, const char *port, int passive,
 	freeaddrinfo(ai);
 }
 
+/* ID's ports: SRC (network order; 0: any but 0) and DST the same way,
+ * and each the port of the address it belongs to */
+static void ports(struct rdma_cm_id *id, uint16_t src, uint16_t dst)
+{
+	struct sockaddr_in *l = (struct sockaddr_in *)rdma_get_local_addr(id);
+	struct sockaddr_in *p = (struct sockaddr_in *)rdma_get_peer_addr(id);
+	__be16 s = rdma_get_src_port(id), d = rdma_get_dst_port(id);
+
+	errno = 0;
+	if (!s || (src && s != src) || s != l->sin_port)
+		fail("rdma_get_src_port: not the local address's port");
+	if (!d || (dst && d != dst) || d != p->sin_port)
+		fail("rdma_get_dst_port: not the peer address's port");
+}
+
 static int server(const char *port)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -103,6 +123,7 @@ static int server(const char *port)
 	if (rdma_accept(id, &p))
 		fail("rdma_accept");
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ESTABLISHED));
+	ports(id, htons((uint16_t)atoi(port)), 0);
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
 	if (rdma_disconnect(id))
 		fail("rdma_disconnect (answering the DREQ)");
@@ -168,6 +189,7 @@ static int client(const char *addr, const char *port)
 	rdma_ack_cm_event(ev);
 	if (rdma_establish(id))
 		fail("rdma_establish");
+	ports(id, 0, htons((uint16_t)atoi(port)));
 	if (rdma_disconnect(id))
 		fail("rdma_disconnect");
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_DISCONNECTED));
@@ -184,8 +206,11 @@ static int api(const char *addr)
 	struct rdma_cm_id *a, *b, *s;
 	struct rdma_cm_event *ev;
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_attr got;
+	struct ibv_context **devs;
 	struct pollfd pfd;
-	int mask;
+	int mask, n = -1, found = 0;
 
 	if (!ch || fcntl(ch->fd, F_SETFL, O_NONBLOCK))
 		fail("channel");
@@ -207,6 +232,23 @@ static int api(const char *addr)
 		fail("an id bound to a device's address has no verbs context");
 	if (rdma_init_qp_attr(b, &qa, &mask) == 0 || errno != EINVAL)
 		fail("rdma_init_qp_attr of an id with no device");
+	devs = rdma_get_devices(&n);
+	if (!devs || n < 1 || devs[n])
+		fail("rdma_get_devices: no device, or no NULL after the last");
+	for (int i = 0; i < n; i++)
+		found |= devs[i] == a->verbs;
+	rdma_free_devices(devs);
+	errno = 0;
+	if (!found)
+		fail("rdma_get_devices does not list the bound id's device");
+	if (rdma_create_srq(a, NULL, &sa) || !a->srq ||
+	    a->srq->context != a->verbs || a->srq->pd != a->pd)
+		fail("rdma_create_srq: no SRQ on the id's device and PD");
+	if (ibv_query_srq(a->srq, &got) || got.max_wr < 4)
+		fail("the SRQ rdma_create_srq made holds fewer than 4 WRs");
+	rdma_destroy_srq(a);
+	if (a->srq)
+		fail("rdma_destroy_srq left the id's SRQ");
 	if (rdma_resolve_addr(b, NULL, (struct sockaddr *)&ss, 2000))
 		fail("resolve_addr");
 	pfd.fd = ch->fd;

@@ -4,6 +4,9 @@
 #  test_verbs_events  cmocka, white box: completion/async event queues
 #  test_verbs_foreign  rdma-core beside rxdp: every verb of the ops table on a
 #                    stand-in rdma-core's device (fake_rdmacore.c) reaches it
+#  test_verbs_private  the kernel ABI copies (known values), each
+#                    IBVERBS_PRIVATE_34 stub's EOPNOTSUPP (dlsym), the fork
+#                    ranges
 #  check-abi.sh      every Debian perftest/ibverbs-utils binary starts on it
 #  devinfo-netns.sh  ibv_devices / ibv_devinfo -v against the real rxdpd
 #                    in a namespace (root; skips until rxdpd is built)
@@ -75,3 +78,20 @@ $(VERBS_FOREIGN_TEST): $(OBJ)/tests/verbs/test_verbs_foreign.o $(VERBS_T_SO) \
 		-L$(LIB) -l:libibverbs.so.1 -Wl,-rpath,$(abspath $(LIB))
 
 TESTS += $(VERBS_FOREIGN_TEST)
+
+# The exported calls no device program makes: the kernel ABI copies, the
+# provider interface's stubs (each ibv_cmd_* of the map, by dlsym), the
+# fork ranges
+VERBS_PRIVATE_TEST := $(BUILD)/tests/verbs/test_verbs_private
+
+$(OBJ)/tests/verbs/test_verbs_private.o: CPPFLAGS += \
+	-DVERBS_MAP='"$(abspath userspace/verbs/libibverbs.map)"'
+$(OBJ)/tests/verbs/test_verbs_private.o: userspace/verbs/libibverbs.map
+
+$(VERBS_PRIVATE_TEST): $(OBJ)/tests/verbs/test_verbs_private.o $(VERBS_T_SO)
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(OBJ)/tests/verbs/test_verbs_private.o \
+		-L$(LIB) -l:libibverbs.so.1 -Wl,-rpath,$(abspath $(LIB)) -ldl
+
+TESTS += $(VERBS_PRIVATE_TEST)

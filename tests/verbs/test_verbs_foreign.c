@@ -23,6 +23,9 @@
 /* IBVERBS_PRIVATE_34 (rdma-core's <infiniband/driver.h>): the type is its enum */
 int ibv_query_gid_type(struct ibv_context *ctx, uint8_t port_num,
 		       unsigned int index, int *type);
+/* rdma-core's <infiniband/driver.h> too; rxdp's are no-ops alone */
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
 
 static int failed;
 
@@ -213,6 +216,9 @@ int main(void)
 	if (!list || n != 1)
 		fail("the device list is not rdma-core's one device");
 	ctx = device_verbs(list[0]);
+	/* rdma-core's devices' memory needs its fork ranges */
+	EXPECT(ibv_dontfork_range, ibv_dontfork_range(&n, sizeof(n)));
+	EXPECT(ibv_dofork_range, ibv_dofork_range(&n, sizeof(n)));
 	context_verbs(ctx);
 	object_verbs(ctx);
 	/* what names no context stays rxdp's, which refuses it */
