@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 
 #include "ecnmark.h"
+#include "percpu.h"
 #include "ecnmark.skel.h"
 
 static volatile sig_atomic_t stop;
@@ -61,17 +62,7 @@ static double number(const char *opt, const char *s, double lo, double hi)
 
 static uint64_t stat_sum(struct ecnmark_bpf *skel, uint32_t key)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t sum = 0, *v;
-
-	if (ncpu <= 0)
-		return 0;
-	v = calloc(ncpu, sizeof(*v));
-	if (v && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &key, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
+	return percpu_sum(bpf_map__fd(skel->maps.stats), key);
 }
 
 static void report(struct ecnmark_bpf *skel)

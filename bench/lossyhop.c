@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "percpu.h"
 #include "lossyhop.skel.h"
 
 static volatile sig_atomic_t stop;
@@ -58,17 +59,7 @@ static int ifindex_of(const char *name)
 
 static uint64_t stat_sum(struct lossyhop_bpf *skel, uint32_t key)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t sum = 0, *v;
-
-	if (ncpu <= 0)
-		return 0;
-	v = calloc(ncpu, sizeof(*v));
-	if (v && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &key, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
+	return percpu_sum(bpf_map__fd(skel->maps.stats), key);
 }
 
 int main(int argc, char **argv)
