@@ -250,8 +250,7 @@ def incast_section(b):
         "sent); resent: rxdp's "
         "retransmitted packets, TCP's retransmits." % (
             fmt(rate), fmt(cfg("pmax")), fmt(tclass),
-            ": not ECT, never marked" if tclass is not None and
-            not int(tclass) & 3 else ": ECT", fmt(cfg("secs"))), "",
+            ": rxdpd sends ECT(0) with its DSCP", fmt(cfg("secs"))), "",
         "| hosts x QPs | buffer | marking | rxdp Gbit/s (share) | Jain | "
         "dropped | CE | out_of_buffer | resent | ping p50 / p99 | finished | "
         "TCP Gbit/s (share) | Jain | dropped | CE | resent | ping p50 / p99 "
