@@ -3370,7 +3370,8 @@ static void test_slow_responder(void **state)
 	end = vclock + 60 * 1000000000ULL;
 	do {
 		rxdp_engine_progress(a->e);
-		__atomic_add_fetch(&vclock, 100 * VCLOCK_TICK, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&vclock, 100 * VCLOCK_TICK,
+				   __ATOMIC_RELAXED);
 		rxdp_engine_get_stats(a->e, &sa);
 	} while (sa.timeouts < 3 && vclock < end);
 	assert_int_equal(sa.timeouts, 3);

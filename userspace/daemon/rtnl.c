@@ -257,8 +257,8 @@ static void handle_addr(const struct nlmsghdr *nlh)
 		a->mark = rxdpd.mark;
 		link_gid_rebuild(l);
 		if (l->dev)
-			pr_info("%s: address added, GID index %d\n",
-				l->ifname, a->gid_index);
+			pr_info("%s: address added, GID index %d\n", l->ifname,
+				a->gid_index);
 	}
 	a->prefixlen = m.prefixlen;
 	a->mark = rxdpd.mark;
