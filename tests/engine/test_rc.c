@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "common/hw_counters.h"
@@ -1565,6 +1566,108 @@ static void test_flush_batched(void **state)
 	rxdp_engine_mem_destroy(m);
 	pair_free(p);
 	free(far);
+}
+
+/* An RC QP of b back to RTS after ERR, as an application does it */
+static void qp_renew(struct rxdp_eqp *qp, int i, uint32_t dest)
+{
+	struct rxdp_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+	assert_int_equal(rxdp_engine_qp_modify(qp, &at, IBV_QP_STATE, NULL, 0,
+					       NULL, 0),
+			 0);
+	qp_connect(qp, i, dest, &flush_opts);
+}
+
+/*
+ * The batched path stops at a failed write: two RDMA Writes posted
+ * together, the first into a page the owner has unmapped, the second into
+ * a mapped one. The engine queues both before the memory thread finds the
+ * hole; the first fails (REM_ACCESS_ERR, the QP to ERR) and nothing after
+ * it may land, as on a responder that stops at the error, so the second's
+ * bytes are never written. After a reset the QP writes again.
+ */
+static void test_batched_stops_at_fault(void **state)
+{
+	struct pair *p = pair_new(&flush_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	const size_t pg = 4096;
+	struct rxdp_eqp *qa, *qb;
+	struct rxdp_emem *m;
+	struct rxdp_epd *pd;
+	struct rxdp_emr *mr;
+	struct ibv_wc wc[2];
+	uint8_t *far, want[64];
+	int fd;
+
+	(void)state;
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	m = rxdp_engine_mem_create(b->e, fd);
+	assert_non_null(m);
+	pd = rxdp_engine_alloc_pd(b->e, m);
+	assert_non_null(pd);
+	far = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(far != MAP_FAILED);
+	memset(far, 0x33, 3 * pg);
+	assert_int_equal(munmap(far + pg, pg), 0);
+	mr = rxdp_engine_reg_mr_pd(pd, (uintptr_t)far, 3 * pg, (uintptr_t)far,
+				   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE);
+	assert_non_null(mr);
+	qb = qp_more(b, pd, 0x44);
+	qa = qp_more(a, NULL, 0x33);
+	qp_connect(qa, 0, 0x44, &flush_opts);
+	qp_connect(qb, 1, 0x33, &flush_opts);
+	fill(a->buf, 128, 5);
+
+	for (int round = 0; round < 2; round++) {
+		struct ibv_sge s[2] = { sge(a, 0, 64), sge(a, 64, 64) };
+		struct ibv_send_wr wr[2], *bad;
+
+		/* the hole, then the page after it: one post, one pass */
+		for (int i = 0; i < 2; i++)
+			wr[i] = (struct ibv_send_wr){
+				.wr_id = 1 + (uint64_t)i,
+				.next = i ? NULL : &wr[1],
+				.sg_list = &s[i],
+				.num_sge = 1,
+				.opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = { .remote_addr =
+						     (uintptr_t)far +
+						     (size_t)(1 + i) * pg,
+					     .rkey = rxdp_emr_rkey(mr) },
+			};
+		/* renewed: the mapped page only */
+		assert_int_equal(tp_post_send(qa, round ? &wr[1] : wr, &bad),
+				 0);
+		if (!round) {
+			wait_wc(p, a->scq, wc, 2);
+			assert_int_equal(wc[0].wr_id, 1);
+			assert_int_equal(wc[0].status, IBV_WC_REM_ACCESS_ERR);
+			assert_int_equal(wc[1].wr_id, 2);
+			assert_int_equal(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+			memset(want, 0x33, sizeof(want));
+			assert_memory_equal(far + 2 * pg, want, sizeof(want));
+			assert_int_equal(rxdp_engine_qp_state(qb), IBV_QPS_ERR);
+			qp_renew(qa, 0, 0x44);
+			qp_renew(qb, 1, 0x33);
+		} else {
+			wait_wc(p, a->scq, wc, 1);
+			assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+			assert_memory_equal(far + 2 * pg, a->buf + 64, 64);
+		}
+	}
+	assert_int_equal(rxdp_engine_destroy_qp(qa), 0);
+	assert_int_equal(rxdp_engine_destroy_qp(qb), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+	assert_int_equal(rxdp_engine_dealloc_pd(pd), 0);
+	rxdp_engine_mem_destroy(m);
+	pair_free(p);
+	munmap(far, pg);
+	munmap(far + 2 * pg, pg);
 }
 
 /*
@@ -4367,6 +4470,7 @@ int main(void)
 		cmocka_unit_test(test_flush_atomic_write_invalid),
 		cmocka_unit_test(test_flush_bad_response),
 		cmocka_unit_test(test_flush_batched),
+		cmocka_unit_test(test_batched_stops_at_fault),
 		cmocka_unit_test(test_flush_atomic_write_post_errors),
 		cmocka_unit_test(test_lossy_atomic_write),
 		cmocka_unit_test(test_uc),

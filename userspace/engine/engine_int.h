@@ -46,6 +46,9 @@ struct eng_win {
 
 struct eng_job;
 
+/* RC QPs whose writes an owner's memory thread holds back (mem.c) */
+#define ENG_MEM_FENCES 8
+
 /*
  * An owner's memory (mem.c). Windows and the fields the engine uses under
  * its lock; the job lists under lock, shared with the owner's memory
@@ -75,6 +78,11 @@ struct rxdp_emem {
 	int refs; /* lock: the engine's, the thread's */
 	int io_fd, wake_fd; /* the thread's own: fd, the engine's evfd */
 	_Atomic int pending; /* done has jobs */
+	/* the thread's: RC QPs (qpn, epoch) a write of failed (mem.c) */
+	struct eng_fence {
+		uint32_t qpn, epoch;
+	} fence[ENG_MEM_FENCES];
+	uint32_t nfence;
 };
 
 /*
@@ -429,6 +437,7 @@ struct rxdp_eqp {
 
 	/* the batched path of its owner's memory (mem.c) */
 	uint64_t mem_seq; /* the last write batch it queued */
+	uint32_t mem_epoch; /* new at each reset: its writes' incarnation */
 	bool mem_wait; /* something waits for a write batch */
 	uint64_t ack_seq; /* the ACK/NAK pending waits for this batch */
 	struct eng_stage stage_req, stage_resp;
@@ -526,6 +535,7 @@ struct eng_mem_fault {
 
 struct rxdp_engine {
 	struct rxdp_engine_config cfg;
+	uint32_t mem_epochs; /* QP incarnations made (qp->mem_epoch) */
 	struct eng_inbox inbox; /* with cfg.group */
 	pthread_mutex_t lock; /* all transport state */
 	_Atomic int work; /* set by anyone with work for the lock holder */

@@ -73,6 +73,8 @@ struct job_piece {
 	uint32_t qpn; /* whose */
 	uint32_t psn; /* responder: the request's; completer: ~0 */
 	uint32_t wqe; /* completer: the SQ index of the WQE */
+	uint32_t epoch; /* the QP's incarnation (rc: fenced on failure) */
+	bool rc;
 	bool failed; /* set by the memory thread */
 };
 
@@ -317,24 +319,63 @@ bool eng_mem_direct(struct rxdp_epd *pd, uint64_t addr, uint64_t len)
 
 /* --- the memory thread ---------------------------------------------------- */
 
+/*
+ * Whether an RC QP's write must not happen: one of its writes before it
+ * failed. The engine learns of that failure only after the memory thread,
+ * and meanwhile it may have queued the request's later packets (into the
+ * pages after a hole) and later requests; the QP goes to ERR for the
+ * first, and on the wire, where the responder stops at the error, nothing
+ * after it lands. Those are skipped and fail too. A fence holds until the
+ * QP's next incarnation (a reset); the oldest goes when all are taken.
+ */
+static bool write_fenced(struct rxdp_emem *m, const struct job_piece *pc)
+{
+	for (uint32_t i = 0; i < m->nfence; i++) {
+		struct eng_fence *f = &m->fence[i];
+
+		if (f->qpn != pc->qpn)
+			continue;
+		if (f->epoch == pc->epoch)
+			return true;
+		*f = m->fence[--m->nfence]; /* a new incarnation: lifted */
+		return false;
+	}
+	return false;
+}
+
+static void write_fence(struct rxdp_emem *m, const struct job_piece *pc)
+{
+	if (!pc->rc || write_fenced(m, pc))
+		return;
+	if (m->nfence == ENG_MEM_FENCES)
+		memmove(m->fence, m->fence + 1,
+			--m->nfence * sizeof(m->fence[0]));
+	m->fence[m->nfence++] =
+		(struct eng_fence){ .qpn = pc->qpn, .epoch = pc->epoch };
+}
+
 static void job_write_run(struct rxdp_emem *m, struct eng_job *j)
 {
 	for (uint32_t i = 0; i < j->npc;) {
-		/* a run of contiguous pieces is contiguous in buf too */
-		uint32_t k = i + 1, len = j->pc[i].len;
-		ssize_t n;
+		/* a run of one QP's contiguous pieces is contiguous in buf too */
+		const struct job_piece *pc = &j->pc[i];
+		uint32_t k = i + 1, len = pc->len;
+		ssize_t n = -1;
 
-		while (k < j->npc &&
+		while (k < j->npc && j->pc[k].qpn == pc->qpn &&
 		       j->pc[k].addr == j->pc[k - 1].addr + j->pc[k - 1].len &&
 		       j->pc[k].off == j->pc[k - 1].off + j->pc[k - 1].len)
 			len += j->pc[k++].len;
-		n = pwrite(m->io_fd, j->buf + j->pc[i].off, len,
-			   (off_t)j->pc[i].addr);
-		j->nsys++;
+		if (!write_fenced(m, pc)) {
+			n = pwrite(m->io_fd, j->buf + pc->off, len,
+				   (off_t)pc->addr);
+			j->nsys++;
+		}
 		if (n != (ssize_t)len) {
 			j->err = -EFAULT;
 			for (uint32_t p = i; p < k; p++)
 				j->pc[p].failed = true;
+			write_fence(m, pc);
 		}
 		i = k;
 	}
@@ -540,7 +581,9 @@ static int write_queue(struct rxdp_eqp *qp, uint64_t addr, const void *src,
 				  .off = j->used,
 				  .qpn = qp->qpn,
 				  .psn = tag ? tag->psn : ~0U,
-				  .wqe = tag ? tag->wqe : 0 };
+				  .wqe = tag ? tag->wqe : 0,
+				  .epoch = qp->mem_epoch,
+				  .rc = qp->type == IBV_QPT_RC };
 	if (!tag)
 		pc->psn = ~0U;
 	j->used += len;

@@ -123,6 +123,7 @@ void qpstate_to_err(struct rxdp_eqp *qp, bool event)
 
 void qpstate_reset(struct rxdp_eqp *qp)
 {
+	qp->mem_epoch = ++qp->e->mem_epochs;
 	atomic_store(&qp->sq_prod, 0);
 	atomic_store(&qp->sq_cons, 0);
 	atomic_store(&qp->rq_own.prod, 0);
