@@ -56,20 +56,18 @@ echo "coverage: $(tail -n 1 "$out/tests.log") (log: $out/tests.log)"
 [ -s "$out/gcov-errors.log" ] &&
 	echo "coverage: gcov could not write some counts: $(sort -u "$out/gcov-errors.log" | head -n 3)"
 
-# the product's sources: userspace/, tools/ (bpf/ is BPF, not gcov's)
+# One pass over the counts. The figures are of the product's sources,
+# userspace/ and tools/ (bpf/ is BPF, not gcov's). gcov files a function
+# under the header that first declared it: the exported verbs and rdma_*
+# and r* calls are under rdma-core's headers (<infiniband/verbs.h>,
+# <rdma/rdma_cma.h>, <rdma/rsocket.h>), so those are read too, for their
+# functions' calls only, with the functions gcovr takes for the
+# compiler's own by their names (__verbs_log, __ioctl_final_num_attrs:
+# exported, and run)
 gcovr -r "$tree" --object-directory build/obj --filter 'userspace/' \
-	--filter 'tools/' --json "$out/cov.json" >/dev/null 2>"$out/gcovr.log" ||
-	{ tail -n 5 "$out/gcovr.log"; echo "coverage: gcovr failed" >&2; exit 1; }
-# gcov files a function under the header that first declared it: the
-# exported verbs and rdma_* and r* calls are under rdma-core's headers
-# (<infiniband/verbs.h>, <rdma/rdma_cma.h>, <rdma/rsocket.h>), which the
-# figures above leave out; their calls are counted from this second pass,
-# with the functions gcovr takes for the compiler's own by their names
-# (__verbs_log, __ioctl_final_num_attrs: exported, and run)
-gcovr -r "$tree" --object-directory build/obj --filter 'userspace/' \
-	--filter '/usr/include/(infiniband|rdma)/' --include-internal-functions \
-	--json "$out/funcs.json" \
-	>/dev/null 2>>"$out/gcovr.log" ||
+	--filter 'tools/' --filter '/usr/include/(infiniband|rdma)/' \
+	--include-internal-functions --json "$out/cov.json" \
+	>/dev/null 2>"$out/gcovr.log" ||
 	{ tail -n 5 "$out/gcovr.log"; echo "coverage: gcovr failed" >&2; exit 1; }
 /usr/bin/python3 - "$out" "$tree" "$root/tests/untested-functions.txt" \
 	"${RXDP_COVERAGE_TESTS:+part}" <<'EOF'
@@ -81,6 +79,10 @@ files = []
 funcs = {}
 for f in d["files"]:
     name = f["file"]
+    for fn in f.get("functions", []):
+        funcs[fn["name"]] = funcs.get(fn["name"], 0) + fn["execution_count"]
+    if not name.startswith(("userspace/", "tools/")):
+        continue  # a header of rdma-core's: its functions only
     lines = [l for l in f["lines"] if not l.get("gcovr/noncode")]
     lt = len(lines)
     lh = sum(1 for l in lines if l["count"] > 0)
@@ -91,9 +93,6 @@ for f in d["files"]:
     s = folders.setdefault(folder, [0, 0, 0, 0])
     s[0] += lh; s[1] += lt; s[2] += bh; s[3] += bt
     files.append((name, lh, lt, bh, bt))
-for f in json.load(open(out + "/funcs.json"))["files"]:
-    for fn in f.get("functions", []):
-        funcs[fn["name"]] = funcs.get(fn["name"], 0) + fn["execution_count"]
 pct = lambda a, b: 100.0 * a / b if b else 100.0
 total = [sum(v[i] for v in folders.values()) for i in range(4)]
 with open(out + "/summary.txt", "w") as s:
