@@ -28,6 +28,8 @@ struct mw_frame {
 struct mw_dir {
 	struct mw_frame *q[MW_QLEN];
 	uint32_t head, tail;
+	uint32_t qlen; /* frames it holds before it drops (MW_QLEN at most) */
+	uint32_t permille; /* how full it was at the last rx_burst */
 	int evfd; /* readable while the queue is not empty */
 	uint64_t rng;
 	struct mw_frame *held; /* a frame held back to reorder */
@@ -77,6 +79,7 @@ struct memwire *memwire_create(void)
 	for (int i = 0; i < 2; i++) {
 		w->dir[i].evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		w->dir[i].rng = 0x9e3779b97f4a7c15ULL + i;
+		w->dir[i].qlen = MW_QLEN;
 		w->port[i].w = w;
 		w->port[i].side = i;
 	}
@@ -145,7 +148,7 @@ static void mw_push(struct memwire *w, struct mw_dir *d, struct mw_frame *f)
 		free(f);
 		return;
 	}
-	if (d->head - d->tail >= MW_QLEN) {
+	if (d->head - d->tail >= d->qlen) {
 		free(f); /* a full queue drops, as a NIC ring would */
 		w->st.lost++;
 		return;
@@ -300,6 +303,8 @@ static int mw_rx_burst(void *port, struct rxdp_frame *fr, int max)
 	if (hook)
 		hook(hook_arg);
 	pthread_mutex_lock(&w->lock);
+	d->permille =
+		(uint32_t)((uint64_t)(d->head - d->tail) * 1000 / d->qlen);
 	while (n < max && d->head != d->tail) {
 		struct mw_frame *f = d->q[d->tail++ % MW_QLEN];
 
@@ -313,6 +318,24 @@ static int mw_rx_burst(void *port, struct rxdp_frame *fr, int max)
 	}
 	pthread_mutex_unlock(&w->lock);
 	return n;
+}
+
+static uint32_t mw_rx_fill(void *port)
+{
+	struct mw_port *p = port;
+	uint32_t v;
+
+	pthread_mutex_lock(&p->w->lock);
+	v = p->w->dir[!p->side].permille;
+	pthread_mutex_unlock(&p->w->lock);
+	return v;
+}
+
+void memwire_set_qlen(struct memwire *w, int to, uint32_t n)
+{
+	pthread_mutex_lock(&w->lock);
+	w->dir[!to].qlen = n && n < MW_QLEN ? n : MW_QLEN;
+	pthread_mutex_unlock(&w->lock);
 }
 
 static void mw_rx_release(void *port, struct rxdp_frame *f, int n)
@@ -338,5 +361,6 @@ const struct rxdp_port_ops memwire_ops = {
 	.tx_flush = mw_tx_flush,
 	.rx_burst = mw_rx_burst,
 	.rx_release = mw_rx_release,
+	.rx_fill = mw_rx_fill,
 	.poll_fds = mw_poll_fds,
 };

@@ -46,6 +46,12 @@ void memwire_set_filter(struct memwire *w, int to,
 void memwire_set_rx_hook(struct memwire *w, int side, void (*fn)(void *arg),
 			 void *arg);
 
+/*
+ * The frames the wire holds towards side `to` before it drops, as a
+ * receive ring (rx_fill says how full it was at each burst); 0: the most
+ */
+void memwire_set_qlen(struct memwire *w, int to, uint32_t n);
+
 /* Put a frame on the wire towards side `to`, as if its peer sent it */
 void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len);
 

@@ -4417,6 +4417,61 @@ static void test_cc_off(void **state)
 }
 
 /*
+ * The receiver as a congestion point: b's receive path (the wire towards
+ * it, as an AF_XDP ring) holds qlen frames; a burst that finds it half
+ * full or more makes each ECT packet count as CE-marked
+ * (np_rx_congested_packets), with CNPs by the usual rule, which a takes.
+ * A deep path never is; packets that are not ECT never count. Every
+ * Write's bytes arrive.
+ */
+static void test_cc_receiver_crowded(void **state)
+{
+	for (int c = 0; c < 3; c++) {
+		struct qp_opts o = default_opts;
+		struct rxdp_engine_qp_cc cc;
+		struct cc_watch w[2];
+		struct host *a, *b;
+		struct pair *p;
+		const uint32_t len = 16 * MTU;
+
+		o.ecn_off = c == 2;
+		p = pair_new(&o);
+		a = &p->h[0];
+		b = &p->h[1];
+		if (c) /* a's pass sends ENG_TX_BUDGET (64) packets at most */
+			memwire_set_qlen(p->w, 1, 64);
+		cc_watch(p, w);
+		fill(a->buf, len, 77 + (uint32_t)c);
+		cc_writes(p, 32, len);
+		for (int i = 0; i < 32; i++)
+			assert_memory_equal(b->buf + (size_t)i * len, a->buf,
+					    len);
+		rxdp_engine_qp_cc(a->qp, &cc);
+		print_message("receive path of %s frames%s: %llu counted CE, "
+			      "%llu CNPs, a's rate %llu kbit/s\n",
+			      c ? "64" : "65536", c == 2 ? ", not ECT" : "",
+			      (unsigned long long)hwc(b,
+						      RXDP_HWC_NP_RX_CONGESTED),
+			      (unsigned long long)hwc(b, RXDP_HWC_NP_CNP_SENT),
+			      (unsigned long long)cc.rate_kbps);
+		assert_int_equal(hwc(b, RXDP_HWC_NP_ECN_MARKED), 0);
+		assert_int_equal(w[0].cnps_bad, 0);
+		assert_int_equal(w[0].cnps, hwc(b, RXDP_HWC_NP_CNP_SENT));
+		assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), w[0].cnps);
+		if (c == 1) {
+			assert_true(hwc(b, RXDP_HWC_NP_RX_CONGESTED) > 0);
+			assert_true(w[0].cnps > 0);
+			assert_true(cc.rate_kbps < 100000000);
+		} else {
+			assert_int_equal(hwc(b, RXDP_HWC_NP_RX_CONGESTED), 0);
+			assert_int_equal(w[0].cnps, 0);
+			assert_false(cc.paced);
+		}
+		pair_free(p);
+	}
+}
+
+/*
  * Pacing: a CNP sets a's rate to 1 Gbit/s (rp_rate_to_set_on_first_cnp,
  * no increases): 256 packets of RDMA Write then reach b at that rate of the
  * engines' clock, within a tick's rounding, and not faster.
@@ -4511,6 +4566,7 @@ int main(void)
 		cmocka_unit_test(test_cc_reaction_point),
 		cmocka_unit_test(test_cc_pacing),
 		cmocka_unit_test(test_cc_off),
+		cmocka_unit_test(test_cc_receiver_crowded),
 	};
 
 	if (getenv("RXDP_TEST_FILTER"))

@@ -366,6 +366,74 @@ static void test_xsk_flush_all(void **state)
 }
 
 /*
+ * rx_fill: how full b's receive path is, as the engine's receiver-side
+ * congestion point reads it. b's engine is held (a port call) while a
+ * sends n frames (in sends of 100, as veth's ring of 256 between the two
+ * would drop more at once); b's bursts then find them waiting in its RX
+ * ring, of its
+ * RING frames for RX: 100 are under a twentieth, 1200 over half (the
+ * engine's ENG_RX_CROWDED). Each burst is read until one finds them all
+ * (frames still on their way make the first ones find fewer).
+ */
+struct fill_run {
+	uint32_t n, most;
+	int got;
+};
+
+static int fill_call(void *port, void *arg)
+{
+	const struct rxdp_port_ops *ops = &rxdp_xsk_port_ops;
+	struct fill_run *r = arg;
+	struct rxdp_frame f[64];
+	double end = now_s() + 5;
+
+	/* in sends of 100, each given time to arrive (veth's own ring) */
+	for (uint32_t sent = 0; sent < r->n; sent += 100) {
+		struct flush_run fr = { .n = r->n - sent < 100 ? r->n - sent
+							       : 100 };
+
+		rxdp_engine_port_call(sides[0].e, flush_call, &fr);
+		usleep(2000);
+	}
+	r->most = 0;
+	r->got = 0;
+	while ((uint32_t)r->got < r->n && now_s() < end) {
+		int n = ops->rx_burst(port, f, 64);
+
+		if (n > 0) {
+			uint32_t v = ops->rx_fill(port);
+
+			if (v > r->most)
+				r->most = v;
+			ops->rx_release(port, f, n);
+			r->got += n;
+		} else {
+			usleep(1000);
+		}
+		if (r->most * RING >= r->n * 1000U - 1000U)
+			break; /* a burst found them all waiting */
+	}
+	return 0;
+}
+
+static void test_xsk_rx_fill(void **state)
+{
+	struct fill_run r = { .n = 100 };
+
+	(void)state;
+	rxdp_engine_port_call(sides[1].e, fill_call, &r);
+	print_message("%u frames: the fullest burst found %u/1000\n", r.n,
+		      r.most);
+	assert_true(r.most > 0);
+	assert_true(r.most <= r.n * 1000 / RING + 1);
+	r.n = 1200;
+	rxdp_engine_port_call(sides[1].e, fill_call, &r);
+	print_message("%u frames: the fullest burst found %u/1000\n", r.n,
+		      r.most);
+	assert_true(r.most >= 500);
+}
+
+/*
  * The TX thread (rxdp_xsk_port_tx_thread()): a flush of 8 frames or more
  * starts it and leaves the kicking to it, and the peer gets every frame; a
  * flush of a few, with the thread asleep after its spin, is kicked by the
@@ -590,6 +658,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xsk_flush_all),
+		cmocka_unit_test(test_xsk_rx_fill),
 		cmocka_unit_test(test_xsk_tx_thread),
 		/* with the TX thread running: the port's sockets reallocated */
 		cmocka_unit_test(test_xsk_port_add),

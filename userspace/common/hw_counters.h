@@ -59,6 +59,11 @@
  *                          point)
  *   rp_cnp_ignored         CNPs not taken: from another source, for a UD
  *                          QP, or with congestion control off
+ *   np_rx_congested_packets  (rxdp's own) ECN-capable RC/UC packets that
+ *                          arrived unmarked while the engine's receive path
+ *                          was at least half full, and counted as CE: the
+ *                          receiver as a congestion point (np_cnp_sent
+ *                          counts the CNPs for them too)
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -93,6 +98,7 @@ enum rxdp_hwc {
 	RXDP_HWC_NP_CNP_SENT,
 	RXDP_HWC_RP_CNP_HANDLED,
 	RXDP_HWC_RP_CNP_IGNORED,
+	RXDP_HWC_NP_RX_CONGESTED,
 	RXDP_HWC_MAX,
 };
 
@@ -126,6 +132,7 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_NP_CNP_SENT] = "np_cnp_sent",
 	[RXDP_HWC_RP_CNP_HANDLED] = "rp_cnp_handled",
 	[RXDP_HWC_RP_CNP_IGNORED] = "rp_cnp_ignored",
+	[RXDP_HWC_NP_RX_CONGESTED] = "np_rx_congested_packets",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

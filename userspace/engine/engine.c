@@ -328,6 +328,8 @@ int eng_pass(struct rxdp_engine *e)
 	work += n;
 	work += eng_drain(e);
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
+	e->rx_crowded = n && e->cfg.ops->rx_fill &&
+			e->cfg.ops->rx_fill(e->cfg.port) >= ENG_RX_CROWDED;
 	for (int i = 0; i < n; i++)
 		eng_rx_frame(e, &f[i], true);
 	if (n)

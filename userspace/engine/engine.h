@@ -118,6 +118,12 @@ struct rxdp_port_ops {
 	int (*rx_burst)(void *port, struct rxdp_frame *f, int max);
 	/* Give n frames from rx_burst() back */
 	void (*rx_release)(void *port, struct rxdp_frame *f, int n);
+	/*
+	 * How full the receive path was at the last rx_burst(), in 1/1000 of
+	 * the frames it can hold before the kernel drops (out_of_buffer).
+	 * Optional (NULL: never full).
+	 */
+	uint32_t (*rx_fill)(void *port);
 	/* File descriptors that become readable (POLLIN) when frames arrive */
 	int (*poll_fds)(void *port, int *fds, int max);
 };

@@ -26,6 +26,11 @@
 #define ENG_WINDOW 256 /* requester: packets in flight per QP, at most */
 #define ENG_ACKREQ_EVERY 64 /* requester: AckReq at least this often */
 #define ENG_RX_BATCH 64
+/*
+ * The receiver as a congestion point: a burst that finds this much (1/1000)
+ * of the receive path full (rx_fill) makes its ECT packets count as CE
+ */
+#define ENG_RX_CROWDED 500
 #define ENG_TX_BATCH 32 /* packets per TX flush at most deferred */
 #define ENG_TX_BUDGET 64 /* packets one QP sends per pass */
 #define ENG_TX_OWNER 256 /* packets one owner's QPs send per pass */
@@ -557,6 +562,7 @@ struct rxdp_engine {
 	struct rxdp_engine_stats stats;
 	uint64_t hwc[RXDP_HWC_MAX]; /* every QP's counters, summed */
 	bool tx_blocked; /* the port had no TX buffer: try again soon */
+	bool rx_crowded; /* this pass's burst: ENG_RX_CROWDED full or more */
 	uint64_t now; /* ns, refreshed per pass */
 	struct eng_cc_params cc; /* DCQCN's parameters (cfg.cc or defaults) */
 

@@ -43,7 +43,9 @@ static bool recv_source_ok(const struct rxdp_eqp *qp, const struct pkt_info *pi)
  * The notification point (RoCEv2 A17.9): a CE-marked packet for an RC/UC
  * QP sends a CNP to the peer's QP (BECN set, 16 reserved bytes), at most
  * one per np_min_time_between_cnps, with np_cnp_dscp (not ECN-capable, as
- * ConnectX sends them) and np_cnp_prio on a VLAN.
+ * ConnectX sends them) and np_cnp_prio on a VLAN. An ECN-capable packet
+ * that arrives while the receive path is nearly full (e->rx_crowded) counts
+ * as marked: the receiver is a congestion point as a switch's port is.
  */
 static void recv_ce(struct rxdp_eqp *qp)
 {
@@ -53,7 +55,6 @@ static void recv_ce(struct rxdp_eqp *qp)
 			      .dqpn = qp->dest_qpn };
 	struct pkt_path pp = qp->path;
 
-	eng_hwc(qp, RXDP_HWC_NP_ECN_MARKED);
 	if (!eng_cc_np_due(&qp->cc_cnp_next, &e->cc, e->now))
 		return;
 	pp.traffic_class = (uint8_t)(e->cc.np_cnp_dscp << 2);
@@ -110,8 +111,16 @@ void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 		recv_cnp(qp);
 		return;
 	}
-	if (pi->ecn == PKT_ECN_CE && qp->type != IBV_QPT_UD && !e->cfg.cc_off)
-		recv_ce(qp);
+	if (qp->type != IBV_QPT_UD && !e->cfg.cc_off && pi->ecn) {
+		if (pi->ecn == PKT_ECN_CE) {
+			eng_hwc(qp, RXDP_HWC_NP_ECN_MARKED);
+			recv_ce(qp);
+		} else if (e->rx_crowded) {
+			/* ECN-capable, into a full receive path: as marked */
+			eng_hwc(qp, RXDP_HWC_NP_RX_CONGESTED);
+			recv_ce(qp);
+		}
+	}
 	eng_sched_data(&e->sched, true, pi->paylen != 0);
 	/* a message in, in order: not a duplicate, not one past a gap */
 	if ((pi->flags & (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==

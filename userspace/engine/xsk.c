@@ -79,6 +79,7 @@ struct xsk_sock {
 	uint64_t *free; /* TX buffers not in flight (a stack) */
 	uint64_t *refill; /* RX frames the fill ring had no room for yet */
 	uint32_t nrefill;
+	uint32_t rx_frames; /* its share of the UMEM for RX (fill + RX ring) */
 	uint64_t tx_base; /* UMEM address of the first TX frame */
 	uint32_t nfree;
 	uint32_t tx_frames;
@@ -95,6 +96,7 @@ struct rxdp_xsk_port {
 	uint32_t ring_size;
 	int rx_next; /* round robin over the sockets */
 	int rx_sock; /* the socket of the last rx_burst() */
+	uint32_t rx_permille; /* how full its RX frames were (rx_fill) */
 	uint32_t rx_ndesc; /* descriptors the last rx_burst() consumed */
 	uint64_t *rx_addrs; /* their addresses, for the fill ring */
 	bool sg; /* multi-buffer */
@@ -316,6 +318,7 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
 		*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
 			base + (uint64_t)k * umem->frame_size;
 	xsk_ring_prod__submit(&s->fill, nrx);
+	s->rx_frames = nrx;
 	s->free = calloc(ntx, sizeof(*s->free));
 	s->refill = calloc(nrx, sizeof(*s->refill));
 	if (!s->free || !s->refill)
@@ -1116,6 +1119,28 @@ static bool rx_join(struct rxdp_xsk_port *p, struct xsk_sock *s, uint32_t idx,
 }
 
 /*
+ * How many of socket s's RX frames are not in its fill ring (waiting in its
+ * RX ring, the first at idx, or for room to go back), in 1/1000 of them
+ * all: when none is left in the fill ring, the kernel drops
+ */
+static uint32_t rx_permille(const struct xsk_sock *s, uint32_t idx)
+{
+	uint32_t waiting = __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) -
+			   idx + s->nrefill;
+
+	if (!s->rx_frames || waiting >= s->rx_frames)
+		return 1000;
+	return (uint32_t)((uint64_t)waiting * 1000 / s->rx_frames);
+}
+
+static uint32_t xp_rx_fill(void *port)
+{
+	const struct rxdp_xsk_port *p = port;
+
+	return p->rx_permille;
+}
+
+/*
  * Up to max packets from the next socket with any. The descriptors taken
  * are remembered for rx_release(), which must come before the next burst.
  */
@@ -1135,6 +1160,7 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 			f[k].cookie = p->loop_addr[i];
 		}
 		p->rx_loop = n;
+		p->rx_permille = 0; /* its own frames: no receive ring */
 		return (int)n;
 	}
 
@@ -1149,6 +1175,8 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 		if (s->nrefill)
 			sock_refill(s, NULL, 0);
 		n = xsk_ring_cons__peek(&s->rx, max, &idx);
+		if (n)
+			p->rx_permille = rx_permille(s, idx);
 		while (d < n && got < max) {
 			const struct xdp_desc *x =
 				xsk_ring_cons__rx_desc(&s->rx, idx + d);
@@ -1214,5 +1242,6 @@ const struct rxdp_port_ops rxdp_xsk_port_ops = {
 	.tx_flush = xp_tx_flush,
 	.rx_burst = xp_rx_burst,
 	.rx_release = xp_rx_release,
+	.rx_fill = xp_rx_fill,
 	.poll_fds = xp_poll_fds,
 };
