@@ -248,14 +248,17 @@ def incast_section(b):
         "ping: a UDP ping-pong every 10 ms from another host through the "
         "port, its round trip (ms) while the flows ran (how many were "
         "sent); resent: rxdp's "
-        "retransmitted packets, TCP's retransmits." % (
+        "retransmitted packets, TCP's retransmits; CNPs: those the "
+        "receiver sent (in brackets: the packets it counted as CE itself, "
+        "its receive path half full)." % (
             fmt(rate), fmt(cfg("pmax")), fmt(tclass),
             ": rxdpd sends ECT(0) with its DSCP", fmt(cfg("secs"))), "",
         "| hosts x QPs | buffer | marking | rxdp Gbit/s (share) | Jain | "
-        "dropped | CE | out_of_buffer | resent | ping p50 / p99 | finished | "
+        "dropped | CE | out_of_buffer | CNPs | resent | ping p50 / p99 | "
+        "finished | "
         "TCP Gbit/s (share) | Jain | dropped | CE | resent | ping p50 / p99 "
         "| finished |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         "---:|---:|---:|---:|---:|"]
     flows = ["", "Each flow's goodput (Gbit/s):", "",
              "| hosts x QPs | buffer | marking | rxdp | TCP |",
@@ -270,7 +273,7 @@ def incast_section(b):
         per_flow = []
         for t in ("rxdp", "tcp"):
             r = runs[key].get(t)
-            n = 7 if t == "rxdp" else 6
+            n = 9 if t == "rxdp" else 7  # its columns
             if r is None:
                 cells += [""] * n
                 per_flow.append("")
@@ -284,7 +287,8 @@ def incast_section(b):
                    "%.3f" % g("jain") if g("jain") is not None else "n/a",
                    fmt(g("drops")) + pct(g("drop_rate")), ce]
             if t == "rxdp":
-                row.append(fmt(g("out_of_buffer")))
+                row += [fmt(g("out_of_buffer")),
+                        "%s (%s)" % (fmt(g("cnps")), fmt(g("rx_congested")))]
             n = " (%d)" % g("ping_sent") if g("ping_sent") else ""
             row += [fmt(g("resent")), "%s / %s%s" % (fmt(g("ping_p50")),
                                                       fmt(g("ping_p99")), n),

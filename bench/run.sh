@@ -749,14 +749,17 @@ for p in sys.argv[1:]:
 
 # incast_measure PID...: while the flows (PIDs) run, the ping-pong: from
 # when the port is busy until the last flow ends; that span (seconds) to
-# $tmp/span
+# $tmp/span, reaching back over what the port had carried when it was seen
+# busy (a poll late), at the port's rate: the time it took at the least
 incast_measure() {
-	local t0
+	local t0 b0
 	wait_until "$INCAST_LIMIT" incast_started "$@"
 	t0=$EPOCHREALTIME
+	read -r b0 _ <<<"$(incast_tbf)"
 	kill -USR1 "$iping"
 	while ! incast_gone "$@"; do sleep 0.1; done
-	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}' >"$tmp/span"
+	awk -v a="$t0" -v b="$EPOCHREALTIME" -v c="${b0:-0}" -v r="$INCAST_RATE" \
+		'BEGIN {print b - a + c * 8 / (r * 1e6)}' >"$tmp/span"
 	kill -TERM "$iping"
 	wait "$iping"
 	iping=
@@ -767,7 +770,7 @@ incast_started() { incast_busy || incast_gone "$@"; }
 # (streams) each into host 1's port, its buffer BUF bytes, marking MARK
 # (off, on); its samples are named "incast T KxQ bBUF MARK"
 incast_run() {
-	local t=$1 k=$2 q=$3 buf=$4 mark=$5 name n b i ecn=2 r0 o0 v fin=0
+	local t=$1 k=$2 q=$3 buf=$4 mark=$5 name n b i ecn=2 r0 o0 c0 x0 v fin=0
 	local sum share jain sent drops
 	local senders=("${SW_NS[@]:2:$k}")
 	name="incast $t ${k}x$q b$buf $mark"
@@ -781,11 +784,18 @@ incast_run() {
 	if [ "$t" = rxdp ]; then
 		r0=$(incast_counter retransmitted_pkts "${senders[@]}")
 		o0=$(incast_counter out_of_buffer "${SW_NS[1]}")
+		c0=$(incast_counter np_cnp_sent "${SW_NS[1]}")
+		x0=$(incast_counter np_rx_congested_packets "${SW_NS[1]}")
 		incast_flows_rxdp "$k" "$q" "$n"
 		sample "$name" 0 resent pkts \
 			$(($(incast_counter retransmitted_pkts "${senders[@]}") - r0))
 		sample "$name" 0 out_of_buffer pkts \
 			$(($(incast_counter out_of_buffer "${SW_NS[1]}") - o0))
+		# the receiver's CNPs, and the packets it counted as CE itself
+		sample "$name" 0 cnps pkts \
+			$(($(incast_counter np_cnp_sent "${SW_NS[1]}") - c0))
+		sample "$name" 0 rx_congested pkts \
+			$(($(incast_counter np_rx_congested_packets "${SW_NS[1]}") - x0))
 	else
 		for i in $(seq 1 $((k + 1))); do
 			ip netns exec "${SW_NS[i]}" sysctl -qw net.ipv4.tcp_ecn=$ecn

@@ -59,6 +59,8 @@ incast rxdp 16x4 b65536 on|1500|0|marked|pkts|0
 incast rxdp 16x4 b65536 on|1500|0|ect|pkts|0
 incast rxdp 16x4 b65536 on|1500|0|not_ect|pkts|94
 incast rxdp 16x4 b65536 on|1500|0|out_of_buffer|pkts|86348
+incast rxdp 16x4 b65536 on|1500|0|cnps|pkts|12
+incast rxdp 16x4 b65536 on|1500|0|rx_congested|pkts|345
 incast rxdp 16x4 b65536 on|1500|0|resent|pkts|102112
 incast rxdp 16x4 b65536 on|1500|0|ping_p50|ms|0.33
 incast rxdp 16x4 b65536 on|1500|0|ping_p99|ms|23
@@ -111,9 +113,10 @@ grep -qE "^\| the same, each end also computing a CRC-32 .*\(as RDMA payload: 5\
 	{ cat "$md"; fail "no row for the stream with CRCs"; }
 grep -E "^\|.*CRC-32.*\| *(met|missed)" "$md" && fail "the stream with CRCs made a verdict"
 # the incast section: a row per configuration, rxdp and TCP side by side;
-# rxdp's packets that were not ECT (tclass 0) said beside its CE; a figure
+# rxdp's packets that were not ECT (tclass 0) said beside its CE, the
+# receiver's CNPs beside the packets it counted as CE itself; a figure
 # TCP lacks is n/a, not a number
-grep -qE "^\| 16x4 \| 64 KiB \| on \(20000 to 49152 B\) \| 0\.6 \(60%\) \| 0\.980 \| 18 \(0\.5%\) \| 0 of 0; 94 not ECT \| 86348 \| 102112 \| 0\.33 / 23 \(400\) \| 15 of 16 \| 0\.9 \| n/a \|.*\| 16 of 16 \|$" "$md" ||
+grep -qE "^\| 16x4 \| 64 KiB \| on \(20000 to 49152 B\) \| 0\.6 \(60%\) \| 0\.980 \| 18 \(0\.5%\) \| 0 of 0; 94 not ECT \| 86348 \| 12 \(345\) \| 102112 \| 0\.33 / 23 \(400\) \| 15 of 16 \| 0\.9 \| n/a \|.*\| 16 of 16 \|$" "$md" ||
 	{ grep -A4 "^## Incast" "$md"; grep "^| 16x4" "$md"; fail "no incast row"; }
 grep -qE "^\| 16x4 \| 64 KiB \| on .* \| 0\.05, 0\.04 \| *\|$" "$md" || fail "no row of each flow's goodput"
 grep -q -- "--tclass 0: rxdpd sends ECT(0) with its DSCP" "$md" || fail "rxdp's traffic class not said"
