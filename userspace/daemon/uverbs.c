@@ -647,6 +647,7 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	cfg->poll = rxdpd.poll;
 	cfg->ecn_off = uverbs_listed(rxdpd.no_ecn, l->ifname);
 	cfg->line_mbps = uverbs_link_mbps(l->ifname);
+	cfg->cc = &rxdpd.cc;
 	cfg->group = hd->group;
 	if (flags & XDP_USE_SG)
 		cfg->max_mtu = 4096;
@@ -1176,8 +1177,6 @@ int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	struct rxdp_ctl_obj *o = r->o;
 	int fd = r->in_fd;
-	char *msg = r->msg;
-	size_t msglen = r->msglen;
 	long page = sysconf(_SC_PAGESIZE);
 	struct statfs sf;
 	struct stat st;
@@ -1187,7 +1186,7 @@ int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r)
 
 	if (fd < 0 || !o->length || (o->addr | o->length) & (page - 1) ||
 	    o->addr + o->length < o->addr) {
-		snprintf(msg, msglen,
+		snprintf(r->msg, r->msglen,
 			 "a shared range needs its memfd and a page-aligned "
 			 "address and length");
 		return -EINVAL;
@@ -1199,19 +1198,19 @@ int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r)
 	    (!(seals & F_SEAL_SHRINK) &&
 	     fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK)) ||
 	    fstat(fd, &st) || (__u64)st.st_size < o->length) {
-		snprintf(msg, msglen,
+		snprintf(r->msg, r->msglen,
 			 "a shared range must be a read-write memfd, sealable "
 			 "against shrinking, of at least %llu bytes",
 			 (unsigned long long)o->length);
 		return -EINVAL;
 	}
-	h = obj_new(x, HO_MEM, o->cookie, msg, msglen, &err);
+	h = obj_new(x, HO_MEM, o->cookie, r->msg, r->msglen, &err);
 	if (!h)
 		return err;
 	map = mmap(NULL, o->length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		err = -errno;
-		snprintf(msg, msglen, "cannot map the shared range: %s",
+		snprintf(r->msg, r->msglen, "cannot map the shared range: %s",
 			 strerror(errno));
 		obj_free(h);
 		return err;
@@ -1221,7 +1220,8 @@ int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r)
 	h->mem_addr = o->addr;
 	err = rxdp_engine_mem_map(x->emem, o->addr, o->length, map);
 	if (err) {
-		snprintf(msg, msglen, "[%#llx, +%llu) overlaps a shared range",
+		snprintf(r->msg, r->msglen,
+			 "[%#llx, +%llu) overlaps a shared range",
 			 (unsigned long long)o->addr,
 			 (unsigned long long)o->length);
 		obj_free(h);
@@ -1289,10 +1289,7 @@ static int memlock_charge(struct uverbs_ctx *x, struct uobj *mr, __u64 bytes,
 
 int uverbs_mr(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
-	char *msg = r->msg;
-	size_t msglen = r->msglen;
 	/* an ODP region pins nothing: the kernel charges it nothing either */
 	__u64 bytes = o->access & IBV_ACCESS_ON_DEMAND
 			      ? 0
@@ -1301,15 +1298,15 @@ int uverbs_mr(struct uverbs_ctx *x, struct uverbs_req *r)
 	struct rxdp_emr *emr;
 	int err;
 
-	if (type != RXDP_CTL_MR_REG) {
-		m = obj_need(x, o->handle, HO_MR, msg, msglen);
+	if (r->type != RXDP_CTL_MR_REG) {
+		m = obj_need(x, o->handle, HO_MR, r->msg, r->msglen);
 		if (!m)
 			return -EINVAL;
 	}
-	if (type == RXDP_CTL_MR_DEREG) {
+	if (r->type == RXDP_CTL_MR_DEREG) {
 		err = rxdp_engine_dereg_mr(m->emr);
 		if (err) {
-			snprintf(msg, msglen,
+			snprintf(r->msg, r->msglen,
 				 "MR %u has memory windows bound to it",
 				 o->handle);
 			return err;
@@ -1317,19 +1314,19 @@ int uverbs_mr(struct uverbs_ctx *x, struct uverbs_req *r)
 		obj_free(m);
 		return 0;
 	}
-	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
+	pd = obj_need(x, o->pd, HO_PD, r->msg, r->msglen);
 	if (!pd)
 		return -EINVAL;
-	err = memlock_charge(x, m, bytes, msg, msglen);
+	err = memlock_charge(x, m, bytes, r->msg, r->msglen);
 	if (err)
 		return err;
-	if (type == RXDP_CTL_MR_REREG) {
+	if (r->type == RXDP_CTL_MR_REREG) {
 		/* the reply carries the keys: new ones if it moved, changed
 		 * PD or lost a right (rxdp_engine_rereg_mr) */
 		err = rxdp_engine_rereg_mr(m->emr, pd->epd, o->addr, o->length,
 					   o->iova, o->access);
 		if (err == -EBUSY)
-			snprintf(msg, msglen,
+			snprintf(r->msg, r->msglen,
 				 "MR %u has memory windows bound to it",
 				 o->handle);
 		if (err)
@@ -1341,7 +1338,7 @@ int uverbs_mr(struct uverbs_ctx *x, struct uverbs_req *r)
 					    o->iova, o->access);
 		if (!emr)
 			return -errno;
-		m = obj_new(x, HO_MR, o->cookie, msg, msglen, &err);
+		m = obj_new(x, HO_MR, o->cookie, r->msg, r->msglen, &err);
 		if (!m) {
 			rxdp_engine_dereg_mr(emr);
 			return err;
@@ -1372,23 +1369,20 @@ static size_t cq_bytes(__u32 flags, __u32 size)
  */
 int uverbs_mw(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
-	char *msg = r->msg;
-	size_t msglen = r->msglen;
 	struct uobj *w, *pd;
 	struct rxdp_emr *emw;
 	int err;
 
-	if (type == RXDP_CTL_MW_DEALLOC) {
-		w = obj_need(x, o->handle, HO_MW, msg, msglen);
+	if (r->type == RXDP_CTL_MW_DEALLOC) {
+		w = obj_need(x, o->handle, HO_MW, r->msg, r->msglen);
 		if (!w)
 			return -EINVAL;
 		rxdp_engine_dealloc_mw(w->emr);
 		obj_free(w);
 		return 0;
 	}
-	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
+	pd = obj_need(x, o->pd, HO_PD, r->msg, r->msglen);
 	if (!pd)
 		return -EINVAL;
 	emw = rxdp_engine_alloc_mw(x->he->e, pd->epd,
@@ -1396,11 +1390,11 @@ int uverbs_mw(struct uverbs_ctx *x, struct uverbs_req *r)
 	if (!emw) {
 		err = -errno;
 		if (err == -EINVAL)
-			snprintf(msg, msglen, "no memory window of type %u",
-				 o->mw_type);
+			snprintf(r->msg, r->msglen,
+				 "no memory window of type %u", o->mw_type);
 		return err;
 	}
-	w = obj_new(x, HO_MW, o->cookie, msg, msglen, &err);
+	w = obj_new(x, HO_MW, o->cookie, r->msg, r->msglen, &err);
 	if (!w) {
 		rxdp_engine_dealloc_mw(emw);
 		return err;
@@ -1413,23 +1407,29 @@ int uverbs_mw(struct uverbs_ctx *x, struct uverbs_req *r)
 	return 0;
 }
 
+/* A creation failed: the fd made for the reply and the object go */
+static int obj_undo(struct uverbs_req *r, struct uobj *q, int err)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	obj_free(q);
+	return err;
+}
+
 int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
-	char *msg = r->msg;
-	size_t msglen = r->msglen;
-	int *fd = &r->fd;
 	struct uobj *q, *ch = NULL;
 	__u32 size;
 	int err;
 
-	if (type == RXDP_CTL_CQ_DESTROY) {
-		q = obj_need(x, o->handle, HO_CQ, msg, msglen);
+	if (r->type == RXDP_CTL_CQ_DESTROY) {
+		q = obj_need(x, o->handle, HO_CQ, r->msg, r->msglen);
 		if (!q)
 			return -EINVAL;
 		if (q->refs || rxdp_engine_destroy_cq(q->cq.ecq)) {
-			snprintf(msg, msglen, "CQ %u is used by a QP",
+			snprintf(r->msg, r->msglen, "CQ %u is used by a QP",
 				 o->handle);
 			return -EBUSY;
 		}
@@ -1441,36 +1441,36 @@ int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 		return 0;
 	}
 	if (!o->cqe || o->cqe > RXDP_HCA_MAX_CQE) {
-		snprintf(msg, msglen, "cqe %u: 1..%u", o->cqe,
+		snprintf(r->msg, r->msglen, "cqe %u: 1..%u", o->cqe,
 			 RXDP_HCA_MAX_CQE);
 		return -EINVAL;
 	}
-	if (type == RXDP_CTL_CQ_RESIZE) {
+	if (r->type == RXDP_CTL_CQ_RESIZE) {
 		void *mem;
 		size_t len;
 
-		q = obj_need(x, o->handle, HO_CQ, msg, msglen);
+		q = obj_need(x, o->handle, HO_CQ, r->msg, r->msglen);
 		if (!q)
 			return -EINVAL;
 		size = rxdp_hca_pow2(o->cqe);
 		len = cq_bytes(q->cq_flags, size);
 		/* charged for both rings while they change over */
-		err = mem_charge(x, q, len, msg, msglen);
+		err = mem_charge(x, q, len, r->msg, r->msglen);
 		if (err)
 			return err;
-		*fd = shm_create("rxdp-cq", len, &mem);
-		if (*fd < 0) {
+		r->fd = shm_create("rxdp-cq", len, &mem);
+		if (r->fd < 0) {
 			mem_uncharge(x, q, len);
-			return *fd;
+			return r->fd;
 		}
 		err = rxdp_engine_resize_cq_shared(q->cq.ecq, mem, size);
 		if (err) {
-			snprintf(msg, msglen,
+			snprintf(r->msg, r->msglen,
 				 "more completions wait than %u entries hold",
 				 size);
 			munmap(mem, len);
-			close(*fd);
-			*fd = -1;
+			close(r->fd);
+			r->fd = -1;
 			mem_uncharge(x, q, len);
 			return err;
 		}
@@ -1483,25 +1483,26 @@ int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 		return 0;
 	}
 	if (o->channel && !(ch = obj_get(x, o->channel, HO_CHANNEL))) {
-		snprintf(msg, msglen, "no channel %u", o->channel);
+		snprintf(r->msg, r->msglen, "no channel %u", o->channel);
 		return -EINVAL;
 	}
 	if (o->cq_flags & ~RXDP_CTL_CQ_F_TIMESTAMP) {
-		snprintf(msg, msglen, "unknown CQ flags %#x", o->cq_flags);
+		snprintf(r->msg, r->msglen, "unknown CQ flags %#x",
+			 o->cq_flags);
 		return -EOPNOTSUPP;
 	}
-	q = obj_new(x, HO_CQ, o->cookie, msg, msglen, &err);
+	q = obj_new(x, HO_CQ, o->cookie, r->msg, r->msglen, &err);
 	if (!q)
 		return err;
 	q->cq_flags = o->cq_flags;
 	size = rxdp_hca_pow2(o->cqe);
 	q->mem_len = cq_bytes(q->cq_flags, size);
-	err = mem_charge(x, q, q->mem_len, msg, msglen);
+	err = mem_charge(x, q, q->mem_len, r->msg, r->msglen);
 	if (err)
 		goto err;
-	*fd = shm_create("rxdp-cq", q->mem_len, &q->mem);
-	if (*fd < 0) {
-		err = *fd;
+	r->fd = shm_create("rxdp-cq", q->mem_len, &q->mem);
+	if (r->fd < 0) {
+		err = r->fd;
 		goto err;
 	}
 	q->cq.ecq = rxdp_engine_create_cq_shared(x->he->e, q->mem, size, q);
@@ -1520,20 +1521,12 @@ int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 	o->mem_size = q->mem_len;
 	return 0;
 err:
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-	obj_free(q);
-	return err;
+	return obj_undo(r, q, err);
 }
 
 int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
-	char *msg = r->msg;
-	size_t msglen = r->msglen;
-	int *fd = &r->fd;
 	struct ibv_srq_attr a = { .max_wr = o->max_recv_wr,
 				  .max_sge = o->max_recv_sge,
 				  .srq_limit = o->srq_limit };
@@ -1541,11 +1534,11 @@ int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 	struct uobj *s, *pd;
 	int err;
 
-	if (type != RXDP_CTL_SRQ_CREATE) {
-		s = obj_need(x, o->handle, HO_SRQ, msg, msglen);
+	if (r->type != RXDP_CTL_SRQ_CREATE) {
+		s = obj_need(x, o->handle, HO_SRQ, r->msg, r->msglen);
 		if (!s)
 			return -EINVAL;
-		if (type == RXDP_CTL_SRQ_MODIFY) {
+		if (r->type == RXDP_CTL_SRQ_MODIFY) {
 			err = rxdp_engine_modify_srq(s->esrq, &a, o->attr_mask);
 			rxdp_engine_query_srq(s->esrq, &a);
 			o->max_recv_wr = a.max_wr;
@@ -1554,7 +1547,7 @@ int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 			return err;
 		}
 		if (s->refs || rxdp_engine_destroy_srq(s->esrq)) {
-			snprintf(msg, msglen, "SRQ %u is used by a QP",
+			snprintf(r->msg, r->msglen, "SRQ %u is used by a QP",
 				 o->handle);
 			return -EBUSY;
 		}
@@ -1562,29 +1555,29 @@ int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 		obj_free(s);
 		return 0;
 	}
-	pd = obj_need(x, o->pd, HO_PD, msg, msglen);
+	pd = obj_need(x, o->pd, HO_PD, r->msg, r->msglen);
 	if (!pd)
 		return -EINVAL;
 	if (rxdp_engine_srq_caps(&a)) {
-		snprintf(msg, msglen,
+		snprintf(r->msg, r->msglen,
 			 "SRQ of %u WQEs of %u SGEs, limit %u: too "
 			 "large",
 			 o->max_recv_wr, o->max_recv_sge, o->srq_limit);
 		return -EINVAL;
 	}
-	s = obj_new(x, HO_SRQ, o->cookie, msg, msglen, &err);
+	s = obj_new(x, HO_SRQ, o->cookie, r->msg, r->msglen, &err);
 	if (!s)
 		return err;
 	o->rq_stride = rxdp_hca_rwqe_stride(a.max_sge);
 	o->rq_off = sizeof(struct rxdp_hca_wq);
 	s->mem_len = o->rq_off + (size_t)a.max_wr * o->rq_stride;
-	err = mem_charge(x, s, s->mem_len + rxdp_engine_srq_bytes(&a), msg,
-			 msglen);
+	err = mem_charge(x, s, s->mem_len + rxdp_engine_srq_bytes(&a), r->msg,
+			 r->msglen);
 	if (err)
 		goto err;
-	*fd = shm_create("rxdp-srq", s->mem_len, &s->mem);
-	if (*fd < 0) {
-		err = *fd;
+	r->fd = shm_create("rxdp-srq", s->mem_len, &s->mem);
+	if (r->fd < 0) {
+		err = r->fd;
 		goto err;
 	}
 	wq = s->mem;
@@ -1604,11 +1597,7 @@ int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 	o->mem_size = s->mem_len;
 	return 0;
 err:
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-	obj_free(s);
-	return err;
+	return obj_undo(r, s, err);
 }
 
 static void qp_obj_destroy(struct uobj *o)
@@ -1634,11 +1623,7 @@ static void qp_obj_destroy(struct uobj *o)
 
 int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
-	char *msg = r->msg;
-	size_t msglen = r->msglen;
-	int *fd = &r->fd;
 	struct rxdp_link *l = link_by_index(x->ifindex);
 	struct ibv_qp_cap cap = { .max_send_wr = o->max_send_wr,
 				  .max_recv_wr = o->max_recv_wr,
@@ -1653,11 +1638,11 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 	int err;
 
 	if (!l || !l->dev) {
-		snprintf(msg, msglen, "the device is gone");
+		snprintf(r->msg, r->msglen, "the device is gone");
 		return -ENODEV;
 	}
-	if (type == RXDP_CTL_QP_DESTROY) {
-		q = obj_need(x, o->handle, HO_QP, msg, msglen);
+	if (r->type == RXDP_CTL_QP_DESTROY) {
+		q = obj_need(x, o->handle, HO_QP, r->msg, r->msglen);
 		if (!q)
 			return -EINVAL;
 		o->async_events = atomic_load(&q->async_events);
@@ -1670,18 +1655,18 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 	if (o->srq)
 		srq = obj_get(x, o->srq, HO_SRQ);
 	if (!pd || !scq || !rcq || (o->srq && !srq)) {
-		snprintf(msg, msglen, "no such PD, CQ or SRQ");
+		snprintf(r->msg, r->msglen, "no such PD, CQ or SRQ");
 		return -EINVAL;
 	}
 	if (srq && srq->pd != pd) {
-		snprintf(msg, msglen, "the SRQ is of another PD");
+		snprintf(r->msg, r->msglen, "the SRQ is of another PD");
 		return -EINVAL;
 	}
 	if (rxdp_engine_qp_caps(&cap)) {
-		snprintf(msg, msglen, "QP caps too large");
+		snprintf(r->msg, r->msglen, "QP caps too large");
 		return -EINVAL;
 	}
-	q = obj_new(x, HO_QP, o->cookie, msg, msglen, &err);
+	q = obj_new(x, HO_QP, o->cookie, r->msg, r->msglen, &err);
 	if (!q)
 		return err;
 	o->sq_stride =
@@ -1690,13 +1675,13 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 	rxdp_hca_qp_layout(cap.max_send_wr, o->sq_stride, cap.max_recv_wr,
 			   o->rq_stride, &lay);
 	q->mem_len = lay.bytes;
-	err = mem_charge(x, q, q->mem_len + rxdp_engine_qp_bytes(&cap), msg,
-			 msglen);
+	err = mem_charge(x, q, q->mem_len + rxdp_engine_qp_bytes(&cap), r->msg,
+			 r->msglen);
 	if (err)
 		goto err;
-	*fd = shm_create("rxdp-qp", q->mem_len, &q->mem);
-	if (*fd < 0) {
-		err = *fd;
+	r->fd = shm_create("rxdp-qp", q->mem_len, &q->mem);
+	if (r->fd < 0) {
+		err = r->fd;
 		goto err;
 	}
 	sh = q->mem;
@@ -1704,7 +1689,7 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 	sh->sq.stride = o->sq_stride;
 	sh->rq.size = cap.max_recv_wr;
 	sh->rq.stride = o->rq_stride;
-	err = qp_create(l, x->c, o->qp_type, &qpn, msg, msglen);
+	err = qp_create(l, x->c, o->qp_type, &qpn, r->msg, r->msglen);
 	if (err)
 		goto err;
 	q->qp.cqp = qp_lookup(l, qpn);
@@ -1724,7 +1709,7 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 	q->qp.eqp = rxdp_engine_create_qp(x->he->e, &init);
 	if (!q->qp.eqp) {
 		err = -errno;
-		snprintf(msg, msglen, "the engine refused the QP: %s",
+		snprintf(r->msg, r->msglen, "the engine refused the QP: %s",
 			 strerror(-err));
 		qp_destroy(l, q->qp.cqp);
 		goto err;
@@ -1752,11 +1737,7 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 	o->rq_off = lay.rq_off;
 	return 0;
 err:
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-	obj_free(q);
-	return err;
+	return obj_undo(r, q, err);
 }
 
 /*
@@ -1769,23 +1750,20 @@ err:
  */
 int uverbs_mcast(struct uverbs_ctx *x, struct uverbs_req *r)
 {
-	__u16 type = r->type;
 	struct rxdp_ctl_obj *o = r->o;
-	char *msg = r->msg;
-	size_t msglen = r->msglen;
 	const struct rxdp_ah *ah = r->ah;
-	struct uobj *q = obj_need(x, o->handle, HO_QP, msg, msglen);
+	struct uobj *q = obj_need(x, o->handle, HO_QP, r->msg, r->msglen);
 	uid_t uid = x->c->uid;
 	int err;
 
 	if (!q || !ah) {
 		if (q)
-			snprintf(msg, msglen, "no group GID");
+			snprintf(r->msg, r->msglen, "no group GID");
 		return -EINVAL;
 	}
-	if (type == RXDP_CTL_MCAST_DETACH) {
-		err = rxdp_engine_mcast_detach(q->qp.eqp, ah->dgid, msg,
-					       msglen);
+	if (r->type == RXDP_CTL_MCAST_DETACH) {
+		err = rxdp_engine_mcast_detach(q->qp.eqp, ah->dgid, r->msg,
+					       r->msglen);
 		if (!err && q->qp.mcast) {
 			q->qp.mcast--;
 			user_uncharge(uid, HO_MCAST);
@@ -1794,12 +1772,12 @@ int uverbs_mcast(struct uverbs_ctx *x, struct uverbs_req *r)
 	}
 	if (!rxdp_gid_is_multicast(ah->dgid) ||
 	    rxdp_engine_qp_type(q->qp.eqp) != IBV_QPT_UD)
-		return rxdp_engine_mcast_attach(q->qp.eqp, ah->dgid, msg,
-						msglen); /* -EINVAL, why */
-	err = user_charge(uid, HO_MCAST, msg, msglen);
+		return rxdp_engine_mcast_attach(q->qp.eqp, ah->dgid, r->msg,
+						r->msglen); /* -EINVAL, why */
+	err = user_charge(uid, HO_MCAST, r->msg, r->msglen);
 	if (err)
 		return err == -EDQUOT ? -ENOMEM : err;
-	err = rxdp_engine_mcast_attach(q->qp.eqp, ah->dgid, msg, msglen);
+	err = rxdp_engine_mcast_attach(q->qp.eqp, ah->dgid, r->msg, r->msglen);
 	if (err < 0) {
 		user_uncharge(uid, HO_MCAST);
 		return err == -EALREADY ? 0 : err;
