@@ -60,6 +60,18 @@ done
 out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
 echo "ok: commands described, an unknown one refused"
+# rxdpd --cc: a mistake is one line and exit 2, before anything starts
+for arg in "frob=1:no parameter frob" "rp_time_reset=x:x is not a number" \
+	"rp_time_reset=-1:-1 is not a number" "rp_gd=4294967296:is not a number" \
+	"rp_gd:NAME=VALUE expected" "rp_gd=5,=1:NAME=VALUE expected"; do
+	out=$("$BIN/rxdpd" --socket "$tmp/cc.sock" --cc "${arg%%:*}" 2>"$tmp/err")
+	rc=$?
+	[ $rc = 2 ] && [ -z "$out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+		grep -q "^rxdpd: --cc.*${arg#*:}" "$tmp/err" ||
+		fail "rxdpd --cc ${arg%%:*}: exit $rc, $(cat "$tmp/err")"
+	[ ! -e "$tmp/cc.sock" ] || fail "rxdpd --cc ${arg%%:*} started"
+done
+echo "ok: rxdpd --cc refuses an unknown name, a value that is no number"
 
 # rxdpd not reached: metrics still say so (rxdp_up 0, for a textfile
 # collector, whose file must not stay as it was), and the exit is 1

@@ -5,6 +5,7 @@
  * clamps, and the notification point's interval, against values computed by
  * hand in the comments. Rates in kbit/s, times in ns, alpha in 1/1024.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -58,6 +59,62 @@ static void test_defaults(void **state)
 	p.rp_max_rate = 2000;
 	eng_cc_rp_init(&rp, &p, LINE_MBPS);
 	assert_int_equal(rp.max, 2000000);
+}
+
+/*
+ * rxdpd --cc: each parameter by its mlx5 name sets that field and no other
+ * (each name's value written through the setter is read back at the field
+ * of that name); an unknown name changes nothing
+ */
+static void test_param_names(void **state)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} want[] = {
+#define F(n) { #n, offsetof(struct eng_cc_params, n) }
+		F(rp_clamp_tgt_rate),
+		F(rp_clamp_tgt_rate_ati),
+		F(rp_time_reset),
+		F(rp_byte_reset),
+		F(rp_threshold),
+		F(rp_ai_rate),
+		F(rp_hai_rate),
+		F(rp_gd),
+		F(rp_min_dec_fac),
+		F(rp_min_rate),
+		F(rp_max_rate),
+		F(rp_rate_to_set_on_first_cnp),
+		F(rp_dce_tcp_g),
+		F(rp_dce_tcp_rtt),
+		F(rp_rate_reduce_monitor_period),
+		F(rp_initial_alpha_value),
+		F(np_min_time_between_cnps),
+		F(np_cnp_dscp),
+		F(np_cnp_prio),
+#undef F
+	};
+	const size_t n = sizeof(want) / sizeof(want[0]);
+	struct eng_cc_params p, d;
+
+	(void)state;
+	assert_int_equal(n * sizeof(uint32_t), sizeof(p));
+	for (size_t i = 0; i < n; i++) {
+		eng_cc_params_default(&p);
+		d = p;
+		assert_int_equal(eng_cc_param_set(&p, want[i].name, 7777 + i),
+				 0);
+		*(uint32_t *)((char *)&d + want[i].off) = 7777 + (uint32_t)i;
+		assert_memory_equal(&p, &d, sizeof(p));
+		assert_string_equal(eng_cc_param_name((unsigned int)i),
+				    want[i].name);
+	}
+	assert_null(eng_cc_param_name((unsigned int)n));
+	eng_cc_params_default(&p);
+	d = p;
+	assert_int_equal(eng_cc_param_set(&p, "rp_time", 1), -ENOENT);
+	assert_int_equal(eng_cc_param_set(&p, "", 1), -ENOENT);
+	assert_memory_equal(&p, &d, sizeof(p));
 }
 
 /* Params whose alpha stays put (one update per 1000 s) at 512 (1/2) */
@@ -342,6 +399,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_param_names),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_monitor_period),
 		cmocka_unit_test(test_alpha),

@@ -12,6 +12,7 @@
 #    spins there), and both sides' slept between packets (datapath_sleeps:
 #    tests/rc/poll.sh has it 0 with --poll)
 #  - link_downed counts the port going down
+#  - rxdpd --cc reaches the engine: a QP's DCQCN rate starts at rp_max_rate
 #  - each AF_XDP socket's mode, copy mode on veth (no zero-copy there:
 #    tests/vm/zerocopy.sh has it), as rxdp-ctl devices (text and --json)
 #    and rxdp-loader status (the kernel's sock_diag) show it
@@ -27,7 +28,9 @@ chmod 755 "$tmp"
 on_exit "rm -rf '$tmp'"
 
 NETNS_NO_IPV6=1 netns_pair
-rxdp_hosts "$tmp"
+# DCQCN's rate starts at rp_max_rate where set (rxdpd --cc): a QP's rate
+# says the option reached the engine (above veth's 10 Gbit/s, never paced)
+RXDPD_ARGS="--cc rp_max_rate=123456" rxdp_hosts "$tmp"
 ctl() { ip netns exec "$1" "${@:3}" "$RXDP_BIN/rxdp-ctl" --json "$2"; }
 
 names='sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_rnr_err
@@ -98,6 +101,7 @@ dev = d["devices"][0]
 assert list(dev["counters"]) == names, dev["counters"]
 rc = [q for q in d["qps"] if q["type"] == "RC" and q["state"] == "RTS"]
 assert rc, "no RC QP in RTS: %s" % d["qps"]
+assert rc[0]["rate_kbps"] == 123456000, rc[0]["rate_kbps"]
 q = rc[0]["counters"]
 assert list(q) == names, q
 for n in ("sent_pkts", "rcvd_pkts", "rdma_sends", "sent_bytes"):

@@ -165,9 +165,53 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "these interfaces' RoCE packets (a comma-separated\n"
 	  "list) go with the traffic class as the AH gives it,\n"
 	  "not ECT(0) (default: ECT(0) everywhere)" },
+	{ "cc", 'k', "PARAMS",
+	  "DCQCN's parameters, NAME=VALUE,... by mlx5's\n"
+	  "cc_params names, in its units (rp_time_reset=300:\n"
+	  "us between rate increases); the rest keep\n"
+	  "ConnectX's defaults" },
 	{ "verbose", 'v', NULL, "debug logging" },
 	{},
 };
+
+/* --cc NAME=VALUE,...: into rxdpd.cc, one readable line on a mistake */
+static int parse_cc(const char *arg)
+{
+	char buf[512], *save = NULL, *item;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		pr_err("--cc: too long\n");
+		return -1;
+	}
+	strcpy(buf, arg);
+	for (item = strtok_r(buf, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *end;
+		unsigned long v;
+
+		if (!eq || eq == item) {
+			pr_err("--cc %s: NAME=VALUE expected\n", item);
+			return -1;
+		}
+		*eq = 0;
+		errno = 0;
+		v = strtoul(eq + 1, &end, 10);
+		if (errno || *end || end == eq + 1 || eq[1] == '-' ||
+		    v > UINT32_MAX) {
+			pr_err("--cc %s: %s is not a number 0..%u\n", item,
+			       eq + 1, UINT32_MAX);
+			return -1;
+		}
+		if (eng_cc_param_set(&rxdpd.cc, item, (uint32_t)v)) {
+			pr_err("--cc: no parameter %s (rp_time_reset, "
+			       "rp_dce_tcp_rtt, ... as mlx5's cc_params; see "
+			       "rxdpd(8))\n",
+			       item);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 static int rxdpd_set(int key, const char *arg, void *ctx)
 {
@@ -252,6 +296,8 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 	case 'n':
 		rxdpd.no_ecn = arg;
 		return 0;
+	case 'k':
+		return parse_cc(arg);
 	case 'v':
 		rxdp_log_set_level(RXDP_LOG_DEBUG);
 		return 0;
@@ -263,7 +309,8 @@ static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
 		 " [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
-		 " [--user-mem BYTES] [--no-ecn IFNAMES] [--verbose]",
+		 " [--user-mem BYTES] [--no-ecn IFNAMES] [--cc PARAMS]\n"
+		 " [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "
@@ -323,6 +370,7 @@ static int rxdpd_configure(int argc, char **argv, const char **path)
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
 	rxdpd.user_mem = default_user_mem();
+	eng_cc_params_default(&rxdpd.cc);
 	first = rxdp_opts_parse(&rxdpd_cmdline, argc, argv, path);
 	if (first < 0)
 		return 2;

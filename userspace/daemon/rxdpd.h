@@ -158,6 +158,7 @@ struct rxdpd {
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	__u64 user_mem; /* --user-mem: rxdpd's memory a user may hold */
 	const char *no_ecn; /* --no-ecn: interfaces sending without ECT(0) */
+	struct eng_cc_params cc; /* --cc: DCQCN's parameters, every device's */
 };
 
 extern struct rxdpd rxdpd;

@@ -3,6 +3,10 @@
  * DCQCN's reaction point and the notification point's rule (cc.h): pure,
  * the caller gives the time.
  */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
 #include "cc.h"
 
 #define NS_PER_US 1000ULL
@@ -32,6 +36,55 @@ void eng_cc_params_default(struct eng_cc_params *p)
 		.np_cnp_dscp = 48,
 		.np_cnp_prio = 6,
 	};
+}
+
+#define CC_PARAM(n)                                   \
+	{                                             \
+#n, offsetof(struct eng_cc_params, n) \
+	}
+static const struct {
+	const char *name;
+	size_t off;
+} cc_param[] = {
+	CC_PARAM(rp_clamp_tgt_rate),
+	CC_PARAM(rp_clamp_tgt_rate_ati),
+	CC_PARAM(rp_time_reset),
+	CC_PARAM(rp_byte_reset),
+	CC_PARAM(rp_threshold),
+	CC_PARAM(rp_ai_rate),
+	CC_PARAM(rp_hai_rate),
+	CC_PARAM(rp_gd),
+	CC_PARAM(rp_min_dec_fac),
+	CC_PARAM(rp_min_rate),
+	CC_PARAM(rp_max_rate),
+	CC_PARAM(rp_rate_to_set_on_first_cnp),
+	CC_PARAM(rp_dce_tcp_g),
+	CC_PARAM(rp_dce_tcp_rtt),
+	CC_PARAM(rp_rate_reduce_monitor_period),
+	CC_PARAM(rp_initial_alpha_value),
+	CC_PARAM(np_min_time_between_cnps),
+	CC_PARAM(np_cnp_dscp),
+	CC_PARAM(np_cnp_prio),
+};
+/* every field of the struct is in the table */
+_Static_assert(sizeof(cc_param) / sizeof(cc_param[0]) ==
+		       sizeof(struct eng_cc_params) / sizeof(uint32_t),
+	       "a parameter of struct eng_cc_params has no name");
+
+int eng_cc_param_set(struct eng_cc_params *p, const char *name, uint32_t v)
+{
+	for (size_t i = 0; i < sizeof(cc_param) / sizeof(cc_param[0]); i++)
+		if (!strcmp(cc_param[i].name, name)) {
+			memcpy((char *)p + cc_param[i].off, &v, sizeof(v));
+			return 0;
+		}
+	return -ENOENT;
+}
+
+const char *eng_cc_param_name(unsigned int i)
+{
+	return i < sizeof(cc_param) / sizeof(cc_param[0]) ? cc_param[i].name
+							  : NULL;
 }
 
 void eng_cc_rp_init(struct eng_cc_rp *rp, const struct eng_cc_params *p,

@@ -44,6 +44,13 @@ struct eng_cc_params {
 };
 
 void eng_cc_params_default(struct eng_cc_params *p);
+/*
+ * One parameter by its mlx5 name (as in mlx5's cc_params debugfs files):
+ * 0, or -ENOENT for no such name
+ */
+int eng_cc_param_set(struct eng_cc_params *p, const char *name, uint32_t v);
+/* The names eng_cc_param_set() knows, in order; NULL after the last */
+const char *eng_cc_param_name(unsigned int i);
 
 /* A QP's reaction point */
 struct eng_cc_rp {
