@@ -48,11 +48,21 @@ streams=(
 	"-t uc -o all -s 0-20000 -n 1000 --sge 2"
 	"-t ud -o all -s 0-1024 -n 1000 -q 2"
 )
+# one pair at a time, each side's context open (the server listens, the
+# client connected) before the next pair starts: each host's engine with
+# the fewest contexts takes the next, so B's idle one keeps every pair
+# crossed whatever order the programs would have started in
+connected() { ip netns exec "$NS_A" ss -tn state established "( sport = :$1 )" | grep -q ":$1\b"; }
 WK_DIR=$tmp
 wirecheck_from_b
 for i in 1 2 3; do
+	wirecheck_target "s$i" $((18990 + i))
+	wait_until 10 listening $((18990 + i)) || fail "wirecheck s$i does not listen"
 	# shellcheck disable=SC2086
-	wirecheck_bg "s$i" $((18990 + i)) ${streams[i - 1]}
+	wirecheck_client "s$i" $((18990 + i)) ${streams[i - 1]}
+	# (a stream that ended already has left both sides together)
+	wait_until 10 bash -c "$(declare -f connected); connected $((18990 + i)) || ! kill -0 ${_wk_client[s$i]} 2>/dev/null" ||
+		fail "wirecheck s$i does not connect"
 done
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -F -s 65536 -n 3000 -p 18995 >"$tmp/ws" 2>&1 &
 pids+=($!)
