@@ -1476,6 +1476,24 @@ static struct rxdp_eqp *qp_more(struct host *h, struct rxdp_epd *pd,
 }
 
 /*
+ * A PD of h's whose memory its engine does not map: reached through
+ * /proc/self/mem by the owner's memory thread (*m), as rxdpd reaches a
+ * client's
+ */
+static struct rxdp_epd *pd_batched(struct host *h, struct rxdp_emem **m)
+{
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	struct rxdp_epd *pd;
+
+	assert_true(fd >= 0);
+	*m = rxdp_engine_mem_create(h->e, fd);
+	assert_non_null(*m);
+	pd = rxdp_engine_alloc_pd(h->e, *m);
+	assert_non_null(pd);
+	return pd;
+}
+
+/*
  * The batched path of an owner's memory (mem.c): b's QP on a PD whose
  * memory rxdpd does not map, reached through /proc/self/mem by the owner's
  * memory thread as rxdpd reaches a client's. The Atomic Write is queued
@@ -1497,15 +1515,9 @@ static void test_flush_batched(void **state)
 	struct ibv_wc wc[2];
 	uint8_t *far;
 	uint64_t x = 0x0123456789abcdefULL, got;
-	int fd;
 
 	(void)state;
-	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	assert_true(fd >= 0);
-	m = rxdp_engine_mem_create(b->e, fd);
-	assert_non_null(m);
-	pd = rxdp_engine_alloc_pd(b->e, m);
-	assert_non_null(pd);
+	pd = pd_batched(b, &m);
 	far = aligned_alloc(4096, 2 * half);
 	assert_non_null(far);
 	memset(far, 0x33, 2 * half);
@@ -1598,15 +1610,9 @@ static void test_batched_stops_at_fault(void **state)
 	struct rxdp_emr *mr;
 	struct ibv_wc wc[2];
 	uint8_t *far, want[64];
-	int fd;
 
 	(void)state;
-	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	assert_true(fd >= 0);
-	m = rxdp_engine_mem_create(b->e, fd);
-	assert_non_null(m);
-	pd = rxdp_engine_alloc_pd(b->e, m);
-	assert_non_null(pd);
+	pd = pd_batched(b, &m);
 	far = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(far != MAP_FAILED);
