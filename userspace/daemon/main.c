@@ -203,10 +203,16 @@ static int parse_cc(const char *arg)
 			return -1;
 		}
 		if (eng_cc_param_set(&rxdpd.cc, item, (uint32_t)v)) {
-			pr_err("--cc: no parameter %s (rp_time_reset, "
-			       "rp_dce_tcp_rtt, ... as mlx5's cc_params; see "
-			       "rxdpd(8))\n",
-			       item);
+			char names[640] = "";
+			const char *n;
+
+			for (unsigned int k = 0; (n = eng_cc_param_name(k));
+			     k++)
+				snprintf(names + strlen(names),
+					 sizeof(names) - strlen(names), "%s%s",
+					 k ? ", " : "", n);
+			pr_err("--cc: no parameter %s (mlx5's cc_params: %s)\n",
+			       item, names);
 			return -1;
 		}
 	}
