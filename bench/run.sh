@@ -603,8 +603,9 @@ incast_port_down() {
 	tc -n "$NS_R" qdisc del dev "${SW_PORT[1]}" root
 }
 
-# incast_counter NAME NS...: rxdp's transport counter NAME summed over the
-# namespaces' devices
+# incast_counter "NAME..." NS...: rxdp's transport counters NAME... (one
+# read of each namespace), each summed over the namespaces' devices, in
+# that order on one line
 incast_counter() {
 	local c=$1 ns
 	shift
@@ -612,15 +613,18 @@ incast_counter() {
 		ip netns exec "$ns" "$bin/rxdp-ctl" --json counters
 	done 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
-s, d, i, n = sys.stdin.read(), json.JSONDecoder(), 0, 0
+s, d, i = sys.stdin.read(), json.JSONDecoder(), 0
+names = sys.argv[1].split()
+n = [0] * len(names)
 while True:
     while i < len(s) and s[i].isspace():
         i += 1
     if i >= len(s):
         break
     j, i = d.raw_decode(s, i)
-    n += j["devices"][0]["counters"][sys.argv[1]]
-print(n)' "$c"
+    c = j["devices"][0]["counters"]
+    n = [a + c[k] for a, k in zip(n, names)]
+print(*n)' "$c"
 }
 
 # incast_ping: a UDP ping-pong every 10 ms from the last host through the
@@ -770,7 +774,8 @@ incast_started() { incast_busy || incast_gone "$@"; }
 # (streams) each into host 1's port, its buffer BUF bytes, marking MARK
 # (off, on); its samples are named "incast T KxQ bBUF MARK"
 incast_run() {
-	local t=$1 k=$2 q=$3 buf=$4 mark=$5 name n b i ecn=2 r0 o0 c0 x0 v fin=0
+	local t=$1 k=$2 q=$3 buf=$4 mark=$5 name n b i ecn=2 r0 o0 c0 x0 o1 c1 x1 rx
+	local v fin=0
 	local sum share jain sent drops
 	local senders=("${SW_NS[@]:2:$k}")
 	name="incast $t ${k}x$q b$buf $mark"
@@ -782,20 +787,18 @@ incast_run() {
 	incast_port_up "$buf" "$mark"
 	incast_ping
 	if [ "$t" = rxdp ]; then
+		# the receiver's overruns, its CNPs, the packets it counted as
+		# CE itself
+		rx="out_of_buffer np_cnp_sent np_rx_congested_packets"
 		r0=$(incast_counter retransmitted_pkts "${senders[@]}")
-		o0=$(incast_counter out_of_buffer "${SW_NS[1]}")
-		c0=$(incast_counter np_cnp_sent "${SW_NS[1]}")
-		x0=$(incast_counter np_rx_congested_packets "${SW_NS[1]}")
+		read -r o0 c0 x0 <<<"$(incast_counter "$rx" "${SW_NS[1]}")"
 		incast_flows_rxdp "$k" "$q" "$n"
 		sample "$name" 0 resent pkts \
 			$(($(incast_counter retransmitted_pkts "${senders[@]}") - r0))
-		sample "$name" 0 out_of_buffer pkts \
-			$(($(incast_counter out_of_buffer "${SW_NS[1]}") - o0))
-		# the receiver's CNPs, and the packets it counted as CE itself
-		sample "$name" 0 cnps pkts \
-			$(($(incast_counter np_cnp_sent "${SW_NS[1]}") - c0))
-		sample "$name" 0 rx_congested pkts \
-			$(($(incast_counter np_rx_congested_packets "${SW_NS[1]}") - x0))
+		read -r o1 c1 x1 <<<"$(incast_counter "$rx" "${SW_NS[1]}")"
+		sample "$name" 0 out_of_buffer pkts $((o1 - o0))
+		sample "$name" 0 cnps pkts $((c1 - c0))
+		sample "$name" 0 rx_congested pkts $((x1 - x0))
 	else
 		for i in $(seq 1 $((k + 1))); do
 			ip netns exec "${SW_NS[i]}" sysctl -qw net.ipv4.tcp_ecn=$ecn

@@ -1493,6 +1493,29 @@ static struct rxdp_epd *pd_batched(struct host *h, struct rxdp_emem **m)
 	return pd;
 }
 
+/* A second RC pair, a's QP 0x33 to b's 0x44 on pd, connected */
+static void pair_more(struct pair *p, struct rxdp_epd *pd, struct rxdp_eqp **qa,
+		      struct rxdp_eqp **qb)
+{
+	*qb = qp_more(&p->h[1], pd, 0x44);
+	*qa = qp_more(&p->h[0], NULL, 0x33);
+	qp_connect(*qa, 0, 0x44, &flush_opts);
+	qp_connect(*qb, 1, 0x33, &flush_opts);
+}
+
+/* ... gone, with b's MR on its PD (pd_batched's) and the pair */
+static void pair_more_free(struct pair *p, struct rxdp_eqp *qa,
+			   struct rxdp_eqp *qb, struct rxdp_emr *mr,
+			   struct rxdp_epd *pd, struct rxdp_emem *m)
+{
+	assert_int_equal(rxdp_engine_destroy_qp(qa), 0);
+	assert_int_equal(rxdp_engine_destroy_qp(qb), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
+	assert_int_equal(rxdp_engine_dealloc_pd(pd), 0);
+	rxdp_engine_mem_destroy(m);
+	pair_free(p);
+}
+
 /*
  * The batched path of an owner's memory (mem.c): b's QP on a PD whose
  * memory rxdpd does not map, reached through /proc/self/mem by the owner's
@@ -1526,10 +1549,7 @@ static void test_flush_batched(void **state)
 					   IBV_ACCESS_REMOTE_WRITE |
 					   RXDP_ACCESS_FLUSH_GLOBAL);
 	assert_non_null(mr);
-	qb = qp_more(b, pd, 0x44);
-	qa = qp_more(a, NULL, 0x33);
-	qp_connect(qa, 0, 0x44, &flush_opts);
-	qp_connect(qb, 1, 0x33, &flush_opts);
+	pair_more(p, pd, &qa, &qb);
 
 	for (int round = 0; round < 8; round++) {
 		struct ibv_sge s = sge(a, 0, len);
@@ -1571,12 +1591,7 @@ static void test_flush_batched(void **state)
 			    8 * ((uint64_t)len + 8));
 		assert_int_equal(v[RXDP_HWC_PAYLOAD_DIRECT_BYTES], 0);
 	}
-	assert_int_equal(rxdp_engine_destroy_qp(qa), 0);
-	assert_int_equal(rxdp_engine_destroy_qp(qb), 0);
-	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
-	assert_int_equal(rxdp_engine_dealloc_pd(pd), 0);
-	rxdp_engine_mem_destroy(m);
-	pair_free(p);
+	pair_more_free(p, qa, qb, mr, pd, m);
 	free(far);
 }
 
@@ -1622,10 +1637,7 @@ static void test_batched_stops_at_fault(void **state)
 				   IBV_ACCESS_LOCAL_WRITE |
 					   IBV_ACCESS_REMOTE_WRITE);
 	assert_non_null(mr);
-	qb = qp_more(b, pd, 0x44);
-	qa = qp_more(a, NULL, 0x33);
-	qp_connect(qa, 0, 0x44, &flush_opts);
-	qp_connect(qb, 1, 0x33, &flush_opts);
+	pair_more(p, pd, &qa, &qb);
 	fill(a->buf, 128, 5);
 
 	for (int round = 0; round < 2; round++) {
@@ -1666,12 +1678,7 @@ static void test_batched_stops_at_fault(void **state)
 			assert_memory_equal(far + 2 * pg, a->buf + 64, 64);
 		}
 	}
-	assert_int_equal(rxdp_engine_destroy_qp(qa), 0);
-	assert_int_equal(rxdp_engine_destroy_qp(qb), 0);
-	assert_int_equal(rxdp_engine_dereg_mr(mr), 0);
-	assert_int_equal(rxdp_engine_dealloc_pd(pd), 0);
-	rxdp_engine_mem_destroy(m);
-	pair_free(p);
+	pair_more_free(p, qa, qb, mr, pd, m);
 	munmap(far, pg);
 	munmap(far + 2 * pg, pg);
 }
