@@ -73,10 +73,12 @@ static uint64_t req_pto(const struct rxdp_eqp *qp)
 	return pto < ENG_TLP_MIN_NS ? ENG_TLP_MIN_NS : pto;
 }
 
+/* An RTT sample: the timeout's estimate, and the delay algorithm's input */
 static void req_rtt_sample(struct rxdp_eqp *qp, uint64_t r)
 {
 	uint64_t d;
 
+	eng_cc_rp_rtt(&qp->cc, &qp->e->cc, r);
 	if (!qp->comp.rtt_known) {
 		qp->comp.rtt_known = true;
 		qp->comp.srtt = r;
@@ -164,6 +166,19 @@ static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
 		}
 		return;
 	}
+}
+
+/*
+ * Karn's rule after a rewind: the ACK of a packet sent twice times nothing,
+ * so the timing ends if the timed packet goes again; one before the rewind
+ * was sent once and still times the path. (Ending it at every rewind lost
+ * every sample once the path's RTT rose past the tail-loss probe's: each
+ * flight was probed before its ACK came, and srtt never moved.)
+ */
+static void req_rtt_resent(struct rxdp_eqp *qp)
+{
+	if (!psn_after(qp->req.send_psn, qp->comp.rtt_psn))
+		qp->comp.rtt_timing = false;
 }
 
 /* Retire finished WQEs in order; a failed one takes the QP to ERR. */
@@ -260,8 +275,7 @@ static void req_cwnd_grow(struct rxdp_eqp *qp)
 static void req_go_back_(struct rxdp_eqp *qp, uint32_t psn)
 {
 	req_rewind(qp, psn);
-	qp->comp.rtt_timing =
-		false; /* Karn: an ACK of a resend times nothing */
+	req_rtt_resent(qp);
 	qp->req.ackreq_next = true;
 	req_cwnd_cut(qp, false);
 	qp->e->stats.go_backs++;
@@ -651,7 +665,7 @@ static int req_probe(struct rxdp_eqp *qp)
 	qp->comp.tlp_sent = true;
 	qp->e->stats.tlp_probes++;
 	req_rewind(qp, psn_add(qp->req.send_psn, -1U));
-	qp->comp.rtt_timing = false;
+	req_rtt_resent(qp);
 	qp->req.ackreq_next = true;
 	return 1;
 }
