@@ -72,6 +72,18 @@ for arg in "frob=1:no parameter frob" "rp_time_reset=x:x is not a number" \
 	[ ! -e "$tmp/cc.sock" ] || fail "rxdpd --cc ${arg%%:*} started"
 done
 echo "ok: rxdpd --cc refuses an unknown name, a value that is no number"
+# rxdpd --cc-algo: the same, for an unknown algorithm or interface name
+for arg in "timely:no algorithm timely (dcqcn, delay, off)" \
+	"eth0=fast:no algorithm fast" "=delay:=delay: IFNAME=ALGO expected" \
+	"delay,averyveryverylongname=off:averyveryverylongname is not an interface"; do
+	out=$("$BIN/rxdpd" --socket "$tmp/cc.sock" --cc-algo "${arg%%:*}" 2>"$tmp/err")
+	rc=$?
+	[ $rc = 2 ] && [ -z "$out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+		grep -qF "rxdpd: --cc-algo: ${arg#*:}" "$tmp/err" ||
+		fail "rxdpd --cc-algo ${arg%%:*}: exit $rc, $(cat "$tmp/err")"
+	[ ! -e "$tmp/cc.sock" ] || fail "rxdpd --cc-algo ${arg%%:*} started"
+done
+echo "ok: rxdpd --cc-algo refuses an unknown algorithm, a bad interface name"
 
 # rxdpd not reached: metrics still say so (rxdp_up 0, for a textfile
 # collector, whose file must not stay as it was), and the exit is 1

@@ -126,6 +126,8 @@ for q in snap['qps']:
     if val('rxdp_qp_dcqcn_rate_bits_per_second', **lab) != q['rate_kbps'] * 1000 and not live:
         bad.append('dcqcn rate %s' % lab)
     val('rxdp_qp_dcqcn_alpha', **lab)
+    if abs(val('rxdp_qp_rtt_seconds', **lab) - q['srtt_us'] / 1e6) > 1e-9 and not live:
+        bad.append('rtt %s' % lab)
 if bad:
     print('\n'.join(bad[:20]))
     sys.exit(1)

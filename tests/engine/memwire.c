@@ -21,6 +21,7 @@
 #define MW_QLEN 65536 /* frames a direction holds */
 
 struct mw_frame {
+	uint64_t due; /* the wire's clock when it may arrive (latency) */
 	uint32_t len;
 	uint8_t data[MW_FRAME];
 };
@@ -30,6 +31,7 @@ struct mw_dir {
 	uint32_t head, tail;
 	uint32_t qlen; /* frames it holds before it drops (MW_QLEN at most) */
 	uint32_t permille; /* how full it was at the last rx_burst */
+	uint64_t latency; /* the wire's clock's ns a frame takes */
 	int evfd; /* readable while the queue is not empty */
 	uint64_t rng;
 	struct mw_frame *held; /* a frame held back to reorder */
@@ -55,6 +57,8 @@ struct memwire {
 	struct mw_dir dir[2];
 	struct mw_port port[2];
 	struct memwire_faults f;
+	uint64_t (*clock)(void *arg); /* for latency: the engines' clock */
+	void *clock_arg;
 	int cut;
 	struct memwire_stats st;
 };
@@ -153,6 +157,7 @@ static void mw_push(struct memwire *w, struct mw_dir *d, struct mw_frame *f)
 		w->st.lost++;
 		return;
 	}
+	f->due = d->latency ? w->clock(w->clock_arg) + d->latency : 0;
 	d->q[d->head++ % MW_QLEN] = f;
 	if (write(d->evfd, &one, sizeof(one)) < 0) {
 		/* the counter saturates only after 2^64 frames */
@@ -306,7 +311,11 @@ static int mw_rx_burst(void *port, struct rxdp_frame *fr, int max)
 	d->permille =
 		(uint32_t)((uint64_t)(d->head - d->tail) * 1000 / d->qlen);
 	while (n < max && d->head != d->tail) {
-		struct mw_frame *f = d->q[d->tail++ % MW_QLEN];
+		struct mw_frame *f = d->q[d->tail % MW_QLEN];
+
+		if (f->due && f->due > w->clock(w->clock_arg))
+			break; /* still on its way, and so is all behind it */
+		d->tail++;
 
 		fr[n].data = f->data;
 		fr[n].len = f->len;
@@ -335,6 +344,16 @@ void memwire_set_qlen(struct memwire *w, int to, uint32_t n)
 {
 	pthread_mutex_lock(&w->lock);
 	w->dir[!to].qlen = n && n < MW_QLEN ? n : MW_QLEN;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void memwire_set_latency(struct memwire *w, int to, uint64_t ns,
+			 uint64_t (*clock)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&w->lock);
+	w->clock = clock;
+	w->clock_arg = arg;
+	w->dir[!to].latency = ns;
 	pthread_mutex_unlock(&w->lock);
 }
 

@@ -52,6 +52,15 @@ void memwire_set_rx_hook(struct memwire *w, int side, void (*fn)(void *arg),
  */
 void memwire_set_qlen(struct memwire *w, int to, uint32_t n);
 
+/*
+ * Frames towards side `to` arrive ns after they were sent, by clock (the
+ * engines' clock; a test's own, for engines without progress threads:
+ * while a frame is on its way the wire's eventfd stays readable). A frame
+ * sent with a longer latency holds back those behind it, as a queue does.
+ */
+void memwire_set_latency(struct memwire *w, int to, uint64_t ns,
+			 uint64_t (*clock)(void *arg), void *arg);
+
 /* Put a frame on the wire towards side `to`, as if its peer sent it */
 void memwire_inject(struct memwire *w, int to, const void *frame, uint32_t len);
 

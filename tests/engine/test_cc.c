@@ -44,9 +44,16 @@ static void test_defaults(void **state)
 	assert_int_equal(p.np_min_time_between_cnps, 4);
 	assert_int_equal(p.np_cnp_dscp, 48);
 	assert_int_equal(p.np_cnp_prio, 6);
+	assert_int_equal(p.delay_t_low, 100);
+	assert_int_equal(p.delay_t_high, 1000);
+	assert_int_equal(p.delay_ai_rate, 10);
+	assert_int_equal(p.delay_beta, 819);
+	assert_int_equal(p.delay_ewma, 896);
+	assert_int_equal(p.delay_min_rtt, 50);
+	assert_int_equal(p.delay_hai_n, 5);
 
 	/* before any CNP: at the line rate, not paced, nothing moves */
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	assert_int_equal(rp.rc, 1000000);
 	assert_int_equal(rp.rt, 1000000);
 	assert_false(eng_cc_rp_paced(&rp));
@@ -54,10 +61,10 @@ static void test_defaults(void **state)
 	eng_cc_rp_advance(&rp, &p, 1000000 * US);
 	assert_int_equal(rp.rc, 1000000);
 	/* line rate unknown: 100 Gbit/s; rp_max_rate overrides both */
-	eng_cc_rp_init(&rp, &p, 0);
+	eng_cc_rp_init(&rp, &p, 0, ENG_CC_DCQCN);
 	assert_int_equal(rp.max, 100000000);
 	p.rp_max_rate = 2000;
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	assert_int_equal(rp.max, 2000000);
 }
 
@@ -92,6 +99,13 @@ static void test_param_names(void **state)
 		F(np_min_time_between_cnps),
 		F(np_cnp_dscp),
 		F(np_cnp_prio),
+		F(delay_t_low),
+		F(delay_t_high),
+		F(delay_ai_rate),
+		F(delay_beta),
+		F(delay_ewma),
+		F(delay_min_rtt),
+		F(delay_hai_n),
 #undef F
 	};
 	const size_t n = sizeof(want) / sizeof(want[0]);
@@ -117,6 +131,116 @@ static void test_param_names(void **state)
 	assert_memory_equal(&p, &d, sizeof(p));
 }
 
+/*
+ * The delay algorithm (TIMELY's rule) against hand-computed values, with
+ * the defaults (t_low 100 us, t_high 1000 us, ai 10 Mbit/s, beta 819/1024,
+ * ewma 896/1024, min_rtt 50 us, hai_n 5) at 1 Gbit/s. rtt_diff moves by
+ * (d - rtt_diff) * 896 / 1024, truncated towards zero.
+ */
+static void test_delay(void **state)
+{
+	static const struct {
+		uint64_t rtt_us;
+		uint64_t rc; /* kbit/s after the sample */
+		int64_t diff; /* rtt_diff, ns */
+		bool cut;
+	} step[] = {
+		/* under t_low: an increase, already at the line rate */
+		{ 50, 1000000, 0, false },
+		/*
+		 * over t_high: d 1,950,000, diff 1,950,000 * 896 / 1024 =
+		 * 1,706,250; cut 1,000,000 * 819 * (2000 - 1000) / 2000 /
+		 * 1024 = 399,902.3
+		 */
+		{ 2000, 600098, 1706250, true },
+		/*
+		 * between, falling: d -1,500,000, diff 1,706,250 +
+		 * (-3,206,250 * 896 / 1024 = -2,805,468.75) = -1,099,218:
+		 * + 10,000
+		 */
+		{ 500, 610098, -1099218, false },
+		/* d 0: diff += 1,099,218 * 896 / 1024 (961,815.75) */
+		{ 500, 620098, -137403, false },
+		{ 500, 630098, -17176, false }, /* += 120,227.6 */
+		{ 500, 640098, -2147, false }, /* += 15,029 */
+		/* the fifth falling sample in a row: 5 x 10,000 */
+		{ 500, 690098, -269, false }, /* += 1,878.6 */
+		{ 500, 740098, -34, false }, /* += 235.4 */
+		/*
+		 * rising: d 100,000, diff -34 + 100,034 * 896 / 1024 (87,529.75)
+		 * = 87,495: 740,098 * 819 * 87,495 / 50,000 / 1024 is more than
+		 * half, so rp_min_dec_fac (50%) keeps 370,049
+		 */
+		{ 600, 370049, 87495, true },
+		/*
+		 * d 0: diff 87,495 - 87,495 * 896 / 1024 (76,558.1) = 10,937;
+		 * cut 370,049 * 819 * 10,937 / 50,000 / 1024 = 64,739.7
+		 */
+		{ 600, 305310, 10937, true },
+	};
+	struct eng_cc_params p;
+	struct eng_cc_rp rp;
+
+	(void)state;
+	eng_cc_params_default(&p);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DELAY);
+	for (size_t i = 0; i < sizeof(step) / sizeof(step[0]); i++) {
+		assert_int_equal(eng_cc_rp_rtt(&rp, &p, step[i].rtt_us * US),
+				 step[i].cut);
+		assert_int_equal(rp.rc, step[i].rc);
+		assert_int_equal(rp.rt, step[i].rc);
+		assert_int_equal(rp.rtt_diff, step[i].diff);
+	}
+	assert_true(eng_cc_rp_paced(&rp));
+	assert_int_equal(rp.cuts, 3);
+	/* CNPs, the byte counter and the timer move nothing here */
+	assert_false(eng_cc_rp_cnp(&rp, &p, 100 * US));
+	eng_cc_rp_sent(&rp, &p, 1000000, 200 * US);
+	eng_cc_rp_advance(&rp, &p, 100000 * US);
+	assert_int_equal(rp.rc, 305310);
+	assert_int_equal(rp.cnps, 0);
+
+	/* rp_min_rate holds: 900 Mbit/s over a cut to 600,098 */
+	p.rp_min_rate = 900;
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DELAY);
+	eng_cc_rp_rtt(&rp, &p, 2000 * US);
+	assert_int_equal(rp.rc, 900000);
+
+	/* RTT samples move neither DCQCN's rate nor an algorithm off's */
+	eng_cc_params_default(&p);
+	for (int a = ENG_CC_DCQCN; a <= ENG_CC_OFF; a += 2) {
+		eng_cc_rp_init(&rp, &p, LINE_MBPS, (enum eng_cc_algo)a);
+		assert_false(eng_cc_rp_rtt(&rp, &p, 5000 * US));
+		assert_int_equal(rp.rc, 1000000);
+		assert_false(eng_cc_rp_paced(&rp));
+	}
+	/* an algorithm off takes no CNP either */
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_OFF);
+	assert_false(eng_cc_rp_cnp(&rp, &p, 0));
+	assert_int_equal(rp.rc, 1000000);
+}
+
+/* The algorithms by name, as rxdpd --cc-algo takes them */
+static void test_algo_names(void **state)
+{
+	enum eng_cc_algo a = ENG_CC_OFF;
+
+	(void)state;
+	assert_int_equal(eng_cc_algo_parse("dcqcn", &a), 0);
+	assert_int_equal(a, ENG_CC_DCQCN);
+	assert_int_equal(eng_cc_algo_parse("delay", &a), 0);
+	assert_int_equal(a, ENG_CC_DELAY);
+	assert_int_equal(eng_cc_algo_parse("off", &a), 0);
+	assert_int_equal(a, ENG_CC_OFF);
+	assert_int_equal(eng_cc_algo_parse("timely", &a), -ENOENT);
+	assert_int_equal(eng_cc_algo_parse("", &a), -ENOENT);
+	assert_int_equal(a, ENG_CC_OFF);
+	assert_string_equal(eng_cc_algo_name(ENG_CC_DCQCN), "dcqcn");
+	assert_string_equal(eng_cc_algo_name(ENG_CC_DELAY), "delay");
+	assert_string_equal(eng_cc_algo_name(ENG_CC_OFF), "off");
+	assert_null(eng_cc_algo_name((enum eng_cc_algo)3));
+}
+
 /* Params whose alpha stays put (one update per 1000 s) at 512 (1/2) */
 static void params_fixed_alpha(struct eng_cc_params *p)
 {
@@ -133,7 +257,7 @@ static void test_cut(void **state)
 
 	(void)state;
 	params_fixed_alpha(&p);
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	/* 1,000,000 - 1,000,000 * 512 / 2048 = 1,000,000 - 250,000 */
 	assert_true(eng_cc_rp_cnp(&rp, &p, 7 * US));
 	assert_int_equal(rp.rc, 750000);
@@ -149,25 +273,25 @@ static void test_cut(void **state)
 	 */
 	eng_cc_params_default(&p);
 	p.rp_min_dec_fac = 60;
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0);
 	assert_int_equal(rp.rc, 600000);
 	p.rp_min_dec_fac = 50;
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0);
 	assert_int_equal(rp.rc, 500489);
 
 	/* rp_min_rate 800 Mbit/s over the cut's 750,000 */
 	params_fixed_alpha(&p);
 	p.rp_min_rate = 800;
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0);
 	assert_int_equal(rp.rc, 800000);
 
 	/* rp_rate_to_set_on_first_cnp 200 Mbit/s: both rates, no cut */
 	params_fixed_alpha(&p);
 	p.rp_rate_to_set_on_first_cnp = 200;
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0);
 	assert_int_equal(rp.rc, 200000);
 	assert_int_equal(rp.rt, 200000);
@@ -185,7 +309,7 @@ static void test_monitor_period(void **state)
 
 	(void)state;
 	params_fixed_alpha(&p);
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	assert_true(eng_cc_rp_cnp(&rp, &p, 0));
 	assert_int_equal(rp.rc, 750000);
 	/* 3.999 us later: handled, no cut */
@@ -216,7 +340,7 @@ static void test_alpha(void **state)
 	(void)state;
 	eng_cc_params_default(&p);
 	p.rp_rate_reduce_monitor_period = 1000000; /* one cut only */
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0);
 	assert_int_equal(rp.alpha, 1023);
 	eng_cc_rp_advance(&rp, &p, 999);
@@ -266,7 +390,7 @@ static void test_increase(void **state)
 	params_fixed_alpha(&p);
 	p.rp_clamp_tgt_rate = 1; /* every cut sets the target: below the max */
 	p.rp_byte_reset = 0; /* the timer alone first */
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0); /* rc 750,000, rt 1,000,000 */
 	/* rt = 750,000; rc = 750,000 - 187,500 */
 	eng_cc_rp_cnp(&rp, &p, 4 * US);
@@ -331,7 +455,7 @@ static void test_target(void **state)
 	(void)state;
 	params_fixed_alpha(&p);
 	p.rp_byte_reset = 0;
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0); /* rc 750,000, rt 1,000,000 */
 	/* fast recovery at 300 us: (750,000 + 1,000,000 + 1) / 2 = 875,000 */
 	eng_cc_rp_advance(&rp, &p, 300 * US);
@@ -347,7 +471,7 @@ static void test_target(void **state)
 
 	/* rp_clamp_tgt_rate_ati 0: a timer increase leaves the target */
 	p.rp_clamp_tgt_rate_ati = 0;
-	eng_cc_rp_init(&rp, &p, LINE_MBPS);
+	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
 	eng_cc_rp_cnp(&rp, &p, 0);
 	eng_cc_rp_advance(&rp, &p, 300 * US);
 	assert_int_equal(rp.rc, 875000);
@@ -407,6 +531,8 @@ int main(void)
 		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_gap),
 		cmocka_unit_test(test_np),
+		cmocka_unit_test(test_delay),
+		cmocka_unit_test(test_algo_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

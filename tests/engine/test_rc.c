@@ -64,7 +64,8 @@ struct qp_opts {
 	int fifo; /* the progress threads' SCHED_FIFO priority (0: none) */
 	unsigned int access; /* the QPs' remote access (0: write, read, atomic) */
 	const struct eng_cc_params *cc; /* DCQCN's (NULL: mlx5's defaults) */
-	int ecn_off, cc_off; /* rxdp_engine_config's */
+	int ecn_off; /* rxdp_engine_config's */
+	enum eng_cc_algo cc_algo;
 };
 
 struct rxdp_eah;
@@ -122,7 +123,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.clock = o->threads ? NULL : vclock_read,
 		.cc = o->cc,
 		.ecn_off = o->ecn_off,
-		.cc_off = o->cc_off,
+		.cc_algo = o->cc_algo,
 	};
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
@@ -4402,7 +4403,7 @@ static void test_cc_reaction_point(void **state)
 
 /*
  * The knobs: ecn_off sends the traffic class as the path gives it (not
- * ECT(0)); cc_off sends no CNP for CE and takes none (rp_cnp_ignored)
+ * ECT(0)); the algorithm off sends no CNP for CE and takes none (rp_cnp_ignored)
  */
 static void test_cc_off(void **state)
 {
@@ -4412,7 +4413,7 @@ static void test_cc_off(void **state)
 	struct pair *p;
 
 	o.ecn_off = 1;
-	o.cc_off = 1;
+	o.cc_algo = ENG_CC_OFF;
 	p = pair_new(&o);
 	cc_watch(p, w);
 	w[1].mark = true;
@@ -4426,6 +4427,78 @@ static void test_cc_off(void **state)
 	assert_int_equal(hwc(&p->h[0], RXDP_HWC_RP_CNP_HANDLED), 0);
 	rxdp_engine_qp_cc(p->h[0].qp, &cc);
 	assert_false(cc.paced);
+	pair_free(p);
+}
+
+/*
+ * The delay algorithm end to end: a's rate moves by the RTT of the wire,
+ * never by a CNP. With delay_t_low 20 us and delay_t_high 200 us of the
+ * engines' clock: a wire of no latency leaves the rate at the line rate,
+ * unpaced; 400 us towards b makes every sample past t_high, and a's rate
+ * falls (paced, counted as cuts); a CNP from the peer is ignored; back to
+ * no latency, each sample under t_low raises the rate again. Every Write's
+ * bytes arrive.
+ */
+static void test_cc_delay(void **state)
+{
+	struct eng_cc_params cp;
+	struct qp_opts o = default_opts;
+	struct rxdp_engine_qp_cc cc, cut;
+	struct host *a, *b;
+	struct pair *p;
+	const uint32_t len = 16 * MTU;
+
+	eng_cc_params_default(&cp);
+	cp.delay_t_low = 20;
+	cp.delay_t_high = 200;
+	cp.delay_min_rtt = 10;
+	o.cc = &cp;
+	o.cc_algo = ENG_CC_DELAY;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	fill(a->buf, len, 41);
+	cc_writes(p, 8, len);
+	rxdp_engine_qp_cc(a->qp, &cc);
+	print_message("no latency: rate %llu kbit/s, srtt %llu ns\n",
+		      (unsigned long long)cc.rate_kbps,
+		      (unsigned long long)cc.srtt_ns);
+	assert_true(cc.srtt_ns > 0 && cc.srtt_ns < 20000);
+	assert_int_equal(cc.rate_kbps, 100000000);
+	assert_false(cc.paced);
+
+	/*
+	 * The first samples after the jump are lost to Karn's rule (the
+	 * timers, set for 1 us, resend first); the later writes' count
+	 */
+	memwire_set_latency(p->w, 1, 400000, vclock_read, NULL);
+	for (int k = 0; k < 4; k++)
+		cc_writes(p, 8, len);
+	for (int i = 0; i < 8; i++)
+		assert_memory_equal(b->buf + (size_t)i * len, a->buf, len);
+	rxdp_engine_qp_cc(a->qp, &cut);
+	print_message("400 us towards b: rate %llu kbit/s, srtt %llu ns\n",
+		      (unsigned long long)cut.rate_kbps,
+		      (unsigned long long)cut.srtt_ns);
+	assert_true(cut.srtt_ns > 100000); /* smoothed, on its way to 400 */
+	assert_true(cut.rate_kbps < 100000000);
+	assert_true(cut.paced);
+	/* CNPs do not move a delay-driven rate */
+	cc_inject_cnp(p, 2);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_IGNORED), 1);
+	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), 0);
+	rxdp_engine_qp_cc(a->qp, &cc);
+	assert_int_equal(cc.rate_kbps, cut.rate_kbps);
+
+	memwire_set_latency(p->w, 1, 0, vclock_read, NULL);
+	fill(a->buf, len, 42);
+	cc_writes(p, 8, len);
+	for (int i = 0; i < 8; i++)
+		assert_memory_equal(b->buf + (size_t)i * len, a->buf, len);
+	rxdp_engine_qp_cc(a->qp, &cc);
+	print_message("latency gone: rate %llu kbit/s\n",
+		      (unsigned long long)cc.rate_kbps);
+	assert_true(cc.rate_kbps > cut.rate_kbps);
 	pair_free(p);
 }
 
@@ -4579,6 +4652,7 @@ int main(void)
 		cmocka_unit_test(test_cc_reaction_point),
 		cmocka_unit_test(test_cc_pacing),
 		cmocka_unit_test(test_cc_off),
+		cmocka_unit_test(test_cc_delay),
 		cmocka_unit_test(test_cc_receiver_crowded),
 	};
 

@@ -12,7 +12,10 @@
 #    spins there), and both sides' slept between packets (datapath_sleeps:
 #    tests/rc/poll.sh has it 0 with --poll)
 #  - link_downed counts the port going down
-#  - rxdpd --cc reaches the engine: a QP's DCQCN rate starts at rp_max_rate
+#  - rxdpd --cc reaches the engine: a QP's DCQCN rate starts at rp_max_rate;
+#    --cc-algo gives each device its algorithm (every one's, and one
+#    interface's of its own), as rxdp-ctl devices shows it; the sender's QP
+#    shows its smoothed RTT
 #  - each AF_XDP socket's mode, copy mode on veth (no zero-copy there:
 #    tests/vm/zerocopy.sh has it), as rxdp-ctl devices (text and --json)
 #    and rxdp-loader status (the kernel's sock_diag) show it
@@ -29,8 +32,10 @@ on_exit "rm -rf '$tmp'"
 
 NETNS_NO_IPV6=1 netns_pair
 # DCQCN's rate starts at rp_max_rate where set (rxdpd --cc): a QP's rate
-# says the option reached the engine (above veth's 10 Gbit/s, never paced)
-RXDPD_ARGS="--cc rp_max_rate=123456" rxdp_hosts "$tmp"
+# says the option reached the engine (above veth's 10 Gbit/s, never paced:
+# B, the sender, has the algorithm off; A, the receiver, sends no request
+# whose RTT the delay algorithm would take)
+RXDPD_ARGS="--cc rp_max_rate=123456 --cc-algo delay,$IF_B=off" rxdp_hosts "$tmp"
 ctl() { ip netns exec "$1" "${@:3}" "$RXDP_BIN/rxdp-ctl" --json "$2"; }
 
 names='sent_pkts rcvd_pkts duplicate_request out_of_seq_request rcvd_rnr_err
@@ -102,6 +107,8 @@ assert list(dev["counters"]) == names, dev["counters"]
 rc = [q for q in d["qps"] if q["type"] == "RC" and q["state"] == "RTS"]
 assert rc, "no RC QP in RTS: %s" % d["qps"]
 assert rc[0]["rate_kbps"] == 123456000, rc[0]["rate_kbps"]
+assert 0 < rc[0]["srtt_us"] < 1000000, rc[0]["srtt_us"]
+assert dev["cc_algo"] == "off", dev["cc_algo"]
 q = rc[0]["counters"]
 assert list(q) == names, q
 for n in ("sent_pkts", "rcvd_pkts", "rdma_sends", "sent_bytes"):
@@ -124,6 +131,11 @@ grep -q '^  rdma_sends  *[1-9]' "$tmp/b.txt" || fail "rxdp-ctl counters (text)"
 # kernel
 ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" devices >"$tmp/devs" ||
 	fail "rxdp-ctl devices"
+grep -qx "    congestion control off" "$tmp/devs" ||
+	fail "rxdp-ctl devices: B's algorithm is not off (--cc-algo $IF_B=off): $(cat "$tmp/devs")"
+ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" devices | grep -qx "    congestion control delay" ||
+	fail "rxdp-ctl devices: A's algorithm is not --cc-algo's delay"
+echo "ok   --cc-algo: A delay (every interface's), B off (its own)"
 ip netns exec "$NS_B" "$RXDP_BIN/rxdp-loader" status "$IF_B" >"$tmp/status" ||
 	fail "rxdp-loader status"
 grep -E "AF_XDP|^xsks|^  queue" "$tmp/devs" "$tmp/status"

@@ -329,6 +329,8 @@ static void text_devices(const struct snapshot *s)
 		       d->num_rx_queues, d->gid_tbl_len, d->max_qp);
 		printf("    node /dev/infiniband/%s\n",
 		       d->dev_node[0] ? d->dev_node : "(none)");
+		printf("    congestion control %.*s\n", (int)sizeof(d->cc_algo),
+		       d->cc_algo);
 		if (!d->nxsks)
 			printf("    AF_XDP sockets: none yet (rxdpd binds them "
 			       "at the first verbs context)\n");
@@ -402,10 +404,11 @@ static void text_qps(const struct snapshot *s)
 	printf("QPS (%d)\n", s->nqps);
 	if (s->nqps)
 		printf("  %-14s %-8s %-4s %-5s %7s %-15s %-15s %8s %5s %8s "
-		       "%8s %8s %10s %10s %8s %9s %5s\n",
+		       "%8s %8s %10s %10s %8s %9s %5s %8s\n",
 		       "device", "qpn", "type", "state", "pid", "comm", "peer",
 		       "dest_qp", "mtu", "epsn", "una_psn", "next_psn",
-		       "rx_pkts", "rx_bytes", "rx_drops", "rate_mbps", "alpha");
+		       "rx_pkts", "rx_bytes", "rx_drops", "rate_mbps", "alpha",
+		       "srtt_us");
 	for (int i = 0; i < s->nqps; i++) {
 		const struct rxdp_qp_info *q = &s->qi[i];
 		const struct rxdp_ctl_qp_stats *st = &s->qs[i];
@@ -413,7 +416,7 @@ static void text_qps(const struct snapshot *s)
 
 		/* PSNs as the engine keeps them now (qp_psn), not as set */
 		printf("  %-14s %#8x %-4s %-5s %7u %-15s %-15s %#8x %5u %#8x "
-		       "%#8x %#8x %10llu %10llu %8llu %9llu %5u\n",
+		       "%#8x %#8x %10llu %10llu %8llu %9llu %5u %8u\n",
 		       dev_of(s, st->ifindex), q->qpn, qp_type(q->qp_type),
 		       qp_state(q->attr.qp_state), q->owner_pid,
 		       proc_name(q->owner_pid, comm, sizeof(comm)),
@@ -424,7 +427,7 @@ static void text_qps(const struct snapshot *s)
 		       (unsigned long long)st->rx_bytes,
 		       (unsigned long long)st->rx_drops,
 		       (unsigned long long)st->cc_rate_kbps / 1000,
-		       st->cc_alpha);
+		       st->cc_alpha, st->srtt_us);
 	}
 }
 
@@ -526,6 +529,10 @@ static void json_device(const struct snapshot *s, int i, unsigned int what)
 	       d->gid_tbl_len, d->max_qp);
 	json_key("dev_node");
 	json_str(d->dev_node);
+	putchar(',');
+	json_key("cc_algo");
+	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(d->cc_algo), d->cc_algo);
+	json_str(buf);
 	printf(",\"xsks\":[");
 	for (__u32 q = 0; q < d->nxsks && q < RXDP_CTL_MAX_XSKS; q++)
 		printf("%s{\"queue\":%u,\"mode\":\"%s\",\"multi_buffer\":%s}",
@@ -590,8 +597,8 @@ static void json_qp(const struct snapshot *s, int i, unsigned int what)
 	       st->una_psn, st->next_psn, (unsigned long long)st->rx_packets,
 	       (unsigned long long)st->rx_bytes,
 	       (unsigned long long)st->rx_drops);
-	printf(",\"rate_kbps\":%llu,\"alpha\":%u",
-	       (unsigned long long)st->cc_rate_kbps, st->cc_alpha);
+	printf(",\"rate_kbps\":%llu,\"alpha\":%u,\"srtt_us\":%u",
+	       (unsigned long long)st->cc_rate_kbps, st->cc_alpha, st->srtt_us);
 	if (what & W_COUNTERS) {
 		printf(",\"counters\":");
 		if (s->qhwc_ok[i])
@@ -771,8 +778,8 @@ static void metrics_all(const struct snapshot *s)
 		}
 	}
 	prom_family("rxdp_qp_dcqcn_rate_bits_per_second", "gauge",
-		    "The QP's current rate by DCQCN (its line rate until a "
-		    "CNP cuts it)");
+		    "The QP's current rate by its device's congestion "
+		    "control (the line rate until it is cut)");
 	for (int i = 0; i < s->nqps; i++) {
 		printf("rxdp_qp_dcqcn_rate_bits_per_second");
 		prom_qp_labels(s, i);
@@ -785,6 +792,14 @@ static void metrics_all(const struct snapshot *s)
 		printf("rxdp_qp_dcqcn_alpha");
 		prom_qp_labels(s, i);
 		printf("} %.4f\n", s->qs[i].cc_alpha / 1024.0);
+	}
+	prom_family("rxdp_qp_rtt_seconds", "gauge",
+		    "The requester's smoothed round-trip time (0 before the "
+		    "first sample)");
+	for (int i = 0; i < s->nqps; i++) {
+		printf("rxdp_qp_rtt_seconds");
+		prom_qp_labels(s, i);
+		printf("} %.6f\n", s->qs[i].srtt_us / 1e6);
 	}
 	for (int k = 0; k < RXDP_HWC_MAX; k++) {
 		snprintf(name, sizeof(name), "rxdp_qp_%s_total",

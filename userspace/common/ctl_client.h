@@ -58,6 +58,8 @@ struct rxdp_dev_info {
 	 */
 	__u32 nxsks;
 	__u16 xsk_modes[RXDP_CTL_MAX_XSKS];
+	/* what moves its QPs' rates: "dcqcn", "delay" or "off" (--cc-algo) */
+	char cc_algo[8];
 };
 
 int rxdp_ctl_list_devices(struct rxdp_ctl *c, struct rxdp_dev_info *out,
@@ -264,10 +266,13 @@ struct rxdp_ctl_qp_stats {
 	__u32 una_psn;
 	__u32 next_psn;
 	__u32 psn_flags;
-	/* DCQCN (userspace/engine/README.md "Congestion"): rate, alpha/1024 */
+	/*
+	 * Congestion (userspace/engine/README.md "Congestion"): the rate,
+	 * DCQCN's alpha/1024, the requester's smoothed RTT (0: none yet)
+	 */
 	__u64 cc_rate_kbps;
 	__u32 cc_alpha;
-	__u32 cc_pad;
+	__u32 srtt_us;
 };
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,

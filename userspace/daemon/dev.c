@@ -345,6 +345,14 @@ void dev_check_all(void)
 		dev_check(l);
 }
 
+enum eng_cc_algo dev_cc_algo(const char *ifname)
+{
+	for (int i = 0; i < rxdpd.ncc_algo; i++)
+		if (!strcmp(rxdpd.cc_algo[i].ifname, ifname))
+			return rxdpd.cc_algo[i].algo;
+	return rxdpd.cc_algo_rest;
+}
+
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 {
 	__u8 guid[8];
@@ -378,4 +386,6 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	memcpy(out->dev_node, l->dev->dev_node, sizeof(out->dev_node));
 	out->nxsks = l->dev->nxsks;
 	memcpy(out->xsk_modes, l->dev->xsk_modes, sizeof(out->xsk_modes));
+	snprintf(out->cc_algo, sizeof(out->cc_algo), "%s",
+		 eng_cc_algo_name(dev_cc_algo(l->ifname)));
 }

@@ -169,10 +169,64 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "DCQCN's parameters, NAME=VALUE,... by mlx5's\n"
 	  "cc_params names, in its units (rp_time_reset=300:\n"
 	  "us between rate increases); the rest keep\n"
-	  "ConnectX's defaults" },
+	  "ConnectX's defaults; the delay algorithm's are\n"
+	  "delay_* (rxdpd(8))" },
+	{ "cc-algo", 'a', "ALGOS",
+	  "what moves a QP's rate: dcqcn (CNPs, the default),\n"
+	  "delay (RTT) or off; ALGO for every interface,\n"
+	  "IFNAME=ALGO for one, comma-separated" },
 	{ "verbose", 'v', NULL, "debug logging" },
 	{},
 };
+
+/*
+ * --cc-algo ALGO or IFNAME=ALGO, comma-separated: into rxdpd.cc_algo, one
+ * readable line on a mistake
+ */
+static int parse_cc_algo(const char *arg)
+{
+	char buf[512], *save = NULL, *item;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		pr_err("--cc-algo: too long\n");
+		return -1;
+	}
+	strcpy(buf, arg);
+	for (item = strtok_r(buf, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *name = eq ? eq + 1 : item;
+		enum eng_cc_algo a;
+
+		if (eng_cc_algo_parse(name, &a)) {
+			pr_err("--cc-algo: no algorithm %s (dcqcn, delay, "
+			       "off)\n",
+			       name);
+			return -1;
+		}
+		if (!eq) {
+			rxdpd.cc_algo_rest = a;
+			continue;
+		}
+		if (eq == item) {
+			pr_err("--cc-algo: %s: IFNAME=ALGO expected\n", item);
+			return -1;
+		}
+		*eq = 0;
+		if (strlen(item) >= IF_NAMESIZE) {
+			pr_err("--cc-algo: %s is not an interface's name\n",
+			       item);
+			return -1;
+		}
+		if (rxdpd.ncc_algo == RXDPD_CC_ALGO_MAX) {
+			pr_err("--cc-algo: more than %d interfaces\n",
+			       RXDPD_CC_ALGO_MAX);
+			return -1;
+		}
+		strcpy(rxdpd.cc_algo[rxdpd.ncc_algo].ifname, item);
+		rxdpd.cc_algo[rxdpd.ncc_algo++].algo = a;
+	}
+	return 0;
+}
 
 /* --cc NAME=VALUE,...: into rxdpd.cc, one readable line on a mistake */
 static int parse_cc(const char *arg)
@@ -203,7 +257,7 @@ static int parse_cc(const char *arg)
 			return -1;
 		}
 		if (eng_cc_param_set(&rxdpd.cc, item, (uint32_t)v)) {
-			char names[640] = "";
+			char names[1024] = "";
 			const char *n;
 
 			for (unsigned int k = 0; (n = eng_cc_param_name(k));
@@ -304,6 +358,8 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		return 0;
 	case 'k':
 		return parse_cc(arg);
+	case 'a':
+		return parse_cc_algo(arg);
 	case 'v':
 		rxdp_log_set_level(RXDP_LOG_DEBUG);
 		return 0;
@@ -316,7 +372,7 @@ static const struct rxdp_cmdline rxdpd_cmdline = {
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
 		 " [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
 		 " [--user-mem BYTES] [--no-ecn IFNAMES] [--cc PARAMS]\n"
-		 " [--verbose]",
+		 " [--cc-algo ALGOS] [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "

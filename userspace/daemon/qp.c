@@ -68,12 +68,13 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 		s->psn_flags = __atomic_load_n(&p->flags, __ATOMIC_RELAXED);
 	}
 	qp = qp_lookup(l, qpn);
-	if (qp && qp->eqp) { /* DCQCN's rate (kbit/s) and alpha */
+	if (qp && qp->eqp) { /* the rate (kbit/s), alpha and RTT */
 		struct rxdp_engine_qp_cc cc = { 0 };
 
 		rxdp_engine_qp_cc(qp->eqp, &cc);
 		s->cc_rate_kbps = cc.rate_kbps;
 		s->cc_alpha = cc.alpha;
+		s->srtt_us = (__u32)((cc.srtt_ns + 999) / 1000);
 	}
 	v = calloc(rxdpd.ncpus, sizeof(*v));
 	if (!v)

@@ -140,6 +140,8 @@ struct rxdp_client {
 	long pend_deadline;
 };
 
+#define RXDPD_CC_ALGO_MAX 16 /* --cc-algo's IFNAME=ALGO entries */
+
 struct rxdpd {
 	unsigned int mark;
 	struct rxdp_link *links;
@@ -158,7 +160,15 @@ struct rxdpd {
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	__u64 user_mem; /* --user-mem: rxdpd's memory a user may hold */
 	const char *no_ecn; /* --no-ecn: interfaces sending without ECT(0) */
-	struct eng_cc_params cc; /* --cc: DCQCN's parameters, every device's */
+	struct eng_cc_params
+		cc; /* --cc: the algorithms' parameters, every device's */
+	/* --cc-algo: each named interface's algorithm, and the others' */
+	struct {
+		char ifname[IF_NAMESIZE];
+		enum eng_cc_algo algo;
+	} cc_algo[RXDPD_CC_ALGO_MAX];
+	int ncc_algo;
+	enum eng_cc_algo cc_algo_rest; /* default ENG_CC_DCQCN */
 };
 
 extern struct rxdpd rxdpd;
@@ -219,6 +229,8 @@ void dev_check(struct rxdp_link *l);
 void dev_check_all(void);
 void dev_release(struct rxdp_link *l);
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
+/* The congestion control of the device on ifname (--cc-algo) */
+enum eng_cc_algo dev_cc_algo(const char *ifname);
 /*
  * The largest path MTU (enum ibv_mtu) the device's data path carries
  * (struct rxdp_dev's mtu_cap, uverbs.c's to say)

@@ -646,6 +646,7 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	cfg->fifo_prio = rxdpd.fifo_prio;
 	cfg->poll = rxdpd.poll;
 	cfg->ecn_off = uverbs_listed(rxdpd.no_ecn, l->ifname);
+	cfg->cc_algo = dev_cc_algo(l->ifname);
 	cfg->line_mbps = uverbs_link_mbps(l->ifname);
 	cfg->cc = &rxdpd.cc;
 	cfg->group = hd->group;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * DCQCN's reaction point and the notification point's rule (cc.h): pure,
- * the caller gives the time.
+ * DCQCN's reaction point, the delay algorithm and the notification point's
+ * rule (cc.h): pure, the caller gives the time.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -35,7 +35,39 @@ void eng_cc_params_default(struct eng_cc_params *p)
 		.np_min_time_between_cnps = 4,
 		.np_cnp_dscp = 48,
 		.np_cnp_prio = 6,
+		/* README "Congestion" says how these were chosen */
+		.delay_t_low = 100,
+		.delay_t_high = 1000,
+		.delay_ai_rate = 10,
+		.delay_beta = 819,
+		.delay_ewma = 896,
+		.delay_min_rtt = 50,
+		.delay_hai_n = 5,
 	};
+}
+
+static const char *const cc_algo_name[] = {
+	[ENG_CC_DCQCN] = "dcqcn",
+	[ENG_CC_DELAY] = "delay",
+	[ENG_CC_OFF] = "off",
+};
+
+const char *eng_cc_algo_name(enum eng_cc_algo a)
+{
+	return (unsigned int)a < sizeof(cc_algo_name) / sizeof(cc_algo_name[0])
+		       ? cc_algo_name[a]
+		       : NULL;
+}
+
+int eng_cc_algo_parse(const char *name, enum eng_cc_algo *a)
+{
+	for (unsigned int i = 0;
+	     i < sizeof(cc_algo_name) / sizeof(cc_algo_name[0]); i++)
+		if (!strcmp(cc_algo_name[i], name)) {
+			*a = (enum eng_cc_algo)i;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 #define CC_PARAM(n)                                   \
@@ -65,6 +97,13 @@ static const struct {
 	CC_PARAM(np_min_time_between_cnps),
 	CC_PARAM(np_cnp_dscp),
 	CC_PARAM(np_cnp_prio),
+	CC_PARAM(delay_t_low),
+	CC_PARAM(delay_t_high),
+	CC_PARAM(delay_ai_rate),
+	CC_PARAM(delay_beta),
+	CC_PARAM(delay_ewma),
+	CC_PARAM(delay_min_rtt),
+	CC_PARAM(delay_hai_n),
 };
 /* every field of the struct is in the table */
 _Static_assert(sizeof(cc_param) / sizeof(cc_param[0]) ==
@@ -88,13 +127,14 @@ const char *eng_cc_param_name(unsigned int i)
 }
 
 void eng_cc_rp_init(struct eng_cc_rp *rp, const struct eng_cc_params *p,
-		    uint32_t line_mbps)
+		    uint32_t line_mbps, enum eng_cc_algo algo)
 {
 	uint32_t mbps = p->rp_max_rate ? p->rp_max_rate
 			: line_mbps    ? line_mbps
 				       : CC_DEFAULT_LINE_MBPS;
 
-	*rp = (struct eng_cc_rp){ .max = mbps * KBPS_PER_MBPS };
+	*rp = (struct eng_cc_rp){ .algo = algo,
+				  .max = (uint64_t)mbps * KBPS_PER_MBPS };
 	rp->rc = rp->rt = rp->max;
 	rp->alpha = p->rp_initial_alpha_value;
 }
@@ -175,7 +215,7 @@ void eng_cc_rp_advance(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 {
 	uint64_t period = (uint64_t)p->rp_time_reset * NS_PER_US;
 
-	if (!rp->active)
+	if (!rp->active || rp->algo != ENG_CC_DCQCN)
 		return;
 	cc_alpha_advance(rp, p, now);
 	if (!period)
@@ -197,6 +237,8 @@ bool eng_cc_rp_cnp(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 	bool first = !rp->active;
 	uint64_t floor;
 
+	if (rp->algo != ENG_CC_DCQCN)
+		return false;
 	eng_cc_rp_advance(rp, p, now);
 	rp->cnps++;
 	if (first) {
@@ -243,7 +285,7 @@ bool eng_cc_rp_cnp(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 void eng_cc_rp_sent(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 		    uint32_t bytes, uint64_t now)
 {
-	if (!rp->active)
+	if (!rp->active || rp->algo != ENG_CC_DCQCN)
 		return;
 	eng_cc_rp_advance(rp, p, now);
 	if (!p->rp_byte_reset)
@@ -254,6 +296,73 @@ void eng_cc_rp_sent(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 		if (!cc_at_max(rp))
 			cc_increase(rp, p, false);
 	}
+}
+
+/* The rate moved to rc, kept within rp_min_rate and the maximum */
+static void cc_delay_set(struct eng_cc_rp *rp, const struct eng_cc_params *p,
+			 uint64_t rc)
+{
+	if (rc < cc_min_rate(p))
+		rc = cc_min_rate(p);
+	if (rc > rp->max)
+		rc = rp->max;
+	rp->rc = rp->rt = rc;
+}
+
+/*
+ * TIMELY's rule, once per RTT sample: below delay_t_low an additive
+ * increase; above delay_t_high a cut by beta * (1 - t_high / rtt); between
+ * them the RTT's gradient (the samples' difference, averaged, in units of
+ * delay_min_rtt) decides: not rising, an increase (5 times the step after
+ * delay_hai_n such samples in a row); rising, a cut by beta * gradient. A
+ * cut keeps at least rp_min_dec_fac % of the rate, as DCQCN's does.
+ */
+bool eng_cc_rp_rtt(struct eng_cc_rp *rp, const struct eng_cc_params *p,
+		   uint64_t rtt)
+{
+	uint64_t t_low = (uint64_t)p->delay_t_low * NS_PER_US,
+		 t_high = (uint64_t)p->delay_t_high * NS_PER_US,
+		 ai = (uint64_t)p->delay_ai_rate * KBPS_PER_MBPS,
+		 min_rtt = (uint64_t)p->delay_min_rtt * NS_PER_US, cut;
+	int64_t d;
+
+	if (rp->algo != ENG_CC_DELAY)
+		return false;
+	d = rp->prev_rtt ? (int64_t)rtt - (int64_t)rp->prev_rtt : 0;
+	rp->prev_rtt = rtt;
+	rp->rtt_diff += (d - rp->rtt_diff) * (int64_t)p->delay_ewma /
+			(int64_t)ENG_CC_ALPHA_ONE;
+	if (rtt < t_low) {
+		rp->falls = 0;
+		cc_delay_set(rp, p, rp->rc + ai);
+		return false;
+	}
+	if (rtt > t_high) {
+		rp->falls = 0;
+		/* rc * beta * (rtt - t_high) / rtt */
+		cut = (uint64_t)((unsigned __int128)rp->rc * p->delay_beta *
+				 (rtt - t_high) / rtt / ENG_CC_ALPHA_ONE);
+	} else if (rp->rtt_diff <= 0) {
+		rp->falls++;
+		cc_delay_set(rp, p,
+			     rp->rc + (rp->falls >= p->delay_hai_n ? 5 : 1) *
+					      ai);
+		return false;
+	} else {
+		rp->falls = 0;
+		/* rc * beta * rtt_diff / min_rtt */
+		cut = min_rtt ? (uint64_t)((unsigned __int128)rp->rc *
+					   p->delay_beta *
+					   (uint64_t)rp->rtt_diff / min_rtt /
+					   ENG_CC_ALPHA_ONE)
+			      : rp->rc;
+	}
+	if (cut > rp->rc - rp->rc * p->rp_min_dec_fac / 100)
+		cut = rp->rc - rp->rc * p->rp_min_dec_fac / 100;
+	rp->active = true;
+	rp->cuts++;
+	cc_delay_set(rp, p, rp->rc - cut);
+	return true;
 }
 
 uint64_t eng_cc_gap_ns(uint64_t kbps, uint32_t bytes)

@@ -9,8 +9,13 @@
  * looks, for every period that ended since, so no timer ever has to fire at
  * dce_tcp_rtt's 1 us.
  *
+ * And a delay-based algorithm for networks whose switches never mark (TIMELY,
+ * Mittal et al., SIGCOMM 2015): the same per-QP rate, moved by each RTT
+ * sample the requester already takes, never by CNPs. Per device one of the
+ * two, or none (enum eng_cc_algo).
+ *
  * Units: times in ns, rates in kbit/s (the parameters, as mlx5's, in Mbit/s
- * and microseconds), alpha in 1/1024.
+ * and microseconds), alpha and the delay algorithm's weights in 1/1024.
  */
 #ifndef RXDP_ENGINE_CC_H
 #define RXDP_ENGINE_CC_H
@@ -19,6 +24,17 @@
 #include <stdint.h>
 
 #define ENG_CC_ALPHA_ONE 1024U
+
+/* What moves a QP's rate (a device's choice, rxdpd --cc-algo) */
+enum eng_cc_algo {
+	ENG_CC_DCQCN, /* CNPs (the default, as ConnectX) */
+	ENG_CC_DELAY, /* RTT samples; CNPs are ignored */
+	ENG_CC_OFF, /* nothing: no CNPs sent or taken, never paced */
+};
+/* "dcqcn", "delay", "off"; NULL for no such algorithm */
+const char *eng_cc_algo_name(enum eng_cc_algo a);
+/* The algorithm of that name: 0, or -ENOENT */
+int eng_cc_algo_parse(const char *name, enum eng_cc_algo *a);
 
 /* mlx5's cc_params (reaction point rp_*, notification point np_*) */
 struct eng_cc_params {
@@ -41,6 +57,14 @@ struct eng_cc_params {
 	uint32_t np_min_time_between_cnps; /* us, per QP */
 	uint32_t np_cnp_dscp;
 	uint32_t np_cnp_prio; /* PCP of a CNP sent on a VLAN */
+	/* the delay algorithm's (rxdp's own names; TIMELY's symbols) */
+	uint32_t delay_t_low; /* us: below it, always an increase (T_low) */
+	uint32_t delay_t_high; /* us: above it, always a cut (T_high) */
+	uint32_t delay_ai_rate; /* Mbit/s, additive increase (delta) */
+	uint32_t delay_beta; /* 1/1024, how deep a cut (beta) */
+	uint32_t delay_ewma; /* 1/1024, a new RTT difference's weight (alpha) */
+	uint32_t delay_min_rtt; /* us, the gradient's unit (minRTT) */
+	uint32_t delay_hai_n; /* falling samples before 5x increases (N) */
 };
 
 void eng_cc_params_default(struct eng_cc_params *p);
@@ -54,6 +78,7 @@ const char *eng_cc_param_name(unsigned int i);
 
 /* A QP's reaction point */
 struct eng_cc_rp {
+	enum eng_cc_algo algo;
 	uint64_t max; /* kbit/s: the line rate, or rp_max_rate */
 	uint64_t rc; /* current rate, what the QP is paced to */
 	uint64_t rt; /* target rate */
@@ -66,21 +91,34 @@ struct eng_cc_rp {
 	uint64_t timer_ts; /* ns: the increase timer's period began */
 	uint64_t bytes; /* sent since the last byte increase or cut */
 	uint64_t last_cut; /* ns */
-	uint64_t cnps, cuts; /* CNPs handled, the cuts they made */
+	uint64_t cnps, cuts; /* CNPs handled, the cuts made */
+	/* the delay algorithm's */
+	uint64_t prev_rtt; /* ns, the last sample; 0: none yet */
+	int64_t rtt_diff; /* ns, the samples' difference, averaged */
+	uint32_t falls; /* samples in a row with a gradient <= 0 */
 };
 
 /* line_mbps: the port's speed (0: unknown, 100 Gbit/s assumed) */
 void eng_cc_rp_init(struct eng_cc_rp *rp, const struct eng_cc_params *p,
-		    uint32_t line_mbps);
+		    uint32_t line_mbps, enum eng_cc_algo algo);
 /* Every alpha period and increase timer that ended by now */
 void eng_cc_rp_advance(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 		       uint64_t now);
-/* A CNP for the QP: true if it cut the rate (else within the monitor period) */
+/*
+ * A CNP for the QP: true if it cut the rate; false within the monitor
+ * period, and when the QP's algorithm is not DCQCN (the CNP is ignored)
+ */
 bool eng_cc_rp_cnp(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 		   uint64_t now);
 /* The QP sent bytes (the byte counter's increases) */
 void eng_cc_rp_sent(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 		    uint32_t bytes, uint64_t now);
+/*
+ * The delay algorithm: an RTT sample of rtt ns (one timed packet's, to the
+ * ACK that covered it). True if it cut the rate; nothing for other algorithms.
+ */
+bool eng_cc_rp_rtt(struct eng_cc_rp *rp, const struct eng_cc_params *p,
+		   uint64_t rtt);
 /* Whether the QP is paced at all: only below its maximum rate */
 static inline bool eng_cc_rp_paced(const struct eng_cc_rp *rp)
 {

@@ -225,12 +225,13 @@ struct rxdp_engine_config {
 	void *mcast_arg;
 	/*
 	 * Congestion (README.md, "Congestion"): ecn_off: packets carry the
-	 * traffic class as the AH gives it, not ECT(0); cc_off: no CNPs sent
-	 * nor taken; cc: DCQCN's parameters (NULL: mlx5's defaults);
+	 * traffic class as the AH gives it, not ECT(0); cc_algo: what moves a
+	 * QP's rate (ENG_CC_OFF: nothing, and no CNPs sent nor taken); cc: the
+	 * algorithms' parameters (NULL: the defaults, mlx5's for DCQCN);
 	 * line_mbps: the port's speed, where a QP's rate starts (0: unknown)
 	 */
 	int ecn_off;
-	int cc_off;
+	enum eng_cc_algo cc_algo;
 	const struct eng_cc_params *cc;
 	uint32_t line_mbps;
 };
@@ -495,6 +496,7 @@ struct rxdp_engine_qp_cc {
 	uint64_t rate_kbps, target_kbps;
 	uint32_t alpha;
 	bool paced;
+	uint64_t srtt_ns; /* the requester's smoothed RTT; 0: no sample yet */
 };
 void rxdp_engine_qp_cc(struct rxdp_eqp *qp, struct rxdp_engine_qp_cc *cc);
 enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);

@@ -502,7 +502,8 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 			qp->rpath = *path;
 			eng_path_init(e, &qp->path, path);
 			/* a new peer: its rate starts at the line rate */
-			eng_cc_rp_init(&qp->cc, &e->cc, e->cfg.line_mbps);
+			eng_cc_rp_init(&qp->cc, &e->cc, e->cfg.line_mbps,
+				       e->cfg.cc_algo);
 			qp->cc_pace_wait = false;
 		}
 		qp_transport_apply(qp, attr, mask);
@@ -560,7 +561,8 @@ void rxdp_engine_qp_cc(struct rxdp_eqp *qp, struct rxdp_engine_qp_cc *cc)
 	*cc = (struct rxdp_engine_qp_cc){ .rate_kbps = qp->cc.rc,
 					  .target_kbps = qp->cc.rt,
 					  .alpha = qp->cc.alpha,
-					  .paced = eng_cc_rp_paced(&qp->cc) };
+					  .paced = eng_cc_rp_paced(&qp->cc),
+					  .srtt_ns = qp->comp.srtt };
 	pthread_mutex_unlock(&e->lock);
 }
 

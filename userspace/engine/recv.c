@@ -67,12 +67,15 @@ static void recv_ce(struct rxdp_eqp *qp)
 	e->tx_urgent = true; /* not held back for a flush */
 }
 
-/* The reaction point: a CNP from the QP's peer cuts its rate (cc.c) */
+/*
+ * The reaction point: a CNP from the QP's peer cuts its rate (cc.c), if
+ * DCQCN moves it (the delay algorithm and off ignore CNPs)
+ */
 static void recv_cnp(struct rxdp_eqp *qp)
 {
 	struct rxdp_engine *e = qp->e;
 
-	if (qp->type == IBV_QPT_UD || e->cfg.cc_off) {
+	if (qp->type == IBV_QPT_UD || qp->cc.algo != ENG_CC_DCQCN) {
 		eng_hwc(qp, RXDP_HWC_RP_CNP_IGNORED);
 		return;
 	}
@@ -111,7 +114,7 @@ void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 		recv_cnp(qp);
 		return;
 	}
-	if (qp->type != IBV_QPT_UD && !e->cfg.cc_off && pi->ecn) {
+	if (qp->type != IBV_QPT_UD && e->cfg.cc_algo != ENG_CC_OFF && pi->ecn) {
 		if (pi->ecn == PKT_ECN_CE) {
 			eng_hwc(qp, RXDP_HWC_NP_ECN_MARKED);
 			recv_ce(qp);
