@@ -4431,6 +4431,48 @@ static void test_cc_off(void **state)
 }
 
 /*
+ * A QP paced slowly still hears from its responder often: at 10 Mbit/s a
+ * 1 KiB packet leaves every 0.8 ms, so AckReq every 64 packets would leave
+ * 50 ms without an ACK, and the retransmission timer (0.5 ms at least)
+ * would resend what is merely waiting for its turn. A paced QP asks for an
+ * ACK whenever its last request for one is ENG_PACED_ACKREQ_NS old: 64
+ * packets paced go without a single retransmission, every byte arriving.
+ */
+static void test_cc_paced_acks(void **state)
+{
+	struct rxdp_engine_stats es;
+	struct eng_cc_params cp;
+	struct qp_opts o = default_opts;
+	struct host *a, *b;
+	struct pair *p;
+	const uint32_t len = 64 * MTU;
+
+	eng_cc_params_default(&cp);
+	cp.rp_rate_to_set_on_first_cnp = 10;
+	cp.rp_time_reset = 0;
+	cp.rp_byte_reset = 0;
+	o.cc = &cp;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	/* an RTT sample first, as any QP has: its timeout follows the path */
+	cc_writes(p, 1, MTU);
+	cc_inject_cnp(p, 2);
+	fill(a->buf, len, 43);
+	cc_writes(p, 1, len);
+	assert_memory_equal(b->buf, a->buf, len);
+	rxdp_engine_get_stats(a->e, &es);
+	print_message("64 packets at 10 Mbit/s: %llu resent, %llu timer "
+		      "expiries, %llu tail-loss probes\n",
+		      (unsigned long long)es.retransmits,
+		      (unsigned long long)es.rto_expiries,
+		      (unsigned long long)es.tlp_probes);
+	assert_int_equal(es.retransmits, 0);
+	assert_int_equal(es.rto_expiries + es.timeouts + es.tlp_probes, 0);
+	pair_free(p);
+}
+
+/*
  * The delay algorithm end to end: a's rate moves by the RTT of the wire,
  * never by a CNP. With delay_t_low 20 us and delay_t_high 200 us of the
  * engines' clock: a wire of no latency leaves the rate at the line rate,
@@ -4653,6 +4695,7 @@ int main(void)
 		cmocka_unit_test(test_cc_pacing),
 		cmocka_unit_test(test_cc_off),
 		cmocka_unit_test(test_cc_delay),
+		cmocka_unit_test(test_cc_paced_acks),
 		cmocka_unit_test(test_cc_receiver_crowded),
 	};
 

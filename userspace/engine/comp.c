@@ -38,9 +38,14 @@ static const uint32_t rnr_timer_10us[32] = {
  */
 #define ENG_RTO_BACKOFF_MAX 16
 
+/*
+ * Packets sent and not yet acknowledged: what the timers wait for. Not
+ * those only posted: a QP held back by its pacing has nothing on the wire
+ * between two packets, and no timer may expire for them.
+ */
 static bool req_outstanding(const struct rxdp_eqp *qp)
 {
-	return qp->comp.una != qp->req.next_psn;
+	return psn_before(qp->comp.una, qp->req.tx_hw);
 }
 
 static uint64_t req_rto(const struct rxdp_eqp *qp)

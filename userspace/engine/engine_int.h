@@ -40,6 +40,8 @@
 #define ENG_RTO_INIT_NS 2000000ULL /* before the first RTT sample */
 #define ENG_RTO_MAX_NS 1000000000ULL /* when the QP's timeout is infinite */
 #define ENG_TLP_MIN_NS 50000ULL /* tail-loss probe timeout floor */
+/* a paced QP asks for an ACK at least this often (req.c), under the above */
+#define ENG_PACED_ACKREQ_NS 40000ULL
 #define ENG_CWND_MIN 32 /* the window after losses, in packets */
 
 /* A range of an owner's memory that this process maps too (mem.c) */
@@ -300,6 +302,7 @@ struct eng_req {
 	uint32_t tx_hw; /* PSN after the highest ever sent (stats) */
 	uint32_t rd_outstanding; /* reads/atomics started, not done */
 	uint32_t since_ackreq;
+	uint64_t ackreq_at; /* ns: the newest packet with AckReq went */
 	bool ackreq_next; /* AckReq on the next packet sent */
 };
 

@@ -213,11 +213,20 @@ static void req_fill_data(struct rxdp_eqp *qp, struct swqe *w,
 	 * it at once (the responder's ACK of a later PSN acknowledges both: a
 	 * stream of small messages is acknowledged per burst, not per
 	 * message), now and then in a long one, and on the packet that fills
-	 * the window, or nothing would ever open it again.
+	 * the window, or nothing would ever open it again. A paced QP asks in
+	 * time as well as in packets: at a low rate 64 packets take longer
+	 * than the timers wait (the tail-loss probe's 50 us, the timeout's
+	 * 0.5 ms), which would resend what merely waits for its turn. So it
+	 * asks once ENG_PACED_ACKREQ_NS passed since it last asked, and on
+	 * every packet when packets go further apart than that.
 	 */
-	d->ackreq = (last && !req_followed(qp, p->prod)) ||
-		    qp->req.since_ackreq + 1 >= p->ackreq_every ||
-		    psn_diff(qp->req.send_psn, qp->comp.una) + 1 >= p->window;
+	d->ackreq =
+		(last && !req_followed(qp, p->prod)) ||
+		qp->req.since_ackreq + 1 >= p->ackreq_every ||
+		psn_diff(qp->req.send_psn, qp->comp.una) + 1 >= p->window ||
+		(eng_cc_rp_paced(&qp->cc) &&
+		 (qp->e->now - qp->req.ackreq_at >= ENG_PACED_ACKREQ_NS ||
+		  eng_cc_gap_ns(qp->cc.rc, qp->mtu) >= ENG_PACED_ACKREQ_NS));
 	if (qp->type != IBV_QPT_RC)
 		d->ackreq = 0;
 }
@@ -300,6 +309,8 @@ static bool req_went(struct rxdp_eqp *qp, struct swqe *w,
 					? psn_add(w->first_psn, w->npkts)
 					: psn_add(d->psn, 1);
 	qp->req.since_ackreq = d->ackreq ? 0 : qp->req.since_ackreq + 1;
+	if (d->ackreq)
+		qp->req.ackreq_at = qp->e->now;
 	if (qp->type != IBV_QPT_RC) {
 		qp->comp.una = psn_add(d->psn, 1);
 		qp->req.send_psn = qp->comp.una;
