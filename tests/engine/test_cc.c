@@ -44,13 +44,9 @@ static void test_defaults(void **state)
 	assert_int_equal(p.np_min_time_between_cnps, 4);
 	assert_int_equal(p.np_cnp_dscp, 48);
 	assert_int_equal(p.np_cnp_prio, 6);
-	assert_int_equal(p.delay_t_low, 100);
-	assert_int_equal(p.delay_t_high, 1000);
+	assert_int_equal(p.delay_target, 500);
 	assert_int_equal(p.delay_ai_rate, 10);
 	assert_int_equal(p.delay_beta, 819);
-	assert_int_equal(p.delay_ewma, 896);
-	assert_int_equal(p.delay_min_rtt, 50);
-	assert_int_equal(p.delay_hai_n, 5);
 
 	/* before any CNP: at the line rate, not paced, nothing moves */
 	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DCQCN);
@@ -99,13 +95,9 @@ static void test_param_names(void **state)
 		F(np_min_time_between_cnps),
 		F(np_cnp_dscp),
 		F(np_cnp_prio),
-		F(delay_t_low),
-		F(delay_t_high),
+		F(delay_target),
 		F(delay_ai_rate),
 		F(delay_beta),
-		F(delay_ewma),
-		F(delay_min_rtt),
-		F(delay_hai_n),
 #undef F
 	};
 	const size_t n = sizeof(want) / sizeof(want[0]);
@@ -132,51 +124,32 @@ static void test_param_names(void **state)
 }
 
 /*
- * The delay algorithm (TIMELY's rule) against hand-computed values, with
- * the defaults (t_low 100 us, t_high 1000 us, ai 10 Mbit/s, beta 819/1024,
- * ewma 896/1024, min_rtt 50 us, hai_n 5) at 1 Gbit/s. rtt_diff moves by
- * (d - rtt_diff) * 896 / 1024, truncated towards zero.
+ * The delay algorithm (Swift's rule on a rate) against hand-computed
+ * values, with the defaults (target 500 us, ai 10 Mbit/s, beta 819/1024,
+ * rp_min_dec_fac 50%) at 1 Gbit/s
  */
 static void test_delay(void **state)
 {
 	static const struct {
-		uint64_t rtt_us;
+		uint64_t rtt_us, at_us;
 		uint64_t rc; /* kbit/s after the sample */
-		int64_t diff; /* rtt_diff, ns */
 		bool cut;
 	} step[] = {
-		/* under t_low: an increase, already at the line rate */
-		{ 50, 1000000, 0, false },
+		/* under the target: an increase, already at the line rate */
+		{ 400, 0, 1000000, false },
+		/* over: 1,000,000 * 819 * (1000 - 500) / 1000 / 1024 = 399,902.3 */
+		{ 1000, 1000, 600098, true },
+		/* 0.5 ms after that cut, less than this round trip: none */
+		{ 2000, 1500, 600098, false },
 		/*
-		 * over t_high: d 1,950,000, diff 1,950,000 * 896 / 1024 =
-		 * 1,706,250; cut 1,000,000 * 819 * (2000 - 1000) / 2000 /
-		 * 1024 = 399,902.3
+		 * a round trip after it: 600,098 * 819 * 1500 / 2000 / 1024 =
+		 * 359,970.9 would leave less than half: rp_min_dec_fac keeps
+		 * 300,049
 		 */
-		{ 2000, 600098, 1706250, true },
-		/*
-		 * between, falling: d -1,500,000, diff 1,706,250 +
-		 * (-3,206,250 * 896 / 1024 = -2,805,468.75) = -1,099,218:
-		 * + 10,000
-		 */
-		{ 500, 610098, -1099218, false },
-		/* d 0: diff += 1,099,218 * 896 / 1024 (961,815.75) */
-		{ 500, 620098, -137403, false },
-		{ 500, 630098, -17176, false }, /* += 120,227.6 */
-		{ 500, 640098, -2147, false }, /* += 15,029 */
-		/* the fifth falling sample in a row: 5 x 10,000 */
-		{ 500, 690098, -269, false }, /* += 1,878.6 */
-		{ 500, 740098, -34, false }, /* += 235.4 */
-		/*
-		 * rising: d 100,000, diff -34 + 100,034 * 896 / 1024 (87,529.75)
-		 * = 87,495: 740,098 * 819 * 87,495 / 50,000 / 1024 is more than
-		 * half, so rp_min_dec_fac (50%) keeps 370,049
-		 */
-		{ 600, 370049, 87495, true },
-		/*
-		 * d 0: diff 87,495 - 87,495 * 896 / 1024 (76,558.1) = 10,937;
-		 * cut 370,049 * 819 * 10,937 / 50,000 / 1024 = 64,739.7
-		 */
-		{ 600, 305310, 10937, true },
+		{ 2000, 3000, 300049, true },
+		/* under the target, and at it: + 10,000 each */
+		{ 300, 4000, 310049, false },
+		{ 500, 4100, 320049, false },
 	};
 	struct eng_cc_params p;
 	struct eng_cc_rp rp;
@@ -185,32 +158,32 @@ static void test_delay(void **state)
 	eng_cc_params_default(&p);
 	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DELAY);
 	for (size_t i = 0; i < sizeof(step) / sizeof(step[0]); i++) {
-		assert_int_equal(eng_cc_rp_rtt(&rp, &p, step[i].rtt_us * US),
+		assert_int_equal(eng_cc_rp_rtt(&rp, &p, step[i].rtt_us * US,
+					       step[i].at_us * US),
 				 step[i].cut);
 		assert_int_equal(rp.rc, step[i].rc);
 		assert_int_equal(rp.rt, step[i].rc);
-		assert_int_equal(rp.rtt_diff, step[i].diff);
+		assert_int_equal(eng_cc_rp_paced(&rp), i > 0);
 	}
-	assert_true(eng_cc_rp_paced(&rp));
-	assert_int_equal(rp.cuts, 3);
+	assert_int_equal(rp.cuts, 2);
 	/* CNPs, the byte counter and the timer move nothing here */
-	assert_false(eng_cc_rp_cnp(&rp, &p, 100 * US));
-	eng_cc_rp_sent(&rp, &p, 1000000, 200 * US);
+	assert_false(eng_cc_rp_cnp(&rp, &p, 5000 * US));
+	eng_cc_rp_sent(&rp, &p, 1000000, 5000 * US);
 	eng_cc_rp_advance(&rp, &p, 100000 * US);
-	assert_int_equal(rp.rc, 305310);
+	assert_int_equal(rp.rc, 320049);
 	assert_int_equal(rp.cnps, 0);
 
 	/* rp_min_rate holds: 900 Mbit/s over a cut to 600,098 */
 	p.rp_min_rate = 900;
 	eng_cc_rp_init(&rp, &p, LINE_MBPS, ENG_CC_DELAY);
-	eng_cc_rp_rtt(&rp, &p, 2000 * US);
+	eng_cc_rp_rtt(&rp, &p, 1000 * US, 0);
 	assert_int_equal(rp.rc, 900000);
 
 	/* RTT samples move neither DCQCN's rate nor an algorithm off's */
 	eng_cc_params_default(&p);
 	for (int a = ENG_CC_DCQCN; a <= ENG_CC_OFF; a += 2) {
 		eng_cc_rp_init(&rp, &p, LINE_MBPS, (enum eng_cc_algo)a);
-		assert_false(eng_cc_rp_rtt(&rp, &p, 5000 * US));
+		assert_false(eng_cc_rp_rtt(&rp, &p, 5000 * US, 0));
 		assert_int_equal(rp.rc, 1000000);
 		assert_false(eng_cc_rp_paced(&rp));
 	}

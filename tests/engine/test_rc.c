@@ -4474,12 +4474,11 @@ static void test_cc_paced_acks(void **state)
 
 /*
  * The delay algorithm end to end: a's rate moves by the RTT of the wire,
- * never by a CNP. With delay_t_low 20 us and delay_t_high 200 us of the
- * engines' clock: a wire of no latency leaves the rate at the line rate,
- * unpaced; 400 us towards b makes every sample past t_high, and a's rate
- * falls (paced, counted as cuts); a CNP from the peer is ignored; back to
- * no latency, each sample under t_low raises the rate again. Every Write's
- * bytes arrive.
+ * never by a CNP. With delay_target 200 us of the engines' clock: a wire
+ * of no latency leaves the rate at the line rate, unpaced; 400 us towards
+ * b makes every sample exceed it, and a's rate falls (paced); a CNP from
+ * the peer is ignored; back to no latency, each sample raises the rate
+ * again. Every Write's bytes arrive.
  */
 static void test_cc_delay(void **state)
 {
@@ -4491,9 +4490,7 @@ static void test_cc_delay(void **state)
 	const uint32_t len = 16 * MTU;
 
 	eng_cc_params_default(&cp);
-	cp.delay_t_low = 20;
-	cp.delay_t_high = 200;
-	cp.delay_min_rtt = 10;
+	cp.delay_target = 200;
 	o.cc = &cp;
 	o.cc_algo = ENG_CC_DELAY;
 	p = pair_new(&o);

@@ -36,13 +36,9 @@ void eng_cc_params_default(struct eng_cc_params *p)
 		.np_cnp_dscp = 48,
 		.np_cnp_prio = 6,
 		/* README "Congestion" says how these were chosen */
-		.delay_t_low = 100,
-		.delay_t_high = 1000,
+		.delay_target = 500,
 		.delay_ai_rate = 10,
 		.delay_beta = 819,
-		.delay_ewma = 896,
-		.delay_min_rtt = 50,
-		.delay_hai_n = 5,
 	};
 }
 
@@ -97,13 +93,9 @@ static const struct {
 	CC_PARAM(np_min_time_between_cnps),
 	CC_PARAM(np_cnp_dscp),
 	CC_PARAM(np_cnp_prio),
-	CC_PARAM(delay_t_low),
-	CC_PARAM(delay_t_high),
+	CC_PARAM(delay_target),
 	CC_PARAM(delay_ai_rate),
 	CC_PARAM(delay_beta),
-	CC_PARAM(delay_ewma),
-	CC_PARAM(delay_min_rtt),
-	CC_PARAM(delay_hai_n),
 };
 /* every field of the struct is in the table */
 _Static_assert(sizeof(cc_param) / sizeof(cc_param[0]) ==
@@ -310,57 +302,38 @@ static void cc_delay_set(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 }
 
 /*
- * TIMELY's rule, once per RTT sample: below delay_t_low an additive
- * increase; above delay_t_high a cut by beta * (1 - t_high / rtt); between
- * them the RTT's gradient (the samples' difference, averaged, in units of
- * delay_min_rtt) decides: not rising, an increase (5 times the step after
- * delay_hai_n such samples in a row); rising, a cut by beta * gradient. A
- * cut keeps at least rp_min_dec_fac % of the rate, as DCQCN's does.
+ * Swift's rule on a rate, once per RTT sample: at or under delay_target an
+ * additive increase (delay_ai_rate: a sample comes once a round trip, so
+ * per round trip, as Swift's window grows); over it a cut by
+ * beta * (rtt - target) / rtt, at most once a round trip (the samples of
+ * the round trip after a cut still see the queue it left) and keeping at
+ * least rp_min_dec_fac % of the rate, as DCQCN's cut does. No gradient:
+ * the round trips of a software peer vary by more than a queue's growth.
  */
 bool eng_cc_rp_rtt(struct eng_cc_rp *rp, const struct eng_cc_params *p,
-		   uint64_t rtt)
+		   uint64_t rtt, uint64_t now)
 {
-	uint64_t t_low = (uint64_t)p->delay_t_low * NS_PER_US,
-		 t_high = (uint64_t)p->delay_t_high * NS_PER_US,
-		 ai = (uint64_t)p->delay_ai_rate * KBPS_PER_MBPS,
-		 min_rtt = (uint64_t)p->delay_min_rtt * NS_PER_US, cut;
-	int64_t d;
+	uint64_t target = (uint64_t)p->delay_target * NS_PER_US, cut, keep;
 
 	if (rp->algo != ENG_CC_DELAY)
 		return false;
-	d = rp->prev_rtt ? (int64_t)rtt - (int64_t)rp->prev_rtt : 0;
-	rp->prev_rtt = rtt;
-	rp->rtt_diff += (d - rp->rtt_diff) * (int64_t)p->delay_ewma /
-			(int64_t)ENG_CC_ALPHA_ONE;
-	if (rtt < t_low) {
-		rp->falls = 0;
-		cc_delay_set(rp, p, rp->rc + ai);
-		return false;
-	}
-	if (rtt > t_high) {
-		rp->falls = 0;
-		/* rc * beta * (rtt - t_high) / rtt */
-		cut = (uint64_t)((unsigned __int128)rp->rc * p->delay_beta *
-				 (rtt - t_high) / rtt / ENG_CC_ALPHA_ONE);
-	} else if (rp->rtt_diff <= 0) {
-		rp->falls++;
+	if (rtt <= target) {
 		cc_delay_set(rp, p,
-			     rp->rc + (rp->falls >= p->delay_hai_n ? 5 : 1) *
-					      ai);
+			     rp->rc + (uint64_t)p->delay_ai_rate *
+					      KBPS_PER_MBPS);
 		return false;
-	} else {
-		rp->falls = 0;
-		/* rc * beta * rtt_diff / min_rtt */
-		cut = min_rtt ? (uint64_t)((unsigned __int128)rp->rc *
-					   p->delay_beta *
-					   (uint64_t)rp->rtt_diff / min_rtt /
-					   ENG_CC_ALPHA_ONE)
-			      : rp->rc;
 	}
-	if (cut > rp->rc - rp->rc * p->rp_min_dec_fac / 100)
-		cut = rp->rc - rp->rc * p->rp_min_dec_fac / 100;
+	if (rp->cuts && now - rp->last_cut < rtt)
+		return false;
+	/* rc * beta * (rtt - target) / rtt, in 128 bits: rtt may be seconds */
+	cut = (uint64_t)((unsigned __int128)rp->rc * p->delay_beta *
+			 (rtt - target) / rtt / ENG_CC_ALPHA_ONE);
+	keep = rp->rc * p->rp_min_dec_fac / 100;
+	if (rp->rc - cut < keep)
+		cut = rp->rc - keep;
 	rp->active = true;
 	rp->cuts++;
+	rp->last_cut = now;
 	cc_delay_set(rp, p, rp->rc - cut);
 	return true;
 }

@@ -9,10 +9,10 @@
  * looks, for every period that ended since, so no timer ever has to fire at
  * dce_tcp_rtt's 1 us.
  *
- * And a delay-based algorithm for networks whose switches never mark (TIMELY,
- * Mittal et al., SIGCOMM 2015): the same per-QP rate, moved by each RTT
- * sample the requester already takes, never by CNPs. Per device one of the
- * two, or none (enum eng_cc_algo).
+ * And a delay-based algorithm for networks whose switches never mark (Swift's
+ * rule, Kumar et al., SIGCOMM 2020, on a rate): the same per-QP rate, moved
+ * by each RTT sample the requester already takes, never by CNPs. Per device
+ * one of the two, or none (enum eng_cc_algo).
  *
  * Units: times in ns, rates in kbit/s (the parameters, as mlx5's, in Mbit/s
  * and microseconds), alpha and the delay algorithm's weights in 1/1024.
@@ -57,14 +57,10 @@ struct eng_cc_params {
 	uint32_t np_min_time_between_cnps; /* us, per QP */
 	uint32_t np_cnp_dscp;
 	uint32_t np_cnp_prio; /* PCP of a CNP sent on a VLAN */
-	/* the delay algorithm's (rxdp's own names; TIMELY's symbols) */
-	uint32_t delay_t_low; /* us: below it, always an increase (T_low) */
-	uint32_t delay_t_high; /* us: above it, always a cut (T_high) */
-	uint32_t delay_ai_rate; /* Mbit/s, additive increase (delta) */
-	uint32_t delay_beta; /* 1/1024, how deep a cut (beta) */
-	uint32_t delay_ewma; /* 1/1024, a new RTT difference's weight (alpha) */
-	uint32_t delay_min_rtt; /* us, the gradient's unit (minRTT) */
-	uint32_t delay_hai_n; /* falling samples before 5x increases (N) */
+	/* the delay algorithm's (rxdp's own names) */
+	uint32_t delay_target; /* us: an RTT above it is a queue to drain */
+	uint32_t delay_ai_rate; /* Mbit/s, the increase per sample under it */
+	uint32_t delay_beta; /* 1/1024, how deep a cut per unit of excess */
 };
 
 void eng_cc_params_default(struct eng_cc_params *p);
@@ -92,10 +88,6 @@ struct eng_cc_rp {
 	uint64_t bytes; /* sent since the last byte increase or cut */
 	uint64_t last_cut; /* ns */
 	uint64_t cnps, cuts; /* CNPs handled, the cuts made */
-	/* the delay algorithm's */
-	uint64_t prev_rtt; /* ns, the last sample; 0: none yet */
-	int64_t rtt_diff; /* ns, the samples' difference, averaged */
-	uint32_t falls; /* samples in a row with a gradient <= 0 */
 };
 
 /* line_mbps: the port's speed (0: unknown, 100 Gbit/s assumed) */
@@ -115,10 +107,11 @@ void eng_cc_rp_sent(struct eng_cc_rp *rp, const struct eng_cc_params *p,
 		    uint32_t bytes, uint64_t now);
 /*
  * The delay algorithm: an RTT sample of rtt ns (one timed packet's, to the
- * ACK that covered it). True if it cut the rate; nothing for other algorithms.
+ * ACK that covered it) at now. True if it cut the rate; nothing for other
+ * algorithms.
  */
 bool eng_cc_rp_rtt(struct eng_cc_rp *rp, const struct eng_cc_params *p,
-		   uint64_t rtt);
+		   uint64_t rtt, uint64_t now);
 /* Whether the QP is paced at all: only below its maximum rate */
 static inline bool eng_cc_rp_paced(const struct eng_cc_rp *rp)
 {

@@ -83,7 +83,7 @@ static void req_rtt_sample(struct rxdp_eqp *qp, uint64_t r)
 {
 	uint64_t d;
 
-	eng_cc_rp_rtt(&qp->cc, &qp->e->cc, r);
+	eng_cc_rp_rtt(&qp->cc, &qp->e->cc, r, qp->e->now);
 	if (!qp->comp.rtt_known) {
 		qp->comp.rtt_known = true;
 		qp->comp.srtt = r;
