@@ -434,6 +434,71 @@ static void test_xsk_rx_fill(void **state)
 }
 
 /*
+ * Loopback takes turns with the wire: b's engine is held while a sends 10
+ * frames to it and b queues 200 looped back (to its own MAC, as a QP
+ * talking to a QP of the same device does); b's bursts then give the
+ * wire's frames within the first two, not after the loop's 200 (four
+ * bursts of 64, as when the loop always went first), and every frame of
+ * both comes.
+ */
+struct turn_run {
+	int first_wire; /* the burst that brought the first wire frame */
+	uint32_t wire, loop;
+};
+
+static int turn_call(void *port, void *arg)
+{
+	const struct rxdp_port_ops *ops = &rxdp_xsk_port_ops;
+	struct flush_run fr = { .n = 10 };
+	struct turn_run *r = arg;
+	struct rxdp_frame f[64];
+
+	rxdp_engine_port_call(sides[0].e, flush_call, &fr);
+	usleep(20000); /* on the veth and into b's RX ring */
+	for (int i = 0; i < 200; i++) {
+		uint32_t cap = 0;
+		uint8_t *b = ops->tx_get(port, &cap);
+
+		assert_non_null(b);
+		memset(b, 0, 64);
+		b[0] = b[6] = 2, b[5] = b[11] = 0x77; /* from and to itself */
+		b[12] = 0x88, b[13] = 0xb5;
+		ops->tx_put(port, b, 64);
+	}
+	r->first_wire = -1;
+	for (int k = 0; k < 20 && r->wire + r->loop < 210; k++) {
+		int n = ops->rx_burst(port, f, 64);
+
+		for (int i = 0; i < n; i++) {
+			if (((uint8_t *)f[i].data)[0] == 0xff) {
+				r->wire++;
+				if (r->first_wire < 0)
+					r->first_wire = k;
+			} else {
+				r->loop++;
+			}
+		}
+		if (n > 0)
+			ops->rx_release(port, f, n);
+	}
+	return 0;
+}
+
+static void test_xsk_loop_turns(void **state)
+{
+	struct turn_run r = { 0 };
+
+	(void)state;
+	rxdp_engine_port_call(sides[1].e, turn_call, &r);
+	print_message("the wire's first frame in burst %d; %u wire, %u loop "
+		      "frames\n",
+		      r.first_wire, r.wire, r.loop);
+	assert_int_equal(r.wire, 10);
+	assert_int_equal(r.loop, 200);
+	assert_true(r.first_wire >= 0 && r.first_wire <= 1);
+}
+
+/*
  * The TX thread (rxdp_xsk_port_tx_thread()): a flush of 8 frames or more
  * starts it and leaves the kicking to it, and the peer gets every frame; a
  * flush of a few, with the thread asleep after its spin, is kicked by the
@@ -659,6 +724,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xsk_flush_all),
 		cmocka_unit_test(test_xsk_rx_fill),
+		cmocka_unit_test(test_xsk_loop_turns),
 		cmocka_unit_test(test_xsk_tx_thread),
 		/* with the TX thread running: the port's sockets reallocated */
 		cmocka_unit_test(test_xsk_port_add),

@@ -30,8 +30,10 @@
  * Loopback: a frame addressed to its own source MAC (a QP of this device
  * talking to another QP of the same device, or to itself) would not come
  * back from the wire; tx_put() queues its buffer on the loop list instead,
- * and the next rx_burst() hands it to the engine as a received frame, whose
- * rx_release() puts the buffer back in the TX pool. No copy.
+ * and an rx_burst() hands it to the engine as a received frame, whose
+ * rx_release() puts the buffer back in the TX pool. No copy. The loop and
+ * the sockets take turns, burst by burst: a loopback stream keeps the loop
+ * from ever emptying, and a wire frame must not wait for it to.
  *
  * Only the engine (under its lock) calls into a port, so no locking here;
  * the one other thread, a port's TX thread (below), only reads socket 0's
@@ -114,6 +116,7 @@ struct rxdp_xsk_port {
 	uint32_t *loop_len;
 	uint32_t loop_head, loop_n, loop_cap;
 	uint32_t rx_loop; /* the last rx_burst() took this many from the loop */
+	bool loop_yield; /* ... and the sockets have the next turn */
 	/* the TX thread (rxdp_xsk_port_tx_thread()) */
 	bool txt_want; /* start one at the first large flush */
 	bool txt_on; /* running */
@@ -1144,25 +1147,31 @@ static uint32_t xp_rx_fill(void *port)
  * Up to max packets from the next socket with any. The descriptors taken
  * are remembered for rx_release(), which must come before the next burst.
  */
+/* A burst of looped-back frames; the sockets have the next turn */
+static int xp_rx_loop(struct rxdp_xsk_port *p, struct rxdp_frame *f, int max)
+{
+	uint32_t k, n = p->loop_n < (uint32_t)max ? p->loop_n : (uint32_t)max;
+
+	for (k = 0; k < n; k++) {
+		uint32_t i = (p->loop_head + k) % p->loop_cap;
+
+		f[k].data = p->s[0].area + p->loop_addr[i];
+		f[k].len = p->loop_len[i];
+		f[k].cookie = p->loop_addr[i];
+	}
+	p->rx_loop = n;
+	p->rx_permille = 0; /* its own frames: no receive ring */
+	p->loop_yield = true;
+	return (int)n;
+}
+
 static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 {
 	struct rxdp_xsk_port *p = port;
 
-	if (p->loop_n) {
-		uint32_t k, n = p->loop_n < (uint32_t)max ? p->loop_n
-							  : (uint32_t)max;
-
-		for (k = 0; k < n; k++) {
-			uint32_t i = (p->loop_head + k) % p->loop_cap;
-
-			f[k].data = p->s[0].area + p->loop_addr[i];
-			f[k].len = p->loop_len[i];
-			f[k].cookie = p->loop_addr[i];
-		}
-		p->rx_loop = n;
-		p->rx_permille = 0; /* its own frames: no receive ring */
-		return (int)n;
-	}
+	if (p->loop_n && !p->loop_yield)
+		return xp_rx_loop(p, f, max);
+	p->loop_yield = false;
 
 	for (int tries = 0; tries < p->n; tries++) {
 		int i = p->rx_next;
@@ -1222,7 +1231,8 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 			xp_rx_release(p, f, 0);
 		return got;
 	}
-	return 0;
+	/* the sockets had nothing: the loop's turn after all */
+	return p->loop_n ? xp_rx_loop(p, f, max) : 0;
 }
 
 static int xp_poll_fds(void *port, int *fds, int max)
