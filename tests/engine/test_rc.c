@@ -4473,6 +4473,56 @@ static void test_cc_paced_acks(void **state)
 }
 
 /*
+ * The loss window's floor follows the QP's rate: a timeout takes an
+ * unpaced QP's window to ENG_CWND_MIN (32), but one paced to 10 Mbit/s
+ * (a round trip of 1-2 us carries no packet at that rate) to 2. Every
+ * byte still arrives once the wire is back.
+ */
+static void test_cc_window_floor(void **state)
+{
+	struct eng_cc_params cp;
+	struct qp_opts o = default_opts;
+
+	eng_cc_params_default(&cp);
+	cp.rp_rate_to_set_on_first_cnp = 10;
+	cp.rp_time_reset = 0;
+	cp.rp_byte_reset = 0;
+	o.cc = &cp;
+	for (int paced = 0; paced < 2; paced++) {
+		struct rxdp_engine_qp_cc cc;
+		struct rxdp_engine_stats sa;
+		struct host *a, *b;
+		struct pair *p = pair_new(&o);
+		const uint32_t len = 4 * MTU;
+		struct ibv_wc wc;
+
+		a = &p->h[0];
+		b = &p->h[1];
+		cc_writes(p, 1, MTU); /* an RTT sample */
+		if (paced)
+			cc_inject_cnp(p, 2);
+		fill(a->buf, len, 44 + (uint32_t)paced);
+		memwire_cut(p->w, 1);
+		post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, len, (uintptr_t)b->buf,
+			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+		do {
+			drive(p);
+			rxdp_engine_get_stats(a->e, &sa);
+		} while (!sa.rto_expiries);
+		rxdp_engine_qp_cc(a->qp, &cc);
+		print_message("%s: the window after a timeout: %u packets\n",
+			      paced ? "paced to 10 Mbit/s" : "not paced",
+			      cc.cwnd);
+		assert_int_equal(cc.cwnd, paced ? 2 : 32);
+		memwire_cut(p->w, 0);
+		wait_wc(p, a->scq, &wc, 1);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_memory_equal(b->buf, a->buf, len);
+		pair_free(p);
+	}
+}
+
+/*
  * The delay algorithm end to end: a's rate moves by the RTT of the wire,
  * never by a CNP. With delay_target 200 us of the engines' clock: a wire
  * of no latency leaves the rate at the line rate, unpaced; 400 us towards
@@ -4693,6 +4743,7 @@ int main(void)
 		cmocka_unit_test(test_cc_off),
 		cmocka_unit_test(test_cc_delay),
 		cmocka_unit_test(test_cc_paced_acks),
+		cmocka_unit_test(test_cc_window_floor),
 		cmocka_unit_test(test_cc_receiver_crowded),
 	};
 

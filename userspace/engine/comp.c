@@ -84,6 +84,8 @@ static void req_rtt_sample(struct rxdp_eqp *qp, uint64_t r)
 	uint64_t d;
 
 	eng_cc_rp_rtt(&qp->cc, &qp->e->cc, r, qp->e->now);
+	if (!qp->comp.rtt_known || r < qp->comp.rtt_min)
+		qp->comp.rtt_min = r;
 	if (!qp->comp.rtt_known) {
 		qp->comp.rtt_known = true;
 		qp->comp.srtt = r;
@@ -243,16 +245,44 @@ void req_retire(struct rxdp_eqp *qp)
  * sent after it, and a window fuller than the path needs only lengthens
  * the queue in front of the responder (a software one, a CPU's worth of
  * packets), not the throughput. So the window halves on a loss (once per
- * window of packets) down to ENG_CWND_MIN, and grows by a packet per
- * window acknowledged up to ENG_WINDOW, as TCP's congestion avoidance
- * does; a timeout starts it again from ENG_CWND_MIN.
+ * window of packets) down to its floor (req_cwnd_floor()), and grows by a
+ * packet per window acknowledged up to ENG_WINDOW, as TCP's congestion
+ * avoidance does; a timeout starts it again from the floor.
  */
+
+/*
+ * The floor: ENG_CWND_MIN (32), which keeps go-back-N's clean rate through
+ * random loss (1% through a lossy hop: 0.71 of the clean goodput, against
+ * 0.47 with a floor of 8 and 0.39 with 2); but 64 QPs of 32 packets each
+ * overrun a receiver's ring (incast 16x4 with congestion control off: 57 000
+ * overruns, against 7 700 with 8 and 4 600 with 2). So once congestion
+ * control has cut a QP's rate (its share of the path, measured), the
+ * floor is what that rate carries in the least round trip seen (the path
+ * without its queues), 2 packets at least: the window then never holds
+ * more than the QP's share needs.
+ */
+static uint32_t req_cwnd_floor(const struct rxdp_eqp *qp)
+{
+	uint64_t bytes;
+
+	if (!eng_cc_rp_paced(&qp->cc) || !qp->comp.rtt_known)
+		return ENG_CWND_MIN;
+	/* kbit/s * ns / 8e6: bytes in flight at the rate, queues aside */
+	bytes = qp->cc.rc * qp->comp.rtt_min / 8000000;
+	if (bytes / qp->mtu >= ENG_CWND_MIN)
+		return ENG_CWND_MIN;
+	return bytes / qp->mtu > ENG_CWND_LOW ? (uint32_t)(bytes / qp->mtu)
+					      : ENG_CWND_LOW;
+}
+
 static void req_cwnd_cut(struct rxdp_eqp *qp, bool timeout)
 {
+	uint32_t floor = req_cwnd_floor(qp);
+
 	if (qp->comp.cwr && !timeout)
 		return; /* this loss belongs to a window already cut */
-	qp->comp.cwnd = timeout || qp->comp.cwnd / 2 < ENG_CWND_MIN
-				? ENG_CWND_MIN
+	qp->comp.cwnd = timeout || qp->comp.cwnd / 2 < floor
+				? floor
 				: qp->comp.cwnd / 2;
 	qp->comp.cwnd_acked = 0;
 	qp->comp.cwr = true;

@@ -497,6 +497,7 @@ struct rxdp_engine_qp_cc {
 	uint32_t alpha;
 	bool paced;
 	uint64_t srtt_ns; /* the requester's smoothed RTT; 0: no sample yet */
+	uint32_t cwnd; /* the loss window, packets */
 };
 void rxdp_engine_qp_cc(struct rxdp_eqp *qp, struct rxdp_engine_qp_cc *cc);
 enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);

@@ -43,6 +43,7 @@
 /* a paced QP asks for an ACK at least this often (req.c), under the above */
 #define ENG_PACED_ACKREQ_NS 40000ULL
 #define ENG_CWND_MIN 32 /* the window after losses, in packets */
+#define ENG_CWND_LOW 2 /* ... at least, for a QP paced low (comp.c) */
 
 /* A range of an owner's memory that this process maps too (mem.c) */
 struct eng_win {
@@ -324,6 +325,7 @@ struct eng_comp {
 	/* round-trip time, from the ACK of one timed packet at a time */
 	bool rtt_known;
 	uint64_t srtt, rttvar; /* ns */
+	uint64_t rtt_min; /* ns, the least sample: the path without queues */
 	bool rtt_timing; /* rtt_psn went out at rtt_at */
 	uint64_t rtt_at;
 	uint32_t rtt_psn;

@@ -562,7 +562,8 @@ void rxdp_engine_qp_cc(struct rxdp_eqp *qp, struct rxdp_engine_qp_cc *cc)
 					  .target_kbps = qp->cc.rt,
 					  .alpha = qp->cc.alpha,
 					  .paced = eng_cc_rp_paced(&qp->cc),
-					  .srtt_ns = qp->comp.srtt };
+					  .srtt_ns = qp->comp.srtt,
+					  .cwnd = qp->comp.cwnd };
 	pthread_mutex_unlock(&e->lock);
 }
 
