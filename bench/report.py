@@ -302,6 +302,48 @@ def incast_section(b):
     return lines + flows
 
 
+SHARE_LOADS = (("alone", "nothing"), ("hog", "a CPU hog"),
+               ("wire-4096", "a 4 KiB write stream across the wire"),
+               ("wire-65536", "a 64 KiB write stream across the wire"),
+               ("loop-4096", "a 4 KiB write stream looped back"),
+               ("loop-65536", "a 64 KiB write stream looped back"))
+
+
+def share_section(b):
+    "the sharing section: the victim's latency beside each load"
+    lat = {k: b.get("share pingpong " + k, 1500, 64, "lat")
+           for k, _ in SHARE_LOADS}
+    if all(v is None for v in lat.values()):
+        return []
+    hog = lat["hog"]
+    lines = [
+        "", "## Sharing: one user's ping-pong beside another's load", "",
+        "ibv_rc_pingpong -s 64 of one user (uid 12345) from host B to host "
+        "A, beside another user's (65534) load on host A: a CPU hog, or "
+        "ib_write_bw -t 8 from B to A (across the wire) or from A to A "
+        "(looped back on the same device); MTU 1500. The stream's "
+        "bandwidth alone, and beside the ping-pong. Issue 45's targets: "
+        "beside a stream at most 1.5 times the figure beside the hog, the "
+        "stream keeping 0.8 of its bandwidth.", "",
+        "| beside the ping-pong | us per iteration | times beside the hog "
+        "| stream Gbit/s alone / beside | kept |",
+        "|---|---:|---:|---:|---:|"]
+    for k, what in SHARE_LOADS:
+        if lat[k] is None:
+            continue
+        times = "%.2f" % (lat[k] / hog) if hog and k != "alone" else ""
+        bw = kept = ""
+        if "-" in k:
+            path, size = k.split("-")
+            a = b.get("share stream %s alone" % path, 1500, int(size), "bw")
+            s = b.get("share stream %s beside" % path, 1500, int(size), "bw")
+            bw = "%s / %s" % (fmt(a), fmt(s))
+            kept = "%.2f" % (s / a) if a and s is not None else ""
+        lines.append("| %s | %s | %s | %s | %s |" % (what, fmt(lat[k]),
+                                                     times, bw, kept))
+    return lines
+
+
 def idle_verdict(outdir):
     try:
         with open(os.path.join(outdir, "cpuwatch.json")) as f:
@@ -499,6 +541,7 @@ def main():
               "fair scheduler.", ""] + nofifo_table(b)
     lines += ["", "## rxdpd --poll on CPUs of its own", ""] + poll_table(b)
     lines += incast_section(b)
+    lines += share_section(b)
     lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",
               "## Every figure", "",

@@ -22,14 +22,18 @@
 #      TBF at 1 Gbit/s with a shallow or a deep buffer on the port toward
 #      the receiver, ECN marking off or on), rxdp ib_send_bw -e beside TCP
 #      iperf3 (cubic; with ECN where the port marks), MTU 1500 (see
-#      bench_incast for its knobs).
+#      bench_incast for its knobs);
+#   7. sharing: one user's 64 B ping-pong alone and beside another user's
+#      CPU hog or RDMA Write stream (across the wire or looped back on the
+#      same device, 4 KiB and 64 KiB), and the stream's bandwidth alone and
+#      beside it (issue 45's figures).
 # bench/cpuwatch.py watches the whole run: whether other processes used
 # the CPUs meanwhile (a shared machine makes every figure noisy).
 # Raw samples go to build/bench/samples.tsv (RXDP_BENCH_OUT: another folder);
 # bench/report.py turns them into results.{md,json} and PNG plots there. RXDP_BENCH_REPEAT (default
 # 3) runs of each figure; the report quotes medians and the spread.
 # RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
-# "raw tcp rxdp loss extras pairs nofifo poll incast") choose what runs; RXDP_BENCH_MIB (default
+# "raw tcp rxdp loss extras pairs nofifo poll incast share") choose what runs; RXDP_BENCH_MIB (default
 # 1024) how much each bandwidth run moves; RXDP_BENCH_ENGINES (default auto)
 # rxdpd's --engines in the pairs section.
 set -u
@@ -46,7 +50,7 @@ require_cmd sockperf iperf3 ib_write_lat ethtool
 out=${RXDP_BENCH_OUT:-$root/build/bench} # tests/bench/incast.sh: a folder of its own
 REPEAT=${RXDP_BENCH_REPEAT:-3}
 MTUS=${RXDP_BENCH_MTUS:-9000 1500}
-SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs nofifo poll incast} "
+SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs nofifo poll incast share} "
 LOSSES="0 0.1 1"
 MIB=${RXDP_BENCH_MIB:-1024} # moved by each bandwidth run
 ENGINES=${RXDP_BENCH_ENGINES:-auto} # rxdpd --engines of the pairs section
@@ -852,6 +856,90 @@ incast_run() {
 		"$(grep '^ping ' "$tmp/ping" | cut -d' ' -f2-)"
 }
 
+# --- 9. sharing: one user's ping-pong beside another's load ---------------
+# The victim (uid 12345): ibv_rc_pingpong -s 64 from host B to host A,
+# SHARE_N iterations (its us per iteration). Beside it, another user's
+# (65534) load on host A: a CPU hog, or ib_write_bw -t 8 (4 KiB or 64 KiB)
+# from B to A (wire) or from A to A (loopback: the same device, one
+# engine's work both ways), which runs SHARE_SECS and whose bandwidth is
+# measured alone first, then with the victim started a second into it.
+SHARE_N=${RXDP_BENCH_SHARE_N:-2000}
+SHARE_SECS=${RXDP_BENCH_SHARE_SECS:-6}
+share_as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
+# share_pp: one victim run, its us per iteration to stdout
+share_pp() {
+	# shellcheck disable=SC2046 # share_as: words
+	verbs "$NS_A" $(share_as 12345) ibv_rc_pingpong -d "$devA" -g "$gid" \
+		-s 64 -n "$SHARE_N" -p 18520 >"$tmp/pps" 2>&1 &
+	local s=$!
+	wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18520 '"
+	# shellcheck disable=SC2046
+	verbs "$NS_B" $(share_as 12345) ibv_rc_pingpong -d "$devB" -g "$gid" \
+		-s 64 -n "$SHARE_N" -p 18520 "$ADDR_A" >"$tmp/ppc" 2>&1
+	wait $s
+	awk '/usec\/iter/ {print $(NF - 1)}' "$tmp/ppc" | head -n 1
+}
+# share_stream PATH SIZE: the other user's stream in the background (its
+# client's pid in $sspid), PATH wire (B to A) or loop (A to A)
+share_stream() {
+	local cns=$NS_B cdev=$devB
+	[ "$1" = loop ] && cns=$NS_A cdev=$devA
+	# shellcheck disable=SC2046
+	verbs "$NS_A" $(share_as 65534) ib_write_bw -d "$devA" -x "$gid" -s "$2" \
+		-t 8 -D "$SHARE_SECS" -p 18521 --report_gbits >"$tmp/sss" 2>&1 &
+	sspids=($!)
+	wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18521 '"
+	# shellcheck disable=SC2046
+	verbs "$cns" $(share_as 65534) ib_write_bw -d "$cdev" -x "$gid" -s "$2" \
+		-t 8 -D "$SHARE_SECS" -p 18521 --report_gbits "$ADDR_A" >"$tmp/ssc" 2>&1 &
+	sspids+=($!)
+}
+share_stream_end() { # wait for the stream: its Gbit/s to $tmp/ssbw
+	wait "${sspids[@]}"
+	sspids=()
+	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print $4}' "$tmp/ssc" | tail -n 1 >"$tmp/ssbw"
+}
+bench_share() {
+	local r load path size v
+	MTU=1500
+	echo "# sharing: a 64 B ping-pong (uid 12345) beside another user's load, MTU $MTU"
+	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+	chmod 755 "$tmp"
+	rxdp_hosts "$tmp"
+	sspids=()
+	on_exit 'kill ${sspids[*]} 2>/dev/null'
+	for r in $(seq "$REPEAT"); do
+		for load in alone hog wire-4096 wire-65536 loop-4096 loop-65536; do
+			case $load in
+			alone) v=$(share_pp) ;;
+			hog)
+				# shellcheck disable=SC2046
+				ip netns exec "$NS_A" $(share_as 65534) sh -c 'exec yes' >/dev/null &
+				sspids=($!)
+				v=$(share_pp)
+				kill "${sspids[@]}"
+				wait "${sspids[@]}" 2>/dev/null
+				sspids=()
+				;;
+			*)
+				path=${load%-*} size=${load#*-}
+				share_stream "$path" "$size"
+				share_stream_end
+				sample "share stream $path alone" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
+				share_stream "$path" "$size"
+				sleep 1
+				v=$(share_pp)
+				share_stream_end
+				sample "share stream $path beside" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
+				;;
+			esac
+			sample "share pingpong $load" 64 lat us "$v"
+			echo "  beside $load: $v us per iteration"
+		done
+		round share "$r"
+	done
+}
+
 bench_incast() {
 	local c k q maxk=0 i r buf mark t
 	MTU=1500
@@ -931,6 +1019,7 @@ has pairs && section bench_pairs
 has nofifo && section bench_nofifo
 has poll && section bench_poll
 has incast && section bench_incast
+has share && section bench_share
 kill $watch
 wait $watch
 /usr/bin/python3 "$root/bench/report.py" "$samples" "$out"
