@@ -60,30 +60,29 @@ done
 out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
 echo "ok: commands described, an unknown one refused"
-# rxdpd --cc: a mistake is one line and exit 2, before anything starts
-for arg in "frob=1:no parameter frob" "rp_time_reset=x:x is not a number" \
-	"rp_time_reset=-1:-1 is not a number" "rp_gd=4294967296:is not a number" \
-	"rp_gd:NAME=VALUE expected" "rp_gd=5,=1:NAME=VALUE expected"; do
-	out=$("$BIN/rxdpd" --socket "$tmp/cc.sock" --cc "${arg%%:*}" 2>"$tmp/err")
+# rxdpd --cc and --cc-algo: a mistake is one line and exit 2, before
+# anything starts ("OPTION ARG|what the line says")
+while IFS='|' read -r opt msg; do
+	arg=${opt#* } opt=${opt%% *}
+	out=$("$BIN/rxdpd" --socket "$tmp/cc.sock" "$opt" "$arg" 2>"$tmp/err")
 	rc=$?
 	[ $rc = 2 ] && [ -z "$out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
-		grep -q "^rxdpd: --cc.*${arg#*:}" "$tmp/err" ||
-		fail "rxdpd --cc ${arg%%:*}: exit $rc, $(cat "$tmp/err")"
-	[ ! -e "$tmp/cc.sock" ] || fail "rxdpd --cc ${arg%%:*} started"
-done
-echo "ok: rxdpd --cc refuses an unknown name, a value that is no number"
-# rxdpd --cc-algo: the same, for an unknown algorithm or interface name
-for arg in "timely:no algorithm timely (dcqcn, delay, off)" \
-	"eth0=fast:no algorithm fast" "=delay:=delay: IFNAME=ALGO expected" \
-	"delay,averyveryverylongname=off:averyveryverylongname is not an interface"; do
-	out=$("$BIN/rxdpd" --socket "$tmp/cc.sock" --cc-algo "${arg%%:*}" 2>"$tmp/err")
-	rc=$?
-	[ $rc = 2 ] && [ -z "$out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
-		grep -qF "rxdpd: --cc-algo: ${arg#*:}" "$tmp/err" ||
-		fail "rxdpd --cc-algo ${arg%%:*}: exit $rc, $(cat "$tmp/err")"
-	[ ! -e "$tmp/cc.sock" ] || fail "rxdpd --cc-algo ${arg%%:*} started"
-done
-echo "ok: rxdpd --cc-algo refuses an unknown algorithm, a bad interface name"
+		grep -qF "rxdpd: $opt" "$tmp/err" && grep -qF -- "$msg" "$tmp/err" ||
+		fail "rxdpd $opt $arg: exit $rc, $(cat "$tmp/err")"
+	[ ! -e "$tmp/cc.sock" ] || fail "rxdpd $opt $arg started"
+done <<'EOF'
+--cc frob=1|no parameter frob
+--cc rp_time_reset=x|x is not a number
+--cc rp_time_reset=-1|-1 is not a number
+--cc rp_gd=4294967296|is not a number
+--cc rp_gd|NAME=VALUE expected
+--cc rp_gd=5,=1|NAME=VALUE expected
+--cc-algo timely|no algorithm timely (dcqcn, delay, off)
+--cc-algo eth0=fast|no algorithm fast
+--cc-algo =delay|=delay: IFNAME=ALGO expected
+--cc-algo delay,averyveryverylongname=off|averyveryverylongname is not an interface
+EOF
+echo "ok: rxdpd --cc and --cc-algo refuse an unknown name, a value that is no number"
 
 # rxdpd not reached: metrics still say so (rxdp_up 0, for a textfile
 # collector, whose file must not stay as it was), and the exit is 1

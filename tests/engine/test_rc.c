@@ -4326,6 +4326,15 @@ static void test_cc_notification_point(void **state)
 	pair_free(p);
 }
 
+/* DCQCN's parameters where the first CNP sets the rate, and nothing raises it */
+static void cc_params_fixed(struct eng_cc_params *cp, uint32_t mbps)
+{
+	eng_cc_params_default(cp);
+	cp->rp_rate_to_set_on_first_cnp = mbps;
+	cp->rp_time_reset = 0;
+	cp->rp_byte_reset = 0;
+}
+
 /*
  * A CNP to a's QP from src (10.0.0.src), as ConnectX sends it: the fields
  * of scapy's (golden.h "cnp", which test_pkt rebuilds bit-exactly)
@@ -4447,10 +4456,7 @@ static void test_cc_paced_acks(void **state)
 	struct pair *p;
 	const uint32_t len = 64 * MTU;
 
-	eng_cc_params_default(&cp);
-	cp.rp_rate_to_set_on_first_cnp = 10;
-	cp.rp_time_reset = 0;
-	cp.rp_byte_reset = 0;
+	cc_params_fixed(&cp, 10);
 	o.cc = &cp;
 	p = pair_new(&o);
 	a = &p->h[0];
@@ -4483,10 +4489,7 @@ static void test_cc_window_floor(void **state)
 	struct eng_cc_params cp;
 	struct qp_opts o = default_opts;
 
-	eng_cc_params_default(&cp);
-	cp.rp_rate_to_set_on_first_cnp = 10;
-	cp.rp_time_reset = 0;
-	cp.rp_byte_reset = 0;
+	cc_params_fixed(&cp, 10);
 	o.cc = &cp;
 	for (int paced = 0; paced < 2; paced++) {
 		struct rxdp_engine_qp_cc cc;
@@ -4659,10 +4662,7 @@ static void test_cc_pacing(void **state)
 	struct pair *p;
 	double gbps;
 
-	eng_cc_params_default(&cp);
-	cp.rp_rate_to_set_on_first_cnp = 1000;
-	cp.rp_time_reset = 0;
-	cp.rp_byte_reset = 0;
+	cc_params_fixed(&cp, 1000);
 	o.cc = &cp;
 	p = pair_new(&o);
 	cc_watch(p, w);

@@ -265,7 +265,8 @@ static int parse_cc(const char *arg)
 				snprintf(names + strlen(names),
 					 sizeof(names) - strlen(names), "%s%s",
 					 k ? ", " : "", n);
-			pr_err("--cc: no parameter %s (mlx5's cc_params: %s)\n",
+			pr_err("--cc: no parameter %s (mlx5's cc_params, "
+			       "delay_*: %s)\n",
 			       item, names);
 			return -1;
 		}
