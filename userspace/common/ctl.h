@@ -29,7 +29,8 @@
 
 #include "common/ctl_client.h"
 
-#define RXDP_CTL_VERSION 5 /* 5: rxdp_dev_info.cc_algo, rxdp_ctl_qp_stats.srtt_us */
+/* 5: rxdp_dev_info.cc_algo, rxdp_ctl_qp_stats.srtt_us */
+#define RXDP_CTL_VERSION 5
 
 /* Abstract socket name (a NUL byte is put in front of it) */
 #define RXDP_CTL_ABSTRACT_NAME "rxdp/rxdpd"
