@@ -43,7 +43,9 @@ pair() {
 		why="the server did not listen"
 	verbs "$NS_B" "${cli_args[@]}" >"$tmp/$name.cli" 2>&1 || ok=0
 	wait "$srv" || ok=0
-	[ $ok = 1 ] && why=$(figures "${cli_args[0]}" "$tmp/$name" "${cli_args[@]}")
+	local tool=${cli_args[0]}
+	[ "$tool" = taskset ] && tool=${cli_args[3]}
+	[ $ok = 1 ] && why=$(figures "$tool" "$tmp/$name" "${cli_args[@]}")
 	[ -n "$why" ] && ok=0
 	if [ $ok = 1 ]; then
 		printf 'ok: %s\n' "$name"
@@ -88,11 +90,19 @@ figures() {
 	esac
 }
 
+# perftest times with the CPU's cycle counter (rdtsc), read where the
+# process runs: a process that moves between CPUs whose counters differ
+# takes a start after its end, and its figures come out 0 (an unsigned
+# difference that wrapped; once in CI, ib_send_bw -c UD -a's first row).
+# As perftest's users do, each side runs on one CPU: the server on the
+# first, the client on the last.
+cpu_last=$(($(nproc) - 1))
+
 pt() { # pt TOOL ARGS...: a perftest tool, server/client with the same args
 	local tool=$1
 	shift
-	pair "$tool $*" 18515 "$tool" -d "$devA" -x "$gid" -F "$@" -- \
-		"$tool" -d "$devB" -x "$gid" -F "$@" "$ADDR_A"
+	pair "$tool $*" 18515 taskset -c 0 "$tool" -d "$devA" -x "$gid" -F "$@" -- \
+		taskset -c "$cpu_last" "$tool" -d "$devB" -x "$gid" -F "$@" "$ADDR_A"
 }
 
 pp() { # pp TOOL ARGS...: an ibv_*_pingpong
