@@ -11,6 +11,7 @@
 #    the sender's data-path thread went SCHED_OTHER for the stream (it
 #    spins there), and both sides' slept between packets (datapath_sleeps:
 #    tests/rc/poll.sh has it 0 with --poll)
+#  - a stream looped back on one device keeps its thread SCHED_FIFO
 #  - link_downed counts the port going down
 #  - rxdpd --cc reaches the engine: a QP's DCQCN rate starts at rp_max_rate;
 #    --cc-algo gives each device its algorithm (every one's, and one
@@ -160,6 +161,36 @@ assert all(s["mode"] == "copy" for s in x), x
 print("ok   %d AF_XDP socket(s) in copy mode (rxdp-ctl, --json, rxdp-loader "
       "status)" % len(x))
 EOF2
+
+# a stream looped back on one device (another QP of A's) keeps A's thread
+# FIFO: no other host pays for its wake-ups, and out of FIFO beside the
+# applications that spin it starved (engine.c, eng_stream_check)
+verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -s 4096 -t 8 -D 4 -p 19301 \
+	>"$tmp/lsrv" 2>&1 &
+lsrv=$!
+on_exit "kill $lsrv 2>/dev/null"
+wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':19301 '" ||
+	fail "loopback ib_write_bw server does not listen"
+sends0=$(rxdp_counter "$NS_A" rdma_sends)
+verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -s 4096 -t 8 -D 4 -p 19301 \
+	"$ADDR_A" >"$tmp/lcli" 2>&1 &
+lcli=$!
+on_exit "kill $lcli 2>/dev/null"
+classes=""
+for _ in $(seq 20); do
+	sleep 0.2
+	classes+=" $(dp_class "$NS_A")"
+done
+wait $lcli || fail "loopback ib_write_bw client"
+wait $lsrv || fail "loopback ib_write_bw server"
+sends=$(($(rxdp_counter "$NS_A" rdma_sends) - sends0))
+[ "$sends" -gt 10000 ] || fail "the loopback stream wrote only $sends times"
+case "$classes" in
+*TS*) fail "a loopback stream took A's data-path thread out of FIFO:$classes" ;;
+*FF*) ;;
+*) fail "no class of A's data-path thread seen:$classes" ;;
+esac
+echo "ok   a loopback stream ($sends writes) kept its thread SCHED_FIFO"
 
 ip -n "$NS_A" link set "$IF_A" down
 link_downed_is() { [ "$(rxdp_counter "$NS_A" link_downed)" = "$1" ]; }

@@ -142,6 +142,7 @@ struct pkt_info {
 	uint16_t sport;
 	uint16_t vlan;
 	uint8_t ecn; /* the IP header's ECN field: PKT_ECN_CE marked */
+	bool loop; /* to its own source MAC: looped back on the device */
 };
 
 /*

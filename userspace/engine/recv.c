@@ -124,9 +124,11 @@ void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 			recv_ce(qp);
 		}
 	}
-	eng_sched_data(&e->sched, true, pi->paylen != 0);
+	if (!pi->loop) /* looped back: no stream (engine.c) */
+		eng_sched_data(&e->sched, true, pi->paylen != 0);
 	/* a message in, in order: not a duplicate, not one past a gap */
-	if ((pi->flags & (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
+	if (!pi->loop &&
+	    (pi->flags & (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
 		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
 	    (qp->type != IBV_QPT_RC || bth_psn(pi->bth) == qp->resp.epsn))
 		eng_sched_msg(&e->sched, true);

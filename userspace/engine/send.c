@@ -50,12 +50,16 @@ void *send_build(struct rxdp_eqp *qp, struct pkt_desc *d,
 void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf, int n)
 {
 	struct rxdp_engine *e = qp->e;
+	/* to its own MAC: the port loops it back (no stream: engine.c) */
+	bool loop = n >= 12 && !memcmp(buf, (uint8_t *)buf + 6, 6);
 
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;
-	eng_sched_data(&e->sched, false, d->paylen != 0);
+	if (!loop)
+		eng_sched_data(&e->sched, false, d->paylen != 0);
 	/* a message out, not a retransmission (tail-loss probes included) */
-	if ((roce_opcode_flags(d->opcode) &
+	if (!loop &&
+	    (roce_opcode_flags(d->opcode) &
 	     (ROCE_OPF_REQUEST | ROCE_OPF_LAST)) ==
 		    (ROCE_OPF_REQUEST | ROCE_OPF_LAST) &&
 	    !psn_before(d->psn, qp->req.tx_hw))
