@@ -44,6 +44,8 @@ static __u32 tp_ah_handle(struct ibv_ah *ah)
 	return ah ? ((struct tp_ah *)ah)->handle : 0;
 }
 
+bool tp_hold;
+
 int tp_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 		 struct ibv_send_wr **bad)
 {
@@ -62,7 +64,8 @@ int tp_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 	pthread_mutex_lock(&tp_lock);
 	err = rxdp_hca_post_send(&r.sq, &r.caps, &poster, wr, bad);
 	pthread_mutex_unlock(&tp_lock);
-	rxdp_engine_progress(r.e);
+	if (!tp_hold)
+		rxdp_engine_progress(r.e);
 	return err;
 }
 

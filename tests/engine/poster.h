@@ -25,6 +25,11 @@ struct rxdp_eah *tp_ah_lookup(void *arg, uint32_t handle);
 int tp_post_send(struct rxdp_eqp *qp, struct ibv_send_wr *wr,
 		 struct ibv_send_wr **bad);
 /*
+ * Set: posting drives no engine, so that what a test posts on several QPs
+ * is all there at the next pass (as posts made while the engine works)
+ */
+extern bool tp_hold;
+/*
  * IBTA 1.5's Atomic Write (the 8 bytes at val) and Flush, built as
  * ibv_wr_atomic_write and ibv_wr_flush build them: 0 or EINVAL/ENOMEM
  */

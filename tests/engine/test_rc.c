@@ -66,6 +66,8 @@ struct qp_opts {
 	const struct eng_cc_params *cc; /* DCQCN's (NULL: mlx5's defaults) */
 	int ecn_off; /* rxdp_engine_config's */
 	enum eng_cc_algo cc_algo;
+	const struct eng_tcs *tcs; /* service classes (NULL: one) */
+	uint8_t sl; /* the paths' service level */
 };
 
 struct rxdp_eah;
@@ -124,6 +126,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.cc = o->cc,
 		.ecn_off = o->ecn_off,
 		.cc_algo = o->cc_algo,
+		.tcs = o->tcs,
 	};
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
@@ -196,6 +199,7 @@ static void qp_connect(struct rxdp_eqp *qp, int i, uint32_t dest,
 		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, (uint8_t)(2 - i) },
 		.hop_limit = 64,
 		.udp_sport = 0xc000 + i,
+		.sl = o->sl,
 	};
 	struct rxdp_qp_attr a = { 0 };
 
@@ -3412,6 +3416,159 @@ static void test_stream_mode(void **state)
 	pair_free(p);
 }
 
+/* the request packets that reached b, by destination QPN, in order */
+#define TC_SEEN 2048
+static uint32_t tc_seen[TC_SEEN];
+static unsigned int tc_nseen;
+
+static int tc_record(void *arg, uint8_t *frame, uint32_t len)
+{
+	struct pkt_info pi;
+
+	(void)arg;
+	if (!pkt_parse(frame, len, &pi) && (pi.flags & ROCE_OPF_REQUEST) &&
+	    tc_nseen < TC_SEEN)
+		tc_seen[tc_nseen++] = bth_qpn(pi.bth);
+	return 1;
+}
+
+/*
+ * Service classes (tc.h, engine.c's pass): SL 5 strict, SL 1 weight 3, the
+ * rest (SL 0) weight 1, a quantum of 192 KiB. Four QPs of each weighted
+ * class with 256 packets each (4 Writes of 64 KiB, MTU 1024), one strict
+ * QP's 64-byte Send posted last, and one SL 0 QP's: the strict one's packet
+ * goes first, the weighted classes share 3:1 while both have packets (each
+ * pass 192 KiB and 64 KiB: the first 1024 packets), and the SL 0 QP with
+ * one message waits for no other QP's second turn (64 packets) in its
+ * class. Every byte lands; the counters of each class count its packets.
+ */
+static void test_tc_sched(void **state)
+{
+	struct qp_opts o = default_opts, oq;
+	const uint32_t len = 65536, nq = 10;
+	struct rxdp_eqp *q[2][10];
+	struct rxdp_engine_stats st;
+	struct eng_tcs tcs;
+	struct ibv_wc wc[64];
+	struct pair *p;
+	struct host *a, *b;
+	unsigned int c1 = 0, c2 = 0, per[10] = { 0 }, small_at = 0;
+
+	(void)state;
+	eng_tcs_default(&tcs);
+	assert_int_equal(eng_tcs_add(&tcs, "5=strict"), 0);
+	assert_int_equal(eng_tcs_add(&tcs, "1=3"), 0);
+	assert_int_equal(eng_tcs_finish(&tcs), 0);
+	tcs.quantum = 192 * 1024;
+	o.tcs = &tcs;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	fill(a->buf, 8 * 4 * len, 11);
+	/* k 0-3: SL 1; 4-7 and 9: SL 0; 8: SL 5 */
+	for (uint32_t k = 0; k < nq; k++) {
+		for (int side = 0; side < 2; side++) {
+			struct host *h = &p->h[side];
+			struct rxdp_eqp_init init = {
+				.qpn = 0x200 + 2 * k + (uint32_t)side,
+				.qp_type = IBV_QPT_RC,
+				.send_cq = h->scq,
+				.recv_cq = h->rcq,
+				.cap = { .max_send_wr = 16,
+					 .max_recv_wr = 4,
+					 .max_send_sge = 1,
+					 .max_recv_sge = 1 },
+			};
+
+			q[side][k] = rxdp_engine_create_qp(h->e, &init);
+			assert_non_null(q[side][k]);
+		}
+		oq = o;
+		oq.sl = k < 4 ? 1 : k == 8 ? 5 : 0;
+		qp_connect(q[0][k], 0, 0x200 + 2 * k + 1, &oq);
+		qp_connect(q[1][k], 1, 0x200 + 2 * k, &oq);
+	}
+	tc_nseen = 0;
+	memwire_set_filter(p->w, 1, tc_record, NULL);
+	for (uint32_t k = 8; k < nq; k++) {
+		struct ibv_sge s = sge(b, BUF - 4096 * (k - 7), 64);
+		struct ibv_recv_wr r = { .wr_id = k,
+					 .sg_list = &s,
+					 .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		assert_int_equal(tp_post_recv(q[1][k], &r, &bad), 0);
+	}
+	tp_hold = true;
+	for (uint32_t k = 0; k < nq; k++) {
+		for (uint32_t m = 0; m < (k < 8 ? 4 : 1); m++) {
+			uint32_t off = (k * 4 + m) * len;
+			struct ibv_sge s = sge(a, off, k < 8 ? len : 64);
+			struct ibv_send_wr wr = {
+				.wr_id = k << 8 | m,
+				.sg_list = &s,
+				.num_sge = 1,
+				.opcode = k < 8 ? IBV_WR_RDMA_WRITE
+						: IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+			};
+			struct ibv_send_wr *bad;
+
+			wr.wr.rdma.remote_addr = (uintptr_t)b->buf + off;
+			wr.wr.rdma.rkey = rxdp_emr_rkey(b->mr);
+			/* the strict QP's after everything else */
+			assert_int_equal(tp_post_send(q[0][k < 8 ? k : 17 - k],
+						      &wr, &bad),
+					 0);
+		}
+	}
+	tp_hold = false;
+	wait_wc(p, a->scq, wc, 34);
+	for (int i = 0; i < 34; i++)
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+	wait_wc(p, b->rcq, wc, 2);
+	assert_memory_equal(b->buf, a->buf, 8 * 4 * len);
+	assert_true(tc_nseen >= 1024 + 2);
+	assert_int_equal(tc_seen[0], 0x200 + 2 * 8 + 1);
+	for (unsigned int i = 1; i < tc_nseen; i++) {
+		uint32_t k = (tc_seen[i] - 0x201) / 2;
+
+		assert_true(k < nq);
+		if (k == 9) {
+			small_at = i;
+			/* no other QP of its class had a second turn */
+			for (uint32_t j = 4; j < 8; j++)
+				assert_true(per[j] <= 64);
+		}
+		per[k]++;
+		if (i > 1024 + 1)
+			continue;
+		if (k < 4)
+			c1++;
+		else if (k < 8)
+			c2++;
+	}
+	assert_true(small_at > 0);
+	print_message("first 1024 packets: SL 1 %u, SL 0 %u; the one "
+		      "message of SL 0 at %u\n",
+		      c1, c2, small_at);
+	assert_true(c1 * 10 >= c2 * 28 && c1 * 10 <= c2 * 32);
+	rxdp_engine_get_stats(a->e, &st);
+	assert_int_equal(st.tc[0].tx_packets, 1);
+	assert_int_equal(st.tc[0].tx_bytes, 64);
+	assert_true(st.tc[1].tx_packets >= 4 * 256);
+	assert_true(st.tc[1].tx_bytes >= 4 * 4 * len);
+	assert_true(st.tc[2].tx_packets >= 4 * 256 + 1);
+	assert_int_equal(st.tc[3].tx_packets, 0);
+	rxdp_engine_get_stats(b->e, &st);
+	assert_int_equal(st.tc[0].rx_packets, 1);
+	assert_true(st.tc[1].rx_bytes >= 4 * 4 * len);
+	for (uint32_t k = 0; k < nq; k++)
+		for (int side = 0; side < 2; side++)
+			assert_int_equal(rxdp_engine_destroy_qp(q[side][k]), 0);
+	pair_free(p);
+}
+
 /* The peer disappears: retry_cnt timeouts, then RETRY_EXC_ERR and flush */
 static void test_retry_exhausted(void **state)
 {
@@ -4724,6 +4881,7 @@ int main(void)
 		cmocka_unit_test(test_rnr_then_recv),
 		cmocka_unit_test(test_recv_posted_during_pass),
 		cmocka_unit_test(test_stream_mode),
+		cmocka_unit_test(test_tc_sched),
 		cmocka_unit_test(test_retry_exhausted),
 		cmocka_unit_test(test_slow_responder),
 		cmocka_unit_test(test_access_errors),

@@ -102,7 +102,8 @@ struct rxdp_path {
 	__u8 ipv6; /* 1: IPv6 headers, 0: IPv4 (IPv4-mapped GIDs) */
 	__u8 hop_limit;
 	__u8 traffic_class;
-	__u8 pad[3];
+	__u8 sl; /* the AH's service level: the QP's class (rxdpd --tc) */
+	__u8 pad[2];
 	__u8 sip[16]; /* IPv4 in the last 4 bytes when !ipv6 */
 	__u8 dip[16];
 	__u32 flow_label;

@@ -261,6 +261,7 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 	/* multicast keeps the application's (0 would not leave the host) */
 	out->hop_limit = ah->hop_limit ? ah->hop_limit : 64;
 	out->traffic_class = ah->traffic_class;
+	out->sl = ah->sl;
 	out->flow_label = ah->flow_label & 0xfffff;
 	if (!lqpn && !rqpn) {
 		/* an address handle (UD): entropy from the destination */

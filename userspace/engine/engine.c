@@ -161,20 +161,72 @@ static int eng_qp_tx(struct rxdp_eqp *qp, int budget)
 }
 
 /*
- * Every QP's flush, timers and TX, round robin (each pass starts one QP
- * further), within budgets: ENG_TX_BUDGET packets a QP, ENG_TX_OWNER an
- * owner, so no owner's QPs take a pass (or the TX buffers) from the rest
+ * A QP's flush, timers and TX, within budgets: ENG_TX_BUDGET packets a QP,
+ * ENG_TX_OWNER an owner in each class, so no owner's QPs take a pass (or
+ * the TX buffers) from the rest, and its class's bytes (none left: flush
+ * and timers only)
  */
 static int eng_qp_pass(struct rxdp_eqp *qp)
 {
+	struct rxdp_engine *e = qp->e;
 	struct rxdp_emem *m = qp->pd->m;
-	int work = qpstate_flush(qp) + comp_timers(qp), sent;
+	int work = qpstate_flush(qp) + comp_timers(qp), sent = 0;
+	uint64_t bytes = qp->hwc[RXDP_HWC_SENT_BYTES];
 
-	sent = eng_qp_tx(qp, m->tx_left < ENG_TX_BUDGET ? (int)m->tx_left
-							: ENG_TX_BUDGET);
+	if (e->tc_deficit[qp->tc] > 0) {
+		sent = eng_qp_tx(qp, m->tx_left < ENG_TX_BUDGET
+					     ? (int)m->tx_left
+					     : ENG_TX_BUDGET);
+		if (sent)
+			e->tc_active |= 1U << qp->tc;
+	} else if (qp->req.sq_cur != atomic_load(&qp->sq_prod) ||
+		   qp->resp.rjob_tail != qp->resp.rjob_head) {
+		e->tc_active |= 1U << qp->tc;
+		work++; /* held back by its class's debt: pass again soon */
+	}
 	m->tx_left -= (uint32_t)sent;
+	e->tc_deficit[qp->tc] -= (int64_t)(qp->hwc[RXDP_HWC_SENT_BYTES] -
+					   bytes + (uint64_t)sent);
 	qpstate_publish(qp);
 	return work + sent;
+}
+
+/*
+ * Service classes (tc.h) in every pass: the strict classes first, in class
+ * order, then the weighted ones. Each class sends at most its quantum of
+ * bytes a pass (a packet's header counted as a byte): the weighted ones
+ * share the quantum by weight among the classes that sent in the last pass
+ * (a class alone has all of it), and what a class sent past its quantum (a
+ * QP's last packets) comes off its next one: deficit round robin. A strict
+ * class is served first, never without end: the rest get their quanta in
+ * the same pass. Within a class the owners have ENG_TX_OWNER packets each
+ * and the QPs round robin (each pass starts one QP further). With one class
+ * (the default) a pass is what it was: every QP in turn.
+ */
+static void eng_tc_refill(struct rxdp_engine *e)
+{
+	uint32_t active = e->tc_active ? e->tc_active : ~0U;
+	int64_t quantum = e->tcs.quantum ? e->tcs.quantum : ENG_TC_QUANTUM;
+	unsigned int wmax = 1;
+
+	e->tc_active = 0;
+	if (e->tcs.n == 1) { /* nobody to share with */
+		e->tc_deficit[0] = INT64_MAX;
+		return;
+	}
+	for (unsigned int k = 0; k < e->tcs.n; k++)
+		if (!e->tcs.tc[k].strict && (active & (1U << k)) &&
+		    e->tcs.tc[k].weight > wmax)
+			wmax = e->tcs.tc[k].weight;
+	for (unsigned int k = 0; k < e->tcs.n; k++) {
+		int64_t q = e->tcs.tc[k].strict
+				    ? quantum
+				    : quantum * e->tcs.tc[k].weight / wmax;
+
+		/* a class that did not use its quantum keeps none of it */
+		e->tc_deficit[k] = e->tc_deficit[k] < 0 ? e->tc_deficit[k] + q
+							: q;
+	}
 }
 
 static int eng_qps_pass(struct rxdp_engine *e)
@@ -182,13 +234,24 @@ static int eng_qps_pass(struct rxdp_engine *e)
 	struct rxdp_eqp *start = e->tx_next ? e->tx_next : e->qps;
 	int work = 0;
 
-	e->mem0.tx_left = ENG_TX_OWNER;
-	for (struct rxdp_emem *m = e->mems; m; m = m->next)
-		m->tx_left = ENG_TX_OWNER;
-	for (struct rxdp_eqp *qp = start; qp; qp = qp->next)
-		work += eng_qp_pass(qp);
-	for (struct rxdp_eqp *qp = e->qps; qp && qp != start; qp = qp->next)
-		work += eng_qp_pass(qp);
+	eng_tc_refill(e);
+	/* strict classes (in class order), then the weighted ones */
+	for (int strict = 1; strict >= 0; strict--) {
+		for (unsigned int k = 0; k < e->tcs.n; k++) {
+			if (e->tcs.tc[k].strict != strict)
+				continue;
+			e->mem0.tx_left = ENG_TX_OWNER;
+			for (struct rxdp_emem *m = e->mems; m; m = m->next)
+				m->tx_left = ENG_TX_OWNER;
+			for (struct rxdp_eqp *qp = start; qp; qp = qp->next)
+				if (qp->tc == k)
+					work += eng_qp_pass(qp);
+			for (struct rxdp_eqp *qp = e->qps; qp && qp != start;
+			     qp = qp->next)
+				if (qp->tc == k)
+					work += eng_qp_pass(qp);
+		}
+	}
 	e->tx_next = start ? start->next : NULL;
 	return work;
 }
@@ -277,13 +340,10 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
  * to the engine of its QP if another engine of the group has it, which
  * counts it then
  */
-static void eng_rx_frame(struct rxdp_engine *e, const struct rxdp_frame *f,
-			 bool handoff)
+static void eng_rx_parsed(struct rxdp_engine *e, const struct rxdp_frame *f,
+			  struct pkt_info *pi, int err, bool handoff)
 {
-	struct pkt_info pi;
-	int err = pkt_parse(f->data, f->len, &pi);
-
-	if (!err && handoff && eng_handoff(e, &pi, f))
+	if (!err && handoff && eng_handoff(e, pi, f))
 		return;
 	e->stats.rx_packets++;
 	if (err == -EILSEQ)
@@ -291,7 +351,55 @@ static void eng_rx_frame(struct rxdp_engine *e, const struct rxdp_frame *f,
 	else if (err)
 		e->stats.rx_drop_malformed++;
 	else
-		recv_pkt(e, &pi);
+		recv_pkt(e, pi);
+}
+
+static void eng_rx_frame(struct rxdp_engine *e, const struct rxdp_frame *f,
+			 bool handoff)
+{
+	struct pkt_info pi;
+
+	eng_rx_parsed(e, f, &pi, pkt_parse(f->data, f->len, &pi), handoff);
+}
+
+/* Whether a packet is for a QP of this engine in a strict class */
+static bool eng_rx_strict(const struct rxdp_engine *e,
+			  const struct pkt_info *pi)
+{
+	uint32_t qpn = bth_qpn(pi->bth);
+	const struct rxdp_eqp *qp = e->qp_tab[qpn & RXDP_QP_INDEX_MASK];
+
+	return qp && qp->qpn == qpn && e->tcs.tc[qp->tc].strict;
+}
+
+/*
+ * A burst from the port: while QPs of strict classes exist, their packets
+ * first (their class is served first, tc.h), then the rest; each QP's in
+ * the order they came
+ */
+_Static_assert(ENG_RX_BATCH <= 64, "a burst's frames fit a 64-bit mask");
+static void eng_rx_burst(struct rxdp_engine *e, const struct rxdp_frame *f,
+			 int n)
+{
+	struct pkt_info pi[ENG_RX_BATCH];
+	int err[ENG_RX_BATCH];
+	uint64_t first = 0;
+
+	if (!e->tc_first_qps) {
+		for (int i = 0; i < n; i++)
+			eng_rx_frame(e, &f[i], true);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		err[i] = pkt_parse(f[i].data, f[i].len, &pi[i]);
+		if (!err[i] && eng_rx_strict(e, &pi[i])) {
+			first |= 1ULL << i;
+			eng_rx_parsed(e, &f[i], &pi[i], 0, true);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (!(first & (1ULL << i)))
+			eng_rx_parsed(e, &f[i], &pi[i], err[i], true);
 }
 
 /* The packets other engines handed over, up to max: how many */
@@ -330,8 +438,7 @@ int eng_pass(struct rxdp_engine *e)
 	n = e->cfg.ops->rx_burst(e->cfg.port, f, ENG_RX_BATCH);
 	e->rx_crowded = n && e->cfg.ops->rx_fill &&
 			e->cfg.ops->rx_fill(e->cfg.port) >= ENG_RX_CROWDED;
-	for (int i = 0; i < n; i++)
-		eng_rx_frame(e, &f[i], true);
+	eng_rx_burst(e, f, n);
 	if (n)
 		e->cfg.ops->rx_release(e->cfg.port, f, n);
 	work += n;
@@ -929,6 +1036,11 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	else
 		eng_cc_params_default(&e->cc);
 	e->cfg.cc = &e->cc; /* the caller's may go */
+	if (cfg->tcs && cfg->tcs->n)
+		e->tcs = *cfg->tcs;
+	else
+		eng_tcs_default(&e->tcs);
+	e->cfg.tcs = &e->tcs;
 	pthread_mutex_init(&e->lock, NULL);
 	if (cfg->group) {
 		if (cfg->group_index < 0 || cfg->group_index >= cfg->group->n ||

@@ -42,6 +42,7 @@
 
 #include "common/hca.h"
 #include "engine/cc.h"
+#include "engine/tc.h"
 #include "rxdp/maps.h"
 
 /*
@@ -234,6 +235,11 @@ struct rxdp_engine_config {
 	enum eng_cc_algo cc_algo;
 	const struct eng_cc_params *cc;
 	uint32_t line_mbps;
+	/*
+	 * Service classes (tc.h, README.md "Service classes"): which SL is
+	 * in which, and how each is served; NULL: one class, every SL
+	 */
+	const struct eng_tcs *tcs;
 };
 
 /* The maps an engine writes its QPs' images in (include/rxdp/maps.h) */
@@ -309,6 +315,10 @@ struct rxdp_engine_stats {
 	/* packets for another engine's QP, copied to its inbox / dropped */
 	uint64_t rx_handoffs;
 	uint64_t rx_drop_handoff;
+	/* per service class (cfg.tcs): packets and payload bytes each way */
+	struct rxdp_engine_tc_stats {
+		uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;
+	} tc[ENG_TC_MAX];
 };
 void rxdp_engine_get_stats(struct rxdp_engine *e, struct rxdp_engine_stats *s);
 /*

@@ -386,6 +386,7 @@ struct rxdp_eqp {
 	uint64_t place_rcvd; /* its rcvd_pkts at the last placement */
 	uint32_t qpn;
 	enum ibv_qp_type type;
+	uint8_t tc; /* its service class: its path's SL's (UD: SL 0's) */
 	uint32_t mcast_n; /* UD: multicast groups it is attached to (mcast.c) */
 	_Atomic int state; /* enum ibv_qp_state */
 	struct rxdp_ecq *scq, *rcq;
@@ -570,6 +571,10 @@ struct rxdp_engine {
 	bool rx_crowded; /* this pass's burst: ENG_RX_CROWDED full or more */
 	uint64_t now; /* ns, refreshed per pass */
 	struct eng_cc_params cc; /* DCQCN's parameters (cfg.cc or defaults) */
+	struct eng_tcs tcs; /* service classes (cfg.tcs or the default) */
+	int64_t tc_deficit[ENG_TC_MAX]; /* bytes each class may still send */
+	uint32_t tc_active; /* the classes that sent (or would have) */
+	uint32_t tc_first_qps; /* QPs in strict classes: their packets first */
 
 	/* progress thread */
 	pthread_t thread;
@@ -616,6 +621,21 @@ static inline void eng_path_init(const struct rxdp_engine *e,
 	pkt_path_init(pp, path);
 	if (!e->cfg.ecn_off)
 		pkt_path_ect(pp);
+}
+
+/*
+ * qp's service class from now: its SL's (tc_first_qps counts the QPs of
+ * strict classes); tc ENG_TC_MAX: none, a QP leaving the engine
+ */
+static inline void eng_qp_tc(struct rxdp_eqp *qp, unsigned int tc)
+{
+	struct rxdp_engine *e = qp->e;
+
+	e->tc_first_qps -= e->tcs.tc[qp->tc].strict;
+	if (tc >= ENG_TC_MAX)
+		return;
+	qp->tc = (uint8_t)tc;
+	e->tc_first_qps += e->tcs.tc[qp->tc].strict;
 }
 
 static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,

@@ -217,6 +217,9 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	eng_group_own(qp, true);
 	qp->next = e->qps;
 	e->qps = qp;
+	/* SL 0's class until a path gives it one (UD keeps it) */
+	qp->tc = (uint8_t)eng_tcs_class(&e->tcs, 0);
+	e->tc_first_qps += e->tcs.tc[qp->tc].strict;
 	qp->scq->refs++;
 	qp->rcq->refs++;
 	if (qp->srq)
@@ -240,6 +243,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 	}
 	e->qp_tab[qp->qpn & RXDP_QP_INDEX_MASK] = NULL;
 	eng_group_own(qp, false);
+	eng_qp_tc(qp, ENG_TC_MAX);
 	qpmap_destroy(qp);
 	/* where the next pass would have started */
 	if (e->drain_next == qp)
@@ -460,6 +464,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 		     state == IBV_QPS_SQD)) {
 			qp->rpath = *path;
 			eng_path_init(e, &qp->path, path);
+			eng_qp_tc(qp, eng_tcs_class(&e->tcs, path->sl));
 			qpmap_ctx(qp);
 		}
 		eng_unlock(e);
@@ -501,6 +506,7 @@ int rxdp_engine_qp_modify(struct rxdp_eqp *qp, const struct rxdp_qp_attr *attr,
 		if ((mask & IBV_QP_AV) && path) {
 			qp->rpath = *path;
 			eng_path_init(e, &qp->path, path);
+			eng_qp_tc(qp, eng_tcs_class(&e->tcs, path->sl));
 			/* a new peer: its rate starts at the line rate */
 			eng_cc_rp_init(&qp->cc, &e->cc, e->cfg.line_mbps,
 				       e->cfg.cc_algo);

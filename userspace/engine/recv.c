@@ -134,6 +134,8 @@ void recv_pkt(struct rxdp_engine *e, struct pkt_info *pi)
 		eng_sched_msg(&e->sched, true);
 	eng_hwc(qp, RXDP_HWC_RCVD_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_RCVD_BYTES, pi->paylen);
+	e->stats.tc[qp->tc].rx_packets++;
+	e->stats.tc[qp->tc].rx_bytes += pi->paylen;
 	if (pi->flags & ROCE_OPF_REQUEST) {
 		if (((pi->flags & ROCE_OPF_RETH) && !pi->reth) ||
 		    ((pi->flags & ROCE_OPF_FETH) && !pi->feth))

@@ -66,6 +66,8 @@ void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf, int n)
 		eng_sched_msg(&e->sched, false);
 	eng_hwc(qp, RXDP_HWC_SENT_PKTS);
 	eng_hwc_add(qp, RXDP_HWC_SENT_BYTES, d->paylen);
+	e->stats.tc[qp->tc].tx_packets++;
+	e->stats.tc[qp->tc].tx_bytes += d->paylen;
 	/*
 	 * An RC request behind requests already on the wire may wait for the
 	 * next flush if their acknowledgement is sure to bring a pass
