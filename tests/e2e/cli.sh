@@ -60,11 +60,12 @@ done
 out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
 echo "ok: commands described, an unknown one refused"
-# rxdpd --cc and --cc-algo: a mistake is one line and exit 2, before
-# anything starts ("OPTION ARG|what the line says")
-while IFS='|' read -r opt msg; do
-	arg=${opt#* } opt=${opt%% *}
-	out=$("$BIN/rxdpd" --socket "$tmp/cc.sock" "$opt" "$arg" 2>"$tmp/err")
+# rxdpd --cc, --cc-algo and --tc: a mistake is one line and exit 2, before
+# anything starts ("OPTION ARG [OPTION ARG...]|what the line says")
+while IFS='|' read -r args msg; do
+	read -ra argv <<<"$args"
+	opt=${argv[0]} arg=${args#* }
+	out=$("$BIN/rxdpd" --socket "$tmp/cc.sock" "${argv[@]}" 2>"$tmp/err")
 	rc=$?
 	[ $rc = 2 ] && [ -z "$out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
 		grep -qF "rxdpd: $opt" "$tmp/err" && grep -qF -- "$msg" "$tmp/err" ||
@@ -81,8 +82,19 @@ done <<'EOF'
 --cc-algo eth0=fast|no algorithm fast
 --cc-algo =delay|=delay: IFNAME=ALGO expected
 --cc-algo delay,averyveryverylongname=off|averyveryverylongname is not an interface
+--tc 5=fast|5=fast: SLS=strict or SLS=WEIGHT expected
+--tc 16=1|16=1: SLS=strict or SLS=WEIGHT expected
+--tc 5=0|5=0: SLS=strict or SLS=WEIGHT expected
+--tc 5=101|5=101: SLS=strict or SLS=WEIGHT expected
+--tc 3-1=strict|3-1=strict: SLS=strict or SLS=WEIGHT expected
+--tc :5=1|:5=1: IFNAME:CLASS expected
+--tc averyveryverylongname:5=1|IFNAME:CLASS expected
+--tc 1-3=1 --tc 3=strict|3=strict: an SL of it is in another class
+--tc 0=1 --tc 1=1 --tc 2=1 --tc 3=1 --tc 4=1|4=1: more than 4 classes
+--tc 0=1 --tc 1=1 --tc 2=1 --tc 3=1|4 classes and SLs in none
+--tc eth9:0=1 --tc eth9:1=1 --tc eth9:2=1 --tc eth9:3-4=1|--tc eth9: 4 classes and SLs in none
 EOF
-echo "ok: rxdpd --cc and --cc-algo refuse an unknown name, a value that is no number"
+echo "ok: rxdpd --cc, --cc-algo and --tc refuse an unknown name, a value that is no number, SLs in two classes or none"
 
 # rxdpd not reached: metrics still say so (rxdp_up 0, for a textfile
 # collector, whose file must not stay as it was), and the exit is 1

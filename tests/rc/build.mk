@@ -17,6 +17,9 @@
 #               (qp_hog: a verbs program creating QPs until refused)
 #  counters.sh  the transport's counters (rxdp-ctl, --json): per device and
 #               per QP, who may read a QP's, link_downed
+#  classes.sh   service classes (rxdpd --tc): every interface's and one's
+#               own, a ping-pong's SL in the strict class and a stream's
+#               in a weighted one, each class's counters
 #  ucx.sh       UCX: ucx_info -d, ucx_perftest over rc_verbs and ud_verbs
 #  mpi.sh       Open MPI (UCX PML): a ping-pong and allreduces, one rank
 #               per host (mpi_pingpong, built with mpicc)
@@ -103,4 +106,4 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh \
 	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/restart.sh tests/rc/odp.sh \
 	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
-	 tests/rc/txthread.sh tests/rc/incast.sh
+	 tests/rc/txthread.sh tests/rc/incast.sh tests/rc/classes.sh

@@ -331,6 +331,20 @@ static void text_devices(const struct snapshot *s)
 		       d->dev_node[0] ? d->dev_node : "(none)");
 		printf("    congestion control %.*s\n", (int)sizeof(d->cc_algo),
 		       d->cc_algo);
+		for (__u32 k = 0; k < d->ntcs && k < 4; k++) {
+			const struct rxdp_ctl_tc *t = &d->tcs[k];
+			char how[16];
+
+			snprintf(how, sizeof(how), "weight %u", t->weight);
+			printf("    class %u: SL %.*s, %s: sent %llu packets "
+			       "(%llu bytes), received %llu (%llu bytes)\n",
+			       k, (int)sizeof(t->sls), t->sls,
+			       t->strict ? "strict" : how,
+			       (unsigned long long)t->tx_packets,
+			       (unsigned long long)t->tx_bytes,
+			       (unsigned long long)t->rx_packets,
+			       (unsigned long long)t->rx_bytes);
+		}
 		if (!d->nxsks)
 			printf("    AF_XDP sockets: none yet (rxdpd binds them "
 			       "at the first verbs context)\n");
@@ -533,6 +547,24 @@ static void json_device(const struct snapshot *s, int i, unsigned int what)
 	json_key("cc_algo");
 	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(d->cc_algo), d->cc_algo);
 	json_str(buf);
+	printf(",\"classes\":[");
+	for (__u32 k = 0; k < d->ntcs && k < 4; k++) {
+		const struct rxdp_ctl_tc *t = &d->tcs[k];
+
+		printf("%s{", k ? "," : "");
+		json_key("sls");
+		snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(t->sls), t->sls);
+		json_str(buf);
+		printf(",\"strict\":%s,\"weight\":%u,\"tx_packets\":%llu,"
+		       "\"tx_bytes\":%llu,\"rx_packets\":%llu,"
+		       "\"rx_bytes\":%llu}",
+		       t->strict ? "true" : "false", t->weight,
+		       (unsigned long long)t->tx_packets,
+		       (unsigned long long)t->tx_bytes,
+		       (unsigned long long)t->rx_packets,
+		       (unsigned long long)t->rx_bytes);
+	}
+	putchar(']');
 	printf(",\"xsks\":[");
 	for (__u32 q = 0; q < d->nxsks && q < RXDP_CTL_MAX_XSKS; q++)
 		printf("%s{\"queue\":%u,\"mode\":\"%s\",\"multi_buffer\":%s}",

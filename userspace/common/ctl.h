@@ -29,8 +29,11 @@
 
 #include "common/ctl_client.h"
 
-/* 5: rxdp_dev_info.cc_algo, rxdp_ctl_qp_stats.srtt_us */
-#define RXDP_CTL_VERSION 5
+/*
+ * 5: rxdp_dev_info.cc_algo, rxdp_ctl_qp_stats.srtt_us; 6: rxdp_dev_info's
+ * service classes, rxdp_path.sl
+ */
+#define RXDP_CTL_VERSION 6
 
 /* Abstract socket name (a NUL byte is put in front of it) */
 #define RXDP_CTL_ABSTRACT_NAME "rxdp/rxdpd"

@@ -60,6 +60,17 @@ struct rxdp_dev_info {
 	__u16 xsk_modes[RXDP_CTL_MAX_XSKS];
 	/* what moves its QPs' rates: "dcqcn", "delay" or "off" (--cc-algo) */
 	char cc_algo[8];
+	/* its service classes (rxdpd --tc), in class order */
+	__u32 ntcs;
+	__u32 pad2;
+	struct rxdp_ctl_tc {
+		char sls[40]; /* its SLs: "0-4,6-15" */
+		__u8 strict; /* strict priority; else weighted */
+		__u8 weight; /* among the weighted classes */
+		__u8 pad[6];
+		/* packets and payload bytes its QPs sent and received */
+		__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
+	} tcs[4];
 };
 
 int rxdp_ctl_list_devices(struct rxdp_ctl *c, struct rxdp_dev_info *out,

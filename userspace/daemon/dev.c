@@ -353,8 +353,23 @@ enum eng_cc_algo dev_cc_algo(const char *ifname)
 	return rxdpd.cc_algo_rest;
 }
 
+_Static_assert(ENG_TC_MAX <=
+		       sizeof(((struct rxdp_dev_info *)0)->tcs) /
+			       sizeof(((struct rxdp_dev_info *)0)->tcs[0]),
+	       "every class fits the device's information");
+
+const struct eng_tcs *dev_tcs(const char *ifname)
+{
+	for (int i = 0; i < rxdpd.ntc; i++)
+		if (!strcmp(rxdpd.tc[i].ifname, ifname))
+			return &rxdpd.tc[i].tcs;
+	return &rxdpd.tc_rest;
+}
+
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 {
+	const struct eng_tcs *tcs = dev_tcs(l->ifname);
+
 	__u8 guid[8];
 
 	memset(out, 0, sizeof(*out));
@@ -388,4 +403,10 @@ void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 	memcpy(out->xsk_modes, l->dev->xsk_modes, sizeof(out->xsk_modes));
 	snprintf(out->cc_algo, sizeof(out->cc_algo), "%s",
 		 eng_cc_algo_name(dev_cc_algo(l->ifname)));
+	out->ntcs = tcs->n;
+	for (unsigned int k = 0; k < tcs->n; k++) {
+		eng_tcs_sls(tcs, k, out->tcs[k].sls, sizeof(out->tcs[k].sls));
+		out->tcs[k].strict = tcs->tc[k].strict;
+		out->tcs[k].weight = tcs->tc[k].weight;
+	}
 }

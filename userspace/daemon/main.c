@@ -175,6 +175,12 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "what moves a QP's rate: dcqcn (CNPs, the default),\n"
 	  "delay (RTT) or off; ALGO for every interface,\n"
 	  "IFNAME=ALGO for one, comma-separated" },
+	{ "tc", 'T', "CLASS",
+	  "a service class of the AH service levels SLS:\n"
+	  "SLS=strict (served first) or SLS=WEIGHT (1-100,\n"
+	  "sharing the rest), SLS as 5 or 0-3,6; IFNAME:CLASS\n"
+	  "for one interface; once per class, at most 4 (the\n"
+	  "SLs none names: a class of weight 1)" },
 	{ "verbose", 'v', NULL, "debug logging" },
 	{},
 };
@@ -224,6 +230,69 @@ static int parse_cc_algo(const char *arg)
 		}
 		strcpy(rxdpd.cc_algo[rxdpd.ncc_algo].ifname, item);
 		rxdpd.cc_algo[rxdpd.ncc_algo++].algo = a;
+	}
+	return 0;
+}
+
+/*
+ * --tc [IFNAME:]SLS=strict|WEIGHT, once per class: into rxdpd.tc (an
+ * interface's) or rxdpd.tc_rest, one readable line on a mistake
+ */
+static int parse_tc(const char *arg)
+{
+	const char *colon = strchr(arg, ':'), *spec = colon ? colon + 1 : arg;
+	struct eng_tcs *t = &rxdpd.tc_rest;
+	int err;
+
+	if (colon) {
+		size_t n = (size_t)(colon - arg);
+		int i;
+
+		if (!n || n >= IF_NAMESIZE) {
+			pr_err("--tc %s: IFNAME:CLASS expected\n", arg);
+			return -1;
+		}
+		for (i = 0; i < rxdpd.ntc; i++)
+			if (!strncmp(rxdpd.tc[i].ifname, arg, n) &&
+			    !rxdpd.tc[i].ifname[n])
+				break;
+		if (i == RXDPD_TC_IFS_MAX) {
+			pr_err("--tc: more than %d interfaces\n",
+			       RXDPD_TC_IFS_MAX);
+			return -1;
+		}
+		if (i == rxdpd.ntc) {
+			memcpy(rxdpd.tc[i].ifname, arg, n);
+			eng_tcs_default(&rxdpd.tc[i].tcs);
+			rxdpd.ntc++;
+		}
+		t = &rxdpd.tc[i].tcs;
+	}
+	err = eng_tcs_add(t, spec);
+	if (err == -EEXIST)
+		pr_err("--tc %s: an SL of it is in another class\n", arg);
+	else if (err == -ENOSPC)
+		pr_err("--tc %s: more than %d classes\n", arg, ENG_TC_MAX);
+	else if (err)
+		pr_err("--tc %s: SLS=strict or SLS=WEIGHT expected (SLS as "
+		       "5 or 0-3,6 of 0-15, WEIGHT 1-%d)\n",
+		       arg, ENG_TC_WEIGHT_MAX);
+	return err ? -1 : 0;
+}
+
+/* The SLs no --tc named get a class of their own: 0, or an exit status */
+static int finish_tc(void)
+{
+	for (int i = -1; i < rxdpd.ntc; i++) {
+		struct eng_tcs *t = i < 0 ? &rxdpd.tc_rest : &rxdpd.tc[i].tcs;
+
+		if (eng_tcs_finish(t)) {
+			pr_err("--tc%s%s: %d classes and SLs in none: no room "
+			       "for their class\n",
+			       i < 0 ? "" : " ",
+			       i < 0 ? "" : rxdpd.tc[i].ifname, ENG_TC_MAX);
+			return 2;
+		}
 	}
 	return 0;
 }
@@ -361,6 +430,8 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		return parse_cc(arg);
 	case 'a':
 		return parse_cc_algo(arg);
+	case 'T':
+		return parse_tc(arg);
 	case 'v':
 		rxdp_log_set_level(RXDP_LOG_DEBUG);
 		return 0;
@@ -373,7 +444,7 @@ static const struct rxdp_cmdline rxdpd_cmdline = {
 	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
 		 " [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
 		 " [--user-mem BYTES] [--no-ecn IFNAMES] [--cc PARAMS]\n"
-		 " [--cc-algo ALGOS] [--verbose]",
+		 " [--cc-algo ALGOS] [--tc CLASS]... [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "
@@ -434,8 +505,9 @@ static int rxdpd_configure(int argc, char **argv, const char **path)
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
 	rxdpd.user_mem = default_user_mem();
 	eng_cc_params_default(&rxdpd.cc);
+	eng_tcs_default(&rxdpd.tc_rest);
 	first = rxdp_opts_parse(&rxdpd_cmdline, argc, argv, path);
-	if (first < 0)
+	if (first < 0 || finish_tc())
 		return 2;
 	if (first != argc) {
 		pr_err("unexpected argument '%s' (see --help)\n", argv[first]);

@@ -141,6 +141,7 @@ struct rxdp_client {
 };
 
 #define RXDPD_CC_ALGO_MAX 16 /* --cc-algo's IFNAME=ALGO entries */
+#define RXDPD_TC_IFS_MAX 16 /* interfaces --tc names */
 
 struct rxdpd {
 	unsigned int mark;
@@ -169,6 +170,13 @@ struct rxdpd {
 	} cc_algo[RXDPD_CC_ALGO_MAX];
 	int ncc_algo;
 	enum eng_cc_algo cc_algo_rest; /* default ENG_CC_DCQCN */
+	/* --tc: each named interface's service classes, and the others' */
+	struct {
+		char ifname[IF_NAMESIZE];
+		struct eng_tcs tcs;
+	} tc[RXDPD_TC_IFS_MAX];
+	int ntc;
+	struct eng_tcs tc_rest; /* eng_tcs_default() unless --tc */
 };
 
 extern struct rxdpd rxdpd;
@@ -231,6 +239,7 @@ void dev_release(struct rxdp_link *l);
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out);
 /* The congestion control of the device on ifname (--cc-algo) */
 enum eng_cc_algo dev_cc_algo(const char *ifname);
+const struct eng_tcs *dev_tcs(const char *ifname);
 /*
  * The largest path MTU (enum ibv_mtu) the device's data path carries
  * (struct rxdp_dev's mtu_cap, uverbs.c's to say)
@@ -335,6 +344,8 @@ void uverbs_init(void);
  */
 int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 		    __u64 *out, char *msg, size_t msglen);
+/* What each of the device's service classes moved, into di (its ntcs) */
+void uverbs_tc_counters(const struct rxdp_link *l, struct rxdp_dev_info *di);
 /* For rxdpd's own QP1: the engine (data path started), AHs by handle */
 struct rxdp_engine *uverbs_dev_engine(struct rxdp_link *l, char *msg,
 				      size_t msglen);

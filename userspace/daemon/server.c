@@ -320,6 +320,7 @@ static int do_list_devices(struct req *r)
 		if (!l->dev)
 			continue;
 		dev_info_fill(l, &di);
+		uverbs_tc_counters(l, &di);
 		if (!mnl_attr_put_check(r->rep, RXDP_CTL_MSG_MAX,
 					RXDP_CTL_A_DEV_INFO, sizeof(di), &di))
 			break;
@@ -337,6 +338,7 @@ static int do_query_device(struct req *r)
 	if (!l)
 		return err;
 	dev_info_fill(l, &di);
+	uverbs_tc_counters(l, &di);
 	mnl_attr_put(r->rep, RXDP_CTL_A_DEV_INFO, sizeof(di), &di);
 	return 0;
 }

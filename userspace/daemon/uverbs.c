@@ -647,6 +647,7 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	cfg->poll = rxdpd.poll;
 	cfg->ecn_off = uverbs_listed(rxdpd.no_ecn, l->ifname);
 	cfg->cc_algo = dev_cc_algo(l->ifname);
+	cfg->tcs = dev_tcs(l->ifname);
 	cfg->line_mbps = uverbs_link_mbps(l->ifname);
 	cfg->cc = &rxdpd.cc;
 	cfg->group = hd->group;
@@ -1125,6 +1126,23 @@ int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 	}
 	out[RXDP_HWC_LINK_DOWNED] = l->dev->link_downed;
 	return 0;
+}
+
+void uverbs_tc_counters(const struct rxdp_link *l, struct rxdp_dev_info *di)
+{
+	const struct uverbs_dev *hd = l->dev ? l->dev->uv : NULL;
+
+	for (int i = 0; hd && i < hd->ne; i++) {
+		struct rxdp_engine_stats st;
+
+		rxdp_engine_get_stats(hd->eng[i].e, &st);
+		for (unsigned int k = 0; k < di->ntcs && k < ENG_TC_MAX; k++) {
+			di->tcs[k].tx_packets += st.tc[k].tx_packets;
+			di->tcs[k].tx_bytes += st.tc[k].tx_bytes;
+			di->tcs[k].rx_packets += st.tc[k].rx_packets;
+			di->tcs[k].rx_bytes += st.tc[k].rx_bytes;
+		}
+	}
 }
 
 /* A port/GID/device event to every context on ifindex */

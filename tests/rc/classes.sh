@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Service classes (rxdpd --tc) end to end, between two namespaces joined by
+# a veth pair:
+#  - A has one latency class (SL 5, strict) and the rest; B, by an
+#    interface of its own, a strict SL 5, SL 0-4 weight 60 and the rest;
+#    rxdp-ctl devices (text and --json) shows each device's
+#  - ibv_rc_pingpong -l 5 runs in SL 5's class, an RDMA Write stream with
+#    the default SL 0 in the other: each class's counters count its own
+#    packets and bytes (the stream's 500 x 64 KiB in the bulk class, the
+#    ping-pong's in the strict one, both ways), every message checked by
+#    the tools (the ping-pong's -c; ib_write_bw's completions)
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/lib/netns.sh"
+. "$root/tests/lib/rxdp.sh"
+
+require_root
+require_cmd ib_write_bw ibv_rc_pingpong python3 timeout
+tmp=$(mktemp -d)
+on_exit "rm -rf '$tmp'"
+
+NETNS_NO_IPV6=1 netns_pair
+RXDPD_ARGS="--tc 5=strict --tc $IF_B:5=strict --tc $IF_B:0-4=60" rxdp_hosts "$tmp"
+
+ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" devices >"$tmp/devs-a" ||
+	fail "rxdp-ctl devices"
+grep -q "^    class 0: SL 5, strict: sent 0 packets" "$tmp/devs-a" &&
+	grep -q "^    class 1: SL 0-4,6-15, weight 1: sent 0 packets" "$tmp/devs-a" &&
+	[ "$(grep -c "^    class " "$tmp/devs-a")" = 2 ] ||
+	fail "rxdp-ctl devices: not A's two classes: $(cat "$tmp/devs-a")"
+ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" devices >"$tmp/devs-b"
+grep -q "^    class 0: SL 5, strict" "$tmp/devs-b" &&
+	grep -q "^    class 1: SL 0-4, weight 60" "$tmp/devs-b" &&
+	grep -q "^    class 2: SL 6-15, weight 1" "$tmp/devs-b" ||
+	fail "rxdp-ctl devices: not B's three classes: $(cat "$tmp/devs-b")"
+echo "ok   rxdp-ctl devices: A's classes (every interface's), B's (its own)"
+
+verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -s 65536 -n 500 -p 19310 \
+	>"$tmp/bw-srv" 2>&1 &
+srv=$!
+verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -l 5 -c -s 64 -n 200 \
+	-p 19311 >"$tmp/pp-srv" 2>&1 &
+pps=$!
+wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':19310 ' &&
+	ip netns exec $NS_A ss -ltn | grep -q ':19311 '" ||
+	fail "the servers do not listen"
+verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -s 65536 -n 500 -p 19310 \
+	"$ADDR_A" >"$tmp/bw-cli" 2>&1 &
+cli=$!
+verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -l 5 -c -s 64 -n 200 \
+	-p 19311 "$ADDR_A" >"$tmp/pp-cli" 2>&1 || fail "ibv_rc_pingpong: $(cat "$tmp/pp-cli")"
+wait $pps || fail "ibv_rc_pingpong server: $(cat "$tmp/pp-srv")"
+wait $cli || fail "ib_write_bw: $(cat "$tmp/bw-cli")"
+wait $srv || fail "ib_write_bw server: $(cat "$tmp/bw-srv")"
+for f in pp-cli pp-srv; do
+	grep -q "^200 iters in" "$tmp/$f" && ! grep -q "invalid data" "$tmp/$f" ||
+		fail "ibv_rc_pingpong ($f): $(cat "$tmp/$f")"
+done
+
+ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" --json devices >"$tmp/a.json"
+ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" --json devices >"$tmp/b.json"
+python3 - "$tmp/a.json" "$tmp/b.json" <<'PY' || fail "the classes' counters"
+import json, sys
+a = json.load(open(sys.argv[1]))["devices"][0]["classes"]
+b = json.load(open(sys.argv[2]))["devices"][0]["classes"]
+assert [(c["sls"], c["strict"], c["weight"]) for c in a] == \
+    [("5", True, 0), ("0-4,6-15", False, 1)], a
+assert [(c["sls"], c["strict"], c["weight"]) for c in b] == \
+    [("5", True, 0), ("0-4", False, 60), ("6-15", False, 1)], b
+stream = 500 * 65536
+# the ping-pong: 200 messages of 64 bytes each way (and its ACKs), no more
+for side, c in (("A", a[0]), ("B", b[0])):
+    assert c["tx_packets"] >= 200 and c["rx_packets"] >= 200, (side, c)
+    assert 200 * 64 <= c["tx_bytes"] < stream // 100, (side, c)
+    assert 200 * 64 <= c["rx_bytes"] < stream // 100, (side, c)
+# the stream: B sent it in its SL 0-4 class, A received it in its bulk one
+assert b[1]["tx_bytes"] >= stream and a[1]["rx_bytes"] >= stream, (a, b)
+assert b[1]["rx_bytes"] < stream // 100 and a[1]["tx_bytes"] < stream // 100
+assert b[2]["tx_packets"] == 0 and b[2]["rx_packets"] == 0, b[2]
+print("ok   the ping-pong (SL 5) in the strict class: %d packets sent by B, "
+      "%d by A; the stream (SL 0) in the weighted one: %d bytes" %
+      (b[0]["tx_packets"], a[0]["tx_packets"], b[1]["tx_bytes"]))
+PY
+echo PASS
