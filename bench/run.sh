@@ -862,20 +862,24 @@ incast_run() {
 # (65534) load on host A: a CPU hog, or ib_write_bw -t 8 (4 KiB or 64 KiB)
 # from B to A (wire) or from A to A (loopback: the same device, one
 # engine's work both ways), which runs SHARE_SECS and whose bandwidth is
-# measured alone first, then with the victim started a second into it.
+# measured alone first, then with the victim started a second into it;
+# then again with the victim at SL 5, which rxdpd (--tc 5=strict) makes a
+# latency class, the stream staying at SL 0.
 SHARE_N=${RXDP_BENCH_SHARE_N:-2000}
 SHARE_SECS=${RXDP_BENCH_SHARE_SECS:-6}
 share_as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
-# share_pp: one victim run, its us per iteration to stdout
+# share_pp [SL]: one victim run (at service level SL, default 0), its us
+# per iteration to stdout
 share_pp() {
+	local sl=${1:-0}
 	# shellcheck disable=SC2046 # share_as: words
 	verbs "$NS_A" $(share_as 12345) ibv_rc_pingpong -d "$devA" -g "$gid" \
-		-s 64 -n "$SHARE_N" -p 18520 >"$tmp/pps" 2>&1 &
+		-s 64 -n "$SHARE_N" -l "$sl" -p 18520 >"$tmp/pps" 2>&1 &
 	local s=$!
 	wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':18520 '"
 	# shellcheck disable=SC2046
 	verbs "$NS_B" $(share_as 12345) ibv_rc_pingpong -d "$devB" -g "$gid" \
-		-s 64 -n "$SHARE_N" -p 18520 "$ADDR_A" >"$tmp/ppc" 2>&1
+		-s 64 -n "$SHARE_N" -l "$sl" -p 18520 "$ADDR_A" >"$tmp/ppc" 2>&1
 	wait $s
 	awk '/usec\/iter/ {print $(NF - 1)}' "$tmp/ppc" | head -n 1
 }
@@ -900,12 +904,12 @@ share_stream_end() { # wait for the stream: its Gbit/s to $tmp/ssbw
 	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print $4}' "$tmp/ssc" | tail -n 1 >"$tmp/ssbw"
 }
 bench_share() {
-	local r load path size v
+	local r load path size v v5
 	MTU=1500
 	echo "# sharing: a 64 B ping-pong (uid 12345) beside another user's load, MTU $MTU"
 	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
 	chmod 755 "$tmp"
-	rxdp_hosts "$tmp"
+	RXDPD_ARGS="${RXDPD_ARGS:-} --tc 5=strict" rxdp_hosts "$tmp"
 	sspids=()
 	on_exit 'kill ${sspids[*]} 2>/dev/null'
 	for r in $(seq "$REPEAT"); do
@@ -931,6 +935,13 @@ bench_share() {
 				v=$(share_pp)
 				share_stream_end
 				sample "share stream $path beside" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
+				share_stream "$path" "$size"
+				sleep 1
+				v5=$(share_pp 5)
+				share_stream_end
+				sample "share stream $path beside sl5" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
+				sample "share pingpong $load sl5" 64 lat us "$v5"
+				echo "  beside $load, the ping-pong in a latency class: $v5 us per iteration"
 				;;
 			esac
 			sample "share pingpong $load" 64 lat us "$v"

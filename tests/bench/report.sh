@@ -75,6 +75,8 @@ share pingpong hog|1500|64|lat|us|120
 share pingpong loop-4096|1500|64|lat|us|1500
 share stream loop alone|1500|4096|bw|Gbit/s|0.5
 share stream loop beside|1500|4096|bw|Gbit/s|0.45
+share pingpong loop-4096 sl5|1500|64|lat|us|132
+share stream loop beside sl5|1500|4096|bw|Gbit/s|0.4
 EOF
 cat >"$tmp/cpuwatch.json" <<'EOF'
 {"seconds": 600, "cpus": 2, "loadavg_start": 3.2, "loadavg_end": 2.9,
@@ -127,9 +129,9 @@ grep -qE "^\| 16x4 \| 64 KiB \| on .* \| 0\.05, 0\.04 \| *\|$" "$md" || fail "no
 grep -q -- "--tclass 0: rxdpd sends ECT(0) with its DSCP" "$md" || fail "rxdp's traffic class not said"
 # the sharing section: the victim beside each load, as a multiple of its
 # figure beside the hog, and the share of its bandwidth the stream kept
-grep -qE "^\| a 4 KiB write stream looped back \| 1500 \| 12\.50 \| 0\.5 / 0\.45 \| 0\.90 \|$" "$md" ||
+grep -qE "^\| a 4 KiB write stream looped back \| 1500 \| 12\.50 \| 0\.5 / 0\.45 \| 0\.90 \| 132 \| 1\.10 \| 0\.4 \| 0\.80 \|$" "$md" ||
 	{ grep -A12 "^## Sharing" "$md"; fail "no sharing row"; }
-grep -qE "^\| a CPU hog \| 120 \| 1\.00 \| +\| +\|$" "$md" || fail "no row beside the hog"
+grep -qE "^\| a CPU hog \| 120 \| 1\.00 \| +\| +\| +\| +\| +\| +\|$" "$md" || fail "no row beside the hog"
 # the same with a quiet machine
 sed -i 's/"others_cpus_mean": 0.5/"others_cpus_mean": 0.01/; s/"others_cpus_p90": 1.1/"others_cpus_p90": 0.05/' \
 	"$tmp/cpuwatch.json"
