@@ -173,20 +173,20 @@ static int eng_qp_pass(struct rxdp_eqp *qp)
 	int work = qpstate_flush(qp) + comp_timers(qp), sent = 0;
 	uint64_t bytes = qp->hwc[RXDP_HWC_SENT_BYTES];
 
-	if (e->tc_deficit[qp->tc] > 0) {
+	if (e->cls.deficit[qp->tc] > 0) {
 		sent = eng_qp_tx(qp, m->tx_left < ENG_TX_BUDGET
 					     ? (int)m->tx_left
 					     : ENG_TX_BUDGET);
 		if (sent)
-			e->tc_active |= 1U << qp->tc;
+			e->cls.active |= 1U << qp->tc;
 	} else if (qp->req.sq_cur != atomic_load(&qp->sq_prod) ||
 		   qp->resp.rjob_tail != qp->resp.rjob_head) {
-		e->tc_active |= 1U << qp->tc;
+		e->cls.active |= 1U << qp->tc;
 		work++; /* held back by its class's debt: pass again soon */
 	}
 	m->tx_left -= (uint32_t)sent;
-	e->tc_deficit[qp->tc] -= (int64_t)(qp->hwc[RXDP_HWC_SENT_BYTES] -
-					   bytes + (uint64_t)sent);
+	e->cls.deficit[qp->tc] -= (int64_t)(qp->hwc[RXDP_HWC_SENT_BYTES] -
+					    bytes + (uint64_t)sent);
 	qpstate_publish(qp);
 	return work + sent;
 }
@@ -205,13 +205,13 @@ static int eng_qp_pass(struct rxdp_eqp *qp)
  */
 static void eng_tc_refill(struct rxdp_engine *e)
 {
-	uint32_t active = e->tc_active ? e->tc_active : ~0U;
+	uint32_t active = e->cls.active ? e->cls.active : ~0U;
 	int64_t quantum = e->tcs.quantum ? e->tcs.quantum : ENG_TC_QUANTUM;
 	unsigned int wmax = 1;
 
-	e->tc_active = 0;
+	e->cls.active = 0;
 	if (e->tcs.n == 1) { /* nobody to share with */
-		e->tc_deficit[0] = INT64_MAX;
+		e->cls.deficit[0] = INT64_MAX;
 		return;
 	}
 	for (unsigned int k = 0; k < e->tcs.n; k++)
@@ -224,8 +224,8 @@ static void eng_tc_refill(struct rxdp_engine *e)
 				    : quantum * e->tcs.tc[k].weight / wmax;
 
 		/* a class that did not use its quantum keeps none of it */
-		e->tc_deficit[k] = e->tc_deficit[k] < 0 ? e->tc_deficit[k] + q
-							: q;
+		e->cls.deficit[k] =
+			e->cls.deficit[k] < 0 ? e->cls.deficit[k] + q : q;
 	}
 }
 
@@ -385,7 +385,7 @@ static void eng_rx_burst(struct rxdp_engine *e, const struct rxdp_frame *f,
 	int err[ENG_RX_BATCH];
 	uint64_t first = 0;
 
-	if (!e->tc_first_qps) {
+	if (!e->cls.strict_qps) {
 		for (int i = 0; i < n; i++)
 			eng_rx_frame(e, &f[i], true);
 		return;

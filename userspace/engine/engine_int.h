@@ -544,6 +544,13 @@ struct eng_mem_fault {
 	uint64_t seq; /* the write batch's */
 };
 
+/* How the pass serves the service classes (engine.c, eng_qps_pass) */
+struct eng_classes {
+	int64_t deficit[ENG_TC_MAX]; /* bytes each class may still send */
+	uint32_t active; /* the classes that sent (or would have) */
+	uint32_t strict_qps; /* QPs in strict classes: their packets first */
+};
+
 struct rxdp_engine {
 	struct rxdp_engine_config cfg;
 	uint32_t mem_epochs; /* QP incarnations made (qp->mem_epoch) */
@@ -572,9 +579,7 @@ struct rxdp_engine {
 	uint64_t now; /* ns, refreshed per pass */
 	struct eng_cc_params cc; /* DCQCN's parameters (cfg.cc or defaults) */
 	struct eng_tcs tcs; /* service classes (cfg.tcs or the default) */
-	int64_t tc_deficit[ENG_TC_MAX]; /* bytes each class may still send */
-	uint32_t tc_active; /* the classes that sent (or would have) */
-	uint32_t tc_first_qps; /* QPs in strict classes: their packets first */
+	struct eng_classes cls; /* engine.c's serving of them */
 
 	/* progress thread */
 	pthread_t thread;
@@ -624,18 +629,18 @@ static inline void eng_path_init(const struct rxdp_engine *e,
 }
 
 /*
- * qp's service class from now: its SL's (tc_first_qps counts the QPs of
- * strict classes); tc ENG_TC_MAX: none, a QP leaving the engine
+ * qp's service class from now: its SL's (cls.strict_qps counts the QPs
+ * of strict classes); tc ENG_TC_MAX: none, a QP leaving the engine
  */
 static inline void eng_qp_tc(struct rxdp_eqp *qp, unsigned int tc)
 {
 	struct rxdp_engine *e = qp->e;
 
-	e->tc_first_qps -= e->tcs.tc[qp->tc].strict;
+	e->cls.strict_qps -= e->tcs.tc[qp->tc].strict;
 	if (tc >= ENG_TC_MAX)
 		return;
 	qp->tc = (uint8_t)tc;
-	e->tc_first_qps += e->tcs.tc[qp->tc].strict;
+	e->cls.strict_qps += e->tcs.tc[qp->tc].strict;
 }
 
 static inline struct rxdp_epd *eng_pd_or_default(struct rxdp_engine *e,

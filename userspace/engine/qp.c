@@ -219,7 +219,7 @@ struct rxdp_eqp *rxdp_engine_create_qp(struct rxdp_engine *e,
 	e->qps = qp;
 	/* SL 0's class until a path gives it one (UD keeps it) */
 	qp->tc = (uint8_t)eng_tcs_class(&e->tcs, 0);
-	e->tc_first_qps += e->tcs.tc[qp->tc].strict;
+	e->cls.strict_qps += e->tcs.tc[qp->tc].strict;
 	qp->scq->refs++;
 	qp->rcq->refs++;
 	if (qp->srq)
