@@ -9,6 +9,8 @@
 #    packets and bytes (the stream's 500 x 64 KiB in the bulk class, the
 #    ping-pong's in the strict one, both ways), every message checked by
 #    the tools (the ping-pong's -c; ib_write_bw's completions)
+#  - rxdp-ctl qps shows each QP's class: a stream at SL 5 (perftest -S 5)
+#    in B's class 0, one at SL 3 in its class 1
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -81,4 +83,36 @@ print("ok   the ping-pong (SL 5) in the strict class: %d packets sent by B, "
       "%d by A; the stream (SL 0) in the weighted one: %d bytes" %
       (b[0]["tx_packets"], a[0]["tx_packets"], b[1]["tx_bytes"]))
 PY
+
+# each QP's class, as rxdp-ctl qps shows it, while two streams run
+for sl in 5 3; do
+	port=$((19320 + sl))
+	verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -S "$sl" -D 4 \
+		-p "$port" >"$tmp/sl$sl-srv" 2>&1 &
+	eval "srv$sl=\$!"
+	wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':$port '" ||
+		fail "ib_write_bw -S $sl: the server does not listen"
+	verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -S "$sl" -D 4 \
+		-p "$port" "$ADDR_A" >"$tmp/sl$sl-cli" 2>&1 &
+	eval "cli$sl=\$!"
+done
+on_exit "kill ${srv5:-} ${srv3:-} ${cli5:-} ${cli3:-} 2>/dev/null"
+two_rts() {
+	ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" --json qps >"$tmp/qps.json" &&
+		[ "$(grep -o '"state":"RTS"' "$tmp/qps.json" | wc -l)" -ge 2 ]
+}
+wait_until 10 two_rts || fail "rxdp-ctl qps: not two QPs in RTS: $(cat "$tmp/qps.json")"
+ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" qps >"$tmp/qps.txt"
+for p in $cli5 $cli3 $srv5 $srv3; do
+	wait "$p" || fail "ib_write_bw -S: $(cat "$tmp"/sl*-cli)"
+done
+python3 - "$tmp/qps.json" <<'PY' || fail "rxdp-ctl qps: the QPs' classes"
+import json, sys
+qps = [q for q in json.load(open(sys.argv[1]))["qps"]
+       if q["type"] == "RC" and q["state"] == "RTS"]
+assert sorted(q["class"] for q in qps) == [0, 1], qps
+print("ok   rxdp-ctl qps: the SL 5 stream's QP in class 0, the SL 3 one's in "
+      "class 1")
+PY
+grep -q "^  device .* srtt_us class$" "$tmp/qps.txt" || fail "rxdp-ctl qps: no class column: $(cat "$tmp/qps.txt")"
 echo PASS

@@ -418,11 +418,11 @@ static void text_qps(const struct snapshot *s)
 	printf("QPS (%d)\n", s->nqps);
 	if (s->nqps)
 		printf("  %-14s %-8s %-4s %-5s %7s %-15s %-15s %8s %5s %8s "
-		       "%8s %8s %10s %10s %8s %9s %5s %8s\n",
+		       "%8s %8s %10s %10s %8s %9s %5s %8s %5s\n",
 		       "device", "qpn", "type", "state", "pid", "comm", "peer",
 		       "dest_qp", "mtu", "epsn", "una_psn", "next_psn",
 		       "rx_pkts", "rx_bytes", "rx_drops", "rate_mbps", "alpha",
-		       "srtt_us");
+		       "srtt_us", "class");
 	for (int i = 0; i < s->nqps; i++) {
 		const struct rxdp_qp_info *q = &s->qi[i];
 		const struct rxdp_ctl_qp_stats *st = &s->qs[i];
@@ -430,7 +430,7 @@ static void text_qps(const struct snapshot *s)
 
 		/* PSNs as the engine keeps them now (qp_psn), not as set */
 		printf("  %-14s %#8x %-4s %-5s %7u %-15s %-15s %#8x %5u %#8x "
-		       "%#8x %#8x %10llu %10llu %8llu %9llu %5u %8u\n",
+		       "%#8x %#8x %10llu %10llu %8llu %9llu %5u %8u %5u\n",
 		       dev_of(s, st->ifindex), q->qpn, qp_type(q->qp_type),
 		       qp_state(q->attr.qp_state), q->owner_pid,
 		       proc_name(q->owner_pid, comm, sizeof(comm)),
@@ -441,7 +441,7 @@ static void text_qps(const struct snapshot *s)
 		       (unsigned long long)st->rx_bytes,
 		       (unsigned long long)st->rx_drops,
 		       (unsigned long long)st->cc_rate_kbps / 1000,
-		       st->cc_alpha, st->srtt_us);
+		       st->cc_alpha, st->srtt_us, st->tc);
 	}
 }
 
@@ -629,8 +629,9 @@ static void json_qp(const struct snapshot *s, int i, unsigned int what)
 	       st->una_psn, st->next_psn, (unsigned long long)st->rx_packets,
 	       (unsigned long long)st->rx_bytes,
 	       (unsigned long long)st->rx_drops);
-	printf(",\"rate_kbps\":%llu,\"alpha\":%u,\"srtt_us\":%u",
-	       (unsigned long long)st->cc_rate_kbps, st->cc_alpha, st->srtt_us);
+	printf(",\"rate_kbps\":%llu,\"alpha\":%u,\"srtt_us\":%u,\"class\":%u",
+	       (unsigned long long)st->cc_rate_kbps, st->cc_alpha, st->srtt_us,
+	       st->tc);
 	if (what & W_COUNTERS) {
 		printf(",\"counters\":");
 		if (s->qhwc_ok[i])

@@ -31,7 +31,7 @@
 
 /*
  * 5: rxdp_dev_info.cc_algo, rxdp_ctl_qp_stats.srtt_us; 6: rxdp_dev_info's
- * service classes, rxdp_path.sl
+ * service classes, rxdp_path.sl, rxdp_ctl_qp_stats.tc
  */
 #define RXDP_CTL_VERSION 6
 

@@ -285,6 +285,9 @@ struct rxdp_ctl_qp_stats {
 	__u64 cc_rate_kbps;
 	__u32 cc_alpha;
 	__u32 srtt_us;
+	/* its service class: its path's SL's (rxdp_dev_info.tcs[tc]) */
+	__u32 tc;
+	__u32 pad;
 };
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,

@@ -513,6 +513,8 @@ void rxdp_engine_qp_cc(struct rxdp_eqp *qp, struct rxdp_engine_qp_cc *cc);
 enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp);
 uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
 enum ibv_qp_type rxdp_engine_qp_type(struct rxdp_eqp *qp);
+/* Its service class (cfg.tcs): its path's SL's */
+unsigned int rxdp_engine_qp_class(struct rxdp_eqp *qp);
 int rxdp_engine_destroy_qp(struct rxdp_eqp *qp);
 
 /*

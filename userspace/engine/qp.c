@@ -268,6 +268,16 @@ enum ibv_qp_state rxdp_engine_qp_state(struct rxdp_eqp *qp)
 	return atomic_load(&qp->state);
 }
 
+unsigned int rxdp_engine_qp_class(struct rxdp_eqp *qp)
+{
+	unsigned int tc;
+
+	eng_lock(qp->e);
+	tc = qp->tc;
+	pthread_mutex_unlock(&qp->e->lock);
+	return tc;
+}
+
 uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp)
 {
 	return qp->qpn;
