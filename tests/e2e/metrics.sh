@@ -113,6 +113,15 @@ for d in snap['devices']:
     for k, v in d['counters'].items():
         if val('rxdp_%s_total' % k, device=dev) != v and not live:
             bad.append('counter %s of %s: %s' % (k, dev, v))
+    if not d['classes']:
+        bad.append('no service class of ' + dev)
+    for k, c in enumerate(d['classes']):
+        lab = {'device': dev, 'class': str(k), 'sls': c['sls']}
+        for f, j in (('sent_packets', 'tx_packets'), ('sent_bytes', 'tx_bytes'),
+                     ('received_packets', 'rx_packets'),
+                     ('received_bytes', 'rx_bytes')):
+            if val('rxdp_class_%s_total' % f, **lab) != c[j] and not live:
+                bad.append('class %d %s of %s: %s' % (k, f, dev, c[j]))
 for q in snap['qps']:
     lab = dict(device=q['device'], qpn='%#x' % q['qpn'], type=q['type'])
     if val('rxdp_qp_info', state=q['state'], pid=str(q['pid']), **lab) != 1:

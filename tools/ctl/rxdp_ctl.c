@@ -722,6 +722,44 @@ static void metrics_up(int up)
 	printf("rxdp_up %d\n", up);
 }
 
+/* Each device's service classes (rxdpd --tc): what each moved */
+static void metrics_classes(const struct snapshot *s)
+{
+	static const char *const fam[][2] = {
+		{ "rxdp_class_sent_packets_total",
+		  "Packets the QPs of the service class sent" },
+		{ "rxdp_class_sent_bytes_total",
+		  "Payload bytes the QPs of the service class sent" },
+		{ "rxdp_class_received_packets_total",
+		  "Packets the QPs of the service class received" },
+		{ "rxdp_class_received_bytes_total",
+		  "Payload bytes the QPs of the service class received" },
+	};
+
+	for (int f = 0; f < 4; f++) {
+		prom_family(fam[f][0], "counter", fam[f][1]);
+		for (int i = 0; i < s->ndevs; i++) {
+			const struct rxdp_dev_info *d = &s->devs[i];
+
+			for (__u32 k = 0; k < d->ntcs && k < 4; k++) {
+				const struct rxdp_ctl_tc *t = &d->tcs[k];
+				const __u64 v[] = { t->tx_packets, t->tx_bytes,
+						    t->rx_packets,
+						    t->rx_bytes };
+				char sls[sizeof(t->sls) + 1];
+
+				snprintf(sls, sizeof(sls), "%.*s",
+					 (int)sizeof(t->sls), t->sls);
+				printf("%s", fam[f][0]);
+				prom_dev_labels(d);
+				printf(",class=\"%u\",sls=", k);
+				prom_value(sls);
+				printf("} %llu\n", (unsigned long long)v[f]);
+			}
+		}
+	}
+}
+
 static void metrics_all(const struct snapshot *s)
 {
 	char name[96], help[160];
@@ -776,6 +814,8 @@ static void metrics_all(const struct snapshot *s)
 			printf("} %llu\n", (unsigned long long)s->hwc[i][k]);
 		}
 	}
+
+	metrics_classes(s);
 
 	prom_family("rxdp_qp_info", "gauge",
 		    "Each QP the caller may see (its uid's; root: all), its "
