@@ -369,7 +369,6 @@ const struct eng_tcs *dev_tcs(const char *ifname)
 void dev_info_fill(const struct rxdp_link *l, struct rxdp_dev_info *out)
 {
 	const struct eng_tcs *tcs = dev_tcs(l->ifname);
-
 	__u8 guid[8];
 
 	memset(out, 0, sizeof(*out));

@@ -331,7 +331,7 @@ int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)
 	if (len < PKT_ETH_LEN)
 		return -EPROTONOSUPPORT;
 	memcpy(pi->smac, p + 6, 6);
-	pi->loop = !memcmp(p, p + 6, 6);
+	pi->loop = pkt_looped(p, len);
 	ethtype = get16(p + 12);
 	p += PKT_ETH_LEN;
 	if (ethtype == ETH_P_8021Q_) {

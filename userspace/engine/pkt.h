@@ -6,8 +6,10 @@
 #ifndef RXDP_ENGINE_PKT_H
 #define RXDP_ENGINE_PKT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "common/ctl_client.h"
 #include "rxdp/roce.h"
@@ -24,6 +26,15 @@
  */
 #define PKT_MAX_HDRS \
 	(PKT_ETH_LEN + PKT_VLAN_LEN + PKT_IP6_LEN + PKT_UDP_LEN + 12 + 28 + 8)
+
+/*
+ * A frame to its own source MAC: from a QP of the device to another of the
+ * same device (or itself), which the port loops back instead of sending
+ */
+static inline bool pkt_looped(const void *frame, uint32_t len)
+{
+	return len >= 12 && !memcmp(frame, (const uint8_t *)frame + 6, 6);
+}
 
 /* The per-path headers below the BTH, precomputed once per QP (RTR). */
 struct pkt_path {

@@ -51,7 +51,7 @@ void send_queue(struct rxdp_eqp *qp, const struct pkt_desc *d, void *buf, int n)
 {
 	struct rxdp_engine *e = qp->e;
 	/* to its own MAC: the port loops it back (no stream: engine.c) */
-	bool loop = n >= 12 && !memcmp(buf, (uint8_t *)buf + 6, 6);
+	bool loop = pkt_looped(buf, (uint32_t)n);
 
 	e->cfg.ops->tx_put(e->cfg.port, buf, n);
 	e->stats.tx_packets++;

@@ -57,6 +57,7 @@
 #include "common/ctl_client.h"
 #include "common/log.h"
 #include "engine/engine.h"
+#include "engine/pkt.h"
 
 #ifndef SOL_XDP
 #define SOL_XDP 283
@@ -770,7 +771,7 @@ static void xp_tx_put(void *port, void *buf, uint32_t len)
 	uint64_t addr = (uint8_t *)buf - s->area;
 	uint32_t fs = p->umem->frame_size, n = (len + fs - 1) / fs, idx;
 
-	if (len >= 12 && !memcmp(buf, (uint8_t *)buf + 6, 6)) {
+	if (pkt_looped(buf, len)) {
 		/* to our own MAC: loop it back (cannot overflow: one slot
 		 * per TX buffer) */
 		uint32_t t = (p->loop_head + p->loop_n) % p->loop_cap;
