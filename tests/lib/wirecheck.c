@@ -38,6 +38,8 @@
  *                     a slot already given to the next one.)
  *   --settle MS       how long the target waits for the last messages of
  *                     UC and UD, and the client at a stalled window (2000)
+ *   --sl N            both sides' address vectors at service level N, 0..15
+ *                     (0): rxdpd --tc's classes
  * Both sides: -T SECS ends the run as failed after SECS (300); --spin polls
  * the CQs instead of sleeping on a completion channel; -i PORT (1).
  * --sabotage KIND:N makes the client wrong on purpose at QP 0's message N,
@@ -93,7 +95,7 @@
 
 #include <infiniband/verbs.h>
 
-#define WK_VERSION 1
+#define WK_VERSION 2 /* 2: cfg.sl */
 #define GUARD 64 /* guard bytes before and after a buffer */
 #define GAP 16 /* guard bytes between two SGE pieces */
 #define MARK 0xa5 /* what an untouched byte holds */
@@ -121,6 +123,7 @@ struct cfg {
 	uint32_t min_size, max_size, nqps, sges, depth, seed, mtu;
 	uint32_t lossy, srq, inline_max, settle_ms;
 	uint32_t timeout;
+	uint32_t sl;
 };
 #define CFG_WORDS (sizeof(struct cfg) / 4)
 
@@ -615,6 +618,7 @@ static void qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 static struct ibv_ah_attr ah_attr(const struct qp_info *peer)
 {
 	struct ibv_ah_attr ah = { .dlid = (uint16_t)peer->lid,
+				  .sl = (uint8_t)C.sl,
 				  .port_num = (uint8_t)ib_port,
 				  .is_global = 1 };
 
@@ -1308,7 +1312,8 @@ static bool is_packet_of(const struct qpst *q, uint64_t id, uint64_t x,
 {
 	struct pat t = pat_msg(q->idx, id);
 
-	return size_of(q->idx, id) >= end && pat_cmp(&t, x, end - x, lin + x) < 0;
+	return size_of(q->idx, id) >= end &&
+	       pat_cmp(&t, x, end - x, lin + x) < 0;
 }
 
 static int uc_leftovers(const struct qpst *q, const uint8_t *buf,
@@ -1551,6 +1556,8 @@ static void validate_cfg(const struct ibv_device_attr *da)
 		    (C.qp_type == T_UD && C.ops[i] >= OP_WRITE) ||
 		    (C.qp_type == T_UC && C.ops[i] == OP_READ))
 			refuse("%s has no operation %u", type_name(), C.ops[i]);
+	if (C.sl > 15)
+		refuse("service level %u: 0..15", C.sl);
 	if (C.mtu > port_mtu)
 		refuse("path MTU %u: the target's port has %u", C.mtu,
 		       port_mtu);
@@ -2154,7 +2161,7 @@ static void usage(void)
 			"           [-q QPS] [--sge N] [--depth N] [--srq] "
 			"[--inline N] [--seed N]\n"
 			"           [-m MTU] [-u TIMEOUT] [--lossy] [--settle "
-			"MS] ADDR\n"
+			"MS] [--sl N] ADDR\n"
 			"           the client: sends the stream to the target "
 			"at ADDR\n"
 			"OPS: comma-separated send, send_imm, write, "
@@ -2255,8 +2262,8 @@ int main(int argc, char **argv)
 		{ "srq", 0, NULL, 3 },	    { "inline", 1, NULL, 4 },
 		{ "seed", 1, NULL, 5 },	    { "lossy", 0, NULL, 6 },
 		{ "settle", 1, NULL, 7 },   { "spin", 0, NULL, 8 },
-		{ "sabotage", 1, NULL, 9 }, { "help", 0, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+		{ "sabotage", 1, NULL, 9 }, { "sl", 1, NULL, 10 },
+		{ "help", 0, NULL, 'h' },   { NULL, 0, NULL, 0 }
 	};
 	const char *dev = NULL, *port = "18515", *ops = "send";
 	unsigned long count = 1000, seconds = 0, limit = 300;
@@ -2353,6 +2360,9 @@ int main(int argc, char **argv)
 			break;
 		case 8:
 			spin = 1;
+			break;
+		case 10:
+			C.sl = (uint32_t)num("--sl", optarg, 0, 15);
 			break;
 		case 9:
 			dash = strchr(optarg, ':');

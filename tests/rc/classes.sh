@@ -4,11 +4,11 @@
 #  - A has one latency class (SL 5, strict) and the rest; B, by an
 #    interface of its own, a strict SL 5, SL 0-4 weight 60 and the rest;
 #    rxdp-ctl devices (text and --json) shows each device's
-#  - ibv_rc_pingpong -l 5 runs in SL 5's class, an RDMA Write stream with
-#    the default SL 0 in the other: each class's counters count its own
-#    packets and bytes (the stream's 500 x 64 KiB in the bulk class, the
-#    ping-pong's in the strict one, both ways), every message checked by
-#    the tools (the ping-pong's -c; ib_write_bw's completions)
+#  - a checked RC stream at SL 5 (wirecheck --sl 5: every operation, every
+#    byte at its receiver) runs in SL 5's class, an RDMA Write stream with
+#    the default SL 0 in the other at the same time: each class's counters
+#    count its own packets and bytes (the stream's 500 x 64 KiB in the bulk
+#    class, the checked stream's in the strict one, both ways)
 #  - rxdp-ctl qps shows each QP's class: a stream at SL 5 (perftest -S 5)
 #    in B's class 0, one at SL 3 in its class 1
 set -u
@@ -17,7 +17,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ib_write_bw ibv_rc_pingpong python3 timeout
+require_cmd ib_write_bw python3 timeout
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 
@@ -40,47 +40,47 @@ echo "ok   rxdp-ctl devices: A's classes (every interface's), B's (its own)"
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -s 65536 -n 500 -p 19310 \
 	>"$tmp/bw-srv" 2>&1 &
 srv=$!
-verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -l 5 -c -s 64 -n 200 \
-	-p 19311 >"$tmp/pp-srv" 2>&1 &
-pps=$!
-wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':19310 ' &&
-	ip netns exec $NS_A ss -ltn | grep -q ':19311 '" ||
-	fail "the servers do not listen"
+wait_until 10 bash -c "ip netns exec $NS_A ss -ltn | grep -q ':19310 '" ||
+	fail "the ib_write_bw server does not listen"
 verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -s 65536 -n 500 -p 19310 \
 	"$ADDR_A" >"$tmp/bw-cli" 2>&1 &
 cli=$!
-verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -l 5 -c -s 64 -n 200 \
-	-p 19311 "$ADDR_A" >"$tmp/pp-cli" 2>&1 || fail "ibv_rc_pingpong: $(cat "$tmp/pp-cli")"
-wait $pps || fail "ibv_rc_pingpong server: $(cat "$tmp/pp-srv")"
+# B sends the checked stream to A, both QPs at SL 5
+WK_DIR=$tmp
+wirecheck_from_b
+wirecheck_run sl5 19311 -t rc -o all -s 1-1024 -n 200 --sl 5 ||
+	fail "the checked stream at SL 5"
 wait $cli || fail "ib_write_bw: $(cat "$tmp/bw-cli")"
 wait $srv || fail "ib_write_bw server: $(cat "$tmp/bw-srv")"
-for f in pp-cli pp-srv; do
-	grep -q "^200 iters in" "$tmp/$f" && ! grep -q "invalid data" "$tmp/$f" ||
-		fail "ibv_rc_pingpong ($f): $(cat "$tmp/$f")"
-done
 
 ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" --json devices >"$tmp/a.json"
 ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" --json devices >"$tmp/b.json"
-python3 - "$tmp/a.json" "$tmp/b.json" <<'PY' || fail "the classes' counters"
-import json, sys
+python3 - "$tmp/a.json" "$tmp/b.json" "$tmp/sl5.client" <<'PY' || fail "the classes' counters"
+import json, re, sys
 a = json.load(open(sys.argv[1]))["devices"][0]["classes"]
 b = json.load(open(sys.argv[2]))["devices"][0]["classes"]
+summary = re.search(r"^summary: .* bytes=(\d+) .* read_bytes=(\d+) ",
+                    open(sys.argv[3]).read(), re.M)
+sent, read = int(summary.group(1)), int(summary.group(2))
 assert [(c["sls"], c["strict"], c["weight"]) for c in a] == \
     [("5", True, 0), ("0-4,6-15", False, 1)], a
 assert [(c["sls"], c["strict"], c["weight"]) for c in b] == \
     [("5", True, 0), ("0-4", False, 60), ("6-15", False, 1)], b
 stream = 500 * 65536
-# the ping-pong: 200 messages of 64 bytes each way (and its ACKs), no more
-for side, c in (("A", a[0]), ("B", b[0])):
-    assert c["tx_packets"] >= 200 and c["rx_packets"] >= 200, (side, c)
-    assert 200 * 64 <= c["tx_bytes"] < stream // 100, (side, c)
-    assert 200 * 64 <= c["rx_bytes"] < stream // 100, (side, c)
+# the checked stream: what wirecheck delivered (B to A) and read (A to B)
+# went in the strict class both ways (and, with ACKs, nothing of the
+# stream's)
+assert b[0]["tx_packets"] >= 200 and a[0]["rx_packets"] >= 200, (a[0], b[0])
+assert a[0]["tx_packets"] > 0 and b[0]["rx_packets"] > 0, (a[0], b[0])
+for c, least in ((b[0]["tx_bytes"], sent), (a[0]["rx_bytes"], sent),
+                 (a[0]["tx_bytes"], read), (b[0]["rx_bytes"], read)):
+    assert least <= c < stream // 100, (a[0], b[0], sent, read)
 # the stream: B sent it in its SL 0-4 class, A received it in its bulk one
 assert b[1]["tx_bytes"] >= stream and a[1]["rx_bytes"] >= stream, (a, b)
 assert b[1]["rx_bytes"] < stream // 100 and a[1]["tx_bytes"] < stream // 100
 assert b[2]["tx_packets"] == 0 and b[2]["rx_packets"] == 0, b[2]
-print("ok   the ping-pong (SL 5) in the strict class: %d packets sent by B, "
-      "%d by A; the stream (SL 0) in the weighted one: %d bytes" %
+print("ok   the checked stream (SL 5) in the strict class: %d packets sent "
+      "by B, %d by A; the stream (SL 0) in the weighted one: %d bytes" %
       (b[0]["tx_packets"], a[0]["tx_packets"], b[1]["tx_bytes"]))
 PY
 
