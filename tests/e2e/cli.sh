@@ -60,7 +60,7 @@ done
 out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
 echo "ok: commands described, an unknown one refused"
-# rxdpd --cc, --cc-algo and --tc: a mistake is one line and exit 2, before
+# rxdpd --cc, --cc-algo, --cpus and --tc: a mistake is one line and exit 2, before
 # anything starts ("OPTION ARG [OPTION ARG...]|what the line says")
 while IFS='|' read -r args msg; do
 	read -ra argv <<<"$args"
@@ -82,6 +82,8 @@ done <<'EOF'
 --cc-algo eth0=fast|no algorithm fast
 --cc-algo =delay|=delay: IFNAME=ALGO expected
 --cc-algo delay,averyveryverylongname=off|averyveryverylongname is not an interface
+--cpus 1,|1,: not a CPU list like 0,2-3
+--cpus 3-1|3-1: not a CPU list like 0,2-3
 --tc 5=fast|5=fast: SLS=strict or SLS=WEIGHT expected
 --tc 16=1|16=1: SLS=strict or SLS=WEIGHT expected
 --tc 5=0|5=0: SLS=strict or SLS=WEIGHT expected

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <ctype.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,4 +156,32 @@ int rxdp_opts_parse(const struct rxdp_cmdline *cl, int argc, char **argv,
 		}
 	}
 	return optind;
+}
+
+int rxdp_opts_list(const char *s, unsigned long max,
+		   void (*fn)(unsigned long n, void *arg), void *arg)
+{
+	for (;;) {
+		unsigned long a, b;
+		char *end;
+
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		a = b = strtoul(s, &end, 10);
+		if (*end == '-') {
+			s = end + 1;
+			if (!isdigit((unsigned char)*s))
+				return -1;
+			b = strtoul(s, &end, 10);
+		}
+		if (a >= max || b >= max || b < a)
+			return -1;
+		for (; a <= b; a++)
+			fn(a, arg);
+		if (!*end)
+			return 0;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
 }

@@ -55,5 +55,12 @@ void rxdp_opts_help(const struct rxdp_cmdline *cl, FILE *f);
 void rxdp_print_version(const char *prog, FILE *f);
 /* The version string alone ("0.1.0") */
 const char *rxdp_version(void);
+/*
+ * A list of numbers and ranges below max, "0,2-3" (--cpus, --tc's SLs):
+ * fn(n, arg) for each number in it; 0, or -1 for anything else (an empty
+ * list, an empty item, a number out of range, a range backwards)
+ */
+int rxdp_opts_list(const char *s, unsigned long max,
+		   void (*fn)(unsigned long n, void *arg), void *arg);
 
 #endif /* RXDP_OPTS_H */

@@ -35,32 +35,16 @@
 #include "common/sdnotify.h"
 #include "daemon/rxdpd.h"
 
+static void cpu_add(unsigned long cpu, void *set)
+{
+	CPU_SET(cpu, (cpu_set_t *)set);
+}
+
 /* "0,2-3" -> a CPU set; -1 on anything else */
 static int parse_cpus(const char *s, cpu_set_t *set)
 {
 	CPU_ZERO(set);
-	while (*s) {
-		char *end;
-		long a = strtol(s, &end, 10), b;
-
-		if (end == s || a < 0 || a >= CPU_SETSIZE)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtol(s, &end, 10);
-			if (end == s || b < a || b >= CPU_SETSIZE)
-				return -1;
-		}
-		for (; a <= b; a++)
-			CPU_SET(a, set);
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		s = end;
-	}
-	return CPU_COUNT(set) ? 0 : -1;
+	return rxdp_opts_list(s, CPU_SETSIZE, cpu_add, set);
 }
 
 /* "512M" -> bytes; -1 on anything else */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/opts.h"
 #include "engine/tc.h"
 
 void eng_tcs_default(struct eng_tcs *t)
@@ -14,32 +15,22 @@ void eng_tcs_default(struct eng_tcs *t)
 	t->tc[0].weight = 1;
 }
 
-/* "0-3,6": the set of SLs (a bit each), 0 if it does not parse */
+static void sl_add(unsigned long sl, void *set)
+{
+	*(uint16_t *)set |= (uint16_t)(1U << sl);
+}
+
+/* "0-3,6" of [s, end): the set of SLs (a bit each), 0 if it does not parse */
 static uint16_t parse_sls(const char *s, const char *end)
 {
+	char list[64];
 	uint16_t set = 0;
 
-	while (s < end) {
-		char *p;
-		long a = strtol(s, &p, 10), b = a;
-
-		if (p == s || a < 0 || a >= ENG_SL_MAX)
-			return 0;
-		if (p < end && *p == '-') {
-			s = p + 1;
-			b = strtol(s, &p, 10);
-			if (p == s || b < a || b >= ENG_SL_MAX)
-				return 0;
-		}
-		for (long i = a; i <= b; i++)
-			set |= (uint16_t)(1U << i);
-		if (p == end)
-			break;
-		if (*p != ',' || p + 1 == end)
-			return 0;
-		s = p + 1;
-	}
-	return set;
+	if ((size_t)(end - s) >= sizeof(list))
+		return 0;
+	memcpy(list, s, (size_t)(end - s));
+	list[end - s] = '\0';
+	return rxdp_opts_list(list, ENG_SL_MAX, sl_add, &set) ? 0 : set;
 }
 
 int eng_tcs_add(struct eng_tcs *t, const char *spec)
