@@ -331,7 +331,7 @@ static void text_devices(const struct snapshot *s)
 		       d->dev_node[0] ? d->dev_node : "(none)");
 		printf("    congestion control %.*s\n", (int)sizeof(d->cc_algo),
 		       d->cc_algo);
-		for (__u32 k = 0; k < d->ntcs && k < 4; k++) {
+		for (__u32 k = 0; k < d->ntcs && k < RXDP_CTL_MAX_TCS; k++) {
 			const struct rxdp_ctl_tc *t = &d->tcs[k];
 			char how[16];
 
@@ -548,7 +548,7 @@ static void json_device(const struct snapshot *s, int i, unsigned int what)
 	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(d->cc_algo), d->cc_algo);
 	json_str(buf);
 	printf(",\"classes\":[");
-	for (__u32 k = 0; k < d->ntcs && k < 4; k++) {
+	for (__u32 k = 0; k < d->ntcs && k < RXDP_CTL_MAX_TCS; k++) {
 		const struct rxdp_ctl_tc *t = &d->tcs[k];
 
 		printf("%s{", k ? "," : "");
@@ -741,7 +741,8 @@ static void metrics_classes(const struct snapshot *s)
 		for (int i = 0; i < s->ndevs; i++) {
 			const struct rxdp_dev_info *d = &s->devs[i];
 
-			for (__u32 k = 0; k < d->ntcs && k < 4; k++) {
+			for (__u32 k = 0; k < d->ntcs && k < RXDP_CTL_MAX_TCS;
+			     k++) {
 				const struct rxdp_ctl_tc *t = &d->tcs[k];
 				const __u64 v[] = { t->tx_packets, t->tx_bytes,
 						    t->rx_packets,

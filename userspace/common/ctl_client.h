@@ -29,6 +29,7 @@ int rxdp_ctl_fd(struct rxdp_ctl *c); /* for poll(): async notifications */
 
 #define RXDP_NAME_MAX 64
 #define RXDP_CTL_MAX_XSKS 16
+#define RXDP_CTL_MAX_TCS 4 /* service classes of a device (rxdpd --tc) */
 
 struct rxdp_dev_info {
 	char name[RXDP_NAME_MAX]; /* verbs device name, "rxdp_<ifname>" */
@@ -70,7 +71,7 @@ struct rxdp_dev_info {
 		__u8 pad[6];
 		/* packets and payload bytes its QPs sent and received */
 		__u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
-	} tcs[4];
+	} tcs[RXDP_CTL_MAX_TCS];
 };
 
 int rxdp_ctl_list_devices(struct rxdp_ctl *c, struct rxdp_dev_info *out,

@@ -353,9 +353,7 @@ enum eng_cc_algo dev_cc_algo(const char *ifname)
 	return rxdpd.cc_algo_rest;
 }
 
-_Static_assert(ENG_TC_MAX <=
-		       sizeof(((struct rxdp_dev_info *)0)->tcs) /
-			       sizeof(((struct rxdp_dev_info *)0)->tcs[0]),
+_Static_assert(ENG_TC_MAX <= RXDP_CTL_MAX_TCS,
 	       "every class fits the device's information");
 
 const struct eng_tcs *dev_tcs(const char *ifname)

@@ -1136,7 +1136,8 @@ void uverbs_tc_counters(const struct rxdp_link *l, struct rxdp_dev_info *di)
 		struct rxdp_engine_stats st;
 
 		rxdp_engine_get_stats(hd->eng[i].e, &st);
-		for (unsigned int k = 0; k < di->ntcs && k < ENG_TC_MAX; k++) {
+		for (unsigned int k = 0; k < di->ntcs && k < RXDP_CTL_MAX_TCS;
+		     k++) {
 			di->tcs[k].tx_packets += st.tc[k].tx_packets;
 			di->tcs[k].tx_bytes += st.tc[k].tx_bytes;
 			di->tcs[k].rx_packets += st.tc[k].rx_packets;
