@@ -180,7 +180,10 @@ static __always_inline __u32 req_npkts(struct roce_bth *bth, void *data_end,
  * counted as a duplicate because the engine refused it the first time, e.g.
  * with an RNR NAK or a bad ICRC). Of the requests ahead of epsn only the
  * first passes, so the engine sends one sequence NAK (9.7.5.1.3); the
- * expected PSN arriving again clears the flag. Responses must fall inside
+ * expected PSN arriving again clears the flag. Where the engine holds what
+ * comes past a gap (RXDP_PSNF_HOLD), every request within RXDP_HOLD_WINDOW
+ * passes; the engine then moves epsn on itself, past what it held, and
+ * NAKs once per gap all the same. Responses must fall inside
  * the requester's outstanding window [una_psn, next_psn), which the engine
  * publishes before it transmits.
  */
@@ -202,6 +205,9 @@ static __always_inline __u32 rc_psn_check(struct rxdp_qp_psn *ps, __u32 opf,
 						     ~RXDP_PSNF_NAK_SENT);
 			return RXDP_V_REDIRECT;
 		}
+		if ((READ_ONCE(ps->flags) & RXDP_PSNF_HOLD) &&
+		    d < RXDP_HOLD_WINDOW)
+			return RXDP_V_REDIRECT;
 		if (__sync_fetch_and_or(&ps->flags, RXDP_PSNF_NAK_SENT) &
 		    RXDP_PSNF_NAK_SENT)
 			return RXDP_V_DROP_PSN_OOS;

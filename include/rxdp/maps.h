@@ -108,6 +108,13 @@ struct rxdp_mcast_grp {
 
 /* rxdp_qp_psn.flags, set by the XDP program with atomic ops */
 #define RXDP_PSNF_NAK_SENT (1U << 0) /* an OOS request was let through */
+/*
+ * set by the engine: its responder holds requests that arrive past a gap
+ * (selective retransmission), so every request up to RXDP_HOLD_WINDOW
+ * PSNs ahead of epsn passes
+ */
+#define RXDP_PSNF_HOLD (1U << 1)
+#define RXDP_HOLD_WINDOW 256
 
 struct rxdp_qp_psn {
 	__u32 qpn; /* the QP this slot belongs to now; 0 when free */

@@ -56,6 +56,14 @@ struct roce_bth {
 #define ROCE_BTH_FECN 0x80000000U
 #define ROCE_BTH_BECN 0x40000000U
 #define ROCE_BTH_ACKREQ 0x80000000U
+/*
+ * rxdp's own use of the first reserved bit after AckReq, on a PSN sequence
+ * NAK only: "the responder holds the requests after this PSN; resend this
+ * one alone" (selective retransmission between rxdp peers). Other peers
+ * send it 0, as IBTA 9.2 has reserved bits sent, and ignore it on receipt;
+ * the ICRC covers it.
+ */
+#define ROCE_BTH_RXDP_HELD 0x40000000U
 
 /* RDMA Extended Transport Header, IBTA 9.3.3 */
 struct roce_reth {
@@ -199,6 +207,11 @@ static inline int bth_becn(const struct roce_bth *b)
 static inline int bth_ackreq(const struct roce_bth *b)
 {
 	return !!(rxdp_ntohl(b->apsn) & ROCE_BTH_ACKREQ);
+}
+
+static inline int bth_rxdp_held(const struct roce_bth *b)
+{
+	return !!(rxdp_ntohl(b->apsn) & ROCE_BTH_RXDP_HELD);
 }
 
 static inline __u32 bth_psn(const struct roce_bth *b)

@@ -192,7 +192,9 @@ static void test_every_opcode(void **state)
 {
 	for (int op = 0; op < 256; op++) {
 		uint32_t f = roce_opcode_flags(op);
-		struct xdp_rig_pkt o = { .opcode = op, .psn = 100, .qkey = QKEY };
+		struct xdp_rig_pkt o = { .opcode = op,
+					 .psn = 100,
+					 .qkey = QKEY };
 
 		if (!f)
 			continue;
@@ -241,8 +243,8 @@ static void test_bad_opcodes(void **state)
 static void test_l2_l3_variants(void **state)
 {
 	struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY,
-			      .qpn = QP_RC,
-			      .payload = 32 };
+				 .qpn = QP_RC,
+				 .payload = 32 };
 
 	set_psn(QP_RC, 0, 0, 0, 0);
 	/* IPv4 options and 802.1ad tags: not RoCEv2 (as pkt_parse has it) */
@@ -334,9 +336,9 @@ static void test_same_parser(void **state)
 	 */
 	{
 		struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY,
-				      .payload = 32,
-				      .ipv6 = 1,
-				      .qpn = QP_RC };
+					 .payload = 32,
+					 .ipv6 = 1,
+					 .qpn = QP_RC };
 		uint32_t len = xdp_rig_build(buf, &o);
 		struct pkt_info pi;
 
@@ -450,6 +452,36 @@ static void test_request_psn(void **state)
 }
 
 /*
+ * Where the engine holds what comes past a gap (RXDP_PSNF_HOLD), every
+ * request up to a window ahead passes, across the wrap, and epsn moves
+ * only on the expected PSN; a window ahead or more, the one-NAK rule again
+ */
+static void test_request_psn_hold(void **state)
+{
+	struct xdp_rig_pkt o = { .opcode = ROCE_RC_SEND_ONLY, .qpn = QP_RC };
+
+	set_psn(QP_RC, 0xffff00, 0, 0, RXDP_PSNF_HOLD);
+	for (uint32_t d = 1; d < RXDP_HOLD_WINDOW; d += 17) {
+		o.psn = (0xffff00 + d) & ROCE_PSN_MASK;
+		accepted(&o);
+	}
+	o.psn = (0xffff00 + RXDP_HOLD_WINDOW - 1) & ROCE_PSN_MASK;
+	accepted(&o);
+	accepted(&o); /* again: no NAK_SENT rule for these */
+	assert_int_equal(get_psn(QP_RC).epsn, 0xffff00);
+	assert_false(get_psn(QP_RC).flags & RXDP_PSNF_NAK_SENT);
+	o.psn = (0xffff00 + RXDP_HOLD_WINDOW) & ROCE_PSN_MASK;
+	accepted(&o); /* a window ahead: the first passes, for its NAK */
+	assert_true(get_psn(QP_RC).flags & RXDP_PSNF_NAK_SENT);
+	o.psn = (0xffff00 + RXDP_HOLD_WINDOW + 1) & ROCE_PSN_MASK;
+	expect(&o, RXDP_V_DROP_PSN_OOS, XDP_DROP_);
+	o.psn = 0xffff00;
+	accepted(&o);
+	assert_int_equal(get_psn(QP_RC).epsn, 0xffff01);
+	set_psn(QP_RC, 10, 0, 0, 0);
+}
+
+/*
  * The program notes, in an RC QP's PSN slot, 1 + the CPU it passed one of
  * the QP's packets on (its engine keeps off that CPU while a stream comes
  * in), written on the CPU's change only; a packet it drops leaves it
@@ -520,10 +552,10 @@ static void test_source(void **state)
 	static const uint32_t forge_v6[] = { OFF_V6_SADDR, OFF_V6_SADDR + 15,
 					     OFF_V6_DADDR + 7, OFF_SMAC };
 	struct xdp_rig_pkt o = { .opcode = ROCE_RC_WRITE_ONLY,
-			      .qpn = QP_RC,
-			      .psn = 100,
-			      .payload = 16,
-			      .dma_len = 16 };
+				 .qpn = QP_RC,
+				 .psn = 100,
+				 .payload = 16,
+				 .dma_len = 16 };
 	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX];
 	struct rxdp_qp_stats s0, s1;
 	struct rxdp_qp_ctx c;
@@ -626,9 +658,9 @@ static void test_source(void **state)
 
 	/* UD: anyone with the Q_Key */
 	o = (struct xdp_rig_pkt){ .opcode = ROCE_UD_SEND_ONLY,
-			       .qpn = QP_UD,
-			       .qkey = QKEY,
-			       .payload = 8 };
+				  .qpn = QP_UD,
+				  .qkey = QKEY,
+				  .payload = 8 };
 	len = xdp_rig_build(buf, &o);
 	buf[OFF_V4_SADDR + 3] = 66;
 	buf[OFF_SMAC + 5] = 66;
@@ -842,10 +874,10 @@ static void test_truncated(void **state)
 static void test_multi_buffer(void **state)
 {
 	const struct xdp_rig_pkt o = { .opcode = ROCE_RC_WRITE_ONLY,
-				    .qpn = QP_RC,
-				    .psn = 7,
-				    .payload = 4096,
-				    .dma_len = 4096 };
+				       .qpn = QP_RC,
+				       .psn = 7,
+				       .payload = 4096,
+				       .dma_len = 4096 };
 	uint8_t buf[PKT_MAX];
 	uint32_t len = xdp_rig_build(buf, &o);
 	struct rxdp_qp_stats before, after;
@@ -889,8 +921,8 @@ static void test_redirect_to_xsk(void **state)
 	struct xsk_umem *umem = NULL;
 	struct xsk_socket *xsk = NULL;
 	struct xdp_rig_pkt o = { .opcode = ROCE_UC_SEND_ONLY,
-			      .qpn = QP_UC,
-			      .payload = 16 };
+				 .qpn = QP_UC,
+				 .payload = 16 };
 	struct rxdp_qp_stats s0, s1;
 	struct xdp_md md = { 0 };
 	uint64_t before[RXDP_V_MAX], after[RXDP_V_MAX];
@@ -971,9 +1003,9 @@ static void test_multicast(void **state)
 	struct rxdp_mcast_grp g = { .members = 1 };
 	struct rxdp_mcast_key k;
 	struct xdp_rig_pkt o = { .opcode = ROCE_UD_SEND_ONLY,
-			      .qpn = RXDP_MCAST_QPN,
-			      .payload = 32,
-			      .qkey = QKEY };
+				 .qpn = RXDP_MCAST_QPN,
+				 .payload = 32,
+				 .qkey = QKEY };
 
 	(void)state;
 	/* no members anywhere: every multicast datagram is dropped */
@@ -1043,6 +1075,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_qp_and_states),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_request_psn),
+		cmocka_unit_test(test_request_psn_hold),
 		cmocka_unit_test(test_rx_cpu),
 		cmocka_unit_test(test_source),
 		cmocka_unit_test(test_psn_burst),

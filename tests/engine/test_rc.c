@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "common/hw_counters.h"
+#include "common/log.h"
 #include "engine/engine.h"
 #include "engine/pkt.h"
 #include "memwire.h"
@@ -68,6 +69,7 @@ struct qp_opts {
 	enum eng_cc_algo cc_algo;
 	const struct eng_tcs *tcs; /* service classes (NULL: one) */
 	uint8_t sl; /* the paths' service level */
+	uint8_t go_back_n; /* bit i: host i goes back (no selective resends) */
 };
 
 struct rxdp_eah;
@@ -127,6 +129,7 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.ecn_off = o->ecn_off,
 		.cc_algo = o->cc_algo,
 		.tcs = o->tcs,
+		.go_back_n = (o->go_back_n >> i) & 1,
 	};
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
@@ -2584,7 +2587,8 @@ static void test_many_qps_threads(void **state)
  * qp_psn entries of that host: requests before the expected PSN pass; the
  * expected one passes and advances it (by the response packets a Read asks
  * for) and clears NAK_SENT; the first one ahead passes and sets NAK_SENT,
- * later ones are dropped while it is set; responses pass only inside
+ * later ones are dropped while it is set, unless the engine holds what
+ * comes past a gap (HOLD: all within RXDP_HOLD_WINDOW pass); responses pass only inside
  * [una_psn, next_psn), which the engine keeps current.
  */
 
@@ -2629,6 +2633,10 @@ static int xdp_like(void *arg, uint8_t *frame, uint32_t len)
 					   __ATOMIC_ACQ_REL);
 			return 1;
 		}
+		if ((__atomic_load_n(&q->flags, __ATOMIC_ACQUIRE) &
+		     RXDP_PSNF_HOLD) &&
+		    d < RXDP_HOLD_WINDOW)
+			return 1;
 		if (__atomic_fetch_or(&q->flags, RXDP_PSNF_NAK_SENT,
 				      __ATOMIC_ACQ_REL) &
 		    RXDP_PSNF_NAK_SENT) {
@@ -2844,41 +2852,52 @@ static void stats_of(struct pair *p, struct rxdp_engine_stats *sa,
 /*
  * The last two packets of a Write are lost: the tail-loss probe (the last
  * packet again, with AckReq) draws a sequence NAK for the first of them,
- * and the tail is resent, all in a fraction of the QP's timeout and with
- * no timer expiry at all.
+ * all in a fraction of the QP's timeout and with no timer expiry at all.
+ * Going back, both are resent; between rxdp peers the responder held the
+ * probe and its NAK says so: the first is resent alone.
  */
 static void test_tail_loss_probe(void **state)
 {
-	struct pair *p = pair_new(&default_opts);
-	struct rxdp_engine_stats sa, sb;
-	struct fault f;
-	uint64_t t0, took;
+	for (int gbn = 0; gbn < 2; gbn++) {
+		struct qp_opts o = default_opts;
+		struct rxdp_engine_stats sa, sb;
+		struct fault f;
+		struct pair *p;
+		uint64_t t0, took;
 
-	warm_up(p);
-	/* PSN A_PSN0 went to the warm-up; the Write has 1..8 */
-	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 7), psn_add(A_PSN0, 8),
-		  1);
-	t0 = vclock;
-	write_n(p, 8, 1);
-	took = vclock - t0;
-	stats_of(p, &sa, &sb);
-	print_message("tail lost: repaired in %llu us (QP timeout %llu us): "
-		      "%llu probe(s), %llu retransmitted, %llu go-back(s)\n",
-		      (unsigned long long)took / 1000,
-		      (4096ULL << default_opts.timeout) / 1000,
-		      (unsigned long long)sa.tlp_probes,
-		      (unsigned long long)sa.retransmits,
-		      (unsigned long long)sa.go_backs);
-	assert_int_equal(f.dropped, 2);
-	assert_int_equal(sa.tlp_probes, 1);
-	assert_int_equal(sa.timeouts, 0);
-	assert_int_equal(sa.rto_expiries, 0);
-	assert_int_equal(sb.seq_naks_sent, 1);
-	assert_int_equal(sa.go_backs, 1);
-	/* the probe, then the two packets it found missing */
-	assert_int_equal(sa.retransmits, 3);
-	assert_true(took < (4096ULL << default_opts.timeout) / 20);
-	pair_free(p);
+		o.go_back_n = gbn ? 3 : 0;
+		p = pair_new(&o);
+		warm_up(p);
+		/* PSN A_PSN0 went to the warm-up; the Write has 1..8 */
+		fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 7),
+			  psn_add(A_PSN0, 8), 1);
+		t0 = vclock;
+		write_n(p, 8, 1);
+		took = vclock - t0;
+		stats_of(p, &sa, &sb);
+		print_message("%s: tail lost: repaired in %llu us (QP timeout "
+			      "%llu us): %llu probe(s), %llu retransmitted, "
+			      "%llu go-back(s), %llu resent alone\n",
+			      gbn ? "go-back-N" : "selective",
+			      (unsigned long long)took / 1000,
+			      (4096ULL << default_opts.timeout) / 1000,
+			      (unsigned long long)sa.tlp_probes,
+			      (unsigned long long)sa.retransmits,
+			      (unsigned long long)sa.go_backs,
+			      (unsigned long long)sa.sr_resends);
+		assert_int_equal(f.dropped, 2);
+		assert_int_equal(sa.tlp_probes, 1);
+		assert_int_equal(sa.timeouts, 0);
+		assert_int_equal(sa.rto_expiries, 0);
+		assert_int_equal(sb.seq_naks_sent, 1);
+		/* the probe, then what it found missing */
+		assert_int_equal(sa.go_backs, gbn ? 1 : 0);
+		assert_int_equal(sa.sr_resends, gbn ? 0 : 1);
+		assert_int_equal(sb.rx_held, gbn ? 0 : 1);
+		assert_int_equal(sa.retransmits, gbn ? 3 : 2);
+		assert_true(took < (4096ULL << default_opts.timeout) / 20);
+		pair_free(p);
+	}
 }
 
 /*
@@ -2909,13 +2928,14 @@ static void test_tail_ack_lost(void **state)
 
 /*
  * A sequence NAK arrives 21 times (the network copied it, or a peer
- * repeats itself): the requester goes back once, and resends exactly the
- * packets from the lost one on.
+ * repeats itself): the requester acts once, and resends exactly the
+ * packets from the lost one on (going back), or the lost one alone.
  */
-static void test_nak_storm(void **state)
+static void nak_storm(int gbn)
 {
-	struct pair *p = pair_new(&default_opts);
-	struct host *a = &p->h[0], *b = &p->h[1];
+	struct qp_opts o = default_opts;
+	struct pair *p;
+	struct host *a, *b;
 	struct rxdp_engine_stats sa, sb;
 	const uint32_t npkts = 64, lost = 20;
 	uint32_t len = npkts * MTU - 100;
@@ -2923,6 +2943,10 @@ static void test_nak_storm(void **state)
 	struct fault f;
 	int injected = 0, got = 0;
 
+	o.go_back_n = gbn ? 3 : 0;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
 	warm_up(p);
 	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, lost),
 		  psn_add(A_PSN0, lost), 1);
@@ -2961,12 +2985,19 @@ static void test_nak_storm(void **state)
 		      (unsigned long long)sa.retransmits);
 	assert_true(injected);
 	assert_int_equal(sb.seq_naks_sent, 1);
-	assert_int_equal(sa.go_backs, 1);
+	assert_int_equal(sa.go_backs, gbn ? 1 : 0);
+	assert_int_equal(sa.sr_resends, gbn ? 0 : 1);
 	assert_int_equal(sa.naks_ignored, 20);
 	/* PSNs A_PSN0 + lost .. A_PSN0 + npkts: the Write's packets lost-1.. */
-	assert_int_equal(sa.retransmits, npkts - lost + 1);
+	assert_int_equal(sa.retransmits, gbn ? npkts - lost + 1 : 1);
 	assert_int_equal(sa.tlp_probes + sa.rto_expiries + sa.timeouts, 0);
 	pair_free(p);
+}
+
+static void test_nak_storm(void **state)
+{
+	nak_storm(1);
+	nak_storm(0);
 }
 
 /*
@@ -3020,20 +3051,187 @@ static void test_read_dup_replaces(void **state)
  */
 static void test_one_nak_per_gap(void **state)
 {
+	for (int gbn = 0; gbn < 2; gbn++) {
+		struct qp_opts o = default_opts;
+		struct rxdp_engine_stats sa, sb;
+		struct fault f;
+		struct pair *p;
+
+		o.go_back_n = gbn ? 3 : 0;
+		p = pair_new(&o);
+		warm_up(p);
+		fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 5),
+			  psn_add(A_PSN0, 5), 1);
+		f.no_xdp = 1;
+		write_n(p, 40, 4);
+		stats_of(p, &sa, &sb);
+		assert_int_equal(sb.seq_naks_sent, 1);
+		/* dropped, or held and taken once the gap was filled */
+		assert_int_equal(sb.rx_drop_psn, gbn ? 40 - 5 : 0);
+		assert_int_equal(sb.rx_held, gbn ? 0 : 40 - 5);
+		assert_int_equal(sa.go_backs, gbn ? 1 : 0);
+		assert_int_equal(sa.retransmits, gbn ? 40 - 5 + 1 : 1);
+		pair_free(p);
+	}
+}
+
+/*
+ * Selective retransmission, a burst: three packets in a row are lost in a
+ * Write of 64. The responder holds what comes after; each NAK has the
+ * requester resend one packet alone, and the next gap is NAKed as soon as
+ * the one before is filled: three NAKs, three packets resent, nothing
+ * from the window sent twice, every byte where it belongs.
+ */
+static void test_sr_burst(void **state)
+{
 	struct pair *p = pair_new(&default_opts);
 	struct rxdp_engine_stats sa, sb;
 	struct fault f;
 
 	warm_up(p);
-	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 5), psn_add(A_PSN0, 5),
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 10), psn_add(A_PSN0, 12),
 		  1);
-	f.no_xdp = 1;
-	write_n(p, 40, 4);
+	write_n(p, 64, 8);
 	stats_of(p, &sa, &sb);
-	assert_int_equal(sb.seq_naks_sent, 1);
-	assert_int_equal(sb.rx_drop_psn, 40 - 5);
-	assert_int_equal(sa.go_backs, 1);
+	print_message("3 lost in a row: %llu NAKs, %llu resent alone, %llu "
+		      "retransmitted, %llu held\n",
+		      (unsigned long long)sb.seq_naks_sent,
+		      (unsigned long long)sa.sr_resends,
+		      (unsigned long long)sa.retransmits,
+		      (unsigned long long)sb.rx_held);
+	assert_int_equal(f.dropped, 3);
+	assert_int_equal(sb.seq_naks_sent, 3);
+	assert_int_equal(sa.sr_resends, 3);
+	assert_int_equal(sa.retransmits, 3);
+	assert_int_equal(sa.go_backs, 0);
+	assert_int_equal(sb.rx_held, 64 - 12);
+	assert_int_equal(sb.rx_duplicates, 0);
+	assert_int_equal(sa.tlp_probes + sa.rto_expiries + sa.timeouts, 0);
 	pair_free(p);
+}
+
+/*
+ * Every other peer: a responder that goes back (as Soft-RoCE and ConnectX
+ * without selective repeat do) sends a plain NAK, and rxdp's requester goes
+ * back; a requester that goes back ignores what a NAK says of holding,
+ * and the responder answers the copies of what it held as duplicates.
+ */
+static void test_sr_peers(void **state)
+{
+	for (int side = 0; side < 2; side++) {
+		struct qp_opts o = default_opts;
+		struct rxdp_engine_stats sa, sb;
+		struct fault f;
+		struct pair *p;
+
+		o.go_back_n = side ? 1 : 2; /* a goes back / b goes back */
+		p = pair_new(&o);
+		warm_up(p);
+		fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 20),
+			  psn_add(A_PSN0, 20), 1);
+		write_n(p, 64, 9 + side);
+		stats_of(p, &sa, &sb);
+		assert_int_equal(sb.seq_naks_sent, 1);
+		assert_int_equal(sa.go_backs, 1);
+		assert_int_equal(sa.sr_resends, 0);
+		assert_int_equal(sa.retransmits, 64 - 20 + 1);
+		/* b held what came past the gap only where it holds */
+		assert_int_equal(sb.rx_held, side ? 64 - 20 : 0);
+		if (side)
+			assert_true(sb.rx_duplicates > 0);
+		pair_free(p);
+	}
+}
+
+/*
+ * A held request that cannot be taken when its turn comes (a Send with no
+ * receive WQE: RNR) ends the hold: everything held is dropped, the RNR NAK
+ * has the requester go back there, and the next gap's NAK says nothing is
+ * held. Four Sends, the second lost, two receives posted: the first two
+ * complete, the third draws the RNR, and all four arrive in order once
+ * the receives are there.
+ */
+static void test_sr_rnr_ends_hold(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats sa, sb;
+	struct ibv_wc wc[4];
+	struct fault f;
+
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 1), psn_add(A_PSN0, 1),
+		  1);
+	fill(a->buf, 4 * 512, 13);
+	for (int i = 0; i < 2; i++)
+		post_recv1(b, 100 + i, i * 512, 512);
+	for (int i = 0; i < 4; i++)
+		post_send1(a, IBV_WR_SEND, i, i * 512, 512, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+	do {
+		drive(p);
+		rxdp_engine_get_stats(b->e, &sb);
+	} while (!sb.rnr_naks_sent);
+	rxdp_engine_get_stats(a->e, &sa);
+	assert_int_equal(sb.rx_held, 2);
+	assert_int_equal(sa.sr_resends, 1);
+	for (int i = 2; i < 4; i++)
+		post_recv1(b, 100 + i, i * 512, 512);
+	wait_wc(p, a->scq, wc, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	wait_wc(p, b->rcq, wc, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 100 + i);
+	}
+	assert_memory_equal(b->buf, a->buf, 4 * 512);
+	pair_free(p);
+}
+
+/*
+ * Random loss (1% of frames both ways) under a 1 000-packet Write stream,
+ * on the engines' own clock: going back resends a window's worth per
+ * loss, selective retransmission about what was lost. Both finish with
+ * every byte in place; the resends are counted.
+ */
+static void test_sr_random_loss(void **state)
+{
+	uint64_t resent[2], lost[2];
+
+	for (int gbn = 0; gbn < 2; gbn++) {
+		struct memwire_faults mf = { .loss = 100, .seed = 4242 };
+		struct qp_opts o = default_opts;
+		struct rxdp_engine_stats sa, sb;
+		struct memwire_stats ms;
+		struct pair *p;
+
+		o.go_back_n = gbn ? 3 : 0;
+		p = pair_new(&o);
+		warm_up(p);
+		memwire_set_faults(p->w, &mf);
+		for (uint32_t i = 0; i < 10; i++)
+			write_n(p, 100, 20 + i);
+		stats_of(p, &sa, &sb);
+		memwire_get_stats(p->w, &ms);
+		resent[gbn] = sa.retransmits;
+		lost[gbn] = ms.lost;
+		print_message("%s: %llu frames lost, %llu resent (%llu alone, "
+			      "%llu go-backs, %llu probes, %llu expiries)\n",
+			      gbn ? "go-back-N" : "selective",
+			      (unsigned long long)ms.lost,
+			      (unsigned long long)sa.retransmits,
+			      (unsigned long long)sa.sr_resends,
+			      (unsigned long long)sa.go_backs,
+			      (unsigned long long)sa.tlp_probes,
+			      (unsigned long long)sa.rto_expiries);
+		pair_free(p);
+	}
+	assert_true(lost[0] > 5 && lost[1] > 5);
+	/* at most three packets resent per frame lost (its resend lost, a probe) */
+	assert_true(resent[0] <= 3 * lost[0]);
+	assert_true(resent[1] > 4 * resent[0]);
 }
 
 /*
@@ -4871,6 +5069,10 @@ int main(void)
 		cmocka_unit_test(test_tail_loss_probe),
 		cmocka_unit_test(test_tail_ack_lost),
 		cmocka_unit_test(test_nak_storm),
+		cmocka_unit_test(test_sr_burst),
+		cmocka_unit_test(test_sr_peers),
+		cmocka_unit_test(test_sr_rnr_ends_hold),
+		cmocka_unit_test(test_sr_random_loss),
 		cmocka_unit_test(test_one_nak_per_gap),
 		cmocka_unit_test(test_read_dup_replaces),
 		cmocka_unit_test(test_goback_window),
@@ -4907,5 +5109,8 @@ int main(void)
 
 	if (getenv("RXDP_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("RXDP_TEST_FILTER"));
+	/* RXDP_TEST_DEBUG: the engines' debug messages (what they resend, why) */
+	if (getenv("RXDP_TEST_DEBUG"))
+		rxdp_log_set_level(RXDP_LOG_DEBUG);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

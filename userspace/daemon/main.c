@@ -149,6 +149,10 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "these interfaces' RoCE packets (a comma-separated\n"
 	  "list) go with the traffic class as the AH gives it,\n"
 	  "not ECT(0) (default: ECT(0) everywhere)" },
+	{ "go-back-n", 'b', "IFNAMES",
+	  "these interfaces' QPs recover from loss by going back\n"
+	  "only, as with any other RoCE peer (default: they\n"
+	  "resend just what was lost to an rxdp peer)" },
 	{ "cc", 'k', "PARAMS",
 	  "DCQCN's parameters, NAME=VALUE,... by mlx5's\n"
 	  "cc_params names, in its units (rp_time_reset=300:\n"
@@ -410,6 +414,9 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 	case 'n':
 		rxdpd.no_ecn = arg;
 		return 0;
+	case 'b':
+		rxdpd.go_back_n = arg;
+		return 0;
 	case 'k':
 		return parse_cc(arg);
 	case 'a':
@@ -425,10 +432,11 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
-	.usage = "[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
-		 " [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
-		 " [--user-mem BYTES] [--no-ecn IFNAMES] [--cc PARAMS]\n"
-		 " [--cc-algo ALGOS] [--tc CLASS]... [--verbose]",
+	.usage =
+		"[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
+		" [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
+		" [--user-mem BYTES] [--no-ecn IFNAMES] [--go-back-n IFNAMES]\n"
+		" [--cc PARAMS] [--cc-algo ALGOS] [--tc CLASS]... [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "

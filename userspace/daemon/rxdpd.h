@@ -161,6 +161,8 @@ struct rxdpd {
 	__u32 mtu_cap; /* the largest path MTU the data path carries */
 	__u64 user_mem; /* --user-mem: rxdpd's memory a user may hold */
 	const char *no_ecn; /* --no-ecn: interfaces sending without ECT(0) */
+	const char *
+		go_back_n; /* --go-back-n: interfaces without selective resends */
 	struct eng_cc_params
 		cc; /* --cc: the algorithms' parameters, every device's */
 	/* --cc-algo: each named interface's algorithm, and the others' */

@@ -646,6 +646,7 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	cfg->fifo_prio = rxdpd.fifo_prio;
 	cfg->poll = rxdpd.poll;
 	cfg->ecn_off = uverbs_listed(rxdpd.no_ecn, l->ifname);
+	cfg->go_back_n = uverbs_listed(rxdpd.go_back_n, l->ifname);
 	cfg->cc_algo = dev_cc_algo(l->ifname);
 	cfg->tcs = dev_tcs(l->ifname);
 	cfg->line_mbps = uverbs_link_mbps(l->ifname);

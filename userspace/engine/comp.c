@@ -182,9 +182,9 @@ static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
  * every sample once the path's RTT rose past the tail-loss probe's: each
  * flight was probed before its ACK came, and srtt never moved.)
  */
-static void req_rtt_resent(struct rxdp_eqp *qp)
+static void req_rtt_resent(struct rxdp_eqp *qp, uint32_t psn)
 {
-	if (!psn_after(qp->req.send_psn, qp->comp.rtt_psn))
+	if (!psn_after(psn, qp->comp.rtt_psn))
 		qp->comp.rtt_timing = false;
 }
 
@@ -310,7 +310,8 @@ static void req_cwnd_grow(struct rxdp_eqp *qp)
 static void req_go_back_(struct rxdp_eqp *qp, uint32_t psn)
 {
 	req_rewind(qp, psn);
-	req_rtt_resent(qp);
+	req_rtt_resent(qp, qp->req.send_psn);
+	qp->req.resend = false; /* it goes again with the rest */
 	qp->req.ackreq_next = true;
 	req_cwnd_cut(qp, false);
 	qp->e->stats.go_backs++;
@@ -570,6 +571,47 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 	req_resp_done(qp, w, psn);
 }
 
+/*
+ * Selective retransmission: a sequence NAK that says its responder holds
+ * what came past the gap (ROCE_BTH_RXDP_HELD: an rxdp peer) has the packet
+ * at psn resent alone (req_tx), not everything from it, where that is a
+ * Send's or a Write's that went out. Else, and for a device that goes
+ * back (cfg.go_back_n), after a timeout (probing) or for a read or an
+ * atomic: go-back-N. false: go back.
+ */
+static bool req_resend_one(struct rxdp_eqp *qp, const struct pkt_info *pi,
+			   uint32_t psn)
+{
+	uint32_t prod =
+		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
+	uint32_t i = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
+
+	if (!bth_rxdp_held(pi->bth) || qp->e->cfg.go_back_n ||
+	    qp->comp.probing || !psn_before(psn, qp->req.tx_hw))
+		return false;
+	for (; i != prod; i++) {
+		struct swqe *w = &qp->sq[i & (qp->sq_size - 1)];
+
+		if (!w->started)
+			return false;
+		if (w->done || !psn_in_window(psn, w->first_psn,
+					      psn_add(w->first_psn, w->npkts)))
+			continue;
+		if (rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE)
+			return false;
+		pr_debug("engine: QP %#x: resend PSN %#x alone (una %#x, "
+			 "next %#x)\n",
+			 qp->qpn, psn, qp->comp.una, qp->req.next_psn);
+		qp->req.resend = true;
+		qp->req.resend_psn = psn;
+		qp->req.resend_wqe = i;
+		req_rtt_resent(qp, psn);
+		req_cwnd_cut(qp, false);
+		return true;
+	}
+	return false;
+}
+
 static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 {
 	uint8_t syn = aeth_syndrome(pi->aeth);
@@ -635,8 +677,10 @@ static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		 * exhaust it on a merely lossy path.
 		 */
 		eng_hwc(qp, RXDP_HWC_COMP_RETRY);
-		qp->comp.probing = false;
-		req_go_back(qp, psn, "sequence NAK");
+		if (!req_resend_one(qp, pi, psn)) {
+			qp->comp.probing = false;
+			req_go_back(qp, psn, "sequence NAK");
+		}
 		req_arm_timer(qp);
 		return;
 	case ROCE_NAK_INVALID_REQ:
@@ -700,7 +744,7 @@ static int req_probe(struct rxdp_eqp *qp)
 	qp->comp.tlp_sent = true;
 	qp->e->stats.tlp_probes++;
 	req_rewind(qp, psn_add(qp->req.send_psn, -1U));
-	req_rtt_resent(qp);
+	req_rtt_resent(qp, qp->req.send_psn);
 	qp->req.ackreq_next = true;
 	return 1;
 }

@@ -240,6 +240,13 @@ struct rxdp_engine_config {
 	 * in which, and how each is served; NULL: one class, every SL
 	 */
 	const struct eng_tcs *tcs;
+	/*
+	 * Loss recovery (README.md, "Loss"): 0, selective retransmission
+	 * with rxdp peers (the responder holds what comes past a gap and its
+	 * NAK says so; the requester then resends the lost packet alone);
+	 * 1: go-back-N only, both ways, as with every other peer
+	 */
+	int go_back_n;
 };
 
 /* The maps an engine writes its QPs' images in (include/rxdp/maps.h) */
@@ -287,6 +294,9 @@ struct rxdp_engine_stats {
 	uint64_t rx_drop_state; /* QP in a state that takes no packets */
 	uint64_t rx_drop_psn; /* out-of-sequence / stale, after NAKing */
 	uint64_t rx_duplicates; /* duplicate requests re-acknowledged */
+	/* out-of-sequence requests held past a gap (selective retransmission) */
+	uint64_t rx_held;
+	uint64_t sr_resends; /* packets resent alone for a NAK that held */
 	uint64_t retransmits; /* packets sent again */
 	/* expiries of a QP's own timeout attribute: they count against retry_cnt */
 	uint64_t timeouts;

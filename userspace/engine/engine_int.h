@@ -23,7 +23,10 @@
 #define ENG_MAX_RD_ATOMIC 16
 #define ENG_RJOBS 64 /* responder: queued read/atomic responses */
 #define ENG_ATOMIC_CACHE 16 /* responder: replayable atomic results */
+#define ENG_HOLD_BYTES (32U << 20) /* responder: held requests, per engine */
 #define ENG_WINDOW 256 /* requester: packets in flight per QP, at most */
+/* a peer's window fits the hold and passes the XDP program */
+_Static_assert(ENG_WINDOW <= RXDP_HOLD_WINDOW, "the hold covers a window");
 #define ENG_ACKREQ_EVERY 64 /* requester: AckReq at least this often */
 #define ENG_RX_BATCH 64
 /*
@@ -305,6 +308,10 @@ struct eng_req {
 	uint32_t since_ackreq;
 	uint64_t ackreq_at; /* ns: the newest packet with AckReq went */
 	bool ackreq_next; /* AckReq on the next packet sent */
+	/* a packet to resend alone first (selective retransmission, comp.c) */
+	bool resend;
+	uint32_t resend_psn;
+	uint32_t resend_wqe; /* the SQ index of its WQE */
 };
 
 /* The completer's state (comp.c): acknowledgements, timers, retries, the window */
@@ -339,6 +346,20 @@ struct eng_comp {
 	uint32_t cwr_psn;
 };
 
+/* A request held past a gap (hold.c): a copy from its IP header on */
+struct eng_held {
+	uint8_t *buf; /* NULL: a free slot */
+	uint32_t len;
+	uint32_t psn;
+	struct pkt_info pi; /* pointing into buf */
+};
+
+struct eng_hold {
+	uint32_t n; /* slots in use */
+	uint32_t end; /* PSN after the highest held (while n) */
+	struct eng_held slot[RXDP_HOLD_WINDOW]; /* by PSN */
+};
+
 /* The responder's state (resp.c): the receive WQE in use, the PSNs it expects, queued responses */
 struct eng_resp {
 	/*
@@ -352,6 +373,14 @@ struct eng_resp {
 	uint32_t epsn;
 	uint32_t msn;
 	bool nak_sent; /* a PSN sequence NAK for epsn is out */
+	/*
+	 * Selective retransmission (resp.c): what came past the gap at epsn,
+	 * held (NULL until a first gap); lost: requests before lost_end past
+	 * the gap went unheld, so the next NAK has the requester go back
+	 */
+	struct eng_hold *hold;
+	bool lost;
+	uint32_t lost_end;
 	enum resp_seq rseq;
 	uint32_t recv_off; /* bytes of the current Send received */
 	uint32_t recv_len; /* room in the current receive WQE */
@@ -577,6 +606,7 @@ struct rxdp_engine {
 	bool tx_blocked; /* the port had no TX buffer: try again soon */
 	bool rx_crowded; /* this pass's burst: ENG_RX_CROWDED full or more */
 	uint64_t now; /* ns, refreshed per pass */
+	uint64_t held_bytes; /* requests held past gaps (hold.c) */
 	struct eng_cc_params cc; /* DCQCN's parameters (cfg.cc or defaults) */
 	struct eng_tcs tcs; /* service classes (cfg.tcs or the default) */
 	struct eng_classes cls; /* engine.c's serving of them */
@@ -785,11 +815,19 @@ void eng_mem_stop(struct rxdp_emem *m); /* engine lock not held */
 int eng_mem_win_add(struct rxdp_emem *m, uint64_t addr, uint64_t len,
 		    void *local);
 int eng_mem_win_del(struct rxdp_emem *m, uint64_t addr);
+/* hold.c: requests held past a gap, for the responder to take in order */
+bool hold_put(struct rxdp_eqp *qp, const struct pkt_info *pi, uint32_t psn);
+struct pkt_info *hold_peek(struct rxdp_eqp *qp, uint32_t psn);
+void hold_drop(struct rxdp_eqp *qp, uint32_t psn);
+uint32_t hold_count(const struct rxdp_eqp *qp);
+void hold_flush(struct rxdp_eqp *qp);
+void hold_free(struct rxdp_eqp *qp);
 /* qpmap.c: the QP's images in the maps the XDP program reads */
 void qpmap_una(struct rxdp_eqp *qp);
 void qpmap_next(struct rxdp_eqp *qp);
 void qpmap_psn_sync(struct rxdp_eqp *qp);
 void qpmap_seed_epsn(struct rxdp_eqp *qp);
+void qpmap_epsn(struct rxdp_eqp *qp);
 int qpmap_ctx(struct rxdp_eqp *qp);
 int qpmap_create(struct rxdp_eqp *qp);
 void qpmap_destroy(struct rxdp_eqp *qp);

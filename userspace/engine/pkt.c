@@ -264,6 +264,9 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 	if (d->becn)
 		((struct roce_bth *)(udp + PKT_UDP_LEN))->qpn |=
 			htonl(ROCE_BTH_BECN);
+	if (d->held)
+		((struct roce_bth *)(udp + PKT_UDP_LEN))->apsn |=
+			htonl(ROCE_BTH_RXDP_HELD);
 	put_ext(udp + PKT_UDP_LEN + sizeof(struct roce_bth), flags, d);
 	pay = udp + PKT_UDP_LEN + sizeof(struct roce_bth) +
 	      roce_ext_hdr_len(flags);
@@ -320,6 +323,24 @@ int pkt_build(void *buf, uint32_t cap, const struct pkt_path *pp,
 		put16(udp + 6, c ? c : 0xffff);
 	}
 	return len;
+}
+
+void pkt_info_rebase(struct pkt_info *pi, const uint8_t *from, uint8_t *to)
+{
+#define PKT_REBASE(f) \
+	(pi->f = pi->f ? (void *)(to + ((const uint8_t *)pi->f - from)) : NULL)
+	PKT_REBASE(l3);
+	PKT_REBASE(bth);
+	PKT_REBASE(feth);
+	PKT_REBASE(reth);
+	PKT_REBASE(aeth);
+	PKT_REBASE(atomiceth);
+	PKT_REBASE(atomicacketh);
+	PKT_REBASE(immdt);
+	PKT_REBASE(ieth);
+	PKT_REBASE(deth);
+	PKT_REBASE(payload);
+#undef PKT_REBASE
 }
 
 int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi)

@@ -87,6 +87,7 @@ struct pkt_desc {
 	uint8_t se;
 	uint8_t ackreq;
 	uint8_t becn;
+	uint8_t held; /* a sequence NAK's ROCE_BTH_RXDP_HELD */
 	uint16_t pkey;
 	uint32_t dqpn;
 	uint32_t psn;
@@ -162,6 +163,12 @@ struct pkt_info {
  * ICRC mismatch.
  */
 int pkt_parse(void *frame, uint32_t len, struct pkt_info *pi);
+
+/*
+ * pi's pointers into a copy of its packet: from points where to does, in a
+ * copy that starts at or before pi->l3 and ends at or after the payload's
+ */
+void pkt_info_rebase(struct pkt_info *pi, const uint8_t *from, uint8_t *to);
 
 /*
  * ICRC (RoCEv2 A17.3.3) of the packet whose IP header starts at l3 and whose

@@ -253,6 +253,7 @@ int rxdp_engine_destroy_qp(struct rxdp_eqp *qp)
 	mw_qp_gone(qp);
 	eng_mem_qp_gone(qp);
 	eng_mcast_qp_gone(qp);
+	hold_free(qp);
 	qp->scq->refs--;
 	qp->rcq->refs--;
 	if (qp->srq)

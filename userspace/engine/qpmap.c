@@ -14,8 +14,10 @@
  * - qp_psn: una_psn and next_psn this file only (32-bit release stores
  *   through the mapping, no system call per packet); epsn seeded here when
  *   the QP gets its rq_psn, advanced from then on by the XDP program (it
- *   sees requests before the engine, whose view lags the wire); flags: the
- *   program sets NAK_SENT, this file clears it with epsn; qpn claimed here
+ *   sees requests before the engine, whose view lags the wire), and moved
+ *   on here, never back, past requests the responder held or took that
+ *   the program let by without moving it (HOLD); flags: the program sets
+ *   NAK_SENT, this file clears it with epsn and sets HOLD; qpn claimed here
  *   at create, freed at destroy.
  * - qp_stats: zeroed here at create; counted by the program.
  * - mcast: an entry per multicast group with members (mcast.c says when).
@@ -53,12 +55,37 @@ void qpmap_psn_sync(struct rxdp_eqp *qp)
 	qpmap_next(qp);
 }
 
-/* The responder's expected PSN, which the program advances from here on */
+/*
+ * The responder's expected PSN, which the program advances from here on,
+ * and whether the responder holds what comes past a gap (RC, unless the
+ * device goes back: cfg.go_back_n)
+ */
 void qpmap_seed_epsn(struct rxdp_eqp *qp)
 {
 	psn_store(&qp->psn->epsn, qp->resp.epsn);
 	__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_NAK_SENT,
 			   __ATOMIC_RELEASE);
+	if (qp->type == IBV_QPT_RC && !qp->e->cfg.go_back_n)
+		__atomic_fetch_or(&qp->psn->flags, RXDP_PSNF_HOLD,
+				  __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_HOLD,
+				   __ATOMIC_RELEASE);
+}
+
+/*
+ * The responder took held requests: the program's epsn moves on to the
+ * engine's, never back (it may have moved further meanwhile)
+ */
+void qpmap_epsn(struct rxdp_eqp *qp)
+{
+	uint32_t cur = __atomic_load_n(&qp->psn->epsn, __ATOMIC_ACQUIRE);
+
+	while (psn_before(cur, qp->resp.epsn) &&
+	       !__atomic_compare_exchange_n(&qp->psn->epsn, &cur, qp->resp.epsn,
+					    false, __ATOMIC_RELEASE,
+					    __ATOMIC_ACQUIRE))
+		;
 }
 
 /* The QP's context as the program must see it now: 0 or -errno */

@@ -113,6 +113,7 @@ void qpstate_to_err(struct rxdp_eqp *qp, bool event)
 	qp->comp.rnr_at = 0;
 	qp->resp.rjob_tail = qp->resp.rjob_head;
 	qp->resp.ack_pending = false;
+	hold_flush(qp);
 	qpstate_flush(qp);
 	if (event)
 		eng_event(qp->e, IBV_EVENT_QP_FATAL, qp->user);
@@ -134,6 +135,7 @@ void qpstate_reset(struct rxdp_eqp *qp)
 	qp->req.ackreq_end = qp->req.flushed_ackreq = 0;
 	qp->req.rd_outstanding = 0;
 	qp->req.since_ackreq = 0;
+	qp->req.resend = false;
 	qp->comp.timer_at = qp->comp.rnr_at = qp->comp.tlp_at = 0;
 	qp->comp.read_rewound = false;
 	qp->comp.probing = false;
@@ -147,6 +149,8 @@ void qpstate_reset(struct rxdp_eqp *qp)
 	qp->resp.epsn = qp->resp.msn = 0;
 	qp->resp.resp_sent = false;
 	qp->resp.nak_sent = false;
+	hold_free(qp);
+	qp->resp.lost = false;
 	qp->resp.rseq = RSEQ_NONE;
 	qp->resp.cur_valid = false;
 	qp->resp.rjob_head = qp->resp.rjob_tail = 0;

@@ -363,6 +363,53 @@ static void req_cc_went(struct rxdp_eqp *qp, const struct pkt_desc *d)
 	qp->cc_pace_at += gap;
 }
 
+/*
+ * The packet a NAK asked for alone (selective retransmission, comp.c):
+ * sent, and the requester carries on where it was. 1 if it went, 0 if
+ * there is nothing (or no longer anything) to resend, -1 if it must wait
+ * (pacing, no buffer, its payload not read yet): nothing else goes first.
+ */
+static int req_resend(struct rxdp_eqp *qp, const struct req_pace *p)
+{
+	struct swqe *w = &qp->sq[qp->req.resend_wqe & (qp->sq_size - 1)];
+	uint32_t cur = qp->req.sq_cur, send_psn = qp->req.send_psn;
+	bool ackreq_next = qp->req.ackreq_next;
+	struct pkt_sg sg[ENG_MAX_SGE];
+	struct pkt_desc d = { 0 };
+	int err;
+
+	/* answered meanwhile, or gone back over since (a late packet) */
+	if (psn_before(qp->req.resend_psn, qp->comp.una) || !w->started ||
+	    w->done ||
+	    !psn_in_window(qp->req.resend_psn, w->first_psn,
+			   psn_add(w->first_psn, w->npkts))) {
+		qp->req.resend = false;
+		return 0;
+	}
+	if (req_cc_wait(qp))
+		return -1;
+	qp->req.sq_cur = qp->req.resend_wqe;
+	qp->req.send_psn = qp->req.resend_psn;
+	qp->req.ackreq_next = true; /* its ACK ends the recovery at once */
+	req_fill(qp, w, &d, sg, p);
+	err = req_send(qp, w, &d);
+	if (err == -EFAULT) {
+		/* the local buffer went away: the main loop fails the WQE */
+		qp->req.resend = false;
+		return 0;
+	}
+	if (!err) {
+		req_cc_went(qp, &d);
+		req_went(qp, w, &d, true);
+		qp->req.resend = false;
+		qp->e->stats.sr_resends++;
+	}
+	qp->req.sq_cur = cur;
+	qp->req.send_psn = send_psn;
+	qp->req.ackreq_next = ackreq_next;
+	return err ? -1 : 1;
+}
+
 int req_tx(struct rxdp_eqp *qp, int budget)
 {
 	struct req_pace p = {
@@ -379,6 +426,13 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 							 : ENG_ACKREQ_EVERY;
 	if (qp->comp.rnr_at)
 		return 0;
+	if (qp->req.resend) {
+		int r = req_resend(qp, &p);
+
+		if (r < 0)
+			return 0;
+		sent += r;
+	}
 	while (sent < budget && qp->req.sq_cur != p.prod) {
 		struct swqe *w = &qp->sq[qp->req.sq_cur & (qp->sq_size - 1)];
 		struct pkt_desc d = { 0 };

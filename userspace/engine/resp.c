@@ -619,10 +619,8 @@ static void resp_acknowledge(struct rxdp_eqp *qp, struct pkt_info *pi,
 }
 
 /* 9.7.5.1.3: one PSN sequence NAK per gap */
-static void resp_nak_seq(struct rxdp_eqp *qp)
+static void resp_nak_gap(struct rxdp_eqp *qp)
 {
-	qp->e->stats.rx_drop_psn++;
-	eng_hwc(qp, RXDP_HWC_OUT_OF_SEQ_REQ);
 	if (qp->resp.nak_sent)
 		return;
 	qp->resp.nak_sent = true;
@@ -630,8 +628,54 @@ static void resp_nak_seq(struct rxdp_eqp *qp)
 	resp_ack(qp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR, qp->resp.epsn);
 }
 
+/*
+ * Selective retransmission: the requests that come past a gap are held
+ * (hold.c) rather than dropped, and taken in order once the gap is filled
+ * (resp_take_held), so the requester need resend only what was lost. The
+ * NAK of a gap says so (ROCE_BTH_RXDP_HELD, resp_tx) while everything that
+ * came past it is held; once one is not (no room, more than a window
+ * ahead, one taken that did not go through), nothing more is, until the
+ * requester's go-back has brought epsn past every request seen (lost_end).
+ */
+static void resp_hold_stop(struct rxdp_eqp *qp, uint32_t end)
+{
+	if (hold_count(qp) && psn_after(qp->resp.hold->end, end))
+		end = qp->resp.hold->end;
+	if (!qp->resp.lost || psn_after(end, qp->resp.lost_end))
+		qp->resp.lost_end = end;
+	qp->resp.lost = true;
+	hold_flush(qp);
+}
+
+static void resp_hold(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
+{
+	if (qp->e->cfg.go_back_n)
+		return;
+	if (!qp->resp.lost && psn_diff(psn, qp->resp.epsn) < RXDP_HOLD_WINDOW &&
+	    hold_put(qp, pi, psn)) {
+		qp->e->stats.rx_held++;
+		return;
+	}
+	resp_hold_stop(qp, psn_add(psn, 1));
+}
+
+/* Whether a sequence NAK for epsn may have the requester resend one packet */
+static bool resp_holds(struct rxdp_eqp *qp)
+{
+	return hold_count(qp) && !qp->resp.lost;
+}
+
+static void resp_nak_seq(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
+{
+	eng_hwc(qp, RXDP_HWC_OUT_OF_SEQ_REQ);
+	resp_hold(qp, pi, psn);
+	if (!hold_peek(qp, psn))
+		qp->e->stats.rx_drop_psn++;
+	resp_nak_gap(qp);
+}
+
 /* One RC request packet, step by step (enum resp_state) */
-static void resp_rx_rc(struct rxdp_eqp *qp, struct pkt_info *pi)
+static void resp_rx_rc_step(struct rxdp_eqp *qp, struct pkt_info *pi)
 {
 	uint32_t psn = bth_psn(pi->bth);
 	enum resp_state st = RESPST_CHK_PSN;
@@ -656,7 +700,7 @@ static void resp_rx_rc(struct rxdp_eqp *qp, struct pkt_info *pi)
 			st = RESPST_DONE;
 			break;
 		case RESPST_ERR_PSN_SEQ:
-			resp_nak_seq(qp);
+			resp_nak_seq(qp, pi, psn);
 			st = RESPST_DONE;
 			break;
 		case RESPST_ERR_INVALID:
@@ -670,6 +714,53 @@ static void resp_rx_rc(struct rxdp_eqp *qp, struct pkt_info *pi)
 			break;
 		}
 	}
+}
+
+/*
+ * The requests held past a gap that the one just taken filled, in order;
+ * everything held once one of them does not go through (an RNR NAK, a
+ * fatal error, the owner's memory thread behind): they come again. A new
+ * gap behind them is NAKed at once, the rest acknowledged.
+ */
+static void resp_take_held(struct rxdp_eqp *qp)
+{
+	uint32_t psn = qp->resp.epsn;
+	struct pkt_info *pi;
+	bool took = false;
+
+	while ((pi = hold_peek(qp, psn))) {
+		resp_rx_rc_step(qp, pi);
+		hold_drop(qp, psn);
+		if (qp->resp.epsn == psn) {
+			resp_hold_stop(qp, psn_add(psn, 1));
+			return;
+		}
+		psn = qp->resp.epsn;
+		took = true;
+	}
+	if (hold_count(qp))
+		resp_nak_gap(qp);
+	else if (took)
+		resp_ack(qp, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+			 psn_add(psn, -1U));
+}
+
+static void resp_rx_rc(struct rxdp_eqp *qp, struct pkt_info *pi)
+{
+	uint32_t epsn = qp->resp.epsn;
+
+	resp_rx_rc_step(qp, pi);
+	if (qp->resp.epsn == epsn || qp->e->cfg.go_back_n)
+		return;
+	if (qp->resp.lost && !psn_before(qp->resp.epsn, qp->resp.lost_end))
+		qp->resp.lost = false;
+	resp_take_held(qp);
+	/*
+	 * The program lets requests ahead of its epsn through without
+	 * moving it, so it may have missed a PSN the responder took in
+	 * order: it follows the responder's
+	 */
+	qpmap_epsn(qp);
 }
 
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi)
@@ -763,6 +854,8 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 		d.psn = qp->resp.ack_psn;
 		d.syndrome = qp->resp.ack_syndrome;
 		d.msn = qp->resp.msn;
+		d.held = d.syndrome == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR) &&
+			 resp_holds(qp);
 		if (!send_pkt(qp, &d)) {
 			qp->resp.ack_pending = false;
 			sent++;
