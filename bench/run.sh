@@ -8,7 +8,8 @@
 #      message rate; CPU seconds per GiB, rxdpd's included);
 #   2. goodput under loss (0, 0.1%, 1%) through a forwarding hop that drops
 #      frames at random (rxdp-lossyhop: an XDP redirect between two veths),
-#      MTU 1500: rxdp ib_write_bw 64 KiB and TCP iperf3;
+#      MTU 1500: rxdp ib_write_bw 64 KiB (selective retransmission, and
+#      rxdpd --go-back-n in the same round) and TCP iperf3;
 #   3. at the first MTU: rxdpd's CPU use with no traffic, the memory of a
 #      process holding many QPs, a perf profile of the 64 KiB write run;
 #   4. pairs at once: 1, 2, 4 and 8 ib_write_bw pairs (64 KiB, one QP
@@ -391,7 +392,7 @@ bench_mtu() {
 # --- 4. goodput under loss, through a hop that drops at random --------------
 #   host A [IF_A] ---- [PA] rxdp-lossyhop in R [PB] ---- [IF_B] host B
 bench_loss() {
-	local loss r ppm hop=
+	local loss r mode hop=
 	echo "# goodput under loss through a forwarding hop, MTU $MTU"
 	NETNS_MTU=$MTU netns_hop
 	# the hosts' XDP programs (rxdp's) let the veths take redirected frames
@@ -400,29 +401,48 @@ bench_loss() {
 	on_exit "kill $! 2>/dev/null"
 	on_exit '[ -n "${hop:-}" ] && kill $hop'
 	for r in $(seq "$REPEAT"); do
-		for loss in $LOSSES; do
-			# samples of size: the loss in parts per million
-			ppm=$(awk -v l="$loss" 'BEGIN {print l * 10000}')
-			ip netns exec "$NS_R" "$bin/rxdp-lossyhop" --loss "$loss" "$PA" "$PB" \
-				>"$tmp/hop" 2>&1 &
-			hop=$!
-			wait_until 5 grep -q ready "$tmp/hop" || { cat "$tmp/hop"; fail "rxdp-lossyhop"; }
-			# 64 KiB writes for 4 s; what moved: the average times 4 s
-			if perftest ib_write_bw -s 65536 -D 4 --report_gbits >"$tmp/res"; then
-				read -r _ _ _ avg _ <"$tmp/res"
-				sample "loss rxdp ib_write_bw 64K" "$ppm" bw Gbit/s "$avg"
-				sample "loss rxdp ib_write_bw 64K" "$ppm" cpu s/GiB \
-					"$(per_gib "$(cat "$tmp/cpu")" \
-						"$(awk -v g="$avg" 'BEGIN {print g * 1e9 / 8 * 4}')")"
+		# rxdp as it is (selective retransmission between its hosts),
+		# then going back as with any other peer, in every round
+		for mode in selective go-back-N; do
+			if [ "$mode" = go-back-N ]; then
+				RXDPD_ARGS="--go-back-n $IF_A" rxdp_restart "$NS_A" "$devA" "$tmp/rxdpd-A.log"
+				RXDPD_ARGS="--go-back-n $IF_B" rxdp_restart "$NS_B" "$devB" "$tmp/rxdpd-B.log"
+			elif [ "$r" -gt 1 ]; then
+				rxdp_restart "$NS_A" "$devA" "$tmp/rxdpd-A.log"
+				rxdp_restart "$NS_B" "$devB" "$tmp/rxdpd-B.log"
 			fi
-			iperf "loss tcp iperf3 64K" "$ppm" -t 4 -l 65536
-			kill $hop
-			wait $hop
-			hop=
-			echo "  loss $loss%: $(tail -n 1 "$tmp/hop")"
+			for loss in $LOSSES; do
+				loss_run "$mode" "$loss"
+			done
 		done
 		round loss "$r"
 	done
+}
+
+# loss_run MODE LOSS: one rate of loss on the hop, rxdp's 64 KiB writes
+# (and with MODE selective, TCP's) through it
+loss_run() {
+	local name="loss rxdp ib_write_bw 64K" ppm avg
+	[ "$1" = selective ] || name="loss rxdp go-back-N ib_write_bw 64K"
+	# samples of size: the loss in parts per million
+	ppm=$(awk -v l="$2" 'BEGIN {print l * 10000}')
+	ip netns exec "$NS_R" "$bin/rxdp-lossyhop" --loss "$2" "$PA" "$PB" \
+		>"$tmp/hop" 2>&1 &
+	hop=$!
+	wait_until 5 grep -q ready "$tmp/hop" || { cat "$tmp/hop"; fail "rxdp-lossyhop"; }
+	# 64 KiB writes for 4 s; what moved: the average times 4 s
+	if perftest ib_write_bw -s 65536 -D 4 --report_gbits >"$tmp/res"; then
+		read -r _ _ _ avg _ <"$tmp/res"
+		sample "$name" "$ppm" bw Gbit/s "$avg"
+		sample "$name" "$ppm" cpu s/GiB \
+			"$(per_gib "$(cat "$tmp/cpu")" \
+				"$(awk -v g="$avg" 'BEGIN {print g * 1e9 / 8 * 4}')")"
+	fi
+	[ "$1" = selective ] && iperf "loss tcp iperf3 64K" "$ppm" -t 4 -l 65536
+	kill $hop
+	wait $hop
+	hop=
+	echo "  $1, loss $2%: $(tail -n 1 "$tmp/hop")"
 }
 
 # --- 5. pairs at once, over a veth with 4 queues -------------------------

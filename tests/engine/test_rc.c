@@ -74,6 +74,9 @@ struct qp_opts {
 
 struct rxdp_eah;
 
+/* a QP's loss window before any loss (the engine's ENG_WINDOW) */
+#define ENG_WINDOW_TEST 256
+
 /* async events seen, per host */
 static int events[2][32];
 
@@ -3085,6 +3088,7 @@ static void test_one_nak_per_gap(void **state)
 static void test_sr_burst(void **state)
 {
 	struct pair *p = pair_new(&default_opts);
+	struct rxdp_engine_qp_cc cc;
 	struct rxdp_engine_stats sa, sb;
 	struct fault f;
 
@@ -3107,6 +3111,99 @@ static void test_sr_burst(void **state)
 	assert_int_equal(sb.rx_held, 64 - 12);
 	assert_int_equal(sb.rx_duplicates, 0);
 	assert_int_equal(sa.tlp_probes + sa.rto_expiries + sa.timeouts, 0);
+	/* one loss of the window's: a quarter off, once */
+	rxdp_engine_qp_cc(p->h[0].qp, &cc);
+	assert_int_equal(cc.cwnd, ENG_WINDOW_TEST - ENG_WINDOW_TEST / 4);
+	pair_free(p);
+}
+
+/*
+ * What a's requests and b's answers show of one repair: the request at
+ * PSN lost dropped once, the highest request PSN b saw, and that highest
+ * when the first ACK covering lost reached a
+ */
+struct sr_watch {
+	struct pair *p;
+	uint32_t lost, hi;
+	int dropped, acked;
+	uint32_t hi_at_ack;
+};
+
+static int sr_watch_req(void *arg, uint8_t *frame, uint32_t len)
+{
+	struct sr_watch *w = arg;
+	uint8_t copy[4096];
+	struct pkt_info pi;
+	uint32_t psn;
+
+	memcpy(copy, frame, len);
+	if (!pkt_parse(copy, len, &pi) && (pi.flags & ROCE_OPF_REQUEST)) {
+		psn = bth_psn(pi.bth);
+		if (psn == w->lost && !w->dropped++)
+			return 0;
+		if (psn_after(psn, w->hi))
+			w->hi = psn;
+	}
+	return xdp_like(w->p->h[1].psn, frame, len);
+}
+
+static int sr_watch_ack(void *arg, uint8_t *frame, uint32_t len)
+{
+	struct sr_watch *w = arg;
+	uint8_t copy[4096];
+	struct pkt_info pi;
+
+	memcpy(copy, frame, len);
+	if (!pkt_parse(copy, len, &pi) && pi.opcode == ROCE_RC_ACK &&
+	    (aeth_syndrome(pi.aeth) & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK &&
+	    !psn_before(bth_psn(pi.bth), w->lost) && !w->acked++)
+		w->hi_at_ack = w->hi;
+	return xdp_like(w->p->h[0].psn, frame, len);
+}
+
+/*
+ * While a packet resent alone repairs a gap, the window counts from what
+ * was sent when the NAK came, not from una (held, not on the wire): with
+ * the window at its floor of 32 after a timeout, a loss in a 200-packet
+ * Write does not stop the requester 32 packets past it for the round trip
+ * of the repair; it has sent further when the repair's ACK comes.
+ */
+static void test_sr_window_in_recovery(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats sa, sb;
+	struct rxdp_engine_qp_cc cc;
+	struct sr_watch w = { .p = p };
+	struct ibv_wc wc;
+	uint64_t end;
+
+	warm_up(p);
+	/* a timeout: the window falls to its floor */
+	memwire_cut(p->w, 1);
+	post_send1(a, IBV_WR_RDMA_WRITE, 1, 0, 4 * MTU, (uintptr_t)b->buf,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	for (end = vclock + 3000000; vclock < end;)
+		drive(p);
+	memwire_cut(p->w, 0);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	rxdp_engine_qp_cc(a->qp, &cc);
+	assert_int_equal(cc.cwnd, 32);
+	/* the Write's PSNs follow the 4 packets above and the warm-up's */
+	w.lost = psn_add(A_PSN0, 1 + 4 + 10);
+	w.hi = psn_add(A_PSN0, 4);
+	memwire_set_filter(p->w, 1, sr_watch_req, &w);
+	memwire_set_filter(p->w, 0, sr_watch_ack, &w);
+	write_n(p, 200, 14);
+	stats_of(p, &sa, &sb);
+	print_message("window 32, a loss 10 packets in: %d packets past it "
+		      "sent when its repair was acknowledged\n",
+		      psn_diff(w.hi_at_ack, w.lost));
+	assert_int_equal(w.dropped, 2);
+	assert_true(w.acked);
+	assert_int_equal(sa.sr_resends, 1);
+	assert_true(psn_diff(w.hi_at_ack, w.lost) > 32);
 	pair_free(p);
 }
 
@@ -3120,6 +3217,7 @@ static void test_sr_peers(void **state)
 {
 	for (int side = 0; side < 2; side++) {
 		struct qp_opts o = default_opts;
+		struct rxdp_engine_qp_cc cc;
 		struct rxdp_engine_stats sa, sb;
 		struct fault f;
 		struct pair *p;
@@ -3139,6 +3237,9 @@ static void test_sr_peers(void **state)
 		assert_int_equal(sb.rx_held, side ? 64 - 20 : 0);
 		if (side)
 			assert_true(sb.rx_duplicates > 0);
+		/* a go-back halves the window */
+		rxdp_engine_qp_cc(p->h[0].qp, &cc);
+		assert_int_equal(cc.cwnd, ENG_WINDOW_TEST / 2);
 		pair_free(p);
 	}
 }
@@ -5070,6 +5171,7 @@ int main(void)
 		cmocka_unit_test(test_tail_ack_lost),
 		cmocka_unit_test(test_nak_storm),
 		cmocka_unit_test(test_sr_burst),
+		cmocka_unit_test(test_sr_window_in_recovery),
 		cmocka_unit_test(test_sr_peers),
 		cmocka_unit_test(test_sr_rnr_ends_hold),
 		cmocka_unit_test(test_sr_random_loss),

@@ -5,6 +5,9 @@
 #                             rxdpd there (stderr to LOG; options from
 #                             $RXDPD_ARGS, the loader's attach options from
 #                             $RXDP_LOADER_ARGS); undone at exit
+#   rxdp_restart NS DEV LOG   NS's rxdpd stopped and started again, with
+#                             $RXDPD_ARGS (stderr to LOG), DEV's port
+#                             ACTIVE again; the loader stays attached
 #   rxdp_hosts DIR            rxdp_host on both ends of netns_pair's veth
 #                             (logs in DIR), ports ACTIVE; sets devA devB
 #                             and gidA gidB (their IPv4 GID indexes), gid=gidA
@@ -140,6 +143,20 @@ vt_across() {
 		rc=1
 	fi
 	return $rc
+}
+
+rxdp_restart() {
+	local ns=$1 dev=$2 log=$3 p
+	p=$(rxdpd_pid "$ns")
+	if [ -n "$p" ]; then
+		kill -TERM "$p"
+		wait_until 10 sh -c "! kill -0 $p 2>/dev/null" ||
+			fail "rxdpd $p in $ns does not exit"
+	fi
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" "$RXDP_BIN/rxdpd" ${RXDPD_ARGS:-} >"$log" 2>&1 &
+	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
+	rxdp_wait_port "$ns" "$dev"
 }
 
 rxdp_hosts() {

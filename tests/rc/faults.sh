@@ -134,4 +134,11 @@ resent=$(($(resent) - resent0))
 echo "the lossy link dropped $dropped of $((dropped + passed)) RoCEv2 frames; the hosts resent $resent packets"
 [ "$dropped" -gt 0 ] && [ "$passed" -gt 0 ] || fail "the lossy link dropped $dropped, passed $passed"
 [ "$resent" -gt 0 ] || fail "the hosts resent nothing: no loss reached RC"
+# two rxdp hosts repair a loss selectively: the responders held what came
+# past the gaps (the XDP programs let it through), the requesters resent
+# packets alone
+held=$(($(rxdp_counter "$NS_A" held_requests) + $(rxdp_counter "$NS_B" held_requests)))
+alone=$(($(rxdp_counter "$NS_A" sr_resent_pkts) + $(rxdp_counter "$NS_B" sr_resent_pkts)))
+echo "the responders held $held requests past gaps; the requesters resent $alone packets alone"
+[ "$held" -gt 0 ] && [ "$alone" -gt 0 ] || fail "no selective retransmission between the rxdp hosts"
 echo "PASS: RC over a lossy link, and a capture tshark decodes"

@@ -64,6 +64,14 @@
  *                          was at least half full, and counted as CE: the
  *                          receiver as a congestion point (np_cnp_sent
  *                          counts the CNPs for them too)
+ *   held_requests          (rxdp's own) device only: RC request packets
+ *                          that arrived past a gap and were held, to be
+ *                          taken in order once it was filled (selective
+ *                          retransmission, userspace/engine/README.md
+ *                          "Loss recovery")
+ *   sr_resent_pkts         device only: request packets resent alone for
+ *                          a NAK that said its responder held what
+ *                          followed (also in retransmitted_pkts)
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -99,6 +107,8 @@ enum rxdp_hwc {
 	RXDP_HWC_RP_CNP_HANDLED,
 	RXDP_HWC_RP_CNP_IGNORED,
 	RXDP_HWC_NP_RX_CONGESTED,
+	RXDP_HWC_HELD_REQUESTS,
+	RXDP_HWC_SR_RESENT,
 	RXDP_HWC_MAX,
 };
 
@@ -133,6 +143,8 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_RP_CNP_HANDLED] = "rp_cnp_handled",
 	[RXDP_HWC_RP_CNP_IGNORED] = "rp_cnp_ignored",
 	[RXDP_HWC_NP_RX_CONGESTED] = "np_rx_congested_packets",
+	[RXDP_HWC_HELD_REQUESTS] = "held_requests",
+	[RXDP_HWC_SR_RESENT] = "sr_resent_pkts",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

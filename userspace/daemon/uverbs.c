@@ -1119,6 +1119,8 @@ int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 		v[RXDP_HWC_RX_COALESCED] = st.rx_coalesced;
 		v[RXDP_HWC_DATAPATH_SLEEPS] = st.sleeps;
 		v[RXDP_HWC_RETRANSMITTED] = st.retransmits;
+		v[RXDP_HWC_HELD_REQUESTS] = st.rx_held;
+		v[RXDP_HWC_SR_RESENT] = st.sr_resends;
 		v[RXDP_HWC_OUT_OF_BUFFER] = st.rx_drop_handoff;
 		for (int k = 0; k < RXDP_HWC_MAX; k++)
 			out[k] += v[k];

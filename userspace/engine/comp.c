@@ -247,7 +247,12 @@ void req_retire(struct rxdp_eqp *qp)
  * packets), not the throughput. So the window halves on a loss (once per
  * window of packets) down to its floor (req_cwnd_floor()), and grows by a
  * packet per window acknowledged up to ENG_WINDOW, as TCP's congestion
- * avoidance does; a timeout starts it again from the floor.
+ * avoidance does; a timeout starts it again from the floor. A loss that
+ * one packet resent alone repairs (selective retransmission) costs only
+ * that packet: the window loses a quarter (CUBIC keeps 0.7). Measured
+ * through the lossy hop, 64 KiB writes, medians of three alternating
+ * runs: at 0.1% loss 4.89 Gbit/s against 4.57 halving; at 1% 3.41
+ * against 3.47, within the runs' spread.
  */
 
 /*
@@ -275,15 +280,22 @@ static uint32_t req_cwnd_floor(const struct rxdp_eqp *qp)
 					      : ENG_CWND_LOW;
 }
 
-static void req_cwnd_cut(struct rxdp_eqp *qp, bool timeout)
-{
-	uint32_t floor = req_cwnd_floor(qp);
+enum req_cut {
+	REQ_CUT_LOSS, /* a go-back: half */
+	REQ_CUT_RESENT, /* a packet resent alone: a quarter */
+	REQ_CUT_TIMEOUT, /* to the floor */
+};
 
-	if (qp->comp.cwr && !timeout)
+static void req_cwnd_cut(struct rxdp_eqp *qp, enum req_cut how)
+{
+	uint32_t floor = req_cwnd_floor(qp), w = qp->comp.cwnd;
+
+	if (qp->comp.cwr && how != REQ_CUT_TIMEOUT)
 		return; /* this loss belongs to a window already cut */
-	qp->comp.cwnd = timeout || qp->comp.cwnd / 2 < floor
-				? floor
-				: qp->comp.cwnd / 2;
+	w = how == REQ_CUT_TIMEOUT  ? floor
+	    : how == REQ_CUT_RESENT ? w - w / 4
+				    : w / 2;
+	qp->comp.cwnd = w < floor ? floor : w;
 	qp->comp.cwnd_acked = 0;
 	qp->comp.cwr = true;
 	qp->comp.cwr_psn = psn_add(qp->req.tx_hw, -1U);
@@ -312,8 +324,9 @@ static void req_go_back_(struct rxdp_eqp *qp, uint32_t psn)
 	req_rewind(qp, psn);
 	req_rtt_resent(qp, qp->req.send_psn);
 	qp->req.resend = false; /* it goes again with the rest */
+	qp->comp.sr_recovery = false;
 	qp->req.ackreq_next = true;
-	req_cwnd_cut(qp, false);
+	req_cwnd_cut(qp, REQ_CUT_LOSS);
 	qp->e->stats.go_backs++;
 }
 
@@ -605,8 +618,10 @@ static bool req_resend_one(struct rxdp_eqp *qp, const struct pkt_info *pi,
 		qp->req.resend = true;
 		qp->req.resend_psn = psn;
 		qp->req.resend_wqe = i;
+		qp->comp.sr_recovery = true;
+		qp->comp.sr_recovery_psn = qp->req.tx_hw;
 		req_rtt_resent(qp, psn);
-		req_cwnd_cut(qp, false);
+		req_cwnd_cut(qp, REQ_CUT_RESENT);
 		return true;
 	}
 	return false;
@@ -792,7 +807,7 @@ int comp_timers(struct rxdp_eqp *qp)
 	qp->comp.seq_nak_seen = false;
 	qp->comp.tlp_sent = true; /* the timer has it now */
 	qp->comp.tlp_at = 0;
-	req_cwnd_cut(qp, true);
+	req_cwnd_cut(qp, REQ_CUT_TIMEOUT);
 	/*
 	 * An expiry says nothing of where the responder stands: one packet
 	 * (with AckReq) asks, and its answer (an ACK up to the newest PSN it

@@ -344,6 +344,12 @@ struct eng_comp {
 	uint32_t cwnd_una; /* una when they were counted */
 	bool cwr; /* the window was cut for a loss, until una passes cwr_psn */
 	uint32_t cwr_psn;
+	/*
+	 * a gap repaired by a packet resent alone: the window counts from
+	 * sr_recovery_psn (tx_hw at the NAK) until una passes it (req.c)
+	 */
+	bool sr_recovery;
+	uint32_t sr_recovery_psn;
 };
 
 /* A request held past a gap (hold.c): a copy from its IP header on */

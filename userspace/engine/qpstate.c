@@ -136,6 +136,7 @@ void qpstate_reset(struct rxdp_eqp *qp)
 	qp->req.rd_outstanding = 0;
 	qp->req.since_ackreq = 0;
 	qp->req.resend = false;
+	qp->comp.sr_recovery = false;
 	qp->comp.timer_at = qp->comp.rnr_at = qp->comp.tlp_at = 0;
 	qp->comp.read_rewound = false;
 	qp->comp.probing = false;

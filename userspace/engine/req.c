@@ -179,6 +179,25 @@ static enum req_step req_ready(struct rxdp_eqp *qp, struct swqe *w)
 	return REQ_SEND;
 }
 
+/*
+ * Packets in flight, against the window: those after una; while a packet
+ * resent alone repairs a gap (selective retransmission), those sent after
+ * the NAK: what went before it is held by the responder or lost, not on
+ * the wire, and the lost one is on its way again (as TCP's fast recovery
+ * counts). Never more than the responder's hold takes past una.
+ */
+static int32_t req_in_flight(const struct rxdp_eqp *qp)
+{
+	int32_t n = psn_diff(qp->req.send_psn, qp->comp.una);
+
+	if (n >= RXDP_HOLD_WINDOW)
+		return INT32_MAX;
+	if (qp->comp.sr_recovery &&
+	    psn_after(qp->comp.sr_recovery_psn, qp->comp.una))
+		n = psn_diff(qp->req.send_psn, qp->comp.sr_recovery_psn);
+	return n;
+}
+
 /* How the packets of one pass ask for ACKs */
 struct req_pace {
 	uint32_t prod; /* the SQ's producer index */
@@ -223,7 +242,7 @@ static void req_fill_data(struct rxdp_eqp *qp, struct swqe *w,
 	d->ackreq =
 		(last && !req_followed(qp, p->prod)) ||
 		qp->req.since_ackreq + 1 >= p->ackreq_every ||
-		psn_diff(qp->req.send_psn, qp->comp.una) + 1 >= p->window ||
+		req_in_flight(qp) + 1 >= p->window ||
 		(eng_cc_rp_paced(&qp->cc) &&
 		 (qp->e->now - qp->req.ackreq_at >= ENG_PACED_ACKREQ_NS ||
 		  eng_cc_gap_ns(qp->cc.rc, qp->mtu) >= ENG_PACED_ACKREQ_NS));
@@ -443,8 +462,7 @@ int req_tx(struct rxdp_eqp *qp, int budget)
 			break;
 		if (step == REQ_NEXT)
 			continue;
-		if (psn_diff(qp->req.send_psn, qp->comp.una) >= p.window ||
-		    req_cc_wait(qp))
+		if (req_in_flight(qp) >= p.window || req_cc_wait(qp))
 			break;
 		req_fill(qp, w, &d, sg, &p);
 		retx = psn_before(d.psn, qp->req.tx_hw);
