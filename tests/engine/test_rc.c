@@ -3211,7 +3211,8 @@ static void test_sr_window_in_recovery(void **state)
  * Every other peer: a responder that goes back (as Soft-RoCE and ConnectX
  * without selective repeat do) sends a plain NAK, and rxdp's requester goes
  * back; a requester that goes back ignores what a NAK says of holding,
- * and the responder answers the copies of what it held as duplicates.
+ * and the responder answers the copies of what it held as duplicates,
+ * and from then on holds nothing for that QP: a second gap is not held.
  */
 static void test_sr_peers(void **state)
 {
@@ -3240,6 +3241,15 @@ static void test_sr_peers(void **state)
 		/* a go-back halves the window */
 		rxdp_engine_qp_cc(p->h[0].qp, &cc);
 		assert_int_equal(cc.cwnd, ENG_WINDOW_TEST / 2);
+		/* the second Write's PSNs are 65..128 */
+		fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 64 + 20),
+			  psn_add(A_PSN0, 64 + 20), 1);
+		write_n(p, 64, 11 + side);
+		stats_of(p, &sa, &sb);
+		assert_int_equal(f.dropped, 1);
+		assert_int_equal(sb.seq_naks_sent, 2);
+		assert_int_equal(sa.go_backs, 2);
+		assert_int_equal(sb.rx_held, side ? 64 - 20 : 0);
 		pair_free(p);
 	}
 }

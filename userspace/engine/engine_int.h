@@ -387,6 +387,13 @@ struct eng_resp {
 	struct eng_hold *hold;
 	bool lost;
 	uint32_t lost_end;
+	/*
+	 * whether the requester resends alone (resp_sr_learn): after a NAK
+	 * that said held, watched up to the packet after watch_psn's resend;
+	 * goes_back: it resent what was held, so nothing is held any more
+	 */
+	bool watch, watch_seen, goes_back;
+	uint32_t watch_psn;
 	enum resp_seq rseq;
 	uint32_t recv_off; /* bytes of the current Send received */
 	uint32_t recv_len; /* room in the current receive WQE */

@@ -151,7 +151,7 @@ void qpstate_reset(struct rxdp_eqp *qp)
 	qp->resp.resp_sent = false;
 	qp->resp.nak_sent = false;
 	hold_free(qp);
-	qp->resp.lost = false;
+	qp->resp.lost = qp->resp.watch = qp->resp.goes_back = false;
 	qp->resp.rseq = RSEQ_NONE;
 	qp->resp.cur_valid = false;
 	qp->resp.rjob_head = qp->resp.rjob_tail = 0;

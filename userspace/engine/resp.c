@@ -649,7 +649,7 @@ static void resp_hold_stop(struct rxdp_eqp *qp, uint32_t end)
 
 static void resp_hold(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 {
-	if (qp->e->cfg.go_back_n)
+	if (qp->e->cfg.go_back_n || qp->resp.goes_back)
 		return;
 	if (!qp->resp.lost && psn_diff(psn, qp->resp.epsn) < RXDP_HOLD_WINDOW &&
 	    hold_put(qp, pi, psn)) {
@@ -657,6 +657,32 @@ static void resp_hold(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		return;
 	}
 	resp_hold_stop(qp, psn_add(psn, 1));
+}
+
+/*
+ * A NAK that said held: what the requester sends next tells whether it
+ * resends alone. A Soft-RoCE or ConnectX requester ignores the bit and
+ * goes back, sending after the gap's packet the one after it again, which
+ * the hold had already given; so do requesters of peers that drop a NAK
+ * with a reserved bit set, once their timer goes back. From then on this
+ * QP holds nothing: the copies would only be duplicates.
+ */
+static void resp_sr_learn(struct rxdp_eqp *qp, uint32_t psn)
+{
+	if (psn == qp->resp.watch_psn) {
+		qp->resp.watch_seen = true;
+		return;
+	}
+	if (!qp->resp.watch_seen)
+		return;
+	qp->resp.watch = false;
+	if (psn == psn_add(qp->resp.watch_psn, 1) &&
+	    psn_before(psn, qp->resp.epsn)) {
+		pr_debug("engine: QP %#x: its requester goes back: no hold\n",
+			 qp->qpn);
+		qp->resp.goes_back = true;
+		hold_flush(qp);
+	}
 }
 
 /* Whether a sequence NAK for epsn may have the requester resend one packet */
@@ -749,6 +775,8 @@ static void resp_rx_rc(struct rxdp_eqp *qp, struct pkt_info *pi)
 {
 	uint32_t epsn = qp->resp.epsn;
 
+	if (qp->resp.watch)
+		resp_sr_learn(qp, bth_psn(pi->bth));
 	resp_rx_rc_step(qp, pi);
 	if (qp->resp.epsn == epsn || qp->e->cfg.go_back_n)
 		return;
@@ -855,9 +883,14 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 		d.syndrome = qp->resp.ack_syndrome;
 		d.msn = qp->resp.msn;
 		d.held = d.syndrome == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR) &&
-			 resp_holds(qp);
+			 d.psn == qp->resp.epsn && resp_holds(qp);
 		if (!send_pkt(qp, &d)) {
 			qp->resp.ack_pending = false;
+			if (d.held && !qp->resp.watch) {
+				qp->resp.watch = true;
+				qp->resp.watch_seen = false;
+				qp->resp.watch_psn = d.psn;
+			}
 			sent++;
 		}
 	}
