@@ -4650,6 +4650,55 @@ static void test_forged_source(void **state)
 	pair_free(p);
 }
 
+/*
+ * A request held that the responder never takes: a forged one, from the
+ * requester's own address, at a PSN inside a read's range (no requester
+ * sends one there). Once the read passes it, it goes: it is never run,
+ * and a later gap's repair ends with an ACK, not a NAK for a gap that a
+ * stale copy would seem to leave.
+ */
+static void test_sr_stale_hold(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	const struct rxdp_path a_path = {
+		.smac = { 2, 0, 0, 0, 0, 1 },
+		.dmac = { 2, 0, 0, 0, 0, 2 },
+		.sip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 },
+		.dip = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 },
+	};
+	uint8_t *victim = b->buf + BUF - 4096;
+	struct rxdp_engine_stats sa, sb;
+	struct ibv_wc wc;
+	struct fault f;
+
+	(void)state;
+	warm_up(p);
+	/* b expects A_PSN0 + 1; the read below takes + 1 .. + 3 */
+	inject_write(p, &a_path, psn_add(A_PSN0, 3), (uintptr_t)victim,
+		     rxdp_emr_rkey(b->mr), 64);
+	rxdp_engine_progress(b->e);
+	rxdp_engine_get_stats(b->e, &sb);
+	assert_int_equal(sb.rx_held, 1);
+	post_send1(a, IBV_WR_RDMA_READ, 1, 0, 3 * MTU, (uintptr_t)b->buf,
+		   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	/* the Write's PSNs: + 4 .. + 67 */
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 24), psn_add(A_PSN0, 24),
+		  1);
+	write_n(p, 64, 15);
+	stats_of(p, &sa, &sb);
+	assert_int_equal(f.dropped, 1);
+	assert_int_equal(sa.sr_resends, 1);
+	assert_int_equal(sa.go_backs, 0);
+	/* the forged request's (a had sent nothing past it) and the gap's */
+	assert_int_equal(sb.seq_naks_sent, 2);
+	for (int i = 0; i < 64; i++)
+		assert_int_not_equal(victim[i], 0xee);
+	pair_free(p);
+}
+
 /* --- congestion: ECN, CNPs, DCQCN (engine README.md, "Congestion") ---- */
 
 /* Mark an IPv4 frame CE as a switch does: the ECN bits, the header checksum */
@@ -5184,6 +5233,7 @@ int main(void)
 		cmocka_unit_test(test_sr_window_in_recovery),
 		cmocka_unit_test(test_sr_peers),
 		cmocka_unit_test(test_sr_rnr_ends_hold),
+		cmocka_unit_test(test_sr_stale_hold),
 		cmocka_unit_test(test_sr_random_loss),
 		cmocka_unit_test(test_one_nak_per_gap),
 		cmocka_unit_test(test_read_dup_replaces),

@@ -832,6 +832,7 @@ int eng_mem_win_del(struct rxdp_emem *m, uint64_t addr);
 bool hold_put(struct rxdp_eqp *qp, const struct pkt_info *pi, uint32_t psn);
 struct pkt_info *hold_peek(struct rxdp_eqp *qp, uint32_t psn);
 void hold_drop(struct rxdp_eqp *qp, uint32_t psn);
+void hold_drop_before(struct rxdp_eqp *qp, uint32_t psn);
 uint32_t hold_count(const struct rxdp_eqp *qp);
 void hold_flush(struct rxdp_eqp *qp);
 void hold_free(struct rxdp_eqp *qp);

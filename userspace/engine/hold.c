@@ -85,6 +85,19 @@ uint32_t hold_count(const struct rxdp_eqp *qp)
 	return qp->resp.hold ? qp->resp.hold->n : 0;
 }
 
+/*
+ * What is held before psn goes: a PSN the responder passed without taking
+ * it (inside a read request's range: no requester sends one there)
+ */
+void hold_drop_before(struct rxdp_eqp *qp, uint32_t psn)
+{
+	struct eng_hold *h = qp->resp.hold;
+
+	for (uint32_t i = 0; h && h->n && i < RXDP_HOLD_WINDOW; i++)
+		if (h->slot[i].buf && psn_before(h->slot[i].psn, psn))
+			hold_drop(qp, h->slot[i].psn);
+}
+
 /* Everything held is forgotten (its requests come again, or never) */
 void hold_flush(struct rxdp_eqp *qp)
 {

@@ -649,10 +649,11 @@ static void resp_hold_stop(struct rxdp_eqp *qp, uint32_t end)
 
 static void resp_hold(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 {
-	if (qp->e->cfg.go_back_n || qp->resp.goes_back)
+	/* further ahead than an rxdp requester sends: not its, dropped */
+	if (qp->e->cfg.go_back_n || qp->resp.goes_back ||
+	    psn_diff(psn, qp->resp.epsn) >= RXDP_HOLD_WINDOW)
 		return;
-	if (!qp->resp.lost && psn_diff(psn, qp->resp.epsn) < RXDP_HOLD_WINDOW &&
-	    hold_put(qp, pi, psn)) {
+	if (!qp->resp.lost && hold_put(qp, pi, psn)) {
 		qp->e->stats.rx_held++;
 		return;
 	}
@@ -764,6 +765,7 @@ static void resp_take_held(struct rxdp_eqp *qp)
 		psn = qp->resp.epsn;
 		took = true;
 	}
+	hold_drop_before(qp, psn);
 	if (hold_count(qp))
 		resp_nak_gap(qp);
 	else if (took)
