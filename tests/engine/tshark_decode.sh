@@ -18,7 +18,7 @@ pcap=$dir/wire.pcap
 for t in test_send_sizes test_write_sizes test_read_sizes test_atomics \
 	 test_rnr_exhausted test_access_errors test_recv_too_small test_uc \
 	 test_ud test_ipv6_vlan test_atomic_write test_flush \
-	 test_cc_notification_point; do
+	 test_cc_notification_point test_sr_burst; do
 	RXDP_MEMWIRE_PCAP=$pcap RXDP_TEST_FILTER=$t "$bin" >"$dir/log" 2>&1 ||
 		{ cat "$dir/log"; echo "FAIL: $t"; exit 1; }
 done
@@ -35,6 +35,11 @@ echo "frames $total, dissected as InfiniBand $roce, with errors $bad"
 [ "$total" -gt 1000 ] || { echo "FAIL: too few frames captured"; exit 1; }
 [ "$roce" -eq "$total" ] || { echo "FAIL: not all frames are RoCEv2"; exit 1; }
 [ "$bad" -eq 0 ] || { ts -Y '_ws.malformed || _ws.expert.severity >= 6291456' | head; exit 1; }
+# rxdp's sequence NAKs that say the responder holds what followed (the
+# BTH's first reserved bit after AckReq, test_sr_burst): dissected, no error
+held=$(ts -Y 'infiniband.bth.reserved7 != 0 && infiniband.aeth.syndrome == 96' | wc -l)
+echo "sequence NAKs with ROCE_BTH_RXDP_HELD: $held"
+[ "$held" -gt 0 ] || { echo "FAIL: no NAK said it held"; exit 1; }
 ops=$(ts -T fields -e infiniband.bth.opcode | sort -nu | tr '\n' ' ')
 echo "opcodes: $ops"
 # RC 0-20, IBTA 1.5's Flush and Atomic Write (28, 29); UC Send First/
