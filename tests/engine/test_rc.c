@@ -3111,6 +3111,8 @@ static void test_sr_burst(void **state)
 	assert_int_equal(sb.rx_held, 64 - 12);
 	assert_int_equal(sb.rx_duplicates, 0);
 	assert_int_equal(sa.tlp_probes + sa.rto_expiries + sa.timeouts, 0);
+	assert_true(p->h[1].psn[QPN_B & RXDP_QP_INDEX_MASK].flags &
+		    RXDP_PSNF_HOLD);
 	/* one loss of the window's: a quarter off, once */
 	rxdp_engine_qp_cc(p->h[0].qp, &cc);
 	assert_int_equal(cc.cwnd, ENG_WINDOW_TEST - ENG_WINDOW_TEST / 4);
@@ -3250,6 +3252,9 @@ static void test_sr_peers(void **state)
 		assert_int_equal(sb.seq_naks_sent, 2);
 		assert_int_equal(sa.go_backs, 2);
 		assert_int_equal(sb.rx_held, side ? 64 - 20 : 0);
+		/* nor does b's XDP program let through what b no longer holds */
+		assert_false(p->h[1].psn[QPN_B & RXDP_QP_INDEX_MASK].flags &
+			     RXDP_PSNF_HOLD);
 		pair_free(p);
 	}
 }

@@ -841,6 +841,7 @@ void qpmap_una(struct rxdp_eqp *qp);
 void qpmap_next(struct rxdp_eqp *qp);
 void qpmap_psn_sync(struct rxdp_eqp *qp);
 void qpmap_seed_epsn(struct rxdp_eqp *qp);
+void qpmap_hold(struct rxdp_eqp *qp, bool hold);
 void qpmap_epsn(struct rxdp_eqp *qp);
 int qpmap_ctx(struct rxdp_eqp *qp);
 int qpmap_create(struct rxdp_eqp *qp);

@@ -55,22 +55,27 @@ void qpmap_psn_sync(struct rxdp_eqp *qp)
 	qpmap_next(qp);
 }
 
+/* Whether the responder holds what comes past a gap (resp.c) */
+void qpmap_hold(struct rxdp_eqp *qp, bool hold)
+{
+	if (hold)
+		__atomic_fetch_or(&qp->psn->flags, RXDP_PSNF_HOLD,
+				  __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_HOLD,
+				   __ATOMIC_RELEASE);
+}
+
 /*
- * The responder's expected PSN, which the program advances from here on,
- * and whether the responder holds what comes past a gap (RC, unless the
- * device goes back: cfg.go_back_n)
+ * The responder's expected PSN, which the program advances from here on;
+ * and it holds (RC, unless the device goes back: cfg.go_back_n)
  */
 void qpmap_seed_epsn(struct rxdp_eqp *qp)
 {
 	psn_store(&qp->psn->epsn, qp->resp.epsn);
 	__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_NAK_SENT,
 			   __ATOMIC_RELEASE);
-	if (qp->type == IBV_QPT_RC && !qp->e->cfg.go_back_n)
-		__atomic_fetch_or(&qp->psn->flags, RXDP_PSNF_HOLD,
-				  __ATOMIC_RELEASE);
-	else
-		__atomic_fetch_and(&qp->psn->flags, ~RXDP_PSNF_HOLD,
-				   __ATOMIC_RELEASE);
+	qpmap_hold(qp, qp->type == IBV_QPT_RC && !qp->e->cfg.go_back_n);
 }
 
 /*

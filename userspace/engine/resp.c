@@ -683,6 +683,7 @@ static void resp_sr_learn(struct rxdp_eqp *qp, uint32_t psn)
 			 qp->qpn);
 		qp->resp.goes_back = true;
 		hold_flush(qp);
+		qpmap_hold(qp, false);
 	}
 }
 
