@@ -3214,7 +3214,8 @@ static void test_sr_window_in_recovery(void **state)
  * without selective repeat do) sends a plain NAK, and rxdp's requester goes
  * back; a requester that goes back ignores what a NAK says of holding,
  * and the responder answers the copies of what it held as duplicates,
- * and from then on holds nothing for that QP: a second gap is not held.
+ * and after three gaps so, holds nothing for that QP: the fourth is not
+ * held.
  */
 static void test_sr_peers(void **state)
 {
@@ -3243,20 +3244,80 @@ static void test_sr_peers(void **state)
 		/* a go-back halves the window */
 		rxdp_engine_qp_cc(p->h[0].qp, &cc);
 		assert_int_equal(cc.cwnd, ENG_WINDOW_TEST / 2);
-		/* the second Write's PSNs are 65..128 */
-		fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 64 + 20),
-			  psn_add(A_PSN0, 64 + 20), 1);
-		write_n(p, 64, 11 + side);
+		/*
+		 * Write k's PSNs are 64 k + 1 .. 64 k + 64: b holds past the
+		 * first three gaps of a requester never seen to resend alone,
+		 * not past the fourth
+		 */
+		for (uint32_t k = 1; k < 4; k++) {
+			fault_set(p, 1, &f, FAULT_REQ,
+				  psn_add(A_PSN0, 64 * k + 20),
+				  psn_add(A_PSN0, 64 * k + 20), 1);
+			write_n(p, 64, 11 + side + k);
+			assert_int_equal(f.dropped, 1);
+		}
 		stats_of(p, &sa, &sb);
-		assert_int_equal(f.dropped, 1);
-		assert_int_equal(sb.seq_naks_sent, 2);
-		assert_int_equal(sa.go_backs, 2);
-		assert_int_equal(sb.rx_held, side ? 64 - 20 : 0);
+		assert_int_equal(sb.seq_naks_sent, 4);
+		assert_int_equal(sa.go_backs, 4);
+		assert_int_equal(sb.rx_held, side ? 3 * (64 - 20) : 0);
 		/* nor does b's XDP program let through what b no longer holds */
 		assert_false(p->h[1].psn[QPN_B & RXDP_QP_INDEX_MASK].flags &
 			     RXDP_PSNF_HOLD);
 		pair_free(p);
 	}
+}
+
+/*
+ * An rxdp requester goes back now and then after a NAK that said held
+ * (here: the lost packet is a read's request, which it asks again with
+ * all that follows): once seen to resend alone, it keeps the hold through
+ * any number of those, and the next Write's loss is resent alone again.
+ */
+static void test_sr_read_gaps_keep_hold(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats sa, sb;
+	const uint32_t wlen = 40 * MTU;
+	struct ibv_wc wc[2];
+	struct fault f;
+	uint32_t psn;
+
+	(void)state;
+	warm_up(p);
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(A_PSN0, 20), psn_add(A_PSN0, 20),
+		  1);
+	write_n(p, 64, 16); /* PSNs + 1 .. + 64: resent alone */
+	psn = psn_add(A_PSN0, 65);
+	for (int k = 0; k < 4; k++, psn = psn_add(psn, 41)) {
+		/* a one-packet read at psn, its request lost; a Write after */
+		fault_set(p, 1, &f, FAULT_REQ, psn, psn, 1);
+		fill(b->buf + BUF / 4, MTU, 17 + k);
+		fill(a->buf, wlen, 27 + k);
+		post_send1(a, IBV_WR_RDMA_READ, 1, BUF / 2, MTU,
+			   (uintptr_t)b->buf + BUF / 4, rxdp_emr_rkey(b->mr), 0,
+			   IBV_SEND_SIGNALED);
+		post_send1(a, IBV_WR_RDMA_WRITE, 2, 0, wlen,
+			   (uintptr_t)b->buf + BUF / 2, rxdp_emr_rkey(b->mr), 0,
+			   IBV_SEND_SIGNALED);
+		wait_wc(p, a->scq, wc, 2);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
+		assert_int_equal(f.dropped, 1);
+		assert_memory_equal(a->buf + BUF / 2, b->buf + BUF / 4, MTU);
+		assert_memory_equal(b->buf + BUF / 2, a->buf, wlen);
+	}
+	stats_of(p, &sa, &sb);
+	assert_int_equal(sa.go_backs, 4);
+	assert_int_equal(sa.sr_resends, 1);
+	/* and after them, a Write's loss is resent alone */
+	fault_set(p, 1, &f, FAULT_REQ, psn_add(psn, 20), psn_add(psn, 20), 1);
+	write_n(p, 64, 31);
+	stats_of(p, &sa, &sb);
+	assert_int_equal(f.dropped, 1);
+	assert_int_equal(sa.go_backs, 4);
+	assert_int_equal(sa.sr_resends, 2);
+	pair_free(p);
 }
 
 /*
@@ -5237,6 +5298,7 @@ int main(void)
 		cmocka_unit_test(test_sr_burst),
 		cmocka_unit_test(test_sr_window_in_recovery),
 		cmocka_unit_test(test_sr_peers),
+		cmocka_unit_test(test_sr_read_gaps_keep_hold),
 		cmocka_unit_test(test_sr_rnr_ends_hold),
 		cmocka_unit_test(test_sr_stale_hold),
 		cmocka_unit_test(test_sr_random_loss),

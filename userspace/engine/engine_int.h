@@ -389,11 +389,14 @@ struct eng_resp {
 	uint32_t lost_end;
 	/*
 	 * whether the requester resends alone (resp_sr_learn): after a NAK
-	 * that said held, watched up to the packet after watch_psn's resend;
-	 * goes_back: it resent what was held, so nothing is held any more
+	 * that said held, watched up to the packet after watch_psn's resend
+	 * (watch_end: the PSN after the highest held then); sr_seen: it did
+	 * once; misses: it resent what was held, so many gaps in a row;
+	 * goes_back: nothing is held any more
 	 */
-	bool watch, watch_seen, goes_back;
-	uint32_t watch_psn;
+	bool watch, watch_seen, sr_seen, goes_back;
+	uint8_t misses;
+	uint32_t watch_psn, watch_end;
 	enum resp_seq rseq;
 	uint32_t recv_off; /* bytes of the current Send received */
 	uint32_t recv_len; /* room in the current receive WQE */

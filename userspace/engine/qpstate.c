@@ -152,6 +152,8 @@ void qpstate_reset(struct rxdp_eqp *qp)
 	qp->resp.nak_sent = false;
 	hold_free(qp);
 	qp->resp.lost = qp->resp.watch = qp->resp.goes_back = false;
+	qp->resp.sr_seen = false;
+	qp->resp.misses = 0;
 	qp->resp.rseq = RSEQ_NONE;
 	qp->resp.cur_valid = false;
 	qp->resp.rjob_head = qp->resp.rjob_tail = 0;

@@ -661,13 +661,19 @@ static void resp_hold(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 }
 
 /*
- * A NAK that said held: what the requester sends next tells whether it
- * resends alone. A Soft-RoCE or ConnectX requester ignores the bit and
- * goes back, sending after the gap's packet the one after it again, which
- * the hold had already given; so do requesters of peers that drop a NAK
- * with a reserved bit set, once their timer goes back. From then on this
- * QP holds nothing: the copies would only be duplicates.
+ * A NAK that said held: what the requester sends after the gap's packet
+ * tells whether it resends alone. An rxdp requester goes on with packets
+ * it had not sent (past all that was held); a Soft-RoCE or ConnectX one
+ * ignores the bit and goes back, sending the packet after the gap's
+ * again, which the hold had already given; so do requesters of peers that
+ * drop a NAK with a reserved bit set, once their timer goes back. An rxdp
+ * requester goes back too now and then (a NAK after a timeout, a read), so
+ * only a requester never seen to resend alone, and seen to go back
+ * ENG_SR_MISSES gaps in a row, makes the QP hold nothing more: the copies
+ * would only be duplicates.
  */
+#define ENG_SR_MISSES 3
+
 static void resp_sr_learn(struct rxdp_eqp *qp, uint32_t psn)
 {
 	if (psn == qp->resp.watch_psn) {
@@ -677,14 +683,19 @@ static void resp_sr_learn(struct rxdp_eqp *qp, uint32_t psn)
 	if (!qp->resp.watch_seen)
 		return;
 	qp->resp.watch = false;
-	if (psn == psn_add(qp->resp.watch_psn, 1) &&
-	    psn_before(psn, qp->resp.epsn)) {
-		pr_debug("engine: QP %#x: its requester goes back: no hold\n",
-			 qp->qpn);
-		qp->resp.goes_back = true;
-		hold_flush(qp);
-		qpmap_hold(qp, false);
+	if (!psn_before(psn, qp->resp.watch_end)) {
+		qp->resp.sr_seen = true;
+		qp->resp.misses = 0;
+		return;
 	}
+	if (psn != psn_add(qp->resp.watch_psn, 1) ||
+	    !psn_before(psn, qp->resp.epsn) || qp->resp.sr_seen ||
+	    ++qp->resp.misses < ENG_SR_MISSES)
+		return;
+	pr_debug("engine: QP %#x: its requester goes back: no hold\n", qp->qpn);
+	qp->resp.goes_back = true;
+	hold_flush(qp);
+	qpmap_hold(qp, false);
 }
 
 /* Whether a sequence NAK for epsn may have the requester resend one packet */
@@ -893,6 +904,7 @@ int resp_tx(struct rxdp_eqp *qp, int budget)
 				qp->resp.watch = true;
 				qp->resp.watch_seen = false;
 				qp->resp.watch_psn = d.psn;
+				qp->resp.watch_end = qp->resp.hold->end;
 			}
 			sent++;
 		}
