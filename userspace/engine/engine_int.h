@@ -354,16 +354,16 @@ struct eng_comp {
 
 /* A request held past a gap (hold.c): a copy from its IP header on */
 struct eng_held {
-	uint8_t *buf; /* NULL: a free slot */
-	uint32_t len;
 	uint32_t psn;
-	struct pkt_info pi; /* pointing into buf */
+	uint32_t size; /* bytes allocated, this header included */
+	struct pkt_info pi; /* pointing into data */
+	uint8_t data[];
 };
 
 struct eng_hold {
 	uint32_t n; /* slots in use */
 	uint32_t end; /* PSN after the highest held (while n) */
-	struct eng_held slot[RXDP_HOLD_WINDOW]; /* by PSN */
+	struct eng_held *slot[RXDP_HOLD_WINDOW]; /* by PSN; NULL: free */
 };
 
 /* The responder's state (resp.c): the receive WQE in use, the PSNs it expects, queued responses */
