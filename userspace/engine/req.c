@@ -413,7 +413,10 @@ static int req_resend(struct rxdp_eqp *qp, const struct req_pace *p)
 	req_fill(qp, w, &d, sg, p);
 	err = req_send(qp, w, &d);
 	if (err == -EFAULT) {
-		/* the local buffer went away: the main loop fails the WQE */
+		/*
+		 * the local buffer went away: the main loop goes on from
+		 * here, meets it again and fails the WQE
+		 */
 		qp->req.resend = false;
 		return 0;
 	}
