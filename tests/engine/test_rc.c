@@ -3322,11 +3322,10 @@ static void test_sr_read_gaps_keep_hold(void **state)
 
 /*
  * A held request that cannot be taken when its turn comes (a Send with no
- * receive WQE: RNR) ends the hold: everything held is dropped, the RNR NAK
- * has the requester go back there, and the next gap's NAK says nothing is
- * held. Four Sends, the second lost, two receives posted: the first two
- * complete, the third draws the RNR, and all four arrive in order once
- * the receives are there.
+ * receive WQE): its RNR NAK has the requester wait and go back there.
+ * Four Sends, the second lost, two receives posted: the first two
+ * complete, the third draws the RNR, and all four arrive in order, each
+ * into its own receive, once the receives are there.
  */
 static void test_sr_rnr_ends_hold(void **state)
 {

@@ -634,21 +634,13 @@ static void resp_nak_gap(struct rxdp_eqp *qp)
  * (resp_take_held), so the requester need resend only what was lost. The
  * NAK of a gap says so (ROCE_BTH_RXDP_HELD, resp_tx) while everything that
  * came past it is held; once one is not (no room, more than a window
- * ahead, one taken that did not go through), nothing more is, until the
- * requester's go-back has brought epsn past every request seen (lost_end).
+ * ahead), nothing more is, until the requester's go-back has brought epsn
+ * past every request seen (lost_end).
  */
-static void resp_hold_stop(struct rxdp_eqp *qp, uint32_t end)
-{
-	if (hold_count(qp) && psn_after(qp->resp.hold->end, end))
-		end = qp->resp.hold->end;
-	if (!qp->resp.lost || psn_after(end, qp->resp.lost_end))
-		qp->resp.lost_end = end;
-	qp->resp.lost = true;
-	hold_flush(qp);
-}
-
 static void resp_hold(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 {
+	uint32_t end = psn_add(psn, 1);
+
 	/* further ahead than an rxdp requester sends: not its, dropped */
 	if (qp->e->cfg.go_back_n || qp->resp.goes_back ||
 	    psn_diff(psn, qp->resp.epsn) >= RXDP_HOLD_WINDOW)
@@ -657,7 +649,12 @@ static void resp_hold(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
 		qp->e->stats.rx_held++;
 		return;
 	}
-	resp_hold_stop(qp, psn_add(psn, 1));
+	if (hold_count(qp) && psn_after(qp->resp.hold->end, end))
+		end = qp->resp.hold->end;
+	if (!qp->resp.lost || psn_after(end, qp->resp.lost_end))
+		qp->resp.lost_end = end;
+	qp->resp.lost = true;
+	hold_flush(qp);
 }
 
 /*
@@ -756,10 +753,11 @@ static void resp_rx_rc_step(struct rxdp_eqp *qp, struct pkt_info *pi)
 }
 
 /*
- * The requests held past a gap that the one just taken filled, in order;
- * everything held once one of them does not go through (an RNR NAK, a
- * fatal error, the owner's memory thread behind): they come again. A new
- * gap behind them is NAKed at once, the rest acknowledged.
+ * The requests held past a gap that the one just taken filled, in order,
+ * up to one that does not go through (an RNR NAK, the owner's memory
+ * thread behind; a fatal error flushes all): that one is a gap again,
+ * whose copy comes again, and the rest stay held. A gap behind them is
+ * NAKed at once (an RNR NAK outranks it), the rest acknowledged.
  */
 static void resp_take_held(struct rxdp_eqp *qp)
 {
@@ -770,10 +768,8 @@ static void resp_take_held(struct rxdp_eqp *qp)
 	while ((pi = hold_peek(qp, psn))) {
 		resp_rx_rc_step(qp, pi);
 		hold_drop(qp, psn);
-		if (qp->resp.epsn == psn) {
-			resp_hold_stop(qp, psn_add(psn, 1));
-			return;
-		}
+		if (qp->resp.epsn == psn)
+			break; /* not taken: it comes again */
 		psn = qp->resp.epsn;
 		took = true;
 	}
