@@ -143,8 +143,8 @@ void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq)
 
 /* --- requester ------------------------------------------------------------ */
 
-/* Send from PSN psn again; a read restarts from its first missing response */
-static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
+/* The started, unfinished WQE whose packets include psn (*idx its index) */
+static struct swqe *req_wqe_of(struct rxdp_eqp *qp, uint32_t psn, uint32_t *idx)
 {
 	uint32_t prod =
 		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
@@ -154,24 +154,36 @@ static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
 		struct swqe *w = &qp->sq[i & (qp->sq_size - 1)];
 
 		if (!w->started)
-			break;
+			return NULL;
 		if (w->done || !psn_in_window(psn, w->first_psn,
 					      psn_add(w->first_psn, w->npkts)))
 			continue;
-		qp->req.sq_cur = i;
-		qp->req.send_psn = psn;
-		if (w->opcode == IBV_WR_RDMA_READ) {
-			/*
-			 * The rest of the read, asked for again: once per gap
-			 * until a timer says otherwise, as responses sent
-			 * before the responder hears of it still arrive out
-			 * of sequence for a while.
-			 */
-			qp->req.send_psn = w->resp_psn;
-			qp->comp.read_rewound = true;
-			qp->comp.read_rewind_psn = w->resp_psn;
-		}
+		*idx = i;
+		return w;
+	}
+	return NULL;
+}
+
+/* Send from PSN psn again; a read restarts from its first missing response */
+static void req_rewind(struct rxdp_eqp *qp, uint32_t psn)
+{
+	uint32_t i;
+	struct swqe *w = req_wqe_of(qp, psn, &i);
+
+	if (!w)
 		return;
+	qp->req.sq_cur = i;
+	qp->req.send_psn = psn;
+	if (w->opcode == IBV_WR_RDMA_READ) {
+		/*
+		 * The rest of the read, asked for again: once per gap until a
+		 * timer says otherwise, as responses sent before the
+		 * responder hears of it still arrive out of sequence for a
+		 * while.
+		 */
+		qp->req.send_psn = w->resp_psn;
+		qp->comp.read_rewound = true;
+		qp->comp.read_rewind_psn = w->resp_psn;
 	}
 }
 
@@ -595,36 +607,25 @@ static void req_rx_atomic_ack(struct rxdp_eqp *qp, struct pkt_info *pi,
 static bool req_resend_one(struct rxdp_eqp *qp, const struct pkt_info *pi,
 			   uint32_t psn)
 {
-	uint32_t prod =
-		atomic_load_explicit(&qp->sq_prod, memory_order_acquire);
-	uint32_t i = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
+	struct swqe *w;
+	uint32_t i;
 
 	if (!bth_rxdp_held(pi->bth) || qp->e->cfg.go_back_n ||
 	    qp->comp.probing || !psn_before(psn, qp->req.tx_hw))
 		return false;
-	for (; i != prod; i++) {
-		struct swqe *w = &qp->sq[i & (qp->sq_size - 1)];
-
-		if (!w->started)
-			return false;
-		if (w->done || !psn_in_window(psn, w->first_psn,
-					      psn_add(w->first_psn, w->npkts)))
-			continue;
-		if (rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE)
-			return false;
-		pr_debug("engine: QP %#x: resend PSN %#x alone (una %#x, "
-			 "next %#x)\n",
-			 qp->qpn, psn, qp->comp.una, qp->req.next_psn);
-		qp->req.resend = true;
-		qp->req.resend_psn = psn;
-		qp->req.resend_wqe = i;
-		qp->comp.sr_recovery = true;
-		qp->comp.sr_recovery_psn = qp->req.tx_hw;
-		req_rtt_resent(qp, psn);
-		req_cwnd_cut(qp, REQ_CUT_RESENT);
-		return true;
-	}
-	return false;
+	w = req_wqe_of(qp, psn, &i);
+	if (!w || (rxdp_wr_flags(w->opcode) & RXDP_WR_RESPONSE))
+		return false;
+	pr_debug("engine: QP %#x: resend PSN %#x alone (una %#x, next %#x)\n",
+		 qp->qpn, psn, qp->comp.una, qp->req.next_psn);
+	qp->req.resend = true;
+	qp->req.resend_psn = psn;
+	qp->req.resend_wqe = i;
+	qp->comp.sr_recovery = true;
+	qp->comp.sr_recovery_psn = qp->req.tx_hw;
+	req_rtt_resent(qp, psn);
+	req_cwnd_cut(qp, REQ_CUT_RESENT);
+	return true;
 }
 
 static void req_rx_ack(struct rxdp_eqp *qp, struct pkt_info *pi, uint32_t psn)
