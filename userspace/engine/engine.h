@@ -690,8 +690,8 @@ int rxdp_xsk_port_modes(struct rxdp_xsk_port *p, uint16_t *modes, int max);
 /*
  * Frames the kernel received for the port's sockets and dropped because
  * a socket had no room (its RX ring full, its fill ring empty) or for
- * another reason of its own (XDP_STATISTICS, summed): what overruns the
- * data path, which no transport counter sees. Any thread.
+ * another reason of its own (XDP_STATISTICS, each frame once): what
+ * overruns the data path, which no transport counter sees. Any thread.
  */
 uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p);
 /*
