@@ -44,6 +44,8 @@
 #               ibv_advise_mr
 #  incast.sh    three hosts into one through a switch port whose queue
 #               overflows (netns_switch, a TBF), every byte checked
+#  stall.sh     a receiving rxdpd stopped for 0.8 s under a UD stream: what
+#               came meanwhile waits in its rings, none overrun
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
@@ -106,4 +108,5 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/counters.sh tests/rc/ucx.sh tests/rc/mpi.sh tests/rc/memrules.sh \
 	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/restart.sh tests/rc/odp.sh \
 	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
-	 tests/rc/txthread.sh tests/rc/incast.sh tests/rc/classes.sh
+	 tests/rc/txthread.sh tests/rc/incast.sh tests/rc/classes.sh \
+	 tests/rc/stall.sh

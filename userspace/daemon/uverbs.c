@@ -66,7 +66,14 @@
 
 #define HCA_FRAME 4096
 #define HCA_FRAMES 16384 /* 64 MiB of UMEM per device */
-#define HCA_RING 2048
+/*
+ * Descriptors per AF_XDP ring: room for a socket's RX stock to grow into
+ * (2048 frames at first, doubled each time the engine falls behind:
+ * engine/xsk.c), so that a data path that waits for a CPU on a loaded host
+ * finds what came meanwhile still there. The socket's share of the UMEM
+ * caps it (half RX, half TX: all 8192 with one queue, less with more).
+ */
+#define HCA_RING 8192
 #define HCA_MAX_AH 65536 /* per device (RXDP_VERBS_MAX_AH) */
 
 /*

@@ -9,9 +9,22 @@
  * share is posted to that socket's fill ring (RX), the other half is the
  * socket's TX pool. RX frames go back to the fill ring they came from once
  * the engine has processed them; TX frames come back through the
- * completion ring. TX is batched: descriptors are queued by tx_put() and
- * one sendto() kick per flush tells the kernel (always needed in copy
- * mode; in zero-copy mode only when the ring asks for a wake-up).
+ * completion ring.
+ *
+ * RX stock: not all of a socket's RX frames go round at first. The fill
+ * ring is a FIFO, so every frame in circulation is written once per round
+ * and the stock is the receive path's working set in the caches: 8192
+ * frames (32 MiB) in place of 2048 cost two hosts' 64 KiB ib_write_bw and
+ * ib_read_bw at MTU 9000 7-11% on the 2-core VM. But the frames in
+ * circulation are also how far the engine may fall behind before the
+ * kernel drops (out_of_buffer), and on a loaded host its thread waits for
+ * a CPU: in the bench's incast rig (17 rxdpds on the 2-core VM) the
+ * receiver's thread waited 84% of the time, and 2048 frames overran on
+ * 51 000-98 000 of ~330 000 a run. So a socket starts with
+ * RXDP_XSK_RX_STOCK frames in circulation and, when a burst finds
+ * XSK_RX_GROW_PERMILLE of them waiting (the kernel about to run dry),
+ * doubles them from the rest of its share (up to the ring's size), once
+ * per burst, for good: a host that fell behind once will again.
  *
  * Multi-buffer (sockets bound with XDP_USE_SG): a frame larger than one
  * UMEM frame (a 4096-byte path MTU) spans several. A TX buffer is then two
@@ -70,6 +83,7 @@
 #define XDP_PACKET_HEADROOM 256 /* what the kernel keeps before a frame */
 #endif
 #define XSK_BUSY_RETRIES 50 /* x 10 ms: a closed socket's queue frees late */
+#define XSK_RX_GROW_PERMILLE 750 /* of the RX stock waiting: double it */
 
 struct xsk_sock {
 	int fd;
@@ -82,7 +96,9 @@ struct xsk_sock {
 	uint64_t *free; /* TX buffers not in flight (a stack) */
 	uint64_t *refill; /* RX frames the fill ring had no room for yet */
 	uint32_t nrefill;
-	uint32_t rx_frames; /* its share of the UMEM for RX (fill + RX ring) */
+	uint32_t rx_frames; /* RX frames in circulation (fill + RX ring) */
+	uint64_t *rx_spare; /* the rest of its RX share, not yet stocked */
+	uint32_t rx_nspare;
 	uint64_t tx_base; /* UMEM address of the first TX frame */
 	uint32_t nfree;
 	uint32_t tx_frames;
@@ -229,6 +245,7 @@ static void sock_fini(struct xsk_sock *s, bool close_fd)
 			munmap(s->map[k], s->map_len[k]);
 	free(s->free);
 	free(s->refill);
+	free(s->rx_spare);
 	if (close_fd && s->fd >= 0)
 		close(s->fd);
 	if (s->own_umem) {
@@ -290,16 +307,17 @@ static struct rxdp_xsk_port *port_alloc(struct rxdp_umem *umem, int nfds,
 }
 
 /*
- * Map socket i's rings, stock its fill ring with its share of the UMEM
- * (half), and make the other half its TX pool. share: frames per socket.
- * A socket with a UMEM of its own has all of it, from its start.
+ * Map socket i's rings, stock its fill ring from its share of the UMEM's
+ * first half (the rest of that half its spare RX frames), and make the
+ * other half its TX pool. share: frames per socket. A socket with a UMEM of
+ * its own has all of it, from its start.
  */
 static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
 {
 	struct xsk_sock *s = &p->s[i];
 	struct rxdp_umem *umem = s->own_umem ? s->own_umem : p->umem;
 	uint64_t base = s->own_umem ? 0 : i * share * umem->frame_size;
-	uint32_t nrx = share / 2, ntx = share - nrx, idx;
+	uint32_t nrx = share / 2, ntx = share - nrx, idx, stock;
 	int err;
 
 	s->area = umem->area;
@@ -316,17 +334,24 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
 			s->fd, strerror(-err));
 		return err;
 	}
-	if (xsk_ring_prod__reserve(&s->fill, nrx, &idx) != nrx)
+	stock = nrx < RXDP_XSK_RX_STOCK ? nrx : RXDP_XSK_RX_STOCK;
+	if (xsk_ring_prod__reserve(&s->fill, stock, &idx) != stock)
 		return -ENOSPC;
-	for (uint32_t k = 0; k < nrx; k++)
+	for (uint32_t k = 0; k < stock; k++)
 		*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
 			base + (uint64_t)k * umem->frame_size;
-	xsk_ring_prod__submit(&s->fill, nrx);
-	s->rx_frames = nrx;
+	xsk_ring_prod__submit(&s->fill, stock);
+	s->rx_frames = stock;
 	s->free = calloc(ntx, sizeof(*s->free));
 	s->refill = calloc(nrx, sizeof(*s->refill));
-	if (!s->free || !s->refill)
+	s->rx_spare = calloc(nrx, sizeof(*s->rx_spare));
+	if (!s->free || !s->refill || !s->rx_spare)
 		return -ENOMEM;
+	/* the highest first: sock_grow() takes them from the end */
+	for (uint32_t k = stock; k < nrx; k++)
+		s->rx_spare[s->rx_nspare++] =
+			base +
+			(uint64_t)(nrx - 1 - (k - stock)) * umem->frame_size;
 	s->tx_base = base + (uint64_t)nrx * umem->frame_size;
 	ntx /= p->tx_buf / umem->frame_size; /* buffers now */
 	for (uint32_t k = 0; k < ntx; k++)
@@ -1044,6 +1069,26 @@ static void sock_refill(struct xsk_sock *s, const uint64_t *addr, uint32_t n)
 		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
 
+/*
+ * Socket s fell behind: its RX stock doubles from its spare frames (all
+ * that are left where fewer), lowest address first, so that they go round
+ * in order as the first ones do (a jumbo packet's frames stay adjacent)
+ */
+static void sock_grow(struct xsk_sock *s)
+{
+	uint32_t k = s->rx_nspare < s->rx_frames ? s->rx_nspare : s->rx_frames;
+
+	for (uint32_t j = 0; j < k; j++)
+		s->refill[s->nrefill + j] = s->rx_spare[s->rx_nspare - 1 - j];
+	s->nrefill += k;
+	s->rx_nspare -= k;
+	s->rx_frames += k;
+	sock_refill(s, NULL, 0);
+	pr_info("engine: AF_XDP socket %d fell behind: %u RX frames in "
+		"circulation now\n",
+		s->fd, s->rx_frames);
+}
+
 /* The frames of the last rx_burst() (all its descriptors) back to fill */
 static void xp_rx_release(void *port, struct rxdp_frame *f, int n)
 {
@@ -1197,6 +1242,8 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 		n = xsk_ring_cons__peek(&s->rx, max, &idx);
 		if (n)
 			p->rx_permille = rx_permille(s, idx);
+		if (n && p->rx_permille >= XSK_RX_GROW_PERMILLE && s->rx_nspare)
+			sock_grow(s);
 		while (d < n && got < max) {
 			const struct xdp_desc *x =
 				xsk_ring_cons__rx_desc(&s->rx, idx + d);
