@@ -5,6 +5,8 @@
 #  rxdp-qp-rss  the memory of a process holding N QPs (a verbs program)
 #  rxdp-lossyhop  a forwarding hop (XDP redirect) that drops frames at random
 #  rxdp-ecnmark   ECN marking on a switch port (a tc program, K_min/K_max/P_max)
+#  udpecho.bpf.o  the incast section's ping-pong echo (a tc program, loaded
+#                 by tc itself)
 XSKRAW_SKEL := $(GEN)/xskraw.skel.h
 XSKRAW := $(BIN)/rxdp-xskraw
 
@@ -44,7 +46,9 @@ $(ECNMARK): $(OBJ)/bench/ecnmark.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz
 
-BUILD_DEPS += $(XSKRAW_SKEL) $(LOSSYHOP_SKEL) $(ECNMARK_SKEL)
+UDPECHO := $(GEN)/udpecho.bpf.o
+
+BUILD_DEPS += $(XSKRAW_SKEL) $(LOSSYHOP_SKEL) $(ECNMARK_SKEL) $(UDPECHO)
 BINS += $(XSKRAW) $(QP_RSS) $(LOSSYHOP) $(ECNMARK)
 
 bench: all

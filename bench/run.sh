@@ -576,7 +576,7 @@ INCAST_TCLASS=${RXDP_BENCH_INCAST_TCLASS:-0}
 INCAST_KMIN=${RXDP_BENCH_INCAST_KMIN:-20000}
 INCAST_KMAX=${RXDP_BENCH_INCAST_KMAX:-200000}
 INCAST_PMAX=${RXDP_BENCH_INCAST_PMAX:-0.1}
-INCAST_ECHO=9400 # the ping-pong's UDP port on the receiver
+INCAST_ECHO=9400 # the ping-pong's UDP port on the receiver (udpecho.bpf.c's)
 # a flow still running after this many seconds (a sixth of its fair share
 # and the set-up) is ended and counted as not finished
 INCAST_LIMIT=$((INCAST_SECS * 6 + 20))
@@ -652,15 +652,19 @@ print(*n)' "$c"
 }
 
 # incast_ping: a UDP ping-pong every 10 ms from the last host through the
-# receiver's port (so through the queue), started ahead and idle (a loaded
-# machine can take seconds to start python) from SIGUSR1 until SIGTERM,
-# then how many it sent, how many came back, and their round trips' median
-# and p99 to $tmp/ping; pid in $iping
+# receiver's port (so through the queue) to its echo in the receiver's
+# kernel, started ahead and idle (a loaded machine can take seconds to
+# start python) from SIGUSR1 until SIGTERM, then how many it sent, how many
+# came back, and their round trips' median and p99 to $tmp/ping; pid in
+# $iping. A round trip ends when the kernel took the answer in
+# (SO_TIMESTAMPNS), not when python got the CPU to read it.
 incast_ping() {
 	ip netns exec "${SW_NS[$ihost_ping]}" /usr/bin/python3 - "${SW_ADDR[1]}" \
 		"$INCAST_ECHO" >"$tmp/ping" 2>&1 <<'EOF' &
 import select, signal, socket, struct, sys, time
+TS = getattr(socket, "SO_TIMESTAMPNS", 35)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, TS, 1)
 s.connect((sys.argv[1], int(sys.argv[2])))
 go, stop, gap = [], [], 0.01
 signal.signal(signal.SIGUSR1, lambda *_: go.append(1))
@@ -672,7 +676,7 @@ sent, rtts, seq, nxt = {}, [], 0, time.monotonic()
 while not stop:
     now = time.monotonic()
     if now >= nxt:
-        sent[seq] = now
+        sent[seq] = time.time()  # the kernel's timestamps are wall time
         try:
             s.send(struct.pack("!Q", seq) + bytes(56))
         except OSError:
@@ -682,11 +686,15 @@ while not stop:
         continue
     if select.select([s], [], [], nxt - now)[0]:
         try:
-            t0 = sent.pop(struct.unpack("!Q", s.recv(2048)[:8])[0], None)
-        except OSError:
+            d, anc, _, _ = s.recvmsg(2048, 64)
+            t0 = sent.pop(struct.unpack("!Q", d[:8])[0], None)
+        except (OSError, struct.error):
             continue
+        t1 = [struct.unpack("qq", c[2][:16]) for c in anc
+              if c[0] == socket.SOL_SOCKET and c[1] == TS]
+        t1 = t1[0][0] + t1[0][1] / 1e9 if t1 else time.time()
         if t0 is not None:
-            rtts.append(time.monotonic() - t0)
+            rtts.append(t1 - t0)
 rtts.sort()
 pct = lambda p: "%.3f" % (rtts[max(0, -(-len(rtts) * p // 100) - 1)] * 1e3) if rtts else ""
 print("ping sent=%d answered=%d p50_ms=%s p99_ms=%s" % (seq, len(rtts), pct(50), pct(99)))
@@ -1027,14 +1035,13 @@ bench_incast() {
 			>/dev/null 2>&1 &
 		on_exit "kill $! 2>/dev/null"
 	done
-	ip netns exec "${SW_NS[1]}" /usr/bin/python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], int(sys.argv[2])))
-while True:
-    d, a = s.recvfrom(2048)
-    s.sendto(d, a)' "${SW_ADDR[1]}" "$INCAST_ECHO" &
-	on_exit "kill $! 2>/dev/null"
+	# the ping-pong's echo, in the receiver's kernel (a process there
+	# would wait for a CPU among 17 rxdpds): bench/udpecho.bpf.c, gone
+	# with the namespace
+	tc -n "${SW_NS[1]}" qdisc add dev "${SW_IF[1]}" clsact 2>/dev/null
+	tc -n "${SW_NS[1]}" filter add dev "${SW_IF[1]}" ingress bpf direct-action \
+		obj "$root/build/gen/udpecho.bpf.o" sec tc ||
+		fail "cannot attach the ping-pong's echo (build/gen/udpecho.bpf.o)"
 	for r in $(seq "$REPEAT"); do
 		for c in $INCAST; do
 			k=${c%x*} q=${c#*x}
