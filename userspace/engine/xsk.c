@@ -9,7 +9,9 @@
  * share is posted to that socket's fill ring (RX), the other half is the
  * socket's TX pool. RX frames go back to the fill ring they came from once
  * the engine has processed them; TX frames come back through the
- * completion ring.
+ * completion ring. TX is batched: descriptors are queued by tx_put() and
+ * one sendto() kick per flush tells the kernel (always needed in copy
+ * mode; in zero-copy mode only when the ring asks for a wake-up).
  *
  * RX stock: not all of a socket's RX frames go round at first. The fill
  * ring is a FIFO, so every frame in circulation is written once per round
