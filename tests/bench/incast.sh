@@ -16,7 +16,9 @@ require_cmd tc iperf3 sockperf ib_send_bw ib_write_lat ethtool
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 id=$RXDP_TEST_ID # the rig's names carry it (this test makes none itself)
-before=" $(pgrep -x 'rxdpd|rxdp-ecnmark' | tr '\n' ' ') "
+# (two patterns: pgrep warns of one longer than a process name's 15 bytes)
+ours() { pgrep -x rxdpd; pgrep -x rxdp-ecnmark; }
+before=" $(ours | tr '\n' ' ') "
 
 RXDP_TEST_ID=$id RXDP_BENCH_OUT=$tmp RXDP_BENCH_SECTIONS=incast \
 	RXDP_BENCH_REPEAT=1 RXDP_BENCH_INCAST=2x1 RXDP_BENCH_INCAST_BUFFERS=65536 \
@@ -58,7 +60,7 @@ ip netns list | grep -E "^rx(s[0-9]+h$((id & 65535))|r$((id & 65535)))\b" &&
 # one of ours left running would hold its namespace after the name went:
 # a new rxdpd or marker in a namespace without a name (other tests' run in
 # named ones)
-for p in $(pgrep -x 'rxdpd|rxdp-ecnmark'); do
+for p in $(ours); do
 	[[ "$before" == *" $p "* ]] && continue
 	[ -z "$(ip netns identify "$p" 2>/dev/null)" ] &&
 		fail "$(cat "/proc/$p/comm") $p is left behind"
