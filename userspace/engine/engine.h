@@ -620,15 +620,10 @@ static inline uint64_t eng_now(void)
 
 struct rxdp_xsk_port;
 /*
- * RX frames a socket has in circulation at first; it doubles them from the
- * rest of its share when it falls behind (xsk.c, RX stock)
- */
-#define RXDP_XSK_RX_STOCK 2048
-/*
  * A port over already-bound AF_XDP sockets (one per RX queue, all on umem;
  * ring_size entries in each ring). The UMEM's frames are split between the
- * sockets: half of each share is for RX (RXDP_XSK_RX_STOCK of them on the
- * fill ring at first, up to ring_size), half for TX.
+ * sockets: half of each share is for RX (2048 of them on the fill ring at
+ * first, more when the engine falls behind, up to ring_size), half for TX.
  * bind_flags: as the sockets were bound (XDP_USE_SG: multi-buffer, TX
  * buffers of two frames). The port does not close these fds (it does those
  * of sockets rxdp_xsk_port_add() gives it). Mapping the

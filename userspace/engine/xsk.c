@@ -23,7 +23,7 @@
  * a CPU: in the bench's incast rig (17 rxdpds on the 2-core VM) the
  * receiver's thread waited 84% of the time, and 2048 frames overran on
  * 51 000-98 000 of ~330 000 a run. So a socket starts with
- * RXDP_XSK_RX_STOCK frames in circulation and, when a burst finds
+ * XSK_RX_STOCK frames in circulation and, when a burst finds
  * XSK_RX_GROW_PERMILLE of them waiting (the kernel about to run dry),
  * doubles them from the rest of its share (up to the ring's size), once
  * per burst, for good: a host that fell behind once will again.
@@ -85,6 +85,7 @@
 #define XDP_PACKET_HEADROOM 256 /* what the kernel keeps before a frame */
 #endif
 #define XSK_BUSY_RETRIES 50 /* x 10 ms: a closed socket's queue frees late */
+#define XSK_RX_STOCK 2048 /* RX frames in circulation at first (above) */
 #define XSK_RX_GROW_PERMILLE 750 /* of the RX stock waiting: double it */
 
 struct xsk_sock {
@@ -99,8 +100,8 @@ struct xsk_sock {
 	uint64_t *refill; /* RX frames the fill ring had no room for yet */
 	uint32_t nrefill;
 	uint32_t rx_frames; /* RX frames in circulation (fill + RX ring) */
-	uint64_t *rx_spare; /* the rest of its RX share, not yet stocked */
-	uint32_t rx_nspare;
+	uint32_t rx_share; /* all its RX frames: those not yet in circulation
+			      lie just below tx_base */
 	uint64_t tx_base; /* UMEM address of the first TX frame */
 	uint32_t nfree;
 	uint32_t tx_frames;
@@ -247,7 +248,6 @@ static void sock_fini(struct xsk_sock *s, bool close_fd)
 			munmap(s->map[k], s->map_len[k]);
 	free(s->free);
 	free(s->refill);
-	free(s->rx_spare);
 	if (close_fd && s->fd >= 0)
 		close(s->fd);
 	if (s->own_umem) {
@@ -336,7 +336,7 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
 			s->fd, strerror(-err));
 		return err;
 	}
-	stock = nrx < RXDP_XSK_RX_STOCK ? nrx : RXDP_XSK_RX_STOCK;
+	stock = nrx < XSK_RX_STOCK ? nrx : XSK_RX_STOCK;
 	if (xsk_ring_prod__reserve(&s->fill, stock, &idx) != stock)
 		return -ENOSPC;
 	for (uint32_t k = 0; k < stock; k++)
@@ -346,14 +346,9 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
 	s->rx_frames = stock;
 	s->free = calloc(ntx, sizeof(*s->free));
 	s->refill = calloc(nrx, sizeof(*s->refill));
-	s->rx_spare = calloc(nrx, sizeof(*s->rx_spare));
-	if (!s->free || !s->refill || !s->rx_spare)
+	if (!s->free || !s->refill)
 		return -ENOMEM;
-	/* the highest first: sock_grow() takes them from the end */
-	for (uint32_t k = stock; k < nrx; k++)
-		s->rx_spare[s->rx_nspare++] =
-			base +
-			(uint64_t)(nrx - 1 - (k - stock)) * umem->frame_size;
+	s->rx_share = nrx;
 	s->tx_base = base + (uint64_t)nrx * umem->frame_size;
 	ntx /= p->tx_buf / umem->frame_size; /* buffers now */
 	for (uint32_t k = 0; k < ntx; k++)
@@ -1076,14 +1071,16 @@ static void sock_refill(struct xsk_sock *s, const uint64_t *addr, uint32_t n)
  * that are left where fewer), lowest address first, so that they go round
  * in order as the first ones do (a jumbo packet's frames stay adjacent)
  */
-static void sock_grow(struct xsk_sock *s)
+static void sock_grow(const struct rxdp_xsk_port *p, struct xsk_sock *s)
 {
-	uint32_t k = s->rx_nspare < s->rx_frames ? s->rx_nspare : s->rx_frames;
+	uint64_t fs = (s->own_umem ? s->own_umem : p->umem)->frame_size;
+	uint32_t spare = s->rx_share - s->rx_frames;
+	uint32_t k = spare < s->rx_frames ? spare : s->rx_frames;
+	uint64_t first = s->tx_base - (uint64_t)spare * fs;
 
 	for (uint32_t j = 0; j < k; j++)
-		s->refill[s->nrefill + j] = s->rx_spare[s->rx_nspare - 1 - j];
+		s->refill[s->nrefill + j] = first + (uint64_t)j * fs;
 	s->nrefill += k;
-	s->rx_nspare -= k;
 	s->rx_frames += k;
 	sock_refill(s, NULL, 0);
 	pr_info("engine: AF_XDP socket %d fell behind: %u RX frames in "
@@ -1244,8 +1241,9 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 		n = xsk_ring_cons__peek(&s->rx, max, &idx);
 		if (n)
 			p->rx_permille = rx_permille(s, idx);
-		if (n && p->rx_permille >= XSK_RX_GROW_PERMILLE && s->rx_nspare)
-			sock_grow(s);
+		if (n && p->rx_permille >= XSK_RX_GROW_PERMILLE &&
+		    s->rx_frames < s->rx_share)
+			sock_grow(p, s);
 		while (d < n && got < max) {
 			const struct xdp_desc *x =
 				xsk_ring_cons__rx_desc(&s->rx, idx + d);
