@@ -113,14 +113,17 @@ rxdpd_threads() {
 	done
 }
 
+# Debian's python3, not whatever a PATH puts first: a pyenv shim takes
+# 0.5 s a start, long enough to skew a test that reads counters while a
+# daemon is stopped (tests/rc/stall.sh)
 rxdp_counter() {
 	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json counters |
-		python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['counters']['$2'])"
+		/usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['counters']['$2'])"
 }
 
 rxdp_verdict() {
 	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" --json stats |
-		python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['xdp_verdicts']['$2'])"
+		/usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['devices'][0]['xdp_verdicts']['$2'])"
 }
 
 _vt_port=19900

@@ -15,19 +15,13 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ib_send_bw timeout
+require_cmd ib_send_bw python3 timeout
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 
 NETNS_NO_IPV6=1 netns_pair
 rxdp_hosts "$tmp"
 pid_b=$(rxdpd_pid "$NS_B")
-# ctr NS NAME: the device's counter NAME (rxdp-ctl's text: read while B
-# is stopped, quickly)
-ctr() {
-	ip netns exec "$1" "$RXDP_BIN/rxdp-ctl" counters |
-		awk -v n="$2" '$1 == n {print $2; exit}'
-}
 [ -n "$pid_b" ] || fail "no rxdpd in $NS_B"
 # never leave it stopped, whatever happens
 on_exit "kill -CONT $pid_b 2>/dev/null"
@@ -45,21 +39,21 @@ cli=$!
 on_exit "kill $cli 2>/dev/null"
 
 # under way: A has sent 2 000
-sent_past() { [ "$(ctr "$NS_A" sent_pkts)" -gt "$1" ]; }
-wait_until 10 sent_past $(($(ctr "$NS_A" sent_pkts) + 2000)) ||
+sent_past() { [ "$(rxdp_counter "$NS_A" sent_pkts)" -gt "$1" ]; }
+wait_until 10 sent_past $(($(rxdp_counter "$NS_A" sent_pkts) + 2000)) ||
 	fail "A sends nothing: $(cat "$tmp/cli")"
 # stall SECS: B's rxdpd stopped for SECS; "SENT DROPPED": what A sent
 # meanwhile, what B's kernel dropped (out_of_buffer) before B took the rest
 stall() {
 	local o0 s0 s1
-	o0=$(ctr "$NS_B" out_of_buffer)
-	s0=$(ctr "$NS_A" sent_pkts)
+	o0=$(rxdp_counter "$NS_B" out_of_buffer)
+	s0=$(rxdp_counter "$NS_A" sent_pkts)
 	kill -STOP "$pid_b"
 	sleep "$1"
-	s1=$(ctr "$NS_A" sent_pkts)
+	s1=$(rxdp_counter "$NS_A" sent_pkts)
 	kill -CONT "$pid_b"
 	sleep 0.3
-	echo $((s1 - s0)) $(($(ctr "$NS_B" out_of_buffer) - o0))
+	echo $((s1 - s0)) $(($(rxdp_counter "$NS_B" out_of_buffer) - o0))
 }
 read -r sent dropped <<<"$(stall 0.8)"
 echo "stopped 0.8 s: A sent $sent, B dropped $dropped"
