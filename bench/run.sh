@@ -795,21 +795,22 @@ for p in sys.argv[1:]:
 incast_measure() {
 	local t0 b0 t b tl bl te
 	wait_until "$INCAST_LIMIT" incast_started "$@"
-	t0=$EPOCHREALTIME
+	t0=${EPOCHREALTIME/./} # microseconds
 	read -r b0 _ <<<"$(incast_tbf)"
 	kill -USR1 "$iping"
 	tl=$t0 bl=${b0:-0} te=$t0
 	while ! incast_gone "$@"; do
 		sleep 0.1
-		t=$EPOCHREALTIME
+		t=${EPOCHREALTIME/./}
 		read -r b _ <<<"$(incast_tbf)"
-		# more than 1% of the port's rate since the last poll: busy
-		awk -v b="${b:-0}" -v c="$bl" -v d="$t" -v e="$tl" -v r="$INCAST_RATE" \
-			'BEGIN {exit !(b - c > (d - e) * r * 1e6 / 8 / 100)}' && te=$t
-		tl=$t bl=${b:-0}
+		b=${b:-0}
+		# more than 1% of the port's rate since the last poll (rate/8
+		# bytes a microsecond): busy
+		[ $(((b - bl) * 800)) -gt $(((t - tl) * INCAST_RATE)) ] && te=$t
+		tl=$t bl=$b
 	done
 	awk -v a="$t0" -v b="$te" -v c="${b0:-0}" -v r="$INCAST_RATE" \
-		'BEGIN {print b - a + c * 8 / (r * 1e6)}' >"$tmp/span"
+		'BEGIN {print (b - a) / 1e6 + c * 8 / (r * 1e6)}' >"$tmp/span"
 	kill -TERM "$iping"
 	wait "$iping"
 	iping=
