@@ -418,11 +418,11 @@ static void text_qps(const struct snapshot *s)
 	printf("QPS (%d)\n", s->nqps);
 	if (s->nqps)
 		printf("  %-14s %-8s %-4s %-5s %7s %-15s %-15s %8s %5s %8s "
-		       "%8s %8s %10s %10s %8s %9s %5s %8s %5s\n",
+		       "%8s %8s %10s %10s %8s %9s %5s %8s %5s %6s\n",
 		       "device", "qpn", "type", "state", "pid", "comm", "peer",
 		       "dest_qp", "mtu", "epsn", "una_psn", "next_psn",
 		       "rx_pkts", "rx_bytes", "rx_drops", "rate_mbps", "alpha",
-		       "srtt_us", "class");
+		       "srtt_us", "class", "engine");
 	for (int i = 0; i < s->nqps; i++) {
 		const struct rxdp_qp_info *q = &s->qi[i];
 		const struct rxdp_ctl_qp_stats *st = &s->qs[i];
@@ -430,7 +430,7 @@ static void text_qps(const struct snapshot *s)
 
 		/* PSNs as the engine keeps them now (qp_psn), not as set */
 		printf("  %-14s %#8x %-4s %-5s %7u %-15s %-15s %#8x %5u %#8x "
-		       "%#8x %#8x %10llu %10llu %8llu %9llu %5u %8u %5u\n",
+		       "%#8x %#8x %10llu %10llu %8llu %9llu %5u %8u %5u %6u\n",
 		       dev_of(s, st->ifindex), q->qpn, qp_type(q->qp_type),
 		       qp_state(q->attr.qp_state), q->owner_pid,
 		       proc_name(q->owner_pid, comm, sizeof(comm)),
@@ -441,7 +441,7 @@ static void text_qps(const struct snapshot *s)
 		       (unsigned long long)st->rx_bytes,
 		       (unsigned long long)st->rx_drops,
 		       (unsigned long long)st->cc_rate_kbps / 1000,
-		       st->cc_alpha, st->srtt_us, st->tc);
+		       st->cc_alpha, st->srtt_us, st->tc, st->engine);
 	}
 }
 
@@ -629,9 +629,10 @@ static void json_qp(const struct snapshot *s, int i, unsigned int what)
 	       st->una_psn, st->next_psn, (unsigned long long)st->rx_packets,
 	       (unsigned long long)st->rx_bytes,
 	       (unsigned long long)st->rx_drops);
-	printf(",\"rate_kbps\":%llu,\"alpha\":%u,\"srtt_us\":%u,\"class\":%u",
+	printf(",\"rate_kbps\":%llu,\"alpha\":%u,\"srtt_us\":%u,\"class\":%u,"
+	       "\"engine\":%u",
 	       (unsigned long long)st->cc_rate_kbps, st->cc_alpha, st->srtt_us,
-	       st->tc);
+	       st->tc, st->engine);
 	if (what & W_COUNTERS) {
 		printf(",\"counters\":");
 		if (s->qhwc_ok[i])
@@ -1049,7 +1050,8 @@ static const struct rxdp_cmdline ctl_cmdline = {
 	       "or copy)\n"
 	       "  gids      each device's GID table, in show_gids' columns\n"
 	       "  qps       the QPs: owner pid and name, peer, state, PSNs, "
-	       "receive counters\n"
+	       "receive counters,\n"
+	       "            rate, class and engine\n"
 	       "  cm        the connection manager's ids\n"
 	       "  stats     the XDP program's verdicts per device\n"
 	       "  counters  the transport's counters per device and per QP "

@@ -288,7 +288,11 @@ struct rxdp_ctl_qp_stats {
 	__u32 srtt_us;
 	/* its service class: its path's SL's (rxdp_dev_info.tcs[tc]) */
 	__u32 tc;
-	__u32 pad;
+	/*
+	 * the engine of its device that serves it (rxdpd --engines); padding
+	 * before, always 0, which older rxdpds still send: engine 0
+	 */
+	__u32 engine;
 };
 
 int rxdp_ctl_list_qps_stats(struct rxdp_ctl *c, __u32 ifindex,

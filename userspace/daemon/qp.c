@@ -76,6 +76,7 @@ int qp_stats_read(struct rxdp_link *l, __u32 qpn, struct rxdp_ctl_qp_stats *s)
 		s->cc_alpha = cc.alpha;
 		s->srtt_us = (__u32)((cc.srtt_ns + 999) / 1000);
 		s->tc = rxdp_engine_qp_class(qp->eqp);
+		s->engine = (__u32)rxdp_engine_qp_engine(qp->eqp);
 	}
 	v = calloc(rxdpd.ncpus, sizeof(*v));
 	if (!v)

@@ -525,6 +525,8 @@ uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp);
 enum ibv_qp_type rxdp_engine_qp_type(struct rxdp_eqp *qp);
 /* Its service class (cfg.tcs): its path's SL's */
 unsigned int rxdp_engine_qp_class(struct rxdp_eqp *qp);
+/* Its engine's place in the device's group (0 without a group) */
+int rxdp_engine_qp_engine(const struct rxdp_eqp *qp);
 int rxdp_engine_destroy_qp(struct rxdp_eqp *qp);
 
 /*

@@ -279,6 +279,12 @@ unsigned int rxdp_engine_qp_class(struct rxdp_eqp *qp)
 	return tc;
 }
 
+int rxdp_engine_qp_engine(const struct rxdp_eqp *qp)
+{
+	/* set when the engine is made, never changed: no lock */
+	return qp->e->cfg.group ? qp->e->cfg.group_index : 0;
+}
+
 uint32_t rxdp_engine_qp_num(struct rxdp_eqp *qp)
 {
 	return qp->qpn;
