@@ -941,6 +941,30 @@ static bool is_proc_mem(int fd)
 	       (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
 }
 
+/*
+ * The engine that serves a new context of user uid, whole: the one serving
+ * the fewest contexts of other users, then the fewest contexts. Users sit
+ * apart where the device has an engine for each (one user's stream then
+ * never holds the thread another user's ping-pong waits for: 2-core VM,
+ * 2 queues, a 64 KiB ib_write_bw beside a 64 B ping-pong of another user,
+ * docs/performance.md "Sharing"), a user's contexts go together beside
+ * other users, and one user's alone spread as before.
+ */
+static struct uverbs_eng *uverbs_eng_for(struct uverbs_dev *hd, uid_t uid)
+{
+	int others[RXDP_CTL_MAX_XSKS] = { 0 }, best = 0;
+
+	for (struct rxdp_client *o = rxdpd.clients; o; o = o->next)
+		if (o->ctx && o->ctx->hd == hd && o->uid != uid)
+			others[o->ctx->he - hd->eng]++;
+	for (int i = 1; i < hd->ne; i++)
+		if (others[i] < others[best] ||
+		    (others[i] == others[best] &&
+		     hd->eng[i].ctxs < hd->eng[best].ctxs))
+			best = i;
+	return &hd->eng[best];
+}
+
 int uverbs_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 		    int *fds, char *msg, size_t msglen)
 {
@@ -981,11 +1005,7 @@ int uverbs_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	}
 	/* rxdpd never blocks on a client that does not read its events */
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
-	/* the engine serving the fewest contexts serves this one, whole */
-	x->he = &hd->eng[0];
-	for (int i = 1; i < hd->ne; i++)
-		if (hd->eng[i].ctxs < x->he->ctxs)
-			x->he = &hd->eng[i];
+	x->he = uverbs_eng_for(hd, c->uid);
 	x->emem = rxdp_engine_mem_create(x->he->e, x->mem_fd);
 	if (!x->emem) {
 		close(p[0]);
