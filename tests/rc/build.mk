@@ -36,6 +36,9 @@
 #               pairs whose packets arrive on the other engine's queue
 #  users.sh     --engines 2: two users' contexts on different engines, a
 #               user's own together beside another's, one alone spread
+#  loopengines.sh  checked RC and UD streams looped back on one device
+#               across its two engines, the handing engine running the
+#               other's passes
 #  queues.sh    ethtool -L under a running data path: a new engine and new
 #               sockets for the queues the interface gains, traffic on all
 #  restart.sh   rxdpd stopped and restarted under running programs: they
@@ -111,4 +114,4 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/restart.sh tests/rc/odp.sh \
 	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
 	 tests/rc/txthread.sh tests/rc/incast.sh tests/rc/classes.sh \
-	 tests/rc/stall.sh tests/rc/users.sh
+	 tests/rc/stall.sh tests/rc/users.sh tests/rc/loopengines.sh

@@ -45,7 +45,8 @@ retry_rnr_exceeded_err completer_retry_err send_err link_downed rdma_sends
 rdma_recvs sent_bytes rcvd_bytes payload_syscalls payload_syscall_bytes
 payload_direct_bytes out_of_buffer rx_handoffs rx_coalesced datapath_sleeps
 retransmitted_pkts np_ecn_marked_roce_packets np_cnp_sent rp_cnp_handled
-rp_cnp_ignored np_rx_congested_packets held_requests sr_resent_pkts'
+rp_cnp_ignored np_rx_congested_packets held_requests sr_resent_pkts
+rx_handoff_runs'
 
 # A stream that lasts while the counters are read
 verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -D 6 -p 19300 >"$tmp/srv" 2>&1 &

@@ -72,6 +72,11 @@
  *   sr_resent_pkts         device only: request packets resent alone for
  *                          a NAK that said its responder held what
  *                          followed (also in retransmitted_pkts)
+ *   rx_handoff_runs        device only: times an engine ran another
+ *                          engine's passes itself, having handed it a
+ *                          packet looped back on the device (two of its
+ *                          contexts on two engines talking), rather than
+ *                          waking its thread
  */
 #ifndef RXDP_COMMON_HW_COUNTERS_H
 #define RXDP_COMMON_HW_COUNTERS_H
@@ -109,6 +114,7 @@ enum rxdp_hwc {
 	RXDP_HWC_NP_RX_CONGESTED,
 	RXDP_HWC_HELD_REQUESTS,
 	RXDP_HWC_SR_RESENT,
+	RXDP_HWC_RX_HANDOFF_RUNS,
 	RXDP_HWC_MAX,
 };
 
@@ -145,6 +151,7 @@ static const char *const rxdp_hwc_names[RXDP_HWC_MAX] = {
 	[RXDP_HWC_NP_RX_CONGESTED] = "np_rx_congested_packets",
 	[RXDP_HWC_HELD_REQUESTS] = "held_requests",
 	[RXDP_HWC_SR_RESENT] = "sr_resent_pkts",
+	[RXDP_HWC_RX_HANDOFF_RUNS] = "rx_handoff_runs",
 };
 
 #endif /* RXDP_COMMON_HW_COUNTERS_H */

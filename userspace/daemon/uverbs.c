@@ -1143,6 +1143,7 @@ int uverbs_counters(struct rxdp_client *c, struct rxdp_link *l, __u32 qpn,
 		rxdp_engine_hw_counters(hd->eng[i].e, NULL, v);
 		rxdp_engine_get_stats(hd->eng[i].e, &st);
 		v[RXDP_HWC_RX_HANDOFFS] = st.rx_handoffs;
+		v[RXDP_HWC_RX_HANDOFF_RUNS] = st.handoff_runs;
 		v[RXDP_HWC_RX_COALESCED] = st.rx_coalesced;
 		v[RXDP_HWC_DATAPATH_SLEEPS] = st.sleeps;
 		v[RXDP_HWC_RETRANSMITTED] = st.retransmits;

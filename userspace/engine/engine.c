@@ -309,6 +309,45 @@ void eng_group_own(struct rxdp_eqp *qp, bool mine)
 }
 
 /*
+ * A frame looped back on the device for a QP of engine number owner (two
+ * QPs of one device talking, their contexts on two engines): this thread
+ * runs that engine's passes itself where its lock is free, else the
+ * holder finds the work (e->work), and a thread asleep is woken. Woken instead, the other engine's thread would sleep
+ * and wake on every round trip of such a pair, which then ran at the
+ * speed of wake-ups: 4 KiB ib_write_bw -t 8 looped back, client and
+ * server on two engines, 2.4-3.0 Gbit/s against 22 on one (2-core VM).
+ * Nested at most once per engine: a lock this thread holds fails its
+ * try. The group's read lock keeps the engine from going meanwhile.
+ */
+static void eng_handoff_run(struct rxdp_engine *e, int owner)
+{
+	struct rxdp_engine_group *g = e->cfg.group;
+	struct rxdp_engine *to;
+
+	pthread_rwlock_rdlock(&g->lock);
+	to = g->e[owner];
+	if (to) {
+		uint64_t one = 1;
+
+		atomic_store(&to->work, 1);
+		if (!atomic_load(&to->ctl_waiting) &&
+		    !pthread_mutex_trylock(&to->lock)) {
+			eng_unlock_run(to);
+			e->stats.handoff_runs++;
+			/*
+			 * Else the holder finds the work, but one that unlocks
+			 * without a pass (a reader of a QP's class) leaves a
+			 * sleeping thread asleep: woken
+			 */
+		} else if (atomic_load(&to->sleep_until) &&
+			   write(to->evfd, &one, sizeof(one)) < 0) {
+			/* the counter is already non-zero: it will wake */
+		}
+	}
+	pthread_rwlock_unlock(&g->lock);
+}
+
+/*
  * A packet for a QP of another engine of the group: copied into that
  * engine's inbox. False if it is this engine's to handle (its own QP's,
  * or nobody's: recv_pkt counts it). A multicast datagram is this engine's
@@ -331,7 +370,8 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	owner = atomic_load(&g->owner[qpn & RXDP_QP_INDEX_MASK]) - 1;
 	if (owner < 0 || owner == e->cfg.group_index || owner >= g->n)
 		return false;
-	eng_inbox_put(e, owner, f);
+	if (eng_inbox_put(e, owner, f, pi->loop) && pi->loop)
+		eng_handoff_run(e, owner);
 	return true;
 }
 

@@ -325,6 +325,8 @@ struct rxdp_engine_stats {
 	/* packets for another engine's QP, copied to its inbox / dropped */
 	uint64_t rx_handoffs;
 	uint64_t rx_drop_handoff;
+	/* runs of another engine's passes for a looped-back packet handed to it */
+	uint64_t handoff_runs;
 	/* per service class (cfg.tcs): packets and payload bytes each way */
 	struct rxdp_engine_tc_stats {
 		uint64_t tx_packets, tx_bytes, rx_packets, rx_bytes;

@@ -24,7 +24,8 @@ static void eng_wake(struct rxdp_engine *e)
 }
 
 /* A copy of frame f into the inbox of the group's engine number owner */
-void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f)
+bool eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
+		   bool looped)
 {
 	struct rxdp_engine_group *g = e->cfg.group;
 	struct rxdp_engine *to;
@@ -36,7 +37,7 @@ void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f)
 	if (!to) { /* going away with its QPs */
 		pthread_rwlock_unlock(&g->lock);
 		e->stats.rx_drop_handoff++;
-		return;
+		return false;
 	}
 	in = &to->inbox;
 	pthread_mutex_lock(&in->lock);
@@ -47,20 +48,25 @@ void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f)
 		pthread_mutex_unlock(&in->lock);
 		pthread_rwlock_unlock(&g->lock);
 		e->stats.rx_drop_handoff++;
-		return;
+		return false;
 	}
 	in->slot[tail % ENG_INBOX_SLOTS].len = f->len;
 	memcpy(in->slot[tail % ENG_INBOX_SLOTS].data, f->data, f->len);
 	atomic_store_explicit(&in->tail, tail + 1, memory_order_release);
 	pthread_mutex_unlock(&in->lock);
-	eng_wake(to);
+	if (!looped)
+		eng_wake(to);
 	pthread_rwlock_unlock(&g->lock);
 	e->stats.rx_handoffs++;
 	/*
 	 * Handing over is this thread's work as much as the transport: a
 	 * stream of it makes a stream here too (a FIFO thread busy with it
-	 * would keep the applications on its CPU from running)
+	 * would keep the applications on its CPU from running); looped-back
+	 * frames are no stream, here as anywhere
 	 */
-	eng_sched_data(&e->sched, true, true);
-	eng_sched_msg(&e->sched, true);
+	if (!looped) {
+		eng_sched_data(&e->sched, true, true);
+		eng_sched_msg(&e->sched, true);
+	}
+	return true;
 }

@@ -154,7 +154,7 @@ void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
 	mask &= ~(1U << e->cfg.group_index);
 	for (int k = 0; mask; k++, mask >>= 1)
 		if (mask & 1)
-			eng_inbox_put(e, k, f);
+			eng_inbox_put(e, k, f, false);
 }
 
 /* The group's member count changed between 0 and 1: tell the map and rxdpd */
