@@ -315,21 +315,28 @@ SHARE_LOADS = (("alone", "nothing"), ("hog", "a CPU hog"),
                ("loop-65536", "a 64 KiB write stream looped back"))
 
 
-def share_section(b):
-    "the sharing section: the victim's latency beside each load"
-    lat = {k: b.get("share pingpong " + k, 1500, 64, "lat")
+def share_section(b, queues=1):
+    "the sharing section of one queue count: the victim's latency beside each load"
+    sh = "share" if queues == 1 else "share q%d" % queues
+    lat = {k: b.get(sh + " pingpong " + k, 1500, 64, "lat")
            for k, _ in SHARE_LOADS}
     if all(v is None for v in lat.values()):
         return []
     hog = lat["hog"]
     lines = [
-        "", "## Sharing: one user's ping-pong beside another's load", "",
+        "", "## Sharing: one user's ping-pong beside another's load, "
+        "%d queue(s)" % queues, "",
         "ibv_rc_pingpong -s 64 of one user (uid 12345) from host B to host "
         "A, beside another user's (65534) load on host A: a CPU hog, or "
         "ib_write_bw -t 8 from B to A (across the wire) or from A to A "
         "(looped back on the same device); MTU 1500. The stream's "
         "bandwidth alone, and beside the ping-pong. Then the ping-pong at "
         "SL 5, a latency class (rxdpd --tc 5=strict), the stream at SL 0. "
+        "Veths of %d queue(s): %s. " % (queues, "one engine a side"
+                                        if queues == 1 else
+                                        "rxdpd's engines, one a queue, the "
+                                        "two users' contexts on different "
+                                        "ones") +
         "Issue 45's targets: beside a stream at most 1.5 times the figure "
         "beside the hog (1.2 in the latency class), the stream keeping 0.8 "
         "of its bandwidth.", "",
@@ -344,12 +351,12 @@ def share_section(b):
         bw = kept = l5 = times5 = bw5 = kept5 = ""
         if "-" in k:
             path, size = k.split("-")
-            a = b.get("share stream %s alone" % path, 1500, int(size), "bw")
-            s = b.get("share stream %s beside" % path, 1500, int(size), "bw")
+            a = b.get("%s stream %s alone" % (sh, path), 1500, int(size), "bw")
+            s = b.get("%s stream %s beside" % (sh, path), 1500, int(size), "bw")
             bw = "%s / %s" % (fmt(a), fmt(s))
             kept = "%.2f" % (s / a) if a and s is not None else ""
-            v5 = b.get("share pingpong %s sl5" % k, 1500, 64, "lat")
-            s5 = b.get("share stream %s beside sl5" % path, 1500, int(size),
+            v5 = b.get("%s pingpong %s sl5" % (sh, k), 1500, 64, "lat")
+            s5 = b.get("%s stream %s beside sl5" % (sh, path), 1500, int(size),
                        "bw")
             if v5 is not None:
                 l5 = fmt(v5)
@@ -564,7 +571,8 @@ def main():
               "fair scheduler.", ""] + nofifo_table(b)
     lines += ["", "## rxdpd --poll on CPUs of its own", ""] + poll_table(b)
     lines += incast_section(b)
-    lines += share_section(b)
+    lines += share_section(b, 1)
+    lines += share_section(b, 2)
     lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",
               "## Every figure", "",

@@ -907,7 +907,13 @@ incast_run() {
 # engine's work both ways), which runs SHARE_SECS and whose bandwidth is
 # measured alone first, then with the victim started a second into it;
 # then again with the victim at SL 5, which rxdpd (--tc 5=strict) makes a
-# latency class, the stream staying at SL 0.
+# latency class, the stream staying at SL 0. Once for each queue count of
+# RXDP_BENCH_SHARE_QUEUES (default "1 2"): veths of 1 queue, one engine a
+# side, and of 2, what rxdpd runs on a 2-CPU host whose NIC has 2 queues
+# (--engines auto: two engines, the two users on different ones; the
+# looped-back stream's own two contexts too). Samples "share ..." for 1
+# queue, "share qN ..." for N.
+SHARE_QUEUES=${RXDP_BENCH_SHARE_QUEUES:-1 2}
 SHARE_N=${RXDP_BENCH_SHARE_N:-2000}
 SHARE_SECS=${RXDP_BENCH_SHARE_SECS:-6}
 share_as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
@@ -946,11 +952,12 @@ share_stream_end() { # wait for the stream: its Gbit/s to $tmp/ssbw
 	sspids=()
 	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print $4}' "$tmp/ssc" | tail -n 1 >"$tmp/ssbw"
 }
-bench_share() {
-	local r load path size v v5
+bench_share() { # bench_share QUEUES
+	local r load path size v v5 q=$1 sh=share
 	MTU=1500
-	echo "# sharing: a 64 B ping-pong (uid 12345) beside another user's load, MTU $MTU"
-	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+	[ "$q" = 1 ] || sh="share q$q"
+	echo "# sharing: a 64 B ping-pong (uid 12345) beside another user's load, MTU $MTU, $q queue(s)"
+	NETNS_QUEUES=$q NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
 	chmod 755 "$tmp"
 	RXDPD_ARGS="${RXDPD_ARGS:-} --tc 5=strict" rxdp_hosts "$tmp"
 	sspids=()
@@ -972,22 +979,22 @@ bench_share() {
 				path=${load%-*} size=${load#*-}
 				share_stream "$path" "$size"
 				share_stream_end
-				sample "share stream $path alone" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
+				sample "$sh stream $path alone" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
 				share_stream "$path" "$size"
 				sleep 1
 				v=$(share_pp)
 				share_stream_end
-				sample "share stream $path beside" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
+				sample "$sh stream $path beside" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
 				share_stream "$path" "$size"
 				sleep 1
 				v5=$(share_pp 5)
 				share_stream_end
-				sample "share stream $path beside sl5" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
-				sample "share pingpong $load sl5" 64 lat us "$v5"
+				sample "$sh stream $path beside sl5" "$size" bw Gbit/s "$(cat "$tmp/ssbw")"
+				sample "$sh pingpong $load sl5" 64 lat us "$v5"
 				echo "  beside $load, the ping-pong in a latency class: $v5 us per iteration"
 				;;
 			esac
-			sample "share pingpong $load" 64 lat us "$v"
+			sample "$sh pingpong $load" 64 lat us "$v"
 			echo "  beside $load: $v us per iteration"
 		done
 		round share "$r"
@@ -1072,7 +1079,9 @@ has pairs && section bench_pairs
 has nofifo && section bench_nofifo
 has poll && section bench_poll
 has incast && section bench_incast
-has share && section bench_share
+if has share; then
+	for q in $SHARE_QUEUES; do section bench_share "$q"; done
+fi
 kill $watch
 wait $watch
 /usr/bin/python3 "$root/bench/report.py" "$samples" "$out"
