@@ -309,15 +309,17 @@ void eng_group_own(struct rxdp_eqp *qp, bool mine)
 }
 
 /*
- * A frame looped back on the device for a QP of engine number owner (two
+ * A frame looped back on the device, handed to engine number owner (two
  * QPs of one device talking, their contexts on two engines): this thread
- * runs that engine's passes itself where its lock is free, else the
- * holder finds the work (e->work), and a thread asleep is woken. Woken instead, the other engine's thread would sleep
- * and wake on every round trip of such a pair, which then ran at the
- * speed of wake-ups: 4 KiB ib_write_bw -t 8 looped back, client and
- * server on two engines, 2.4-3.0 Gbit/s against 22 on one (2-core VM).
- * Nested at most once per engine: a lock this thread holds fails its
- * try. The group's read lock keeps the engine from going meanwhile.
+ * runs that engine's passes itself where its lock is free. Else the
+ * holder finds the work (e->work), but one that unlocks without a pass (a
+ * reader of a QP's class) would leave a sleeping thread asleep: woken.
+ * Woken for every frame instead, the other engine's thread slept and woke
+ * on every round trip of such a pair, which then went at the speed of
+ * wake-ups (4 KiB ib_write_bw -t 8 looped back across two engines, 2-core
+ * VM: 2.4-3.0 Gbit/s; 8.4-10.9 so; 19-27 on one engine). Nested at most
+ * once per engine (a lock this thread holds fails its try); the group's
+ * read lock keeps the engine from going meanwhile.
  */
 static void eng_handoff_run(struct rxdp_engine *e, int owner)
 {
@@ -334,11 +336,6 @@ static void eng_handoff_run(struct rxdp_engine *e, int owner)
 		    !pthread_mutex_trylock(&to->lock)) {
 			eng_unlock_run(to);
 			e->stats.handoff_runs++;
-			/*
-			 * Else the holder finds the work, but one that unlocks
-			 * without a pass (a reader of a QP's class) leaves a
-			 * sleeping thread asleep: woken
-			 */
 		} else if (atomic_load(&to->sleep_until) &&
 			   write(to->evfd, &one, sizeof(one)) < 0) {
 			/* the counter is already non-zero: it will wake */
@@ -370,7 +367,8 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	owner = atomic_load(&g->owner[qpn & RXDP_QP_INDEX_MASK]) - 1;
 	if (owner < 0 || owner == e->cfg.group_index || owner >= g->n)
 		return false;
-	if (eng_inbox_put(e, owner, f, pi->loop) && pi->loop)
+	eng_inbox_put(e, owner, f, pi->loop);
+	if (pi->loop) /* what waits in its inbox, if not this frame */
 		eng_handoff_run(e, owner);
 	return true;
 }

@@ -792,11 +792,11 @@ void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
 		       const struct rxdp_frame *f);
 /*
  * inbox.c: a copy of a frame into another engine's inbox, that engine
- * woken; false if it was dropped. looped: a frame looped back on the
- * device, which makes no stream (engine.c, "Streams"), and whose engine
- * the caller runs or wakes itself (eng_handoff).
+ * woken. looped: a frame looped back on the device, which makes no stream
+ * (engine.c, "Streams"), and whose engine the caller runs or wakes itself
+ * (eng_handoff).
  */
-bool eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
+void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
 		   bool looped);
 /* mw.c: memory windows (IBTA 10.6.7) */
 enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);

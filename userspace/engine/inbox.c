@@ -24,7 +24,7 @@ static void eng_wake(struct rxdp_engine *e)
 }
 
 /* A copy of frame f into the inbox of the group's engine number owner */
-bool eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
+void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
 		   bool looped)
 {
 	struct rxdp_engine_group *g = e->cfg.group;
@@ -37,7 +37,7 @@ bool eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
 	if (!to) { /* going away with its QPs */
 		pthread_rwlock_unlock(&g->lock);
 		e->stats.rx_drop_handoff++;
-		return false;
+		return;
 	}
 	in = &to->inbox;
 	pthread_mutex_lock(&in->lock);
@@ -48,7 +48,7 @@ bool eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
 		pthread_mutex_unlock(&in->lock);
 		pthread_rwlock_unlock(&g->lock);
 		e->stats.rx_drop_handoff++;
-		return false;
+		return;
 	}
 	in->slot[tail % ENG_INBOX_SLOTS].len = f->len;
 	memcpy(in->slot[tail % ENG_INBOX_SLOTS].data, f->data, f->len);
@@ -68,5 +68,4 @@ bool eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
 		eng_sched_data(&e->sched, true, true);
 		eng_sched_msg(&e->sched, true);
 	}
-	return true;
 }
