@@ -3113,9 +3113,9 @@ static void test_sr_burst(void **state)
 	assert_int_equal(sa.tlp_probes + sa.rto_expiries + sa.timeouts, 0);
 	assert_true(p->h[1].psn[QPN_B & RXDP_QP_INDEX_MASK].flags &
 		    RXDP_PSNF_HOLD);
-	/* one loss of the window's: a quarter off, once */
+	/* one loss of the window's: an eighth off, once */
 	rxdp_engine_qp_cc(p->h[0].qp, &cc);
-	assert_int_equal(cc.cwnd, ENG_WINDOW_TEST - ENG_WINDOW_TEST / 4);
+	assert_int_equal(cc.cwnd, ENG_WINDOW_TEST - ENG_WINDOW_TEST / 8);
 	pair_free(p);
 }
 
