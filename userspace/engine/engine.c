@@ -329,16 +329,13 @@ static void eng_handoff_run(struct rxdp_engine *e, int owner)
 	pthread_rwlock_rdlock(&g->lock);
 	to = g->e[owner];
 	if (to) {
-		uint64_t one = 1;
-
 		atomic_store(&to->work, 1);
 		if (!atomic_load(&to->ctl_waiting) &&
 		    !pthread_mutex_trylock(&to->lock)) {
 			eng_unlock_run(to);
 			e->stats.handoff_runs++;
-		} else if (atomic_load(&to->sleep_until) &&
-			   write(to->evfd, &one, sizeof(one)) < 0) {
-			/* the counter is already non-zero: it will wake */
+		} else {
+			eng_wake(to);
 		}
 	}
 	pthread_rwlock_unlock(&g->lock);

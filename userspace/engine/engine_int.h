@@ -790,6 +790,8 @@ struct eng_mcast_grp *eng_mcast_find(struct rxdp_engine *e, const uint8_t *gid,
 void eng_mcast_qp_gone(struct rxdp_eqp *qp);
 void eng_mcast_handoff(struct rxdp_engine *e, const uint8_t *gid,
 		       const struct rxdp_frame *f);
+/* inbox.c: work for engine e, its thread woken if it sleeps */
+void eng_wake(struct rxdp_engine *e);
 /*
  * inbox.c: a copy of a frame into another engine's inbox, that engine
  * woken. looped: a frame looped back on the device, which makes no stream

@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "engine/engine_int.h"
 
-static void eng_wake(struct rxdp_engine *e)
+void eng_wake(struct rxdp_engine *e)
 {
 	uint64_t one = 1;
 
