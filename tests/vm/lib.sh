@@ -289,8 +289,10 @@ _vm_listening() {
 	vm_run A 30 "until ss -ltn | grep -q ':$VM_LISTEN_PORT '; do sleep 0.1; done"
 }
 
-vm_pair() {
-	local name=$1 secs=$2 scmd=$3 ccmd=$4 ok=1 sj out=$VM_DIR/pair
+# _vm_pair_once SECS SERVER-CMD CLIENT-CMD: one run of vm_pair, the outputs
+# in $VM_DIR/pair.srv and .cli; 0 if both ended as they should
+_vm_pair_once() {
+	local secs=$1 scmd=$2 ccmd=$3 ok=1 sj out=$VM_DIR/pair
 	vm_bg A "$secs" ". /run/vm.env; echo \$\$ >/tmp/server.pid; exec $scmd"
 	sj=$VM_JOB
 	_vm_listening || ok=0
@@ -299,6 +301,23 @@ vm_pair() {
 	[ $ok = 1 ] || vm_run A 10 'kill $(cat /tmp/server.pid)' >/dev/null
 	vm_wait A "$sj" >"$out.srv" 2>&1
 	[ $? = "$VM_SRV_RC" ] || ok=0
+	[ $ok = 1 ]
+}
+
+# VM_RETRY_ON: an extended regular expression; a pair whose client printed
+# a line matching it is run once more (and must pass then); empty: never
+VM_RETRY_ON=
+vm_pair() {
+	local name=$1 secs=$2 scmd=$3 ccmd=$4 ok=1 out=$VM_DIR/pair
+	if ! _vm_pair_once "$secs" "$scmd" "$ccmd"; then
+		ok=0
+		if [ -n "$VM_RETRY_ON" ] &&
+			grep -qE "$VM_RETRY_ON" "$out.cli"; then
+			printf 'retry: %s (%s)\n' "$name" \
+				"$(grep -m1 -E "$VM_RETRY_ON" "$out.cli")"
+			_vm_pair_once "$secs" "$scmd" "$ccmd" && ok=1
+		fi
+	fi
 	if [ $ok = 1 ]; then
 		printf 'ok: %s\n' "$name"
 		grep -v '^-*$' "$out.cli" | tail -n 2 | sed 's/^/    /'
@@ -449,8 +468,18 @@ vm_cm() {
 	# a slow guest's retries run out, and the client connects again)
 	local opt=""
 	[ -n "$VM_QP_TIMEOUT" ] && opt="-u $VM_QP_TIMEOUT"
+	# Debian 12's perftest (4.5-0.17) has its server listen for the test's
+	# connection only after the handshake that sends its client to
+	# connect: a REQ that comes first is rejected (reason 8, invalid
+	# service ID, what the kernel's CM and rxdpd both answer a REQ nobody
+	# listens for), and that version's retry reuses the ids it has just
+	# destroyed, so its client crashes (perftest 3d9d8d0, 2025, mends
+	# it). Under TCG the client wins the race now and then: that run,
+	# and only that, is run again.
+	VM_RETRY_ON='RDMA_CM_EVENT_REJECTED; error: 8\.'
 	vm_pair "ib_send_bw -R" 120 "ib_send_bw -R -d \$DEV -x \$GID -F $opt -n 50" \
 		"ib_send_bw -R -d \$DEV -x \$GID -F $opt -n 50 \$PEER"
+	VM_RETRY_ON=
 	VM_LISTEN_CM=
 	VM_LISTEN_PORT=18515
 }
