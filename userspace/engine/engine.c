@@ -317,26 +317,32 @@ void eng_group_own(struct rxdp_eqp *qp, bool mine)
  * Woken for every frame instead, the other engine's thread slept and woke
  * on every round trip of such a pair, which then went at the speed of
  * wake-ups (4 KiB ib_write_bw -t 8 looped back across two engines, 2-core
- * VM: 2.4-3.0 Gbit/s; 8.4-10.9 so; 19-27 on one engine). Nested at most
+ * VM: 2.4-3.0 Gbit/s; run so, 8.4-10.9; 19-27 on one engine). Nested at most
  * once per engine (a lock this thread holds fails its try); the group's
  * read lock keeps the engine from going meanwhile.
  */
-static void eng_handoff_run(struct rxdp_engine *e, int owner)
+static void eng_handoff_run(struct rxdp_engine *e, int owner,
+			    const struct rxdp_frame *f)
 {
 	struct rxdp_engine_group *g = e->cfg.group;
 	struct rxdp_engine *to;
 
 	pthread_rwlock_rdlock(&g->lock);
 	to = g->e[owner];
-	if (to) {
-		atomic_store(&to->work, 1);
-		if (!atomic_load(&to->ctl_waiting) &&
-		    !pthread_mutex_trylock(&to->lock)) {
-			eng_unlock_run(to);
-			e->stats.handoff_runs++;
-		} else {
-			eng_wake(to);
-		}
+	if (!to) { /* going away with its QPs */
+		e->stats.rx_drop_handoff++;
+		pthread_rwlock_unlock(&g->lock);
+		return;
+	}
+	/* what waits in its inbox runs, if not this frame */
+	eng_inbox_put_to(e, to, f, true);
+	atomic_store(&to->work, 1);
+	if (!atomic_load(&to->ctl_waiting) &&
+	    !pthread_mutex_trylock(&to->lock)) {
+		eng_unlock_run(to);
+		e->stats.handoff_runs++;
+	} else {
+		eng_wake(to);
 	}
 	pthread_rwlock_unlock(&g->lock);
 }
@@ -364,9 +370,10 @@ static bool eng_handoff(struct rxdp_engine *e, const struct pkt_info *pi,
 	owner = atomic_load(&g->owner[qpn & RXDP_QP_INDEX_MASK]) - 1;
 	if (owner < 0 || owner == e->cfg.group_index || owner >= g->n)
 		return false;
-	eng_inbox_put(e, owner, f, pi->loop);
-	if (pi->loop) /* what waits in its inbox, if not this frame */
-		eng_handoff_run(e, owner);
+	if (pi->loop)
+		eng_handoff_run(e, owner, f);
+	else
+		eng_inbox_put(e, owner, f, false);
 	return true;
 }
 

@@ -800,6 +800,9 @@ void eng_wake(struct rxdp_engine *e);
  */
 void eng_inbox_put(struct rxdp_engine *e, int owner, const struct rxdp_frame *f,
 		   bool looped);
+/* the same into engine to, the group's read lock held */
+void eng_inbox_put_to(struct rxdp_engine *e, struct rxdp_engine *to,
+		      const struct rxdp_frame *f, bool looped);
 /* mw.c: memory windows (IBTA 10.6.7) */
 enum ibv_wc_status mw_bind(struct rxdp_eqp *qp, const struct swqe *w);
 /* Local Invalidate and Send with Invalidate: 0 or -EINVAL */
