@@ -368,12 +368,12 @@ def share_section(b, queues=1):
             s = b.get("%s stream %s beside" % (sh, path), 1500, int(size), "bw")
             bw = "%s / %s" % (fmt(a), fmt(s))
             kept = "%.2f" % (s / a) if a and s is not None else ""
-            v5 = b.get("%s pingpong %s sl5" % (sh, k), 1500, 64, "lat")
+            pp5 = "%s pingpong %s sl5" % (sh, k)
+            v5 = b.get(pp5, 1500, 64, "lat")
             s5 = b.get("%s stream %s beside sl5" % (sh, path), 1500, int(size),
                        "bw")
             if v5 is not None:
-                l5 = b.with_range("%s pingpong %s sl5" % (sh, k), 1500, 64,
-                                  "lat")
+                l5 = b.with_range(pp5, 1500, 64, "lat")
                 times5 = "%.2f" % (v5 / hog) if hog else ""
                 bw5 = fmt(s5)
                 kept5 = "%.2f" % (s5 / a) if a and s5 is not None else ""
