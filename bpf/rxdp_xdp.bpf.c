@@ -327,8 +327,15 @@ static __always_inline int rxdp_classify(struct xdp_md *ctx, __u32 frame_len)
 	if (qc->owner_slot >= RXDP_MAX_OWNERS ||
 	    ctx->rx_queue_index >= RXDP_MAX_QUEUES)
 		return qp_verdict(qpn, RXDP_V_DROP_NO_XSK, XDP_DROP, 0);
+	/*
+	 * To the socket of the QP's engine on this queue; where its engine
+	 * has none here (an engine beyond one per queue serves only some),
+	 * to the queue's first, whose engine hands the packet over
+	 */
 	idx = qc->owner_slot * RXDP_MAX_QUEUES + ctx->rx_queue_index;
-	if (bpf_redirect_map(&xsks, idx, XDP_DROP) != XDP_REDIRECT)
+	if (bpf_redirect_map(&xsks, idx, XDP_PASS) != XDP_REDIRECT &&
+	    bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP) !=
+		    XDP_REDIRECT)
 		return qp_verdict(qpn, RXDP_V_DROP_NO_XSK, XDP_DROP, 0);
 	return qp_verdict(qpn, RXDP_V_REDIRECT, XDP_REDIRECT, frame_len);
 }

@@ -24,7 +24,10 @@
  *         are include/rxdp/rules.h.
  * qp_stats (PERCPU_ARRAY, same index -> struct rxdp_qp_stats)
  * stats   (PERCPU_ARRAY, enum rxdp_verdict -> __u64 packets)
- * xsks    (XSKMAP, owner_slot * RXDP_MAX_QUEUES + rx queue -> AF_XDP socket)
+ * xsks    (XSKMAP, owner_slot * RXDP_MAX_QUEUES + rx queue -> AF_XDP socket):
+ *         rxdpd's sockets, slot 0 one per queue; an engine beyond one per
+ *         queue has its own slot (its sockets share a slot-0 socket's
+ *         queue). A QP's packets go to its engine's slot, else slot 0.
  * mcast   (HASH, struct rxdp_mcast_key -> struct rxdp_mcast_grp): the
  *         multicast groups with members on this device. Written by the
  *         engine's qpmap.c only (an entry while the group has an attached
@@ -70,7 +73,7 @@ struct rxdp_qp_ctx {
 	__u16 pkey; /* P_Key of the QP's pkey_index */
 	__u32 dest_qpn; /* RC/UC: the connected peer's QPN */
 	__u32 qkey; /* UD: Q_Key checked against the DETH */
-	__u32 owner_slot; /* which owner's XSKs receive this QP's packets */
+	__u32 owner_slot; /* which engine's XSKs receive this QP's packets */
 	__u32 owner_pid;
 	__u32 flags; /* RXDP_QPF_* */
 	__u8 path_mtu; /* enum ibv_mtu of its packets: 1=256 ... 5=4096 */

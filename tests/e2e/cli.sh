@@ -60,8 +60,8 @@ done
 out=$("$BIN/rxdp-ctl" --json metrics 2>&1)
 [ $? = 2 ] || fail "rxdp-ctl --json metrics: not a usage error: $out"
 echo "ok: commands described, an unknown one refused"
-# rxdpd --cc, --cc-algo, --cpus and --tc: a mistake is one line and exit 2, before
-# anything starts ("OPTION ARG [OPTION ARG...]|what the line says")
+# rxdpd --cc, --cc-algo, --cpus, --tc and --engines-per-queue: a mistake
+# is one line and exit 2, before anything starts ("OPTION ARG [OPTION ARG...]|what the line says")
 while IFS='|' read -r args msg; do
 	read -ra argv <<<"$args"
 	opt=${argv[0]} arg=${args#* }
@@ -95,8 +95,10 @@ done <<'EOF'
 --tc 0=1 --tc 1=1 --tc 2=1 --tc 3=1 --tc 4=1|4=1: more than 4 classes
 --tc 0=1 --tc 1=1 --tc 2=1 --tc 3=1|4 classes and SLs in none
 --tc eth9:0=1 --tc eth9:1=1 --tc eth9:2=1 --tc eth9:3-4=1|--tc eth9: 4 classes and SLs in none
+--engines-per-queue 0|--engines-per-queue 0: a number 1..16
+--engines-per-queue 2x|--engines-per-queue 2x: a number 1..16
 EOF
-echo "ok: rxdpd --cc, --cc-algo and --tc refuse an unknown name, a value that is no number, SLs in two classes or none"
+echo "ok: rxdpd --cc, --cc-algo, --tc and --engines-per-queue refuse an unknown name, a value that is no number, SLs in two classes or none"
 
 # rxdpd not reached: metrics still say so (rxdp_up 0, for a textfile
 # collector, whose file must not stay as it was), and the exit is 1

@@ -39,6 +39,9 @@
 #  loopengines.sh  checked RC and UD streams looped back on one device
 #               across its two engines, the handing engine running the
 #               other's passes
+#  qengines.sh  --engines-per-queue 2 on 1-queue veths: two engines'
+#               sockets share the queue, each QP's packets steered to its
+#               engine's socket, checked streams, none handed over
 #  queues.sh    ethtool -L under a running data path: a new engine and new
 #               sockets for the queues the interface gains, traffic on all
 #  restart.sh   rxdpd stopped and restarted under running programs: they
@@ -114,4 +117,5 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/pairs.sh tests/rc/poll.sh tests/rc/restart.sh tests/rc/odp.sh \
 	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
 	 tests/rc/txthread.sh tests/rc/incast.sh tests/rc/classes.sh \
-	 tests/rc/stall.sh tests/rc/users.sh tests/rc/loopengines.sh
+	 tests/rc/stall.sh tests/rc/users.sh tests/rc/loopengines.sh \
+	 tests/rc/qengines.sh

@@ -130,7 +130,11 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	{ "engines", 'e', "N",
 	  "data-path engines per device, at most one per RX\n"
 	  "queue (default auto: one per queue, at most one\n"
-	  "per CPU --cpus allows)" },
+	  "per CPU --cpus allows), or --engines-per-queue's" },
+	{ "engines-per-queue", 'Q', "N",
+	  "N engines on each RX queue, their sockets sharing\n"
+	  "it (default 1), within --engines: where the users\n"
+	  "of a host outnumber the NIC's queues" },
 	{ "xsk", 'x', "MODE",
 	  "the AF_XDP sockets' mode: copy, zero-copy, or auto\n"
 	  "(default: zero-copy where the driver has it)" },
@@ -405,6 +409,15 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 			return -1;
 		}
 		return 0;
+	case 'Q':
+		rxdpd.engines_per_queue = (int)strtol(arg, &end, 10);
+		if (*end || end == arg || rxdpd.engines_per_queue < 1 ||
+		    rxdpd.engines_per_queue > RXDP_MAX_QUEUES) {
+			pr_err("--engines-per-queue %s: a number 1..%d\n", arg,
+			       RXDP_MAX_QUEUES);
+			return -1;
+		}
+		return 0;
 	case 'm':
 		if (parse_bytes(arg, &rxdpd.user_mem)) {
 			pr_err("--user-mem %s: a size like 512M or 2G\n", arg);
@@ -434,9 +447,10 @@ static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
 	.usage =
 		"[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
-		" [--engines N] [--xsk MODE] [--poll] [--tx-thread MODE]\n"
-		" [--user-mem BYTES] [--no-ecn IFNAMES] [--go-back-n IFNAMES]\n"
-		" [--cc PARAMS] [--cc-algo ALGOS] [--tc CLASS]... [--verbose]",
+		" [--engines N] [--engines-per-queue N] [--xsk MODE] [--poll]\n"
+		" [--tx-thread MODE] [--user-mem BYTES] [--no-ecn IFNAMES]\n"
+		" [--go-back-n IFNAMES] [--cc PARAMS] [--cc-algo ALGOS]\n"
+		" [--tc CLASS]... [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "
@@ -495,6 +509,7 @@ static int rxdpd_configure(int argc, char **argv, const char **path)
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
+	rxdpd.engines_per_queue = 1;
 	rxdpd.user_mem = default_user_mem();
 	eng_cc_params_default(&rxdpd.cc);
 	eng_tcs_default(&rxdpd.tc_rest);

@@ -101,6 +101,10 @@ struct uverbs_dev {
 	 * q_idx[q]-th */
 	__u32 nq;
 	__u8 q_eng[RXDP_MAX_QUEUES], q_idx[RXDP_MAX_QUEUES];
+	/* engines beyond one per queue: nsets sockets on each of the first
+	 * nq_open queues, engine k's on queue k % nq_open in XSK slot
+	 * k / nq_open (uverbs_dev_get) */
+	__u32 nsets, nq_open;
 	__u32 nq_failed; /* a queue count it could not follow */
 	/* what every engine is made with, but its port, page and CPUs */
 	struct rxdp_engine_config cfg;
@@ -456,6 +460,12 @@ static int uverbs_max_engines(void)
 	return n < 1 ? 1 : n;
 }
 
+/* Whether engine k is one beyond the first on its queue (its XSK slot) */
+static bool uverbs_eng_extra(const struct uverbs_dev *hd, int k)
+{
+	return (__u32)k >= hd->nq_open && (__u32)k < hd->nq_open * hd->nsets;
+}
+
 /* Engine k of n: the k-th CPU of --cpus (of every k-th if fewer), or any */
 static const cpu_set_t *uverbs_engine_cpus(struct uverbs_eng *he, int k, int n)
 {
@@ -531,6 +541,9 @@ static int uverbs_eng_start(struct uverbs_dev *hd, int k, char *msg,
 	cfg.stream_word = &he->page->streaming;
 	cfg.cpus = uverbs_engine_cpus(he, k, hd->max_ne);
 	cfg.group_index = k;
+	cfg.xsk_slot = uverbs_eng_extra(hd, k)
+			       ? (__u32)k / hd->nq_open
+			       : 0; /* one started for a later queue too */
 	he->e = rxdp_engine_create(&cfg);
 	if (!he->e) {
 		snprintf(msg, msglen, "cannot start the engine: %s",
@@ -578,8 +591,19 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	nq = l->num_rx_queues ? l->num_rx_queues : 1;
 	if (nq > RXDP_MAX_QUEUES)
 		nq = RXDP_MAX_QUEUES;
+	hd->max_ne = uverbs_max_engines();
+	/*
+	 * --engines-per-queue: that many engines on each queue, their
+	 * sockets sharing its rings, as many as the engines the device may
+	 * run allow (README.md "Engines on one queue")
+	 */
+	hd->nsets = (__u32)rxdpd.engines_per_queue;
+	if (nq * hd->nsets > (__u32)hd->max_ne)
+		hd->nsets = (__u32)hd->max_ne / nq;
+	if (!hd->nsets)
+		hd->nsets = 1;
 	port = rxdp_xsk_port_open(
-		&hd->umem, l->ifindex, nq, HCA_RING,
+		&hd->umem, l->ifindex, nq, hd->nsets, HCA_RING,
 		rxdp_roce_max_frame(rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap)),
 		rxdpd.xsk_mode, &why);
 	if (!port) {
@@ -590,10 +614,13 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	}
 	n = rxdp_xsk_port_fds(port, fds, RXDP_CTL_MAX_XSKS);
 	flags = rxdp_xsk_port_bind_flags(port);
-	for (int q = 0; q < n; q++) {
-		__u32 k = (__u32)q; /* owner slot 0: rxdpd's own sockets */
+	hd->nq_open = (__u32)n / hd->nsets; /* the queues it has */
+	for (int i = 0; i < n; i++) {
+		/* socket set * queues + q: slot set, queue q */
+		__u32 k = (__u32)i / hd->nq_open * RXDP_MAX_QUEUES +
+			  (__u32)i % hd->nq_open;
 
-		if (bpf_map_update_elem(l->dev->maps.xsks, &k, &fds[q],
+		if (bpf_map_update_elem(l->dev->maps.xsks, &k, &fds[i],
 					BPF_ANY)) {
 			snprintf(msg, msglen,
 				 "cannot put the AF_XDP socket in the XSK map: "
@@ -603,11 +630,10 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 			goto err;
 		}
 	}
-	/* queue q's socket goes to engine q % ne */
-	hd->max_ne = uverbs_max_engines();
+	/* queue q's socket goes to engine q % ne; set s's to engine s * nq + q */
 	hd->ne = hd->max_ne < n ? hd->max_ne : n;
-	hd->nq = (__u32)n;
-	for (int q = 0; q < n; q++) {
+	hd->nq = hd->nq_open;
+	for (int q = 0; q < (int)hd->nq; q++) {
 		hd->q_eng[q] = (__u8)(q % hd->ne);
 		hd->q_idx[q] = (__u8)(q / hd->ne);
 	}
@@ -666,15 +692,15 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 			goto err;
 	l->dev->uv = hd;
 	uverbs_dev_note(l);
-	pr_info("rxdp_%s: data path up: %d queue(s), %d engine(s), %s "
+	pr_info("rxdp_%s: data path up: %u queue(s), %d engine(s), %s "
 		"mode%s%s%s\n",
-		l->ifname, n, hd->ne,
+		l->ifname, hd->nq, hd->ne,
 		flags & XDP_ZEROCOPY ? "zero-copy" : "copy",
 		flags & XDP_USE_SG ? ", multi-buffer" : "",
 		rxdpd.poll ? ", polling" : "", tx ? ", TX threads" : "");
 	return hd;
 err:
-	for (__u32 q = 0; q < RXDP_MAX_QUEUES; q++)
+	for (__u32 q = 0; q < RXDP_XSK_SLOTS; q++)
 		bpf_map_delete_elem(l->dev->maps.xsks, &q);
 	uverbs_dev_free(hd);
 	return NULL;
@@ -941,14 +967,29 @@ static bool is_proc_mem(int fd)
 	       (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
 }
 
+/* Whether engine a suits a new context better than engine b (below) */
+static bool uverbs_eng_better(const struct uverbs_dev *hd, const int *others,
+			      int a, int b)
+{
+	if (others[a] != others[b])
+		return others[a] < others[b];
+	if (uverbs_eng_extra(hd, a) != uverbs_eng_extra(hd, b))
+		return !uverbs_eng_extra(hd, a);
+	return hd->eng[a].ctxs < hd->eng[b].ctxs;
+}
+
 /*
  * The engine that serves a new context of user uid, whole: the one serving
- * the fewest contexts of other users, then the fewest contexts. Users sit
- * apart where the device has an engine for each (one user's stream then
- * never holds the thread another user's ping-pong waits for: 2-core VM,
- * 2 queues, a 64 KiB ib_write_bw beside a 64 B ping-pong of another user,
- * docs/performance.md "Sharing"), a user's contexts go together beside
- * other users, and one user's alone spread as before.
+ * the fewest contexts of other users, then one of the first engine on each
+ * queue, then the fewest contexts. Users sit apart where the device has an
+ * engine for each (one user's stream then never holds the thread another
+ * user's ping-pong waits for: 2-core VM, 2 queues, a 64 KiB ib_write_bw
+ * beside a 64 B ping-pong of another user, docs/performance.md
+ * "Sharing"), a user's contexts go together beside other users, and one
+ * user's alone spread as before over the queues' first engines; the
+ * engines beyond one per queue (--engines-per-queue) are for other users
+ * (a user's own contexts on two engines hand each packet they exchange
+ * over, and more engines on one queue add no queue to spread over).
  */
 static struct uverbs_eng *uverbs_eng_for(struct uverbs_dev *hd, uid_t uid)
 {
@@ -958,9 +999,7 @@ static struct uverbs_eng *uverbs_eng_for(struct uverbs_dev *hd, uid_t uid)
 		if (o->ctx && o->ctx->hd == hd && o->uid != uid)
 			others[o->ctx->he - hd->eng]++;
 	for (int i = 1; i < hd->ne; i++)
-		if (others[i] < others[best] ||
-		    (others[i] == others[best] &&
-		     hd->eng[i].ctxs < hd->eng[best].ctxs))
+		if (uverbs_eng_better(hd, others, i, best))
 			best = i;
 	return &hd->eng[best];
 }

@@ -210,6 +210,12 @@ struct rxdp_engine_config {
 	struct rxdp_engine_group *group;
 	int group_index;
 	/*
+	 * The owner slot of its sockets in the XSK map (include/rxdp/maps.h):
+	 * where the XDP program sends its QPs' packets. 0 but for the engines
+	 * beyond one per queue (rxdp_xsk_port_open()'s sets)
+	 */
+	uint32_t xsk_slot;
+	/*
 	 * The transport's clock (ns, monotonic), read once per pass; NULL:
 	 * CLOCK_MONOTONIC. Tests without a progress thread (which sleeps by
 	 * the real clock) drive the timers with a clock of their own.
@@ -639,7 +645,9 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 					   uint32_t bind_flags);
 /*
  * The sockets made here: one per RX queue of ifindex (up to nqueues; fewer
- * if the device has fewer), on umem, each with its rings mapped and its
+ * if the device has fewer), nsets times over (socket set * queues + q on
+ * queue q; a set after the first shares the first's fill and completion
+ * ring on each queue: sockets for more engines than queues), on umem, each with its rings mapped and its
  * fill ring stocked before bind() (what kernels before 6.4 require). Binds
  * zero-copy if the driver can, else copy mode; multi-buffer (XDP_USE_SG)
  * if the kernel and the mode can, else not. max_frame: the largest frame
@@ -653,9 +661,9 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
  * NULL + errno; *why gets a short reason.
  */
 struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
-					 uint32_t nqueues, uint32_t ring_size,
-					 uint32_t max_frame, uint16_t want,
-					 const char **why);
+					 uint32_t nqueues, uint32_t nsets,
+					 uint32_t ring_size, uint32_t max_frame,
+					 uint16_t want, const char **why);
 /* As bound: XDP_COPY or XDP_ZEROCOPY, XDP_USE_SG; sockets (queues) */
 /*
  * Several engines on one port: a new port with the sockets k, k + n,

@@ -108,7 +108,7 @@ int qpmap_ctx(struct rxdp_eqp *qp)
 	ctx.pkey = qp->pkey;
 	ctx.dest_qpn = qp->type == IBV_QPT_UD ? 0 : qp->dest_qpn;
 	ctx.qkey = qp->type == IBV_QPT_UD ? qp->qkey : 0;
-	ctx.owner_slot = 0; /* rxdpd's own sockets receive every QP's */
+	ctx.owner_slot = qp->e->cfg.xsk_slot; /* its engine's sockets */
 	ctx.owner_pid = qp->owner_pid;
 	ctx.flags = ctx.state == IBV_QPS_SQD ? RXDP_QPF_SQ_DRAINING : 0;
 	/* the MTU its packets carry: the engine's, which the frames can cap */

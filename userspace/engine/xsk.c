@@ -7,7 +7,8 @@
  *
  * Frames: the UMEM is cut into equal shares, one per socket; half of a
  * share is posted to that socket's fill ring (RX), the other half is the
- * socket's TX pool. RX frames go back to the fill ring they came from once
+ * socket's TX pool (a socket that shares another's fill ring on its queue,
+ * struct xsk_fq below, has all its share for TX). RX frames go back to the fill ring they came from once
  * the engine has processed them; TX frames come back through the
  * completion ring. TX is batched: descriptors are queued by tx_put() and
  * one sendto() kick per flush tells the kernel (always needed in copy
@@ -50,9 +51,10 @@
  * the sockets take turns, burst by burst: a loopback stream keeps the loop
  * from ever emptying, and a wire frame must not wait for it to.
  *
- * Only the engine (under its lock) calls into a port, so no locking here;
- * the one other thread, a port's TX thread (below), only reads socket 0's
- * TX ring indexes and kicks its fd.
+ * Only the engine (under its lock) calls into a port, so no locking here
+ * but a shared fill and completion ring's (struct xsk_fq); the one other
+ * thread, a port's TX thread (below), only reads socket 0's TX ring
+ * indexes and kicks its fd.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -88,20 +90,51 @@
 #define XSK_RX_STOCK 2048 /* RX frames in circulation at first (above) */
 #define XSK_RX_GROW_PERMILLE 750 /* of the RX stock waiting: double it */
 
+/*
+ * A queue's fill and completion rings and its RX frames. A socket bound
+ * alone on its queue has its own. Sockets of several engines bound on one
+ * queue (rxdpd --engines above the queue count: XDP_SHARED_UMEM with the
+ * same queue id) share the first one's, as the kernel does: it fills
+ * whichever of them the XDP program redirects to from that one fill ring
+ * and completes all their TX in that one completion ring. Then their
+ * engines take the rings under the lock; an RX frame goes back to the one
+ * fill ring whichever socket received it; and a completed TX buffer goes
+ * back to the pool of the socket that sent it (mem[]: another's waits in
+ * its ret[] until that socket reaps).
+ */
+#define XSK_FQ_MEMBERS RXDP_CTL_MAX_XSKS
+
+struct xsk_fq {
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	void *map[2];
+	size_t map_len[2];
+	uint64_t *refill; /* RX frames the fill ring had no room for yet */
+	uint32_t nrefill;
+	uint32_t rx_frames; /* RX frames in circulation (fill + RX rings) */
+	uint32_t rx_share; /* all its RX frames: those not yet in circulation
+			      lie just below rx_top */
+	uint64_t rx_top;
+	bool shared; /* a second socket joined: take the lock */
+	pthread_mutex_t lock;
+	atomic_int refs;
+	int nmem;
+	struct {
+		uint64_t base, end; /* its TX buffers */
+		uint64_t *ret; /* completed, for it to take */
+		uint32_t nret;
+	} mem[XSK_FQ_MEMBERS];
+};
+
 struct xsk_sock {
 	int fd;
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod tx;
-	struct xsk_ring_prod fill;
-	struct xsk_ring_cons comp;
-	void *map[4];
-	size_t map_len[4];
+	struct xsk_fq *fq; /* its queue's fill and completion rings */
+	int fq_mem; /* its place in fq->mem[] */
+	void *map[2];
+	size_t map_len[2];
 	uint64_t *free; /* TX buffers not in flight (a stack) */
-	uint64_t *refill; /* RX frames the fill ring had no room for yet */
-	uint32_t nrefill;
-	uint32_t rx_frames; /* RX frames in circulation (fill + RX ring) */
-	uint32_t rx_share; /* all its RX frames: those not yet in circulation
-			      lie just below tx_base */
 	uint64_t tx_base; /* UMEM address of the first TX frame */
 	uint32_t nfree;
 	uint32_t tx_frames;
@@ -207,8 +240,62 @@ static void *ring_map(int fd, size_t len, off_t pgoff)
 		(r)->size = (sz);                                          \
 	} while (0)
 
+static struct xsk_fq *fq_new(void)
+{
+	struct xsk_fq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	pthread_mutex_init(&q->lock, NULL);
+	atomic_init(&q->refs, 1);
+	q->nmem = 1;
+	return q;
+}
+
+static void fq_lock(struct xsk_fq *q)
+{
+	if (q->shared)
+		pthread_mutex_lock(&q->lock);
+}
+
+static void fq_unlock(struct xsk_fq *q)
+{
+	if (q->shared)
+		pthread_mutex_unlock(&q->lock);
+}
+
+/* A socket lets go of its queue's rings: the last one unmaps them */
+static void fq_put(struct xsk_fq *q, int mem)
+{
+	if (!q)
+		return;
+	if (mem && mem == q->nmem - 1) { /* the last to join */
+		fq_lock(q);
+		free(q->mem[mem].ret);
+		memset(&q->mem[mem], 0, sizeof(q->mem[mem]));
+		q->nmem--;
+		fq_unlock(q);
+	}
+	if (atomic_fetch_sub(&q->refs, 1) != 1)
+		return;
+	for (int k = 0; k < 2; k++)
+		if (q->map[k])
+			munmap(q->map[k], q->map_len[k]);
+	for (int m = 0; m < q->nmem; m++)
+		free(q->mem[m].ret);
+	free(q->refill);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+/*
+ * Map the socket's RX and TX rings, and the fill and completion rings
+ * where they are its own (the first socket of its fq; a later one uses
+ * the first one's)
+ */
 static int sock_map(struct xsk_sock *s, uint32_t size)
 {
+	struct xsk_fq *q = s->fq;
 	struct xdp_mmap_offsets off;
 	socklen_t optlen = sizeof(off);
 
@@ -216,38 +303,42 @@ static int sock_map(struct xsk_sock *s, uint32_t size)
 		return -errno;
 	s->map_len[0] = off.rx.desc + size * sizeof(struct xdp_desc);
 	s->map_len[1] = off.tx.desc + size * sizeof(struct xdp_desc);
-	s->map_len[2] = off.fr.desc + size * sizeof(__u64);
-	s->map_len[3] = off.cr.desc + size * sizeof(__u64);
 	s->map[0] = ring_map(s->fd, s->map_len[0], XDP_PGOFF_RX_RING);
 	s->map[1] = ring_map(s->fd, s->map_len[1], XDP_PGOFF_TX_RING);
-	s->map[2] = ring_map(s->fd, s->map_len[2], XDP_UMEM_PGOFF_FILL_RING);
-	s->map[3] =
-		ring_map(s->fd, s->map_len[3], XDP_UMEM_PGOFF_COMPLETION_RING);
-	if (!s->map[0] || !s->map[1] || !s->map[2] || !s->map[3])
+	if (!s->map[0] || !s->map[1])
 		return -errno;
 	RING_INIT(&s->rx, s->map[0], off.rx, size);
 	RING_INIT(&s->tx, s->map[1], off.tx, size);
-	RING_INIT(&s->fill, s->map[2], off.fr, size);
-	RING_INIT(&s->comp, s->map[3], off.cr, size);
 	s->rx.cached_prod = *s->rx.producer;
 	s->rx.cached_cons = *s->rx.consumer;
-	s->comp.cached_prod = *s->comp.producer;
-	s->comp.cached_cons = *s->comp.consumer;
 	/* a producer's cached_cons runs one ring ahead (see xsk.h) */
 	s->tx.cached_prod = *s->tx.producer;
 	s->tx.cached_cons = *s->tx.consumer + size;
-	s->fill.cached_prod = *s->fill.producer;
-	s->fill.cached_cons = *s->fill.consumer + size;
+	if (s->fq_mem)
+		return 0;
+	q->map_len[0] = off.fr.desc + size * sizeof(__u64);
+	q->map_len[1] = off.cr.desc + size * sizeof(__u64);
+	q->map[0] = ring_map(s->fd, q->map_len[0], XDP_UMEM_PGOFF_FILL_RING);
+	q->map[1] =
+		ring_map(s->fd, q->map_len[1], XDP_UMEM_PGOFF_COMPLETION_RING);
+	if (!q->map[0] || !q->map[1])
+		return -errno;
+	RING_INIT(&q->fill, q->map[0], off.fr, size);
+	RING_INIT(&q->comp, q->map[1], off.cr, size);
+	q->comp.cached_prod = *q->comp.producer;
+	q->comp.cached_cons = *q->comp.consumer;
+	q->fill.cached_prod = *q->fill.producer;
+	q->fill.cached_cons = *q->fill.consumer + size;
 	return 0;
 }
 
 static void sock_fini(struct xsk_sock *s, bool close_fd)
 {
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 2; k++)
 		if (s->map[k])
 			munmap(s->map[k], s->map_len[k]);
 	free(s->free);
-	free(s->refill);
+	fq_put(s->fq, s->fq_mem);
 	if (close_fd && s->fd >= 0)
 		close(s->fd);
 	if (s->own_umem) {
@@ -312,17 +403,34 @@ static struct rxdp_xsk_port *port_alloc(struct rxdp_umem *umem, int nfds,
  * Map socket i's rings, stock its fill ring from its share of the UMEM's
  * first half (the rest of that half its spare RX frames), and make the
  * other half its TX pool. share: frames per socket. A socket with a UMEM of
- * its own has all of it, from its start.
+ * its own has all of it, from its start. join: the rings of the queue's
+ * first socket, which this one shares (its RX frames are that one's: its
+ * share is all TX), or NULL.
  */
-static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
+static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share,
+		     struct xsk_fq *join)
 {
 	struct xsk_sock *s = &p->s[i];
 	struct rxdp_umem *umem = s->own_umem ? s->own_umem : p->umem;
 	uint64_t base = s->own_umem ? 0 : i * share * umem->frame_size;
-	uint32_t nrx = share / 2, ntx = share - nrx, idx, stock;
+	uint32_t nrx = join ? 0 : share / 2, ntx = share - nrx, idx, stock;
+	struct xsk_fq *q;
 	int err;
 
 	s->area = umem->area;
+	if (join) {
+		if (join->nmem >= XSK_FQ_MEMBERS)
+			return -ENOSPC;
+		s->fq = join;
+		s->fq_mem = join->nmem++;
+		atomic_fetch_add(&join->refs, 1);
+		join->shared = true;
+	} else {
+		s->fq = fq_new();
+		if (!s->fq)
+			return -ENOMEM;
+	}
+	q = s->fq;
 
 	/* no more in flight than a ring holds */
 	if (nrx > p->ring_size)
@@ -336,24 +444,32 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share)
 			s->fd, strerror(-err));
 		return err;
 	}
-	stock = nrx < XSK_RX_STOCK ? nrx : XSK_RX_STOCK;
-	if (xsk_ring_prod__reserve(&s->fill, stock, &idx) != stock)
-		return -ENOSPC;
-	for (uint32_t k = 0; k < stock; k++)
-		*xsk_ring_prod__fill_addr(&s->fill, idx + k) =
-			base + (uint64_t)k * umem->frame_size;
-	xsk_ring_prod__submit(&s->fill, stock);
-	s->rx_frames = stock;
-	s->free = calloc(ntx, sizeof(*s->free));
-	s->refill = calloc(nrx, sizeof(*s->refill));
-	if (!s->free || !s->refill)
-		return -ENOMEM;
-	s->rx_share = nrx;
 	s->tx_base = base + (uint64_t)nrx * umem->frame_size;
+	if (!join) {
+		stock = nrx < XSK_RX_STOCK ? nrx : XSK_RX_STOCK;
+		if (xsk_ring_prod__reserve(&q->fill, stock, &idx) != stock)
+			return -ENOSPC;
+		for (uint32_t k = 0; k < stock; k++)
+			*xsk_ring_prod__fill_addr(&q->fill, idx + k) =
+				base + (uint64_t)k * umem->frame_size;
+		xsk_ring_prod__submit(&q->fill, stock);
+		q->rx_frames = stock;
+		q->rx_share = nrx;
+		q->rx_top = s->tx_base;
+		q->refill = calloc(nrx, sizeof(*q->refill));
+		if (!q->refill)
+			return -ENOMEM;
+	}
 	ntx /= p->tx_buf / umem->frame_size; /* buffers now */
+	s->free = calloc(ntx, sizeof(*s->free));
+	q->mem[s->fq_mem].ret = calloc(ntx, sizeof(*s->free));
+	if (!s->free || !q->mem[s->fq_mem].ret)
+		return -ENOMEM;
 	for (uint32_t k = 0; k < ntx; k++)
 		s->free[k] = s->tx_base + (uint64_t)k * p->tx_buf;
 	s->nfree = s->tx_frames = ntx;
+	q->mem[s->fq_mem].base = s->tx_base;
+	q->mem[s->fq_mem].end = s->tx_base + (uint64_t)ntx * p->tx_buf;
 	if (i == 0) {
 		/* loopback holds socket 0's TX buffers: room for all of them */
 		p->loop_addr = calloc(ntx, sizeof(*p->loop_addr));
@@ -381,7 +497,7 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 	for (int i = 0; i < nfds; i++) {
 		p->s[i].fd = xsk_fds[i];
 		p->n = i + 1;
-		err = sock_init(p, i, share);
+		err = sock_init(p, i, share, NULL);
 		if (err) {
 			rxdp_xsk_port_destroy(p);
 			errno = -err;
@@ -395,9 +511,12 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 
 /*
  * A socket with its rings sized, not yet mapped or bound; reg: the UMEM it
- * registers (its first socket), or NULL for one that will share another's
+ * registers (its first socket), or NULL for one that will share another's;
+ * same_queue: it will share the fill and completion rings of a socket on
+ * its queue too (the kernel refuses a socket of its own then)
  */
-static int sock_new(struct rxdp_xsk_port *p, const struct rxdp_umem *reg)
+static int sock_new(struct rxdp_xsk_port *p, const struct rxdp_umem *reg,
+		    bool same_queue)
 {
 	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	int ring = (int)p->ring_size;
@@ -414,10 +533,12 @@ static int sock_new(struct rxdp_xsk_port *p, const struct rxdp_umem *reg)
 		if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)))
 			goto err;
 	}
-	if (setsockopt(fd, SOL_XDP, XDP_UMEM_FILL_RING, &ring, sizeof(ring)) ||
-	    setsockopt(fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &ring,
-		       sizeof(ring)) ||
-	    setsockopt(fd, SOL_XDP, XDP_RX_RING, &ring, sizeof(ring)) ||
+	if (!same_queue &&
+	    (setsockopt(fd, SOL_XDP, XDP_UMEM_FILL_RING, &ring, sizeof(ring)) ||
+	     setsockopt(fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &ring,
+			sizeof(ring))))
+		goto err;
+	if (setsockopt(fd, SOL_XDP, XDP_RX_RING, &ring, sizeof(ring)) ||
 	    setsockopt(fd, SOL_XDP, XDP_TX_RING, &ring, sizeof(ring)))
 		goto err;
 	return fd;
@@ -491,7 +612,7 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 				   : modes[m] | XDP_USE_NEED_WAKEUP;
 
 		for (int tries = 0; tries <= XSK_BUSY_RETRIES; tries++) {
-			int fd = sock_new(p, q == 0 ? p->umem : NULL);
+			int fd = sock_new(p, q == 0 ? p->umem : NULL, false);
 
 			if (fd < 0) {
 				*why = "cannot create the AF_XDP socket";
@@ -500,7 +621,7 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 			p->s[q].fd = fd;
 			p->sg = q ? p->sg : !!(modes[m] & XDP_USE_SG);
 			p->tx_buf = p->umem->frame_size * (p->sg ? 2 : 1);
-			err = sock_init(p, (int)q, share);
+			err = sock_init(p, (int)q, share, NULL);
 			if (!err)
 				err = sock_bind(fd, ifindex, q, flags,
 						q ? p->s[0].fd : -1);
@@ -532,25 +653,48 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 	return err;
 }
 
+/*
+ * Socket i, another on queue q: bound sharing the UMEM and the fill and
+ * completion rings of socket q (the queue's first), in its mode
+ */
+static int sock_join(struct rxdp_xsk_port *p, int ifindex, uint32_t q, int i,
+		     uint64_t share, const char **why)
+{
+	int fd = sock_new(p, NULL, true), err;
+
+	*why = "cannot create the AF_XDP socket";
+	if (fd < 0)
+		return fd;
+	p->s[i].fd = fd;
+	err = sock_init(p, i, share, p->s[q].fq);
+	if (!err)
+		err = sock_bind(fd, ifindex, q, XDP_SHARED_UMEM, p->s[q].fd);
+	if (err) {
+		*why = "cannot bind a second AF_XDP socket on the queue";
+		sock_fini(&p->s[i], true);
+	}
+	return err;
+}
+
 struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
-					 uint32_t nqueues, uint32_t ring_size,
-					 uint32_t max_frame, uint16_t want,
-					 const char **why)
+					 uint32_t nqueues, uint32_t nsets,
+					 uint32_t ring_size, uint32_t max_frame,
+					 uint16_t want, const char **why)
 {
 	struct rxdp_xsk_port *p;
 	uint64_t share;
-	int err;
+	int err, nq;
 
 	*why = "bad arguments";
-	if (!nqueues || nqueues > RXDP_CTL_MAX_XSKS) {
+	if (!nqueues || !nsets || nqueues * nsets > RXDP_CTL_MAX_XSKS) {
 		errno = EINVAL;
 		return NULL;
 	}
-	p = port_alloc(umem, (int)nqueues, ring_size, 0);
+	p = port_alloc(umem, (int)(nqueues * nsets), ring_size, 0);
 	if (!p)
 		return NULL;
 	p->own_fds = true;
-	share = umem->size / umem->frame_size / nqueues;
+	share = umem->size / umem->frame_size / (nqueues * nsets);
 	for (uint32_t q = 0; q < nqueues; q++) {
 		p->s[q].fd = -1;
 		err = sock_open(p, ifindex, q, share, max_frame, want, why);
@@ -568,6 +712,21 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 			return NULL;
 		}
 		p->n = (int)q + 1;
+	}
+	/* the sets after the first: socket set * nq + q on queue q */
+	nq = p->n;
+	for (uint32_t set = 1; set < nsets; set++) {
+		for (int q = 0; q < nq; q++) {
+			p->s[p->n].fd = -1;
+			err = sock_join(p, ifindex, (uint32_t)q, p->n, share,
+					why);
+			if (err) {
+				rxdp_xsk_port_destroy(p);
+				errno = -err;
+				return NULL;
+			}
+			p->n++;
+		}
 	}
 	return p;
 }
@@ -649,14 +808,14 @@ int rxdp_xsk_port_add(struct rxdp_xsk_port *p, int ifindex, uint32_t queue,
 		s->own_umem = NULL;
 		return err;
 	}
-	fd = sock_new(p, s->own_umem);
+	fd = sock_new(p, s->own_umem, false);
 	if (fd < 0) {
 		*why = "cannot create the AF_XDP socket";
 		sock_fini(s, true);
 		return fd;
 	}
 	s->fd = fd;
-	err = sock_init(p, p->n, frames);
+	err = sock_init(p, p->n, frames, NULL);
 	if (!err)
 		err = sock_bind(fd, ifindex, queue, flags, -1);
 	if (err) {
@@ -756,19 +915,44 @@ uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p)
 	return n;
 }
 
-/* Completed TX buffers back to the pool (by their first frame) */
+/*
+ * Completed TX buffers back to their pools (by their first frame): s's,
+ * or, on a shared completion ring, another socket's ret[]; then what the
+ * others put in s's ret[]
+ */
 static void sock_reap(struct rxdp_xsk_port *p, struct xsk_sock *s)
 {
-	uint32_t idx, n = xsk_ring_cons__peek(&s->comp, p->ring_size, &idx);
+	struct xsk_fq *q = s->fq;
+	uint32_t idx, n;
 
+	fq_lock(q);
+	n = xsk_ring_cons__peek(&q->comp, p->ring_size, &idx);
 	for (uint32_t k = 0; k < n; k++) {
-		uint64_t a = *xsk_ring_cons__comp_addr(&s->comp, idx + k);
+		uint64_t a = *xsk_ring_cons__comp_addr(&q->comp, idx + k);
 
-		if ((a - s->tx_base) % p->tx_buf == 0)
-			s->free[s->nfree++] = a;
+		for (int m = 0; m < q->nmem; m++) {
+			if (a < q->mem[m].base || a >= q->mem[m].end)
+				continue;
+			if ((a - q->mem[m].base) % p->tx_buf)
+				break; /* a later frame of a buffer */
+			if (m == s->fq_mem)
+				s->free[s->nfree++] = a;
+			else
+				q->mem[m].ret[q->mem[m].nret++] = a;
+			break;
+		}
 	}
 	if (n)
-		xsk_ring_cons__release(&s->comp, n);
+		xsk_ring_cons__release(&q->comp, n);
+	if (q->mem[s->fq_mem].nret) {
+		uint32_t r = q->mem[s->fq_mem].nret;
+
+		memcpy(s->free + s->nfree, q->mem[s->fq_mem].ret,
+		       r * sizeof(*s->free));
+		s->nfree += r;
+		q->mem[s->fq_mem].nret = 0;
+	}
+	fq_unlock(q);
 }
 
 /*
@@ -1041,51 +1225,62 @@ static int xp_tx_flush(void *port)
 }
 
 /*
- * RX frames back to the fill ring. The ring has room for every RX frame,
- * but the kernel may publish its consumer index late (it takes fill
- * entries ahead, in batches): what does not fit now waits in s->refill.
+ * RX frames back to the fill ring (its lock held where shared). The ring
+ * has room for every RX frame, but the kernel may publish its consumer
+ * index late (it takes fill entries ahead, in batches): what does not fit
+ * now waits in refill.
  */
-static void sock_refill(struct xsk_sock *s, const uint64_t *addr, uint32_t n)
+static void fq_refill(struct xsk_fq *q, int fd, const uint64_t *addr,
+		      uint32_t n)
 {
 	uint32_t idx, room;
 
 	if (n)
-		memcpy(s->refill + s->nrefill, addr, n * sizeof(*addr));
-	s->nrefill += n;
-	room = xsk_prod_nb_free(&s->fill, s->nrefill);
-	if (room > s->nrefill)
-		room = s->nrefill;
-	if (!room || xsk_ring_prod__reserve(&s->fill, room, &idx) != room)
+		memcpy(q->refill + q->nrefill, addr, n * sizeof(*addr));
+	q->nrefill += n;
+	room = xsk_prod_nb_free(&q->fill, q->nrefill);
+	if (room > q->nrefill)
+		room = q->nrefill;
+	if (!room || xsk_ring_prod__reserve(&q->fill, room, &idx) != room)
 		return;
 	for (uint32_t k = 0; k < room; k++)
-		*xsk_ring_prod__fill_addr(&s->fill, idx + k) = s->refill[k];
-	xsk_ring_prod__submit(&s->fill, room);
-	s->nrefill -= room;
-	memmove(s->refill, s->refill + room, s->nrefill * sizeof(*s->refill));
-	if (xsk_ring_prod__needs_wakeup(&s->fill))
-		recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		*xsk_ring_prod__fill_addr(&q->fill, idx + k) = q->refill[k];
+	xsk_ring_prod__submit(&q->fill, room);
+	q->nrefill -= room;
+	memmove(q->refill, q->refill + room, q->nrefill * sizeof(*q->refill));
+	if (xsk_ring_prod__needs_wakeup(&q->fill))
+		recvfrom(fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+static void sock_refill(struct xsk_sock *s, const uint64_t *addr, uint32_t n)
+{
+	fq_lock(s->fq);
+	fq_refill(s->fq, s->fd, addr, n);
+	fq_unlock(s->fq);
 }
 
 /*
- * Socket s fell behind: its RX stock doubles from its spare frames (all
- * that are left where fewer), lowest address first, so that they go round
- * in order as the first ones do (a jumbo packet's frames stay adjacent)
+ * The queue of socket s fell behind (its lock held where shared): its RX
+ * stock doubles from its spare frames (all that are left where fewer),
+ * lowest address first, so that they go round in order as the first ones
+ * do (a jumbo packet's frames stay adjacent)
  */
-static void sock_grow(const struct rxdp_xsk_port *p, struct xsk_sock *s)
+static void fq_grow(const struct rxdp_xsk_port *p, struct xsk_sock *s)
 {
+	struct xsk_fq *q = s->fq;
 	uint64_t fs = (s->own_umem ? s->own_umem : p->umem)->frame_size;
-	uint32_t spare = s->rx_share - s->rx_frames;
-	uint32_t k = spare < s->rx_frames ? spare : s->rx_frames;
-	uint64_t first = s->tx_base - (uint64_t)spare * fs;
+	uint32_t spare = q->rx_share - q->rx_frames;
+	uint32_t k = spare < q->rx_frames ? spare : q->rx_frames;
+	uint64_t first = q->rx_top - (uint64_t)spare * fs;
 
 	for (uint32_t j = 0; j < k; j++)
-		s->refill[s->nrefill + j] = first + (uint64_t)j * fs;
-	s->nrefill += k;
-	s->rx_frames += k;
-	sock_refill(s, NULL, 0);
+		q->refill[q->nrefill + j] = first + (uint64_t)j * fs;
+	q->nrefill += k;
+	q->rx_frames += k;
+	fq_refill(q, s->fd, NULL, 0);
 	pr_info("engine: AF_XDP socket %d fell behind: %u RX frames in "
 		"circulation now\n",
-		s->fd, s->rx_frames);
+		s->fd, q->rx_frames);
 }
 
 /* The frames of the last rx_burst() (all its descriptors) back to fill */
@@ -1179,16 +1374,44 @@ static bool rx_join(struct rxdp_xsk_port *p, struct xsk_sock *s, uint32_t idx,
 /*
  * How many of socket s's RX frames are not in its fill ring (waiting in its
  * RX ring, the first at idx, or for room to go back), in 1/1000 of them
- * all: when none is left in the fill ring, the kernel drops
+ * all: when none is left in the fill ring, the kernel drops. (Where the
+ * fill ring is shared, the frames waiting in the other sockets' RX rings
+ * are not seen.)
  */
 static uint32_t rx_permille(const struct xsk_sock *s, uint32_t idx)
 {
+	const struct xsk_fq *q = s->fq;
 	uint32_t waiting = __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) -
-			   idx + s->nrefill;
+			   idx + q->nrefill;
 
-	if (!s->rx_frames || waiting >= s->rx_frames)
+	if (!q->rx_frames || waiting >= q->rx_frames)
 		return 1000;
-	return (uint32_t)((uint64_t)waiting * 1000 / s->rx_frames);
+	return (uint32_t)((uint64_t)waiting * 1000 / q->rx_frames);
+}
+
+/*
+ * Before a burst of n descriptors from socket s's RX ring (the first at
+ * idx): RX frames still waiting for room go back to the fill ring, and
+ * the RX stock doubles when the burst finds it running dry. A shared fill
+ * ring is looked at only with a burst (under its lock).
+ */
+static void sock_rx_stock(struct rxdp_xsk_port *p, struct xsk_sock *s,
+			  uint32_t n, uint32_t idx)
+{
+	struct xsk_fq *q = s->fq;
+
+	if (!n && (q->shared || !q->nrefill))
+		return;
+	fq_lock(q);
+	if (q->nrefill)
+		fq_refill(q, s->fd, NULL, 0);
+	if (n) {
+		p->rx_permille = rx_permille(s, idx);
+		if (p->rx_permille >= XSK_RX_GROW_PERMILLE &&
+		    q->rx_frames < q->rx_share)
+			fq_grow(p, s);
+	}
+	fq_unlock(q);
 }
 
 static uint32_t xp_rx_fill(void *port)
@@ -1236,14 +1459,8 @@ static int xp_rx_burst(void *port, struct rxdp_frame *f, int max)
 		int got = 0;
 
 		p->rx_next = (p->rx_next + 1) % p->n;
-		if (s->nrefill)
-			sock_refill(s, NULL, 0);
 		n = xsk_ring_cons__peek(&s->rx, max, &idx);
-		if (n)
-			p->rx_permille = rx_permille(s, idx);
-		if (n && p->rx_permille >= XSK_RX_GROW_PERMILLE &&
-		    s->rx_frames < s->rx_share)
-			sock_grow(p, s);
+		sock_rx_stock(p, s, n, idx);
 		while (d < n && got < max) {
 			const struct xdp_desc *x =
 				xsk_ring_cons__rx_desc(&s->rx, idx + d);
