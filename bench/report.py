@@ -325,28 +325,33 @@ SHARE_LOADS = (("alone", "nothing"), ("hog", "a CPU hog"),
                ("loop-65536", "a 64 KiB write stream looped back"))
 
 
-def share_section(b, queues=1):
-    "the sharing section of one queue count: the victim's latency beside each load"
-    sh = "share" if queues == 1 else "share q%d" % queues
+SHARE_CONFIGS = (
+    ("1", "1 queue(s)", "one engine a side"),
+    ("1x2", "1 queue(s), 2 engines on it",
+     "two engines a side on the one queue (rxdpd --engines-per-queue 2), "
+     "the two users' contexts on different ones"),
+    ("2", "2 queue(s)", "rxdpd's engines, one a queue, the two users' "
+     "contexts on different ones"))
+
+
+def share_section(b, config, title, engines):
+    "the sharing section of one configuration: the victim's latency beside each load"
+    sh = "share" if config == "1" else "share q" + config
     lat = {k: b.get(sh + " pingpong " + k, 1500, 64, "lat")
            for k, _ in SHARE_LOADS}
     if all(v is None for v in lat.values()):
         return []
     hog = lat["hog"]
     lines = [
-        "", "## Sharing: one user's ping-pong beside another's load, "
-        "%d queue(s)" % queues, "",
+        "", "## Sharing: one user's ping-pong beside another's load, " +
+        title, "",
         "ibv_rc_pingpong -s 64 of one user (uid 12345) from host B to host "
         "A, beside another user's (65534) load on host A: a CPU hog, or "
         "ib_write_bw -t 8 from B to A (across the wire) or from A to A "
         "(looped back on the same device); MTU 1500. The stream's "
         "bandwidth alone, and beside the ping-pong. Then the ping-pong at "
         "SL 5, a latency class (rxdpd --tc 5=strict), the stream at SL 0. "
-        "Veths of %d queue(s): %s. " % (queues, "one engine a side"
-                                        if queues == 1 else
-                                        "rxdpd's engines, one a queue, the "
-                                        "two users' contexts on different "
-                                        "ones") +
+        "Veths of %s: %s. " % (title, engines) +
         "Issue 45's targets: beside a stream at most 1.5 times the figure "
         "beside the hog (1.2 in the latency class), the stream keeping 0.8 "
         "of its bandwidth. Each figure is the median of the rounds, the "
@@ -586,8 +591,8 @@ def main():
               "fair scheduler.", ""] + nofifo_table(b)
     lines += ["", "## rxdpd --poll on CPUs of its own", ""] + poll_table(b)
     lines += incast_section(b)
-    lines += share_section(b, 1)
-    lines += share_section(b, 2)
+    for config in SHARE_CONFIGS:
+        lines += share_section(b, *config)
     lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",
               "## Every figure", "",

@@ -907,13 +907,15 @@ incast_run() {
 # engine's work both ways), which runs SHARE_SECS and whose bandwidth is
 # measured alone first, then with the victim started a second into it;
 # then again with the victim at SL 5, which rxdpd (--tc 5=strict) makes a
-# latency class, the stream staying at SL 0. Once for each queue count of
-# RXDP_BENCH_SHARE_QUEUES (default "1 2"): veths of 1 queue, one engine a
-# side, and of 2, what rxdpd runs on a 2-CPU host whose NIC has 2 queues
+# latency class, the stream staying at SL 0. Once for each configuration
+# of RXDP_BENCH_SHARE_QUEUES (default "1 1x2 2"): veths of 1 queue, one
+# engine a side (rxdpd's default there); of 1 queue with two engines on
+# it (1x2: rxdpd --engines-per-queue 2, the two users on different ones);
+# and of 2, what rxdpd runs on a 2-CPU host whose NIC has 2 queues
 # (--engines auto: two engines, the two users on different ones; the
 # looped-back stream's own two contexts too). Samples "share ..." for 1
-# queue, "share qN ..." for N.
-SHARE_QUEUES=${RXDP_BENCH_SHARE_QUEUES:-1 2}
+# queue, "share qC ..." for configuration C.
+SHARE_QUEUES=${RXDP_BENCH_SHARE_QUEUES:-1 1x2 2}
 SHARE_N=${RXDP_BENCH_SHARE_N:-2000}
 SHARE_SECS=${RXDP_BENCH_SHARE_SECS:-6}
 share_as() { echo setpriv --reuid="$1" --regid="$1" --clear-groups; }
@@ -952,14 +954,16 @@ share_stream_end() { # wait for the stream: its Gbit/s to $tmp/ssbw
 	sspids=()
 	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print $4}' "$tmp/ssc" | tail -n 1 >"$tmp/ssbw"
 }
-bench_share() { # bench_share QUEUES
-	local r load path size v v5 q=$1 sh=share
+bench_share() { # bench_share QUEUES[xENGINES_PER_QUEUE]
+	local r load path size v v5 c=$1 q=${1%x*} epq=1 sh=share
 	MTU=1500
-	[ "$q" = 1 ] || sh="share q$q"
-	echo "# sharing: a 64 B ping-pong (uid 12345) beside another user's load, MTU $MTU, $q queue(s)"
+	[[ $c == *x* ]] && epq=${c#*x}
+	[ "$c" = 1 ] || sh="share q$c"
+	echo "# sharing: a 64 B ping-pong (uid 12345) beside another user's load, MTU $MTU, $q queue(s), $epq engine(s) a queue at most"
 	NETNS_QUEUES=$q NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
 	chmod 755 "$tmp"
-	RXDPD_ARGS="${RXDPD_ARGS:-} --tc 5=strict" rxdp_hosts "$tmp"
+	RXDPD_ARGS="${RXDPD_ARGS:-} --tc 5=strict --engines-per-queue $epq" \
+		rxdp_hosts "$tmp"
 	sspids=()
 	on_exit 'kill ${sspids[*]} 2>/dev/null'
 	for r in $(seq "$REPEAT"); do

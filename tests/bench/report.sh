@@ -86,6 +86,8 @@ share q2 pingpong wire-65536|1500|64|lat|us|1270
 share q2 pingpong wire-65536|1500|64|lat|us|173
 share q2 stream wire alone|1500|65536|bw|Gbit/s|5
 share q2 stream wire beside|1500|65536|bw|Gbit/s|4.5
+share q1x2 pingpong hog|1500|64|lat|us|140
+share q1x2 pingpong wire-65536|1500|64|lat|us|154
 EOF
 cat >"$tmp/cpuwatch.json" <<'EOF'
 {"seconds": 600, "cpus": 2, "loadavg_start": 3.2, "loadavg_end": 2.9,
@@ -153,6 +155,12 @@ grep -q "^## Sharing: one user's ping-pong beside another's load, 2 queue(s)$" "
 	grep -A12 "^## Sharing: .*, 2 queue(s)$" "$md" |
 	grep -qE "^\| a 64 KiB write stream across the wire \| 180 \(173-1270\) \| 1\.20 \| 5 / 4\.5 \| 0\.90 \|" ||
 	{ grep -A12 "^## Sharing" "$md"; fail "no sharing table for 2 queues"; }
+# and for two engines on 1 queue (samples "share q1x2 ..."), between them
+grep "^## Sharing" "$md" | tr '\n' '/' |
+	grep -q "1 queue(s)/.*1 queue(s), 2 engines on it/.*2 queue(s)/" &&
+	grep -A12 "^## Sharing: .*, 2 engines on it$" "$md" |
+	grep -qE "^\| a 64 KiB write stream across the wire \| 154 \| 1\.10 \|" ||
+	{ grep -A12 "^## Sharing" "$md"; fail "no sharing table for 2 engines on 1 queue"; }
 # the same with a quiet machine
 sed -i 's/"others_cpus_mean": 0.5/"others_cpus_mean": 0.01/; s/"others_cpus_p90": 1.1/"others_cpus_p90": 0.05/' \
 	"$tmp/cpuwatch.json"
