@@ -5,11 +5,12 @@
  * rxdp_xsk_port_create()), mapped from the socket fds (XDP_MMAP_OFFSETS)
  * and driven with libxdp's inline ring helpers.
  *
- * Frames: the UMEM is cut into equal shares, one per socket; half of a
- * share is posted to that socket's fill ring (RX), the other half is the
- * socket's TX pool (a socket that shares another's fill ring on its queue,
- * struct xsk_fq below, has all its share for TX). RX frames go back to the fill ring they came from once
- * the engine has processed them; TX frames come back through the
+ * Frames: the UMEM is cut into equal shares, one per queue's socket; half
+ * of a share is posted to that socket's fill ring (RX), the other half is
+ * the socket's TX pool. (A socket that shares another's fill ring on its
+ * queue, struct xsk_fq below, has a smaller share, all of it TX, taken
+ * from its queue's.) RX frames go back to the fill ring they came from
+ * once the engine has processed them; TX frames come back through the
  * completion ring. TX is batched: descriptors are queued by tx_put() and
  * one sendto() kick per flush tells the kernel (always needed in copy
  * mode; in zero-copy mode only when the ring asks for a wake-up).
@@ -402,17 +403,17 @@ static struct rxdp_xsk_port *port_alloc(struct rxdp_umem *umem, int nfds,
 /*
  * Map socket i's rings, stock its fill ring from its share of the UMEM's
  * first half (the rest of that half its spare RX frames), and make the
- * other half its TX pool. share: frames per socket. A socket with a UMEM of
- * its own has all of it, from its start. join: the rings of the queue's
- * first socket, which this one shares (its RX frames are that one's: its
- * share is all TX), or NULL.
+ * other half its TX pool. Its share: the UMEM's frames first .. first +
+ * share - 1 (a socket with a UMEM of its own has all of it, from its
+ * start). join: the rings of the queue's first socket, which this one
+ * shares (its RX frames are that one's: its share is all TX), or NULL.
  */
-static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t share,
-		     struct xsk_fq *join)
+static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t first,
+		     uint64_t share, struct xsk_fq *join)
 {
 	struct xsk_sock *s = &p->s[i];
 	struct rxdp_umem *umem = s->own_umem ? s->own_umem : p->umem;
-	uint64_t base = s->own_umem ? 0 : i * share * umem->frame_size;
+	uint64_t base = s->own_umem ? 0 : first * umem->frame_size;
 	uint32_t nrx = join ? 0 : share / 2, ntx = share - nrx, idx, stock;
 	struct xsk_fq *q;
 	int err;
@@ -497,7 +498,7 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
 	for (int i = 0; i < nfds; i++) {
 		p->s[i].fd = xsk_fds[i];
 		p->n = i + 1;
-		err = sock_init(p, i, share, NULL);
+		err = sock_init(p, i, i * share, share, NULL);
 		if (err) {
 			rxdp_xsk_port_destroy(p);
 			errno = -err;
@@ -621,7 +622,7 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 			p->s[q].fd = fd;
 			p->sg = q ? p->sg : !!(modes[m] & XDP_USE_SG);
 			p->tx_buf = p->umem->frame_size * (p->sg ? 2 : 1);
-			err = sock_init(p, (int)q, share, NULL);
+			err = sock_init(p, (int)q, q * share, share, NULL);
 			if (!err)
 				err = sock_bind(fd, ifindex, q, flags,
 						q ? p->s[0].fd : -1);
@@ -655,10 +656,11 @@ static int sock_open(struct rxdp_xsk_port *p, int ifindex, uint32_t q,
 
 /*
  * Socket i, another on queue q: bound sharing the UMEM and the fill and
- * completion rings of socket q (the queue's first), in its mode
+ * completion rings of socket q (the queue's first), in its mode; its TX
+ * frames are first .. first + share - 1
  */
 static int sock_join(struct rxdp_xsk_port *p, int ifindex, uint32_t q, int i,
-		     uint64_t share, const char **why)
+		     uint64_t first, uint64_t share, const char **why)
 {
 	int fd = sock_new(p, NULL, true), err;
 
@@ -666,7 +668,7 @@ static int sock_join(struct rxdp_xsk_port *p, int ifindex, uint32_t q, int i,
 	if (fd < 0)
 		return fd;
 	p->s[i].fd = fd;
-	err = sock_init(p, i, share, p->s[q].fq);
+	err = sock_init(p, i, first, share, p->s[q].fq);
 	if (!err)
 		err = sock_bind(fd, ifindex, q, XDP_SHARED_UMEM, p->s[q].fd);
 	if (err) {
@@ -682,7 +684,7 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 					 uint16_t want, const char **why)
 {
 	struct rxdp_xsk_port *p;
-	uint64_t share;
+	uint64_t share, join_share;
 	int err, nq;
 
 	*why = "bad arguments";
@@ -694,7 +696,16 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 	if (!p)
 		return NULL;
 	p->own_fds = true;
-	share = umem->size / umem->frame_size / (nqueues * nsets);
+	/*
+	 * A queue's frames: each socket that joins its first takes 1 / (2 *
+	 * nsets) of them, TX only (it sends what one engine sends; RX frames
+	 * come from the first's), and the first keeps the rest, at least
+	 * half, for RX and TX as when alone
+	 */
+	share = umem->size / umem->frame_size / nqueues;
+	join_share = share / (2 * nsets);
+	share -= join_share * (nsets - 1);
+	p->share = share;
 	for (uint32_t q = 0; q < nqueues; q++) {
 		p->s[q].fd = -1;
 		err = sock_open(p, ifindex, q, share, max_frame, want, why);
@@ -718,8 +729,11 @@ struct rxdp_xsk_port *rxdp_xsk_port_open(struct rxdp_umem *umem, int ifindex,
 	for (uint32_t set = 1; set < nsets; set++) {
 		for (int q = 0; q < nq; q++) {
 			p->s[p->n].fd = -1;
-			err = sock_join(p, ifindex, (uint32_t)q, p->n, share,
-					why);
+			err = sock_join(p, ifindex, (uint32_t)q, p->n,
+					nqueues * share +
+						(uint64_t)(p->n - nq) *
+							join_share,
+					join_share, why);
 			if (err) {
 				rxdp_xsk_port_destroy(p);
 				errno = -err;
@@ -815,7 +829,7 @@ int rxdp_xsk_port_add(struct rxdp_xsk_port *p, int ifindex, uint32_t queue,
 		return fd;
 	}
 	s->fd = fd;
-	err = sock_init(p, p->n, frames, NULL);
+	err = sock_init(p, p->n, 0, frames, NULL);
 	if (!err)
 		err = sock_bind(fd, ifindex, queue, flags, -1);
 	if (err) {
