@@ -647,8 +647,9 @@ struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
  * The sockets made here: one per RX queue of ifindex (up to nqueues; fewer
  * if the device has fewer), nsets times over (socket set * queues + q on
  * queue q; a set after the first shares the first's fill and completion
- * ring on each queue: sockets for more engines than queues), on umem, each with its rings mapped and its
- * fill ring stocked before bind() (what kernels before 6.4 require). Binds
+ * rings on each queue: sockets for more engines than queues), on umem,
+ * each with its rings mapped and its fill ring stocked before bind()
+ * (what kernels before 6.4 require). Binds
  * zero-copy if the driver can, else copy mode; multi-buffer (XDP_USE_SG)
  * if the kernel and the mode can, else not. max_frame: the largest frame
  * (Ethernet header to ICRC) the sockets must receive; where one UMEM frame
