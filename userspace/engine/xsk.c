@@ -94,8 +94,8 @@
 /*
  * A queue's fill and completion rings and its RX frames. A socket bound
  * alone on its queue has its own. Sockets of several engines bound on one
- * queue (rxdpd --engines above the queue count: XDP_SHARED_UMEM with the
- * same queue id) share the first one's, as the kernel does: it fills
+ * queue (rxdpd --engines-per-queue: XDP_SHARED_UMEM with the same queue
+ * id) share the first one's, as the kernel does: it fills
  * whichever of them the XDP program redirects to from that one fill ring
  * and completes all their TX in that one completion ring. Then their
  * engines take the rings under the lock; an RX frame goes back to the one
