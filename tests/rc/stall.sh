@@ -58,7 +58,7 @@ stall() {
 read -r sent dropped <<<"$(stall 0.8)"
 echo "stopped 0.8 s: A sent $sent, B dropped $dropped"
 [ "$sent" -gt 2300 ] ||
-	fail "A sent $sent packets in 0.8 s, fewer than B's 2 048 frames hold: the test says nothing"
+	fail "A sent $sent packets in 0.8 s, fewer than B's 2 048 frames hold: the test says nothing (A's client: $(tail -n 5 "$tmp/cli" | tr '\n' ' '); its rxdpd: $(tail -n 3 "$tmp/rxdpd-A.log" | tr '\n' ' '))"
 [ "$dropped" -gt 0 ] ||
 	fail "B dropped nothing of $sent with 2 048 frames: the test says nothing"
 # each frame counted once: what did not fit, give or take a burst or so
