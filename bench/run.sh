@@ -909,8 +909,9 @@ incast_run() {
 # then again with the victim at SL 5, which rxdpd (--tc 5=strict) makes a
 # latency class, the stream staying at SL 0. Once for each configuration
 # of RXDP_BENCH_SHARE_QUEUES (default "1 1x2 2"): veths of 1 queue, one
-# engine a side (rxdpd's default there); of 1 queue with two engines on
-# it (1x2: rxdpd --engines-per-queue 2, the two users on different ones);
+# engine a side (--engines-per-queue 1); of 1 queue with two engines on
+# it (1x2: what rxdpd runs there by default, --engines-per-queue auto;
+# the two users on different ones);
 # and of 2, what rxdpd runs on a 2-CPU host whose NIC has 2 queues
 # (--engines auto: two engines, the two users on different ones; the
 # looped-back stream's own two contexts too). Samples "share ..." for 1

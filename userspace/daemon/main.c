@@ -133,8 +133,9 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "per CPU --cpus allows), or --engines-per-queue's" },
 	{ "engines-per-queue", 'Q', "N",
 	  "N engines on each RX queue, their sockets sharing\n"
-	  "it (default 1), within --engines: where the users\n"
-	  "of a host outnumber the NIC's queues" },
+	  "it, within --engines, or auto (default: 2 where the\n"
+	  "device has one queue and CPUs to spare, without\n"
+	  "--poll; 1 elsewhere)" },
 	{ "xsk", 'x', "MODE",
 	  "the AF_XDP sockets' mode: copy, zero-copy, or auto\n"
 	  "(default: zero-copy where the driver has it)" },
@@ -410,11 +411,15 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		}
 		return 0;
 	case 'Q':
+		if (!strcmp(arg, "auto")) {
+			rxdpd.engines_per_queue = 0;
+			return 0;
+		}
 		rxdpd.engines_per_queue = (int)strtol(arg, &end, 10);
 		if (*end || end == arg || rxdpd.engines_per_queue < 1 ||
 		    rxdpd.engines_per_queue > RXDP_MAX_QUEUES) {
-			pr_err("--engines-per-queue %s: a number 1..%d\n", arg,
-			       RXDP_MAX_QUEUES);
+			pr_err("--engines-per-queue %s: a number 1..%d, or auto\n",
+			       arg, RXDP_MAX_QUEUES);
 			return -1;
 		}
 		return 0;
@@ -509,7 +514,7 @@ static int rxdpd_configure(int argc, char **argv, const char **path)
 	rxdp_log_set_prefix("rxdpd");
 	rxdp_log_set_level(RXDP_LOG_INFO);
 	rxdpd.fifo_prio = RXDPD_FIFO_DEFAULT;
-	rxdpd.engines_per_queue = 1;
+	rxdpd.engines_per_queue = 0; /* auto */
 	rxdpd.user_mem = default_user_mem();
 	eng_cc_params_default(&rxdpd.cc);
 	eng_tcs_default(&rxdpd.tc_rest);

@@ -156,7 +156,7 @@ struct rxdpd {
 	int tx_thread; /* --tx-thread: RXDPD_TXT_* */
 	__u16 xsk_mode; /* --xsk: XDP_COPY, XDP_ZEROCOPY, 0 the driver's best */
 	int engines; /* --engines: per device (0, auto: a queue's, up to the CPUs) */
-	int engines_per_queue; /* --engines-per-queue (1) */
+	int engines_per_queue; /* --engines-per-queue, 0: auto */
 	gid_t group; /* --group: who may use the devices, with root */
 	bool group_set;
 	__u32 mtu_cap; /* the largest path MTU the data path carries */

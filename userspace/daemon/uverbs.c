@@ -460,6 +460,21 @@ static int uverbs_max_engines(void)
 	return n < 1 ? 1 : n;
 }
 
+/*
+ * --engines-per-queue auto: a device of one queue gets a second engine
+ * on it where the engines may use two CPUs, so one user's stream does not
+ * hold the thread another user's ping-pong waits for (README.md "Engines
+ * on one queue"); never with --poll (a second spinning thread), nor with
+ * several queues (their first engines already share the work, and an
+ * extra socket shrinks every socket's frames)
+ */
+static __u32 uverbs_engines_per_queue(__u32 nq, int max_ne)
+{
+	if (rxdpd.engines_per_queue)
+		return (__u32)rxdpd.engines_per_queue;
+	return nq == 1 && max_ne >= 2 && !rxdpd.poll ? 2 : 1;
+}
+
 /* Whether engine k is one beyond the first on its queue (its XSK slot) */
 static bool uverbs_eng_extra(const struct uverbs_dev *hd, int k)
 {
@@ -597,7 +612,7 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	 * sockets sharing its rings, as many as the engines the device may
 	 * run allow (README.md "Engines on one queue")
 	 */
-	hd->nsets = (__u32)rxdpd.engines_per_queue;
+	hd->nsets = uverbs_engines_per_queue(nq, hd->max_ne);
 	if (nq * hd->nsets > (__u32)hd->max_ne)
 		hd->nsets = (__u32)hd->max_ne / nq;
 	if (!hd->nsets)
