@@ -97,6 +97,7 @@ done <<'EOF'
 --tc eth9:0=1 --tc eth9:1=1 --tc eth9:2=1 --tc eth9:3-4=1|--tc eth9: 4 classes and SLs in none
 --engines-per-queue 0|--engines-per-queue 0: a number 1..16
 --engines-per-queue 2x|--engines-per-queue 2x: a number 1..16
+--engines-per-queue autom|--engines-per-queue autom: a number 1..16, or auto
 EOF
 echo "ok: rxdpd --cc, --cc-algo, --tc and --engines-per-queue refuse an unknown name, a value that is no number, SLs in two classes or none"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# More engines than queues (rxdpd --engines-per-queue 2 on 1-queue
-# veths): both engines bind a socket on the one queue, the second sharing
+# More engines than queues (rxdpd --engines-per-queue auto, the default:
+# 2 on 1-queue veths where the engines may use two CPUs): both engines bind a socket on the one queue, the second sharing
 # the first's UMEM and its fill and completion rings (XDP_SHARED_UMEM on
 # the same queue id), and the XDP program sends each QP's packets straight to its
 # engine's socket (the QP context's owner slot; engine/xsk.c, "A queue's
@@ -15,6 +15,7 @@
 # looped-back stream on host A of one user alone: both its contexts on the
 # queue's first engine, so nothing is handed over (a user's own contexts
 # on two engines would hand every packet over), every byte checked.
+# Last, auto with --poll: one engine (a second would spin a second CPU).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -26,7 +27,8 @@ tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 
 NETNS_QUEUES=1 NETNS_NO_IPV6=1 netns_pair
-RXDPD_ARGS="--engines-per-queue 2" rxdp_hosts "$tmp"
+# two engines whatever this machine's CPUs; the engines a queue: auto's
+RXDPD_ARGS="--engines 2" rxdp_hosts "$tmp"
 for h in A B; do
 	grep -q "data path up: 1 queue(s), 2 engine(s)" "$tmp/rxdpd-$h.log" ||
 		fail "host $h: not 2 engines on 1 queue: $(grep "data path" "$tmp/rxdpd-$h.log")"
@@ -91,4 +93,10 @@ wirecheck_wait loop || fail "wirecheck looped back on one engine"
 h=$(rxdp_counter "$NS_A" rx_handoffs)
 [ "$h" = "$h0" ] || fail "looped back on one engine: $((h - h0)) packets handed over"
 echo "ok   one user's looped-back stream on the queue's first engine: every byte checked, none handed over"
+
+RXDPD_ARGS="--engines 2 --poll" rxdp_restart "$NS_A" "$devA" "$tmp/rxdpd-A2.log"
+wait_until 5 grep -q "data path up" "$tmp/rxdpd-A2.log" || fail "polling: no data path"
+grep -q "data path up: 1 queue(s), 1 engine(s)" "$tmp/rxdpd-A2.log" ||
+	fail "auto with --poll: $(grep "data path" "$tmp/rxdpd-A2.log"), not 1 engine"
+echo "ok   auto with --poll: one engine on the queue"
 echo PASS
