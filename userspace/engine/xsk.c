@@ -121,6 +121,7 @@ struct xsk_fq {
 	atomic_int refs;
 	int nmem;
 	struct {
+		int fd; /* the member socket's */
 		uint64_t base, end; /* its TX buffers */
 		uint64_t *ret; /* completed, for it to take */
 		uint32_t nret;
@@ -469,6 +470,7 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t first,
 	for (uint32_t k = 0; k < ntx; k++)
 		s->free[k] = s->tx_base + (uint64_t)k * p->tx_buf;
 	s->nfree = s->tx_frames = ntx;
+	q->mem[s->fq_mem].fd = s->fd;
 	q->mem[s->fq_mem].base = s->tx_base;
 	q->mem[s->fq_mem].end = s->tx_base + (uint64_t)ntx * p->tx_buf;
 	if (i == 0) {
@@ -909,22 +911,37 @@ int rxdp_xsk_port_modes(struct rxdp_xsk_port *p, uint16_t *modes, int max)
  * frames in circulation: 4 608 counted); in zero-copy mode the driver's
  * empty fill ring counts only in the latter, and rx_dropped only frames
  * too big for a frame. So the larger of the two, with the full RX rings.
+ * The fill ring's count is its own, and sockets that share one (engines
+ * on one queue) each report it: so a queue's first socket counts for all
+ * of them (the larger of their rx_dropped summed and the fill ring's
+ * count), the others for nothing.
  */
 uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p)
 {
 	uint64_t n = 0;
 
 	for (int i = 0; i < p->n; i++) {
-		struct xdp_statistics st;
-		socklen_t len = sizeof(st);
+		struct xsk_fq *q = p->s[i].fq;
+		uint64_t dropped = 0, empty = 0;
 
-		memset(&st, 0, sizeof(st));
-		if (getsockopt(p->s[i].fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+		if (p->s[i].fq_mem)
 			continue;
-		n += st.rx_ring_full +
-		     (st.rx_dropped > st.rx_fill_ring_empty_descs
-			      ? st.rx_dropped
-			      : st.rx_fill_ring_empty_descs);
+		fq_lock(q);
+		for (int m = 0; m < q->nmem; m++) {
+			struct xdp_statistics st;
+			socklen_t len = sizeof(st);
+
+			memset(&st, 0, sizeof(st));
+			if (getsockopt(q->mem[m].fd, SOL_XDP, XDP_STATISTICS,
+				       &st, &len))
+				continue;
+			n += st.rx_ring_full;
+			dropped += st.rx_dropped;
+			if (!m)
+				empty = st.rx_fill_ring_empty_descs;
+		}
+		fq_unlock(q);
+		n += dropped > empty ? dropped : empty;
 	}
 	return n;
 }
