@@ -58,8 +58,8 @@ verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -D 6 -p 19300 "$ADDR_A" \
 	>"$tmp/cli" 2>&1 &
 cli=$!
 on_exit "kill $cli 2>/dev/null"
-# the scheduling class (ps: FF for SCHED_FIFO, TS) of the data-path thread
-# of the rxdpd in netns $1
+# the scheduling class (ps: FF for SCHED_FIFO, TS) of each data-path
+# thread of the rxdpd in netns $1 (a device of one queue has two engines)
 dp_class() {
 	for p in $(ip netns pids "$1"); do
 		ps -L -o comm=,cls= -p "$p" | awk '$1 == "rxdp-datapath" { print $2 }'
@@ -69,7 +69,7 @@ dp_class() {
 wait_until 20 bash -c "[ \"\$(ip netns exec $NS_B $RXDP_BIN/rxdp-ctl counters | awk '\$1 == \"rdma_sends\" {print \$2}')\" -gt 1000 ]" ||
 	fail "the stream does not run"
 other_b=0
-wait_until 3 bash -c "$(declare -f dp_class); [ \"\$(dp_class $NS_B)\" = TS ]" && other_b=1
+wait_until 3 bash -c "$(declare -f dp_class); dp_class $NS_B | grep -qx TS" && other_b=1
 ctl "$NS_B" all >"$tmp/b.json" || fail "rxdp-ctl --json all"
 ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" counters >"$tmp/b.txt" ||
 	fail "rxdp-ctl counters"

@@ -2,7 +2,8 @@
 # Engines follow their interface's queues (ethtool -L): host A's veth has 1
 # RX queue of 4 when A's data path comes up (one engine, one socket); then
 # it gets all 4 while that data path runs (and B's end, for XDP's sake,
-# its 4 TX queues). rxdpd (--engines 2) must start a
+# its 4 TX queues). rxdpd (--engines 2, one engine a queue: not auto's
+# two on a device of one queue) must start a
 # second engine for queue 1 and give queues 2 and 3 to the running engines,
 # within the second it looks; host B (--engines 4) sends from all 4 queues
 # (its contexts are spread over its 4 engines, each sending from its own
@@ -52,7 +53,8 @@ ip netns exec "$NS_A" "$RXDP_BIN/rxdp-loader" attach "$IF_A" >/dev/null ||
 ip netns exec "$NS_B" ethtool -L "$IF_B" tx 1 &&
 	ip netns exec "$NS_A" ethtool -L "$IF_A" rx 1 ||
 	fail "ethtool -L: this kernel's veth cannot change its queues"
-ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" --engines 2 >"$tmp/rxdpd-A.log" 2>&1 &
+ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" --engines 2 --engines-per-queue 1 \
+	>"$tmp/rxdpd-A.log" 2>&1 &
 on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
 devA=rxdp_$IF_A
 rxdp_wait_port "$NS_A" "$devA"
