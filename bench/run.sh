@@ -951,9 +951,16 @@ share_stream() {
 	sspids+=($!)
 }
 share_stream_end() { # wait for the stream: its Gbit/s to $tmp/ssbw
-	wait "${sspids[@]}"
+	local rc=0
+	wait "${sspids[0]}" || rc=$?
+	wait "${sspids[1]}" || rc=$((rc ? rc : $?))
 	sspids=()
 	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print $4}' "$tmp/ssc" | tail -n 1 >"$tmp/ssbw"
+	# a stream that failed or moved nothing says why, not just 0
+	if [ $rc != 0 ] || ! awk '$1 > 0 {ok = 1} END {exit !ok}' "$tmp/ssbw"; then
+		echo "  the stream (exit $rc) reported '$(cat "$tmp/ssbw")': its server, then its client:" >&2
+		tail -n 5 "$tmp/sss" "$tmp/ssc" >&2
+	fi
 }
 bench_share() { # bench_share QUEUES[xENGINES_PER_QUEUE]
 	local r load path size v v5 c=$1 q=${1%x*} epq=1 sh=share
