@@ -418,7 +418,8 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 		rxdpd.engines_per_queue = (int)strtol(arg, &end, 10);
 		if (*end || end == arg || rxdpd.engines_per_queue < 1 ||
 		    rxdpd.engines_per_queue > RXDP_MAX_QUEUES) {
-			pr_err("--engines-per-queue %s: a number 1..%d, or auto\n",
+			pr_err("--engines-per-queue %s: a number 1..%d, or "
+			       "auto\n",
 			       arg, RXDP_MAX_QUEUES);
 			return -1;
 		}
