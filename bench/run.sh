@@ -706,10 +706,15 @@ EOF
 # incast_flows_rxdp K Q N: host i (2..K+1) sends N 64 KiB messages on each
 # of Q QPs to host 1; per host "GBITS" or "fail" to $tmp/flows, and the
 # perftest output of a flow that failed to incast-failures.log (under the
-# run's $name)
+# run's $name). Every send is signaled (-Q 1): perftest's client counts a
+# completion as cq_mod sends (100 by default), the last one of a QP too, so
+# with several QPs whose progress differs and N above its tx depth (128) it
+# counted all done while one QP still had sends to post, stopped polling,
+# and spun until the run's limit (8 s runs of 16x4: 5-13 flows of 16 "failed"
+# that way, each server 10 receives short on one QP)
 incast_flows_rxdp() {
 	local k=$1 q=$2 n=$3 i rt spids=() cpids=() rs=() to=$INCAST_LIMIT
-	local args=(ib_send_bw -e -F -s 65536 -n "$n" -q "$q" --tclass="$INCAST_TCLASS" --report_gbits)
+	local args=(ib_send_bw -e -F -s 65536 -n "$n" -q "$q" -Q 1 --tclass="$INCAST_TCLASS" --report_gbits)
 	for i in $(seq 2 $((k + 1))); do
 		RXDP_VERBS_TIMEOUT=$to verbs "${SW_NS[1]}" "${args[@]}" -p $((18700 + i)) \
 			-d "${idev[1]}" -x "${igid[1]}" >"$tmp/is$i" 2>&1 &
