@@ -798,7 +798,7 @@ for p in sys.argv[1:]:
 # when it reports, after its data, in each of its 2 x K processes (with 16
 # hosts, 7 CPU-seconds on this 2-core VM after the port's last byte)
 incast_measure() {
-	local t0 b0 t b tl bl te
+	local t0 b0 t b tl bl te late=
 	wait_until "$INCAST_LIMIT" incast_started "$@"
 	t0=${EPOCHREALTIME/./} # microseconds
 	read -r b0 _ <<<"$(incast_tbf)"
@@ -813,6 +813,14 @@ incast_measure() {
 		# bytes a microsecond): busy
 		[ $(((b - bl) * 800)) -gt $(((t - tl) * INCAST_RATE)) ] && te=$t
 		tl=$t bl=$b
+		# flows about to be ended by their limit: their QPs as they
+		# stand (una against next: an ACK missing, or every packet
+		# acknowledged and the completion not seen)
+		if [[ $name == "incast rxdp "* ]] && [ -z "$late" ] &&
+			[ $((t - t0)) -gt $(((INCAST_LIMIT - 8) * 1000000)) ]; then
+			late=1
+			incast_qps >>"$out/incast-failures.log"
+		fi
 	done
 	awk -v a="$t0" -v b="$te" -v c="${b0:-0}" -v r="$INCAST_RATE" \
 		'BEGIN {print (b - a) / 1e6 + c * 8 / (r * 1e6)}' >"$tmp/span"
@@ -821,6 +829,14 @@ incast_measure() {
 	iping=
 }
 incast_started() { incast_busy || incast_gone "$@"; }
+incast_qps() { # every host's QPs (rxdp-ctl qps), for a run that is late
+	local ns
+	echo "== $name: flows still running $((INCAST_LIMIT - 8)) s in, their QPs"
+	for ns in "${SW_NS[@]:1:k+1}"; do
+		echo "-- $ns"
+		ip netns exec "$ns" "$bin/rxdp-ctl" qps 2>&1
+	done
+}
 
 # incast_run T K Q BUF MARK: one run of T (rxdp or tcp), K hosts of Q QPs
 # (streams) each into host 1's port, its buffer BUF bytes, marking MARK
