@@ -20,8 +20,9 @@
  *         as in-order requests pass (the engine sees them later, so its view
  *         lags the wire) and sets flags. The engine keeps una_psn/next_psn
  *         current through a shared mapping with plain aligned 32-bit stores
- *         (no syscall per packet). The rules both sides apply to a packet
- *         are include/rxdp/rules.h.
+ *         (no syscall per packet), and each QP's rate and alpha beside
+ *         them. The rules both sides apply to a packet are
+ *         include/rxdp/rules.h.
  * qp_stats (PERCPU_ARRAY, same index -> struct rxdp_qp_stats)
  * stats   (PERCPU_ARRAY, enum rxdp_verdict -> __u64 packets)
  * xsks    (XSKMAP, owner_slot * RXDP_MAX_QUEUES + rx queue -> AF_XDP socket):
@@ -131,7 +132,14 @@ struct rxdp_qp_psn {
 	 * which its engine keeps off (engine.c, placement)
 	 */
 	__u32 rx_cpu;
-	__u32 pad[2];
+	/*
+	 * the engine's, for bpftool (the program never reads them): the
+	 * requester's rate as its congestion control has it (kbit/s, at most
+	 * 2^32 - 1) and DCQCN's alpha (1/1024), as of the last ACK that moved
+	 * una_psn or the last CNP
+	 */
+	__u32 cc_rate_kbps;
+	__u32 cc_alpha;
 };
 
 struct rxdp_qp_stats {

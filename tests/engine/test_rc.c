@@ -4953,11 +4953,14 @@ static void test_cc_reaction_point(void **state)
 {
 	struct pair *p = pair_new(&default_opts);
 	struct host *a = &p->h[0];
+	/* its slot of qp_psn, where bpftool reads the rate and alpha */
+	const struct rxdp_qp_psn *slot = &a->psn[QPN_A & RXDP_QP_INDEX_MASK];
 	struct rxdp_engine_qp_cc cc;
 
 	rxdp_engine_qp_cc(a->qp, &cc);
 	assert_int_equal(cc.rate_kbps, 100000000);
 	assert_false(cc.paced);
+	assert_int_equal(slot->cc_rate_kbps, 100000000);
 	cc_inject_cnp(p, 2);
 	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), 1);
 	/* 100,000,000 * 1023 / 2048 = 49,951,171.9: 49,951,171 off */
@@ -4966,12 +4969,15 @@ static void test_cc_reaction_point(void **state)
 	assert_int_equal(cc.target_kbps, 100000000);
 	assert_int_equal(cc.alpha, 1023);
 	assert_true(cc.paced);
+	assert_int_equal(slot->cc_rate_kbps, 50048829);
+	assert_int_equal(slot->cc_alpha, 1023);
 	/* not the peer: ignored, nothing moves */
 	cc_inject_cnp(p, 9);
 	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_IGNORED), 1);
 	assert_int_equal(hwc(a, RXDP_HWC_RP_CNP_HANDLED), 1);
 	rxdp_engine_qp_cc(a->qp, &cc);
 	assert_int_equal(cc.rate_kbps, 50048829);
+	assert_int_equal(slot->cc_rate_kbps, 50048829);
 	/*
 	 * 10 us after the first (the wrong one's drive and 9 more): alpha's
 	 * 10 periods, the first with the CNP: 1023, then 9 decays
@@ -4987,6 +4993,8 @@ static void test_cc_reaction_point(void **state)
 	assert_int_equal(cc.alpha, 978);
 	assert_int_equal(cc.rate_kbps, 26148559);
 	assert_int_equal(cc.target_kbps, 100000000);
+	assert_int_equal(slot->cc_rate_kbps, 26148559);
+	assert_int_equal(slot->cc_alpha, 978);
 	pair_free(p);
 }
 

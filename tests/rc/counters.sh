@@ -13,7 +13,8 @@
 #    tests/rc/poll.sh has it 0 with --poll)
 #  - a stream looped back on one device keeps its thread SCHED_FIFO
 #  - link_downed counts the port going down
-#  - rxdpd --cc reaches the engine: a QP's DCQCN rate starts at rp_max_rate;
+#  - rxdpd --cc reaches the engine: a QP's DCQCN rate starts at rp_max_rate
+#    (rxdp-ctl, and its qp_psn slot through bpftool with the same alpha);
 #    --cc-algo gives each device its algorithm (every one's, and one
 #    interface's of its own), as rxdp-ctl devices shows it; the sender's QP
 #    shows its smoothed RTT
@@ -26,7 +27,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd ib_write_bw setpriv python3 timeout
+require_cmd ib_write_bw setpriv python3 timeout bpftool
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 on_exit "rm -rf '$tmp'"
@@ -71,6 +72,17 @@ wait_until 20 bash -c "[ \"\$(ip netns exec $NS_B $RXDP_BIN/rxdp-ctl counters | 
 other_b=0
 wait_until 3 bash -c "$(declare -f dp_class); dp_class $NS_B | grep -qx TS" && other_b=1
 ctl "$NS_B" all >"$tmp/b.json" || fail "rxdp-ctl --json all"
+# the same QP's rate and alpha in its qp_psn slot, through bpftool (key:
+# the QPN's index bits, little-endian)
+qpn=$(python3 -c 'import json, sys
+print([q["qpn"] for q in json.load(open(sys.argv[1]))["qps"]
+       if q["type"] == "RC" and q["state"] == "RTS"][0])' "$tmp/b.json") ||
+	fail "no RC QP in RTS"
+idx=$((qpn & ((1 << 14) - 1)))
+# shellcheck disable=SC2046 # four bytes, four words
+bpftool -j map lookup pinned "$(rxdp_pin_dir "$NS_B" "$IF_B")/qp_psn" \
+	key $((idx & 255)) $((idx >> 8 & 255)) 0 0 >"$tmp/slot.json" ||
+	fail "bpftool: no qp_psn slot for QP $qpn"
 ip netns exec "$NS_B" "$RXDP_BIN/rxdp-ctl" counters >"$tmp/b.txt" ||
 	fail "rxdp-ctl counters"
 ctl "$NS_B" counters setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -98,17 +110,24 @@ sl_b=$(rxdp_counter "$NS_B" datapath_sleeps)
 echo "ok   both sides' data-path threads slept for work ($sl_a, $sl_b times)"
 
 python3 - "$tmp/b.json" "$tmp/b-nobody.json" "$tmp/b-after.json" "$names" \
-	<<'EOF' || fail "counters"
+	"$tmp/slot.json" <<'EOF' || fail "counters"
 import json, sys
 d = json.load(open(sys.argv[1]))
 other = json.load(open(sys.argv[2]))
 after = json.load(open(sys.argv[3]))["devices"][0]["counters"]
 names = sys.argv[4].split()
+slot = json.load(open(sys.argv[5]))["formatted"]["value"]
 dev = d["devices"][0]
 assert list(dev["counters"]) == names, dev["counters"]
 rc = [q for q in d["qps"] if q["type"] == "RC" and q["state"] == "RTS"]
 assert rc, "no RC QP in RTS: %s" % d["qps"]
 assert rc[0]["rate_kbps"] == 123456000, rc[0]["rate_kbps"]
+# bpftool reads the rate and alpha rxdp-ctl shows
+assert slot["qpn"] == rc[0]["qpn"], slot
+assert slot["cc_rate_kbps"] == 123456000, slot
+assert slot["cc_alpha"] == rc[0]["alpha"], (slot, rc[0]["alpha"])
+print("ok   bpftool: QP %d's qp_psn slot has its rate (%d kbit/s) and alpha "
+      "(%d)" % (slot["qpn"], slot["cc_rate_kbps"], slot["cc_alpha"]))
 assert 0 < rc[0]["srtt_us"] < 1000000, rc[0]["srtt_us"]
 assert dev["cc_algo"] == "off", dev["cc_algo"]
 q = rc[0]["counters"]

@@ -851,6 +851,7 @@ void hold_flush(struct rxdp_eqp *qp);
 void hold_free(struct rxdp_eqp *qp);
 /* qpmap.c: the QP's images in the maps the XDP program reads */
 void qpmap_una(struct rxdp_eqp *qp);
+void qpmap_cc(struct rxdp_eqp *qp);
 void qpmap_next(struct rxdp_eqp *qp);
 void qpmap_psn_sync(struct rxdp_eqp *qp);
 void qpmap_seed_epsn(struct rxdp_eqp *qp);

@@ -12,7 +12,9 @@
  *   (modify, or the transport taking the QP to ERR), when the path's MAC
  *   changes; deleted at destroy.
  * - qp_psn: una_psn and next_psn this file only (32-bit release stores
- *   through the mapping, no system call per packet); epsn seeded here when
+ *   through the mapping, no system call per packet), and with una_psn the
+ *   QP's rate and alpha (cc_rate_kbps, cc_alpha; and at each CNP); epsn
+ *   seeded here when
  *   the QP gets its rq_psn, advanced from then on by the XDP program (it
  *   sees requests before the engine, whose view lags the wire), and moved
  *   on here, never back, past requests the responder held or took that
@@ -38,10 +40,21 @@ static void psn_store(__u32 *p, uint32_t v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
-/* The requester's window, for the program's response check */
+/* The rate congestion control gives the QP, and alpha, for bpftool */
+void qpmap_cc(struct rxdp_eqp *qp)
+{
+	uint64_t kbps = qp->cc.rc;
+
+	psn_store(&qp->psn->cc_rate_kbps,
+		  kbps > UINT32_MAX ? UINT32_MAX : (uint32_t)kbps);
+	psn_store(&qp->psn->cc_alpha, qp->cc.alpha);
+}
+
+/* The requester's window, for the program's response check; its rate */
 void qpmap_una(struct rxdp_eqp *qp)
 {
 	psn_store(&qp->psn->una_psn, qp->comp.una);
+	qpmap_cc(qp);
 }
 
 void qpmap_next(struct rxdp_eqp *qp)

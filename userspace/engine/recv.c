@@ -79,7 +79,8 @@ static void recv_cnp(struct rxdp_eqp *qp)
 		eng_hwc(qp, RXDP_HWC_RP_CNP_IGNORED);
 		return;
 	}
-	eng_cc_rp_cnp(&qp->cc, &e->cc, e->now);
+	if (eng_cc_rp_cnp(&qp->cc, &e->cc, e->now))
+		qpmap_cc(qp);
 	eng_hwc(qp, RXDP_HWC_RP_CNP_HANDLED);
 }
 
