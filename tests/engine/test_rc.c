@@ -115,10 +115,13 @@ static uint64_t vclock_read(void *arg)
 	return __atomic_load_n(&vclock, __ATOMIC_RELAXED);
 }
 
-static void host_init(struct pair *p, int i, const struct qp_opts *o)
+/* Host i's engine as o has it, on its side of p's wire */
+static struct rxdp_engine_config host_cfg(struct pair *p, int i,
+					  const struct qp_opts *o)
 {
 	struct host *h = &p->h[i];
-	struct rxdp_engine_config cfg = {
+
+	return (struct rxdp_engine_config){
 		.ops = &memwire_ops,
 		.port = memwire_port(p->w, i),
 		.psn_table = h->psn,
@@ -134,6 +137,12 @@ static void host_init(struct pair *p, int i, const struct qp_opts *o)
 		.tcs = o->tcs,
 		.go_back_n = (o->go_back_n >> i) & 1,
 	};
+}
+
+static void host_init(struct pair *p, int i, const struct qp_opts *o)
+{
+	struct host *h = &p->h[i];
+	struct rxdp_engine_config cfg = host_cfg(p, i, o);
 	struct rxdp_eqp_init init = {
 		.qpn = i ? QPN_B : QPN_A,
 		.qp_type = o->type ? o->type : IBV_QPT_RC,
@@ -4998,6 +5007,319 @@ static void test_cc_reaction_point(void **state)
 	pair_free(p);
 }
 
+/* --- a QP handed to a successor (takeover.c) ------------------------------ */
+
+/* What a host's owner holds, as a client of rxdpd does: its CQs' and QP's rings */
+struct tk_rings {
+	struct rxdp_hca_cq *scq, *rcq;
+	void *qp;
+	struct rxdp_eqp_init init;
+};
+
+#define TK_CQ 4096
+
+/* Host i's CQs and QP made on rings of r (an engine's objects on them) */
+static void tk_objects(struct pair *p, int i, struct tk_rings *r)
+{
+	struct host *a = &p->h[i];
+
+	a->scq = rxdp_engine_create_cq_shared(a->e, r->scq, TK_CQ, NULL);
+	a->rcq = rxdp_engine_create_cq_shared(a->e, r->rcq, TK_CQ, NULL);
+	assert_non_null(a->scq);
+	assert_non_null(a->rcq);
+	r->init.send_cq = a->scq;
+	r->init.recv_cq = a->rcq;
+	a->qp = rxdp_engine_create_qp(a->e, &r->init);
+	assert_non_null(a->qp);
+	host_connect(p, i, &default_opts);
+}
+
+/* Host i's QP and CQs, made again on rings the test holds */
+static void tk_rings_new(struct pair *p, int i, struct tk_rings *r)
+{
+	struct host *a = &p->h[i];
+	struct ibv_qp_cap cap = { .max_send_wr = 512,
+				  .max_recv_wr = 512,
+				  .max_send_sge = 8,
+				  .max_recv_sge = 8,
+				  .max_inline_data = 256 };
+	struct rxdp_hca_qp_layout lay;
+	struct rxdp_hca_qp *sh;
+	uint32_t ss, rs;
+
+	assert_int_equal(rxdp_engine_destroy_qp(a->qp), 0);
+	assert_int_equal(rxdp_engine_destroy_cq(a->scq), 0);
+	assert_int_equal(rxdp_engine_destroy_cq(a->rcq), 0);
+	assert_int_equal(rxdp_engine_qp_caps(&cap), 0);
+	ss = rxdp_hca_swqe_stride(cap.max_send_sge, cap.max_inline_data);
+	rs = rxdp_hca_rwqe_stride(cap.max_recv_sge);
+	rxdp_hca_qp_layout(cap.max_send_wr, ss, cap.max_recv_wr, rs, &lay);
+	r->scq = calloc(1, rxdp_hca_cq_bytes(TK_CQ));
+	r->rcq = calloc(1, rxdp_hca_cq_bytes(TK_CQ));
+	r->qp = aligned_alloc(4096, (lay.bytes + 4095) & ~(size_t)4095);
+	assert_non_null(r->scq);
+	assert_non_null(r->rcq);
+	assert_non_null(r->qp);
+	memset(r->qp, 0, lay.bytes);
+	sh = r->qp;
+	sh->sq.size = cap.max_send_wr;
+	sh->sq.stride = ss;
+	sh->rq.size = cap.max_recv_wr;
+	sh->rq.stride = rs;
+	r->init = (struct rxdp_eqp_init){ .sh = sh,
+					  .sh_sq = (char *)r->qp + lay.sq_off,
+					  .sh_rq = (char *)r->qp + lay.rq_off,
+					  .qpn = i ? QPN_B : QPN_A,
+					  .qp_type = IBV_QPT_RC,
+					  .cap = cap };
+	tk_objects(p, i, r);
+}
+
+/*
+ * Host i's engine stops where it is, as rxdpd hands over to a successor: its
+ * QP's state saved, its engine gone (nothing flushed, nothing completed);
+ * a new engine on the same wire, its CQs, MR (with its key) and QP made
+ * again on the same rings and the state restored. The saved bytes, with
+ * their version changed, are refused first.
+ */
+static void tk_takeover(struct pair *p, int i, struct tk_rings *r)
+{
+	struct host *a = &p->h[i];
+	struct rxdp_engine_config cfg = host_cfg(p, i, &default_opts);
+	uint32_t key = rxdp_emr_lkey(a->mr);
+	__u64 dev[RXDP_HWC_MAX];
+	long n;
+	uint8_t *st, *bad;
+	char why[128];
+
+	/* a running engine's state would move on under the save */
+	assert_int_equal(rxdp_engine_qp_save(a->qp, NULL, 0), -EAGAIN);
+	rxdp_engine_halt(a->e);
+	n = rxdp_engine_qp_save(a->qp, NULL, 0);
+	st = malloc((size_t)n);
+	bad = malloc((size_t)n);
+	assert_true(n > 0);
+	assert_non_null(st);
+	assert_non_null(bad);
+	n = rxdp_engine_qp_save(a->qp, st, (size_t)n);
+	assert_true(n > 0);
+	rxdp_engine_hw_counters(a->e, NULL, dev);
+	assert_int_equal(rxdp_engine_destroy_qp(a->qp), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(a->mr), 0);
+	assert_int_equal(rxdp_engine_destroy_cq(a->scq), 0);
+	assert_int_equal(rxdp_engine_destroy_cq(a->rcq), 0);
+	rxdp_engine_destroy(a->e);
+	/*
+	 * The blackout: the peer goes on alone and what it sends meanwhile
+	 * is lost (what was on its way before is not: a socket's RX ring
+	 * keeps it for the successor)
+	 */
+	memwire_cut(p->w, 1);
+	for (int k = 0; k < 5; k++) {
+		rxdp_engine_progress(p->h[!i].e);
+		__atomic_add_fetch(&vclock, VCLOCK_TICK, __ATOMIC_RELAXED);
+	}
+	memwire_cut(p->w, 0);
+
+	a->e = rxdp_engine_create(&cfg);
+	assert_non_null(a->e);
+	rxdp_engine_hw_counters_set(a->e, dev);
+	a->mr = rxdp_engine_reg_mr(
+		a->e, a->buf, BUF, (uintptr_t)a->buf,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	assert_non_null(a->mr);
+	assert_int_equal(rxdp_engine_mr_set_key(a->mr, key), 0);
+	assert_int_equal(rxdp_emr_lkey(a->mr), key);
+	tk_objects(p, i, r);
+	/* a version this engine does not read: refused, one reason */
+	memcpy(bad, st, (size_t)n);
+	((uint32_t *)bad)[1] = 99;
+	assert_int_equal(rxdp_engine_qp_restore(a->qp, bad, (size_t)n, why,
+						sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "version 99"));
+	assert_int_equal(rxdp_engine_qp_restore(a->qp, st, (size_t)n, why,
+						sizeof(why)),
+			 0);
+	free(st);
+	free(bad);
+}
+
+/* Both QPs still in RTS, no event at either end; the pair and r freed */
+static void tk_end(struct pair *p, struct tk_rings *r)
+{
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rxdp_engine_qp_state(p->h[i].qp),
+				 IBV_QPS_RTS);
+		for (int k = 0; k < 32; k++)
+			assert_int_equal(events[i][k], 0);
+	}
+	pair_free(p);
+	free(r->scq);
+	free(r->rcq);
+	free(r->qp);
+}
+
+/*
+ * A stream handed over mid-flight: a posts 48 Writes of 16 packets to b
+ * and 8 Reads of 8 packets from b, the engines run a few rounds (some
+ * Writes acknowledged, some in flight, some not sent), a's engine is
+ * replaced by a successor that restores the QP, and the stream goes on:
+ * every WR completes once, in order, successfully; every byte is where it
+ * belongs at both ends; neither side saw an error or an event; a's
+ * counters went on from the predecessor's.
+ */
+static void test_takeover_mid_stream(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	enum {
+		NW = 48,
+		NR = 8,
+		WLEN = 16 * MTU,
+		RLEN = 8 * MTU
+	};
+	struct ibv_wc wc[NW + NR];
+	struct rxdp_engine_stats sa;
+	struct tk_rings r;
+	uint64_t sent;
+
+	tk_rings_new(p, 0, &r);
+	warm_up(p);
+	fill(a->buf, NW * WLEN, 7);
+	fill(b->buf + BUF / 2, NR * RLEN, 9);
+	tp_hold = true;
+	for (uint32_t i = 0; i < NW; i++)
+		post_send1(a, IBV_WR_RDMA_WRITE, i, i * WLEN, WLEN,
+			   (uintptr_t)b->buf + i * WLEN, rxdp_emr_rkey(b->mr),
+			   0, IBV_SEND_SIGNALED);
+	for (uint32_t i = 0; i < NR; i++)
+		post_send1(a, IBV_WR_RDMA_READ, NW + i, BUF / 2 + i * RLEN,
+			   RLEN, (uintptr_t)b->buf + BUF / 2 + i * RLEN,
+			   rxdp_emr_rkey(b->mr), 0, IBV_SEND_SIGNALED);
+	tp_hold = false;
+	for (int i = 0; i < 2; i++)
+		drive(p);
+	sent = hwc(a, RXDP_HWC_SENT_PKTS);
+	/* mid-stream: some acknowledged, some sent and not yet, some not sent */
+	print_message("handed over at una %#x, next %#x (from %#x to %#x)\n",
+		      a->psn[QPN_A & RXDP_QP_INDEX_MASK].una_psn,
+		      a->psn[QPN_A & RXDP_QP_INDEX_MASK].next_psn,
+		      psn_add(A_PSN0, 1),
+		      psn_add(A_PSN0, 1 + NW * 16 + NR * 8));
+	assert_true(psn_after(a->psn[QPN_A & RXDP_QP_INDEX_MASK].una_psn,
+			      psn_add(A_PSN0, 16)));
+	assert_true(psn_after(a->psn[QPN_A & RXDP_QP_INDEX_MASK].next_psn,
+			      a->psn[QPN_A & RXDP_QP_INDEX_MASK].una_psn));
+	assert_true(psn_before(a->psn[QPN_A & RXDP_QP_INDEX_MASK].next_psn,
+			       psn_add(A_PSN0, 1 + NW * 16 + NR * 8)));
+	tk_takeover(p, 0, &r);
+	assert_true(hwc(a, RXDP_HWC_SENT_PKTS) >= sent);
+	wait_wc(p, a->scq, wc, NW + NR);
+	for (uint32_t i = 0; i < NW + NR; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	expect_no_wc(p, a->scq);
+	rxdp_engine_get_stats(a->e, &sa);
+	print_message("the successor: %llu retransmitted, %llu probes, %llu "
+		      "timer expiries\n",
+		      (unsigned long long)sa.retransmits,
+		      (unsigned long long)sa.tlp_probes,
+		      (unsigned long long)(sa.rto_expiries + sa.timeouts));
+	/* what the handover lost is resent, not the window */
+	assert_true(sa.retransmits < 64);
+	assert_memory_equal(b->buf, a->buf, NW * WLEN);
+	assert_memory_equal(a->buf + BUF / 2, b->buf + BUF / 2, NR * RLEN);
+	tk_end(p, &r);
+}
+
+/*
+ * The responder handed over mid-stream: a sends 48 Sends of 16 packets to
+ * b, every third followed by a fetch-and-add on one word of b's; b's
+ * engine is replaced after a few rounds (its expected PSN, MSN, the
+ * receive it was filling and its atomic replay cache carried). Every Send
+ * lands once, whole and in order, in its receive; every fetch-and-add is
+ * done exactly once (the word ends at their count, each one's result its
+ * rank); no error, no event at either end.
+ */
+static void test_takeover_responder(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	enum {
+		NS = 48,
+		NA = NS / 3,
+		LEN = 16 * MTU
+	};
+	struct ibv_wc wc[NS + NA];
+	uint64_t *word = (uint64_t *)(b->buf + BUF - 8);
+	uint64_t *res = (uint64_t *)(a->buf + BUF / 2);
+	struct fault fa, fb;
+	struct tk_rings r;
+	uint32_t k = 0, epsn, base = psn_add(A_PSN0, 1);
+
+	tk_rings_new(p, 1, &r);
+	warm_up(p);
+	*word = 0;
+	fill(a->buf, NS * LEN, 11);
+	for (uint32_t i = 0; i < NS; i++)
+		post_recv1(b, i, i * LEN, LEN);
+	tp_hold = true;
+	for (uint32_t i = 0; i < NS; i++) {
+		post_send1(a, IBV_WR_SEND, k++, i * LEN, LEN, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+		if (i % 3 == 2)
+			post_atomic(a, IBV_WR_ATOMIC_FETCH_AND_ADD, k++,
+				    BUF / 2 + 8 * (i / 3), (uintptr_t)word,
+				    rxdp_emr_rkey(b->mr), 1, 0);
+	}
+	tp_hold = false;
+	/*
+	 * (PSNs from base: 3 Sends of 16 and a fetch-and-add, 49 a group.)
+	 * The first two fetch-and-adds' answers (base + 48, + 97) are lost on
+	 * their way to a, and b takes the eighth Send's first half only
+	 * (base + 114 to + 121; the rest comes later): the successor answers
+	 * the fetch-and-adds asked again from its replay cache and finishes
+	 * that Send's receive
+	 */
+	fault_set(p, 1, &fb, FAULT_REQ, psn_add(base, 122), psn_add(base, 129),
+		  1);
+	fault_set(p, 0, &fa, FAULT_ACK, psn_add(base, 48), psn_add(base, 97),
+		  1);
+	drive(p);
+	epsn = b->psn[QPN_B & RXDP_QP_INDEX_MASK].epsn;
+	print_message("handed over at b's epsn %#x (from %#x to %#x)\n", epsn,
+		      base, psn_add(base, NS * 16 + NA));
+	/* inside the eighth Send, its first packets taken */
+	assert_true(psn_after(epsn, psn_add(base, 114)));
+	assert_true(psn_before(epsn, psn_add(base, 130)));
+	tk_takeover(p, 1, &r);
+	memwire_set_filter(p->w, 0, xdp_like, a->psn);
+	memwire_set_filter(p->w, 1, xdp_like, b->psn);
+	print_message("dropped: %llu requests to b, %llu answers to a\n",
+		      (unsigned long long)fb.dropped,
+		      (unsigned long long)fa.dropped);
+	wait_wc(p, a->scq, wc, NS + NA);
+	for (uint32_t i = 0; i < NS + NA; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	wait_wc(p, b->rcq, wc, NS);
+	for (uint32_t i = 0; i < NS; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+		assert_int_equal(wc[i].byte_len, LEN);
+	}
+	expect_no_wc(p, b->rcq);
+	assert_memory_equal(b->buf, a->buf, NS * LEN);
+	assert_int_equal(*word, NA);
+	for (uint32_t i = 0; i < NA; i++)
+		assert_int_equal(res[i], i);
+	tk_end(p, &r);
+}
+
 /*
  * The knobs: ecn_off sends the traffic class as the path gives it (not
  * ECT(0)); the algorithm off sends no CNP for CE and takes none (rp_cnp_ignored)
@@ -5335,6 +5657,8 @@ int main(void)
 		cmocka_unit_test(test_forged_source),
 		cmocka_unit_test(test_cc_notification_point),
 		cmocka_unit_test(test_cc_reaction_point),
+		cmocka_unit_test(test_takeover_mid_stream),
+		cmocka_unit_test(test_takeover_responder),
 		cmocka_unit_test(test_cc_pacing),
 		cmocka_unit_test(test_cc_off),
 		cmocka_unit_test(test_cc_delay),

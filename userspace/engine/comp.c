@@ -397,6 +397,20 @@ static void req_alive(struct rxdp_eqp *qp)
 		qp->comp.tlp_at = qp->e->now + req_pto(qp);
 }
 
+/*
+ * A QP restored from a predecessor's state (takeover.c): its timers start
+ * from now, as its predecessor's would have on its last progress. What the
+ * handover lost (packets the predecessor had not flushed, answers that came
+ * while no engine ran) is recovered as any loss is: going back from una at
+ * once would resend a window the peer mostly has (test_takeover_mid_stream:
+ * 256 packets against 4).
+ */
+void req_resume(struct rxdp_eqp *qp)
+{
+	qp->comp.rtt_timing = false;
+	req_alive(qp);
+}
+
 /* una moved: the path works, every timer and counter starts over */
 static void req_progress(struct rxdp_eqp *qp)
 {

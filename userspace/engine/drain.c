@@ -294,6 +294,22 @@ static int drain_qp(struct rxdp_eqp *qp, uint32_t *budget)
 	return n + (r > 0 ? r : 0);
 }
 
+/*
+ * Everything posted to a QP's rings taken now, whatever a pass's budget
+ * (a QP restored from a predecessor's state: its records are rebuilt from
+ * the rings before its progress is laid over them). false if a ring broke
+ * the rules. Engine lock held.
+ */
+bool eng_drain_qp_all(struct rxdp_eqp *qp)
+{
+	uint32_t budget;
+
+	do
+		budget = ENG_DRAIN_QP;
+	while (drain_qp(qp, &budget) > 0 && !qp->broken);
+	return !qp->broken;
+}
+
 /* Take what the owners posted: engine lock held, once per pass */
 int eng_drain(struct rxdp_engine *e)
 {

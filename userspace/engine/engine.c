@@ -40,6 +40,8 @@ static void eng_run_locked(struct rxdp_engine *e)
 	uint64_t until;
 	int n, passes = 0;
 
+	if (e->halted)
+		return;
 	/*
 	 * bounded, so a caller's post or poll returns under a flood, and the
 	 * control thread waits a pass at most (eng_lock)
@@ -1151,10 +1153,31 @@ err:
 	return NULL;
 }
 
-void rxdp_engine_destroy(struct rxdp_engine *e)
+/* The progress thread, if it runs, ended */
+static void eng_thread_stop(struct rxdp_engine *e)
 {
 	uint64_t one = 1;
 
+	if (!e->thread_running)
+		return;
+	atomic_store(&e->stop, true);
+	if (write(e->evfd, &one, sizeof(one)) < 0) {
+		/* already signalled */
+	}
+	pthread_join(e->thread, NULL);
+	e->thread_running = false;
+}
+
+void rxdp_engine_halt(struct rxdp_engine *e)
+{
+	eng_thread_stop(e);
+	pthread_mutex_lock(&e->lock);
+	e->halted = true;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void rxdp_engine_destroy(struct rxdp_engine *e)
+{
 	if (!e)
 		return;
 	if (e->cfg.group) {
@@ -1162,13 +1185,7 @@ void rxdp_engine_destroy(struct rxdp_engine *e)
 		e->cfg.group->e[e->cfg.group_index] = NULL;
 		pthread_rwlock_unlock(&e->cfg.group->lock);
 	}
-	if (e->thread_running) {
-		atomic_store(&e->stop, true);
-		if (write(e->evfd, &one, sizeof(one)) < 0) {
-			/* already signalled */
-		}
-		pthread_join(e->thread, NULL);
-	}
+	eng_thread_stop(e);
 	close(e->evfd);
 	close(e->epfd);
 	free(e->qp_tab);

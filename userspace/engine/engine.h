@@ -273,6 +273,13 @@ unsigned int rxdp_engine_maps_clean(const struct rxdp_engine_maps *maps,
 struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg);
 /* Stops the progress thread; every QP/CQ/MR must be destroyed first. */
 void rxdp_engine_destroy(struct rxdp_engine *e);
+/*
+ * The engine stops where it is, at the end of a pass, for good: its thread
+ * ends and no call runs a pass again (nothing sent, taken or completed), so
+ * that its QPs' state can be saved for a successor (rxdp_engine_qp_save)
+ * and stays what was saved. Objects can still be destroyed.
+ */
+void rxdp_engine_halt(struct rxdp_engine *e);
 /* Do pending work now (RX, TX, timers) if no other thread is doing it. */
 void rxdp_engine_progress(struct rxdp_engine *e);
 /*
@@ -568,6 +575,49 @@ struct rxdp_eqp_rings {
 	bool srq; /* receives come from an SRQ: no RQ */
 };
 void rxdp_engine_qp_rings(struct rxdp_eqp *qp, struct rxdp_eqp_rings *r);
+
+/* --- a QP handed to a successor (takeover.c) ---------------------------- */
+
+/*
+ * A QP's transport state, for an engine of another process to go on where
+ * this one stopped (README.md, "Takeover"): its PSNs, the completer's
+ * window, round trip and retries, the responder's place in a message and
+ * its atomic replay cache, congestion control, its counters, and the
+ * progress of every WQE taken from its send ring and not yet completed.
+ * Opaque bytes in a versioned format. Left out, for the transport to
+ * recover as it recovers a loss: requests held past a gap, queued read
+ * responses, staged reads, a coalesced ACK.
+ *
+ * rxdp_engine_qp_save(), the engine halted (rxdp_engine_halt(), else
+ * -EAGAIN): the bytes written; with len less than a full send queue's
+ * state, nothing written and that size returned; -EBUSY while the owner's
+ * memory thread has work of the QP's, -EOPNOTSUPP for a QP on an SRQ.
+ *
+ * rxdp_engine_qp_restore(): into a QP made on the same rings (init.sh) with
+ * the same QPN and type, and taken to the saved state with the same
+ * attributes; its CQs on their rings (rxdp_engine_create_cq_shared() keeps
+ * their indices), its MRs with their keys (rxdp_engine_mr_set_key()). The
+ * records are taken again from the rings (every WQE the owner has not seen
+ * complete is still in its slot), the progress laid over them, and its
+ * timers start from now (what the handover lost is recovered as a loss).
+ * 0; -EINVAL (another format or version, another QP, state or type: the
+ * QP is as the modify left it) or -ESTALE (the rings do not hold what the
+ * state says: the QP is to be destroyed), with why.
+ */
+long rxdp_engine_qp_save(struct rxdp_eqp *qp, void *buf, size_t len);
+int rxdp_engine_qp_restore(struct rxdp_eqp *qp, const void *buf, size_t len,
+			   char *why, size_t whylen);
+/*
+ * An MR (or MW) given the key it had in a predecessor's engine: 0, -EEXIST
+ * (an object of this engine has the key's index), -EINVAL
+ */
+int rxdp_engine_mr_set_key(struct rxdp_emr *mr, uint32_t key);
+/*
+ * The device's counters going on from a predecessor's (what
+ * rxdp_engine_hw_counters(e, NULL, ...) gave there), before its QPs are
+ * restored
+ */
+void rxdp_engine_hw_counters_set(struct rxdp_engine *e, const __u64 *in);
 
 /* --- address handles (UD) ---------------------------------------------- */
 

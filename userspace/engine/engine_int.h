@@ -631,6 +631,7 @@ struct rxdp_engine {
 	pthread_t thread;
 	bool thread_running;
 	_Atomic bool stop;
+	bool halted; /* no pass ever again (rxdp_engine_halt): lock */
 	int evfd; /* wakes the progress thread (slow paths) */
 	int epfd; /* the doorbells and evfd, for the progress thread's sleep */
 	int port_fds[RXDP_CTL_MAX_XSKS]; /* the port's sockets (eng_sleep) */
@@ -719,6 +720,7 @@ void recv_mcast_loop(struct rxdp_engine *e, const struct pkt_path *pp,
 		     void *frame, uint32_t len);
 /* req.c: the requester; up to budget packets, how many sent */
 int req_tx(struct rxdp_eqp *qp, int budget);
+bool req_resolve(struct rxdp_eqp *qp, struct swqe *w);
 /* resp.c: the responder */
 void resp_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
 int resp_tx(struct rxdp_eqp *qp, int budget);
@@ -726,6 +728,7 @@ int resp_tx(struct rxdp_eqp *qp, int budget);
 void req_arm_timer(struct rxdp_eqp *qp);
 void req_sent(struct rxdp_eqp *qp, uint32_t psn, bool retx, bool ackreq);
 void req_retire(struct rxdp_eqp *qp);
+void req_resume(struct rxdp_eqp *qp);
 void req_rx(struct rxdp_eqp *qp, struct pkt_info *pi);
 int comp_timers(struct rxdp_eqp *qp);
 uint64_t comp_deadline(struct rxdp_eqp *qp);
@@ -753,6 +756,7 @@ bool sge_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 		     uint32_t len, uint32_t sel, unsigned int need);
 /* drain.c: what the owners posted, taken into the engine's records */
 int eng_drain(struct rxdp_engine *e);
+bool eng_drain_qp_all(struct rxdp_eqp *qp);
 bool eng_drain_recv(struct rxdp_eqp *qp);
 bool eng_rq_take(struct rxdp_eqp *qp);
 /* qpstate.c: the QP's state, its freed slots, ERR and flush, RESET */

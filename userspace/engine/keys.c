@@ -111,6 +111,21 @@ int eng_key_renew(struct eng_keytab *t, struct eng_key *k)
 	return 0;
 }
 
+int eng_key_set(struct eng_keytab *t, struct eng_key *k, uint32_t key)
+{
+	uint32_t idx = key_index(key);
+
+	if (!idx || !k->key)
+		return -EINVAL;
+	if (k->key == key)
+		return 0;
+	if (t->slot[probe(t, idx)])
+		return -EEXIST;
+	eng_key_del(t, k);
+	insert(t, k, idx, key);
+	return 0;
+}
+
 void eng_key_del(struct eng_keytab *t, struct eng_key *k)
 {
 	uint32_t pos, j;

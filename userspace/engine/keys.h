@@ -63,6 +63,12 @@ int eng_key_add(struct eng_keytab *t, struct eng_key *k, uint8_t kind,
 /* A live key's replacement: a new index and a random key byte; on error
  * the old key stays */
 int eng_key_renew(struct eng_keytab *t, struct eng_key *k);
+/*
+ * A live key replaced by exactly key (the one it had in a predecessor's
+ * engine: a takeover): 0, -EEXIST if another object has its index,
+ * -EINVAL for index 0 or an object not in the table
+ */
+int eng_key_set(struct eng_keytab *t, struct eng_key *k, uint32_t key);
 void eng_key_del(struct eng_keytab *t, struct eng_key *k);
 /* The object holding exactly this key, or NULL */
 struct eng_key *eng_key_find(const struct eng_keytab *t, uint32_t key);

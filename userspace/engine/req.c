@@ -38,45 +38,52 @@ static void req_local(struct rxdp_eqp *qp, struct swqe *w)
 		w->status = IBV_WC_LOC_QP_OP_ERR; /* as Soft-RoCE */
 }
 
-/* Start a WQE: check its local buffers and give it its PSNs. */
-static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
+/*
+ * A WQE's local buffers checked and resolved (w->sg): at its start, and for
+ * one a predecessor had started (takeover.c). false: it failed
+ * (IBV_WC_LOC_PROT_ERR) and is done.
+ */
+bool req_resolve(struct rxdp_eqp *qp, struct swqe *w)
 {
 	uint32_t total;
-	int n;
+	int n = 0;
 
-	w->started = true;
-	w->done = false;
-	w->mem_seq = 0;
-	w->first_psn = qp->req.next_psn;
-	w->resp_psn = qp->req.next_psn;
-	w->resp_off = 0;
 	/* gathered bytes come with their SGEs, checked all the same */
-	if (w->gathered &&
-	    sge_resolve(qp->pd, w->sge, w->num_sge, 0, w->sg, &total) < 0) {
-		w->status = IBV_WC_LOC_PROT_ERR;
-		w->done = true;
-		w->npkts = 0;
-		return false;
-	}
-	if (w->inl) {
+	if (w->gathered)
+		n = sge_resolve(qp->pd, w->sge, w->num_sge, 0, w->sg, &total);
+	if (n >= 0 && w->inl) {
 		w->sg[0].addr = (uintptr_t)w->inl;
 		w->sg[0].len = w->length;
 		w->nsg = w->length ? 1 : 0;
-	} else {
+	} else if (n >= 0) {
 		/* reads and atomics write into the local buffers */
 		n = sge_resolve(qp->pd, w->sge, w->num_sge,
 				(rxdp_wr_flags(w->opcode) & RXDP_WR_WRITES)
 					? IBV_ACCESS_LOCAL_WRITE
 					: 0,
 				w->sg, &total);
-		if (n < 0) {
-			w->status = IBV_WC_LOC_PROT_ERR;
-			w->done = true;
-			w->npkts = 0;
-			return false;
-		}
 		w->nsg = n;
 	}
+	if (n < 0) {
+		w->status = IBV_WC_LOC_PROT_ERR;
+		w->done = true;
+		w->npkts = 0;
+		return false;
+	}
+	return true;
+}
+
+/* Start a WQE: check its local buffers and give it its PSNs. */
+static bool req_start(struct rxdp_eqp *qp, struct swqe *w)
+{
+	w->started = true;
+	w->done = false;
+	w->mem_seq = 0;
+	w->first_psn = qp->req.next_psn;
+	w->resp_psn = qp->req.next_psn;
+	w->resp_off = 0;
+	if (!req_resolve(qp, w))
+		return false;
 	if (qp->type == IBV_QPT_UD && w->length > qp->mtu) {
 		/* a UD message is one packet (9.8.4) */
 		w->status = IBV_WC_LOC_LEN_ERR;
