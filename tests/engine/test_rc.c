@@ -5150,8 +5150,7 @@ static void tk_takeover(struct pair *p, int i, struct tk_rings *r)
 static void tk_end(struct pair *p, struct tk_rings *r)
 {
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(rxdp_engine_qp_state(p->h[i].qp),
-				 IBV_QPS_RTS);
+		assert_int_equal(rxdp_engine_qp_state(p->h[i].qp), IBV_QPS_RTS);
 		for (int k = 0; k < 32; k++)
 			assert_int_equal(events[i][k], 0);
 	}
