@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "common/hw_counters.h"
@@ -5082,10 +5083,11 @@ static void tk_rings_new(struct pair *p, int i, struct tk_rings *r)
  * again on the same rings and the state restored. The saved bytes, with
  * their version changed, are refused first.
  */
-static void tk_takeover(struct pair *p, int i, struct tk_rings *r)
+static void tk_takeover(struct pair *p, int i, struct tk_rings *r,
+			const struct qp_opts *o)
 {
 	struct host *a = &p->h[i];
-	struct rxdp_engine_config cfg = host_cfg(p, i, &default_opts);
+	struct rxdp_engine_config cfg = host_cfg(p, i, o);
 	uint32_t key = rxdp_emr_lkey(a->mr);
 	__u64 dev[RXDP_HWC_MAX];
 	long n;
@@ -5116,6 +5118,10 @@ static void tk_takeover(struct pair *p, int i, struct tk_rings *r)
 	 */
 	memwire_cut(p->w, 1);
 	for (int k = 0; k < 5; k++) {
+		if (p->threads) {
+			usleep(2000);
+			continue;
+		}
 		rxdp_engine_progress(p->h[!i].e);
 		__atomic_add_fetch(&vclock, VCLOCK_TICK, __ATOMIC_RELAXED);
 	}
@@ -5213,7 +5219,7 @@ static void test_takeover_mid_stream(void **state)
 			      a->psn[QPN_A & RXDP_QP_INDEX_MASK].una_psn));
 	assert_true(psn_before(a->psn[QPN_A & RXDP_QP_INDEX_MASK].next_psn,
 			       psn_add(A_PSN0, 1 + NW * 16 + NR * 8)));
-	tk_takeover(p, 0, &r);
+	tk_takeover(p, 0, &r, &default_opts);
 	assert_true(hwc(a, RXDP_HWC_SENT_PKTS) >= sent);
 	wait_wc(p, a->scq, wc, NW + NR);
 	for (uint32_t i = 0; i < NW + NR; i++) {
@@ -5231,6 +5237,48 @@ static void test_takeover_mid_stream(void **state)
 	assert_true(sa.retransmits < 64);
 	assert_memory_equal(b->buf, a->buf, NW * WLEN);
 	assert_memory_equal(a->buf + BUF / 2, b->buf + BUF / 2, NR * RLEN);
+	tk_end(p, &r);
+}
+
+/*
+ * The same with progress threads, as rxdpd runs engines: a's thread is
+ * halted while it streams 256 Writes of 8 packets to b, whose thread goes
+ * on alone through the handover; a's successor runs a thread of its own.
+ * Every Write completes once and in order, every byte lands, no event.
+ */
+static void test_takeover_threaded(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct pair *p;
+	struct host *a, *b;
+	enum {
+		NW = 256,
+		WLEN = 8 * MTU
+	};
+	struct ibv_wc *wc = calloc(NW, sizeof(*wc));
+	struct tk_rings r;
+
+	assert_non_null(wc);
+	o.threads = 1;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	tk_rings_new(p, 0, &r);
+	warm_up(p);
+	fill(a->buf, NW * WLEN, 13);
+	for (uint32_t i = 0; i < NW; i++)
+		post_send1(a, IBV_WR_RDMA_WRITE, i, i * WLEN, WLEN,
+			   (uintptr_t)b->buf + i * WLEN, rxdp_emr_rkey(b->mr),
+			   0, IBV_SEND_SIGNALED);
+	usleep(1000);
+	tk_takeover(p, 0, &r, &o);
+	wait_wc(p, a->scq, wc, NW);
+	for (uint32_t i = 0; i < NW; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	assert_memory_equal(b->buf, a->buf, NW * WLEN);
+	free(wc);
 	tk_end(p, &r);
 }
 
@@ -5294,7 +5342,7 @@ static void test_takeover_responder(void **state)
 	/* inside the eighth Send, its first packets taken */
 	assert_true(psn_after(epsn, psn_add(base, 114)));
 	assert_true(psn_before(epsn, psn_add(base, 130)));
-	tk_takeover(p, 1, &r);
+	tk_takeover(p, 1, &r, &default_opts);
 	memwire_set_filter(p->w, 0, xdp_like, a->psn);
 	memwire_set_filter(p->w, 1, xdp_like, b->psn);
 	print_message("dropped: %llu requests to b, %llu answers to a\n",
@@ -5658,6 +5706,7 @@ int main(void)
 		cmocka_unit_test(test_cc_reaction_point),
 		cmocka_unit_test(test_takeover_mid_stream),
 		cmocka_unit_test(test_takeover_responder),
+		cmocka_unit_test(test_takeover_threaded),
 		cmocka_unit_test(test_cc_pacing),
 		cmocka_unit_test(test_cc_off),
 		cmocka_unit_test(test_cc_delay),

@@ -40,8 +40,6 @@ static void eng_run_locked(struct rxdp_engine *e)
 	uint64_t until;
 	int n, passes = 0;
 
-	if (e->halted)
-		return;
 	/*
 	 * bounded, so a caller's post or poll returns under a flood, and the
 	 * control thread waits a pass at most (eng_lock)
@@ -93,9 +91,13 @@ static void eng_let_control_in(struct rxdp_engine *e)
 static void eng_unlock_run(struct rxdp_engine *e)
 {
 	for (;;) {
+		/* halted: the work that comes is the successor's */
+		bool halted = e->halted;
+
 		eng_run_locked(e);
 		pthread_mutex_unlock(&e->lock);
-		if (!atomic_load(&e->work) || atomic_load(&e->ctl_waiting) ||
+		if (halted || !atomic_load(&e->work) ||
+		    atomic_load(&e->ctl_waiting) ||
 		    pthread_mutex_trylock(&e->lock))
 			return;
 	}
@@ -471,6 +473,9 @@ int eng_pass(struct rxdp_engine *e)
 {
 	struct rxdp_frame f[ENG_RX_BATCH];
 	int n, work = 0;
+
+	if (e->halted)
+		return 0;
 
 	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
 	e->tx_blocked = false;
