@@ -1238,21 +1238,33 @@ static uint64_t nearest(uint64_t expect, uint64_t low, unsigned bits)
 
 /*
  * The first message from expect on that is a Send of len bytes (the first
- * Send, if none within the window; expect if no Send at all)
+ * Send, if none within the window; expect if no Send at all). Where
+ * messages may be lost (UC, UD with --lossy), the first such Send whose
+ * bytes are data's: the one the first would be may have been lost, and a
+ * later one of the same length arrived (its bytes tell them apart).
  */
-static uint64_t next_send(const struct qpst *q, uint32_t len)
+static uint64_t next_send(const struct qpst *q, uint32_t len,
+			  const uint8_t *data)
 {
-	uint64_t sv = 0, first = UINT64_MAX;
+	uint64_t sv = 0, first = UINT64_MAX, same = UINT64_MAX;
 
 	for (uint64_t id = q->expect; sv <= window + 8; id++) {
 		enum op o = op_of(q->idx, id);
 
-		if (o == OP_SEND && size_of(q->idx, id) == len)
-			return id;
+		if (o == OP_SEND && size_of(q->idx, id) == len) {
+			struct pat pat = pat_msg(q->idx, id);
+
+			if (!loss_allowed() || pat_cmp(&pat, 0, len, data) < 0)
+				return id;
+			if (same == UINT64_MAX)
+				same = id;
+		}
 		if (o == OP_SEND && first == UINT64_MAX)
 			first = id;
 		sv += target_sees(o);
 	}
+	if (same != UINT64_MAX)
+		return same;
 	return first != UINT64_MAX ? first : q->expect;
 }
 
@@ -1272,8 +1284,13 @@ static uint64_t recv_id(const struct qpst *q, const struct ibv_wc *wc,
 			       31);
 	if (wc->byte_len < skip)
 		return q->expect;
-	if (wc->byte_len < skip + 4)
-		return next_send(q, (uint32_t)(wc->byte_len - skip));
+	if (wc->byte_len < skip + 4) {
+		uint8_t data[4];
+
+		sg_read(buf, piece, n, skip, data,
+			(uint32_t)(wc->byte_len - skip));
+		return next_send(q, (uint32_t)(wc->byte_len - skip), data);
+	}
 	sg_read(buf, piece, n, skip, (uint8_t *)&v, 4);
 	return nearest(q->expect, le32toh(v) ^ id_mask(q->idx), 32);
 }

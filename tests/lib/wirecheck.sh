@@ -9,7 +9,9 @@
 #    Write and a Read one byte off their place: both ends fail, and the
 #    count that says why is 1
 #  - what UC and UD may do on a lossy link (--lossy): a lost or duplicated
-#    message passes, counted; RC's loss fails, --lossy or not
+#    message passes, counted (also where the messages are too short to
+#    carry their number: a later one of the same length is known by its
+#    bytes); RC's loss fails, --lossy or not
 # One stream at a time: UC and UD streams side by side on 2 CPUs may lose
 # a message to an overrun ring, as they may, and these counts are exact.
 set -u
@@ -91,6 +93,8 @@ may=(
 	"-t ud -o send -s 100-1000 --sabotage skip:10 --lossy => lost"
 	"-t ud -o send -s 100-1000 --sabotage repeat:10 --lossy => dup"
 	"-t uc -o send -s 100-3000 --sabotage repeat:10 --lossy => dup"
+	"-t uc -o send -s 2-2 --sabotage skip:10 --lossy => lost"
+	"-t ud -o send -s 2-2 --sabotage skip:10 --lossy => lost"
 )
 port=18750
 for i in "${!may[@]}"; do
