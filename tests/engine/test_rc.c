@@ -5039,8 +5039,8 @@ static void tk_objects(struct pair *p, int i, struct tk_rings *r)
 static void tk_rings_new(struct pair *p, int i, struct tk_rings *r)
 {
 	struct host *a = &p->h[i];
-	struct ibv_qp_cap cap = { .max_send_wr = 512,
-				  .max_recv_wr = 512,
+	struct ibv_qp_cap cap = { .max_send_wr = default_opts.sq,
+				  .max_recv_wr = default_opts.rq,
 				  .max_send_sge = 8,
 				  .max_recv_sge = 8,
 				  .max_inline_data = 256 };

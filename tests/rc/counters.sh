@@ -78,7 +78,7 @@ qpn=$(python3 -c 'import json, sys
 print([q["qpn"] for q in json.load(open(sys.argv[1]))["qps"]
        if q["type"] == "RC" and q["state"] == "RTS"][0])' "$tmp/b.json") ||
 	fail "no RC QP in RTS"
-idx=$((qpn & ((1 << 14) - 1)))
+idx=$((qpn & ((1 << 14) - 1))) # RXDP_QP_INDEX_BITS (include/rxdp/params.h)
 # shellcheck disable=SC2046 # four bytes, four words
 bpftool -j map lookup pinned "$(rxdp_pin_dir "$NS_B" "$IF_B")/qp_psn" \
 	key $((idx & 255)) $((idx >> 8 & 255)) 0 0 >"$tmp/slot.json" ||

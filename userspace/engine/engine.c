@@ -91,13 +91,9 @@ static void eng_let_control_in(struct rxdp_engine *e)
 static void eng_unlock_run(struct rxdp_engine *e)
 {
 	for (;;) {
-		/* halted: the work that comes is the successor's */
-		bool halted = e->halted;
-
 		eng_run_locked(e);
 		pthread_mutex_unlock(&e->lock);
-		if (halted || !atomic_load(&e->work) ||
-		    atomic_load(&e->ctl_waiting) ||
+		if (!atomic_load(&e->work) || atomic_load(&e->ctl_waiting) ||
 		    pthread_mutex_trylock(&e->lock))
 			return;
 	}
@@ -474,6 +470,7 @@ int eng_pass(struct rxdp_engine *e)
 	struct rxdp_frame f[ENG_RX_BATCH];
 	int n, work = 0;
 
+	/* halted: what comes is the successor's (work is cleared still) */
 	if (e->halted)
 		return 0;
 
