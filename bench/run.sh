@@ -703,18 +703,34 @@ EOF
 	wait_until 30 grep -qs ready "$tmp/ping" || echo "  the ping-pong did not start" >&2
 }
 
+# incast_cq_mod Q: the ib_send_bw -Q (a completion every that many sends)
+# for Q QPs a process, around two faults of perftest 4.5 (Debian 12's):
+# - its client counts each send completion as -Q sends, the last of a QP
+#   too (signaled whatever its number), so with several QPs whose progress
+#   differs and -n not a multiple of -Q it counted all done while one QP
+#   still had sends to post, stopped polling and spun until the run's limit
+#   (8 s runs of 16x4 with the default 100: 5-13 flows of 16 "failed" that
+#   way, each server 10 receives short on one QP). incast_run makes -n a
+#   multiple of this.
+# - with -e its client polls 16 completions after each event and then waits
+#   for the next (upstream's 14955fe, "Fix BW tests stuck pending
+#   completion event"): with more than 16 in the CQ when the last came, it
+#   waits for ever (-Q 1: 2x1 runs of 1 s hung in 1 of 3). Each QP has at
+#   most its tx depth (128) sends outstanding, so at most 128 Q / -Q
+#   completions wait: 16 with -Q 8 Q (the tx depth at most).
+incast_cq_mod() {
+	local m=$((8 * $1))
+	echo $((m < 128 ? m : 128))
+}
+
 # incast_flows_rxdp K Q N: host i (2..K+1) sends N 64 KiB messages on each
 # of Q QPs to host 1; per host "GBITS" or "fail" to $tmp/flows, and the
 # perftest output of a flow that failed to incast-failures.log (under the
-# run's $name). Every send is signaled (-Q 1): perftest's client counts a
-# completion as cq_mod sends (100 by default), the last one of a QP too, so
-# with several QPs whose progress differs and N above its tx depth (128) it
-# counted all done while one QP still had sends to post, stopped polling,
-# and spun until the run's limit (8 s runs of 16x4: 5-13 flows of 16 "failed"
-# that way, each server 10 receives short on one QP)
+# run's $name)
 incast_flows_rxdp() {
 	local k=$1 q=$2 n=$3 i rt spids=() cpids=() rs=() to=$INCAST_LIMIT
-	local args=(ib_send_bw -e -F -s 65536 -n "$n" -q "$q" -Q 1 --tclass="$INCAST_TCLASS" --report_gbits)
+	local args=(ib_send_bw -e -F -s 65536 -n "$n" -q "$q"
+		-Q "$(incast_cq_mod "$q")" --tclass="$INCAST_TCLASS" --report_gbits)
 	for i in $(seq 2 $((k + 1))); do
 		RXDP_VERBS_TIMEOUT=$to verbs "${SW_NS[1]}" "${args[@]}" -p $((18700 + i)) \
 			-d "${idev[1]}" -x "${igid[1]}" >"$tmp/is$i" 2>&1 &
@@ -842,14 +858,17 @@ incast_qps() { # every host's QPs (rxdp-ctl qps), for a run that is late
 # (streams) each into host 1's port, its buffer BUF bytes, marking MARK
 # (off, on); its samples are named "incast T KxQ bBUF MARK"
 incast_run() {
-	local t=$1 k=$2 q=$3 buf=$4 mark=$5 name n b i ecn=2 r0 o0 c0 x0 o1 c1 x1 rx
+	local t=$1 k=$2 q=$3 buf=$4 mark=$5 name n m b i ecn=2 r0 o0 c0 x0 o1 c1 x1 rx
 	local v fin=0
 	local sum share jain sent drops
 	local senders=("${SW_NS[@]:2:$k}")
 	name="incast $t ${k}x$q b$buf $mark"
-	# what the port carries in SECS, evenly over the flows' QPs (5 at least)
+	# what the port carries in SECS, evenly over the flows' QPs (5 at
+	# least), up to a multiple of perftest's -Q (incast_cq_mod)
 	n=$((INCAST_RATE * 125000 * INCAST_SECS / k / q / 65536))
 	[ $n -ge 5 ] || n=5
+	m=$(incast_cq_mod "$q")
+	n=$(((n + m - 1) / m * m))
 	b=$((n * q * 65536))
 	[ "$mark" = on ] && ecn=1
 	incast_port_up "$buf" "$mark"
