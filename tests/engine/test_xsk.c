@@ -7,8 +7,9 @@
  * production), and RC traffic of every kind between the two engines, with
  * progress threads, checked byte for byte; first, a socket added to a
  * running engine's port for the veth's second queue, and a flush of more
- * frames than one sendto() takes. Needs root: exits 77 otherwise, or when
- * the kernel cannot do AF_XDP on veth.
+ * frames than one sendto() takes; last, a port handed to a successor (the
+ * sockets and the UMEM adopted, traffic going on). Needs root: exits 77
+ * otherwise, or when the kernel cannot do AF_XDP on veth.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -55,6 +56,7 @@ struct side {
 	struct rxdp_emr *mr;
 	uint8_t *buf;
 	struct rxdp_qp_psn psn[RXDP_MAX_QP];
+	struct rxdp_umem *umem_adopted; /* test_xsk_takeover's port's */
 };
 
 static struct side *sides;
@@ -103,6 +105,19 @@ static int enter_ns(const char *name)
 	return ret;
 }
 
+/* s's engine on s->port, with a progress thread */
+static struct rxdp_engine *side_engine(struct side *s)
+{
+	struct rxdp_engine_config cfg = { 0 };
+
+	cfg.ops = &rxdp_xsk_port_ops;
+	cfg.port = s->port;
+	cfg.psn_table = s->psn;
+	cfg.progress_thread = 1;
+	s->e = rxdp_engine_create(&cfg);
+	return s->e;
+}
+
 /* 0, or 77 for "this kernel cannot", or 1 */
 static int side_init(struct side *s, int i)
 {
@@ -117,7 +132,6 @@ static int side_init(struct side *s, int i)
 		.tx_size = RING,
 		.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
 	};
-	struct rxdp_engine_config cfg = { 0 };
 	int fd, err;
 
 	if (enter_ns(ns[i]))
@@ -145,12 +159,7 @@ static int side_init(struct side *s, int i)
 		fprintf(stderr, "rxdp_xsk_port_create: %s\n", strerror(errno));
 		return 1;
 	}
-	cfg.ops = &rxdp_xsk_port_ops;
-	cfg.port = s->port;
-	cfg.psn_table = s->psn;
-	cfg.progress_thread = 1;
-	s->e = rxdp_engine_create(&cfg);
-	return s->e ? 0 : 1;
+	return side_engine(s) ? 0 : 1;
 }
 
 static void qp_setup(struct side *s, int i)
@@ -684,6 +693,216 @@ static void test_xsk_rc(void **state)
 }
 
 /*
+ * b's port (the first side's: two sockets, test_xsk_port_add's with a UMEM
+ * of its own, and a TX thread) handed to a successor, as rxdpd hands it
+ * over (README.md, "Takeover"), within this process: the descriptors
+ * dup()ed as SCM_RIGHTS would pass them, the UMEM mapped again from its
+ * memfd. b's engine is halted with 50 numbered frames from a in its RX
+ * ring, 10 frames queued looped back to itself and 20 to a not yet sent; a
+ * sends 30 more while no port runs. The saved state with another version and the descriptors
+ * miscounted are refused, the fds still the caller's. The successor's port
+ * receives the 80 in order, byte for byte, and none of the looped-back
+ * ones; a got the 20; every TX buffer of the port is free, and 100 more
+ * reach a. Then b gets a new engine on the port, both ends new QPs, and
+ * test_xsk_rc's traffic runs again over it.
+ */
+#define TK_LEN 200
+#define TK_TYPE 0xb6
+
+struct seq_run {
+	uint32_t first, n;
+};
+
+static void tk_frame(uint8_t *f, uint32_t seq)
+{
+	memset(f, 0xff, 6); /* broadcast */
+	memcpy(f + 6, "\x02\x00\x00\x00\xaa\x02", 6);
+	f[12] = 0x88, f[13] = TK_TYPE;
+	memcpy(f + 14, &seq, 4);
+	for (uint32_t i = 18; i < TK_LEN; i++)
+		f[i] = (uint8_t)(seq * 7 + i);
+}
+
+static int seq_call(void *port, void *arg)
+{
+	const struct rxdp_port_ops *ops = &rxdp_xsk_port_ops;
+	struct seq_run *r = arg;
+
+	for (uint32_t k = 0; k < r->n; k++) {
+		uint32_t cap = 0;
+		uint8_t *f = ops->tx_get(port, &cap);
+
+		assert_non_null(f);
+		tk_frame(f, r->first + k);
+		ops->tx_put(port, f, TK_LEN);
+	}
+	ops->tx_flush(port); /* a's TX thread may send them */
+	return 0;
+}
+
+/* n frames from port, looped back or to a, sent or only queued */
+static void tk_put(struct rxdp_xsk_port *port, uint32_t n, bool looped,
+		   bool flush)
+{
+	const struct rxdp_port_ops *ops = &rxdp_xsk_port_ops;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t cap = 0;
+		uint8_t *f = ops->tx_get(port, &cap);
+
+		assert_non_null(f);
+		memset(f, 0, 64);
+		memset(f, 0xff, 6);
+		if (looped) /* from and to its own MAC */
+			memcpy(f, "\x02\x00\x00\x00\xaa\x01", 6);
+		memcpy(f + 6, "\x02\x00\x00\x00\xaa\x01", 6);
+		f[12] = 0x88, f[13] = 0xb5;
+		ops->tx_put(port, f, 64);
+	}
+	if (flush)
+		ops->tx_flush(port);
+}
+
+/* From port: n numbered frames in order from 0, checked, and no other */
+static void tk_receive(struct rxdp_xsk_port *port, uint32_t n)
+{
+	const struct rxdp_port_ops *ops = &rxdp_xsk_port_ops;
+	uint8_t want[TK_LEN];
+	uint32_t got = 0, other = 0;
+	double end = now_s() + 5;
+	struct rxdp_frame f[64];
+
+	while (now_s() < end) {
+		int k = ops->rx_burst(port, f, 64);
+
+		for (int i = 0; i < k; i++) {
+			const uint8_t *d = f[i].data;
+
+			if (f[i].len != TK_LEN || d[13] != TK_TYPE) {
+				other++;
+				continue;
+			}
+			tk_frame(want, got);
+			assert_memory_equal(d, want, TK_LEN);
+			got++;
+		}
+		if (k > 0)
+			ops->rx_release(port, f, k);
+		else if (got >= n)
+			break;
+		else
+			usleep(1000);
+	}
+	assert_int_equal(got, n);
+	assert_int_equal(other, 0);
+}
+
+static void tk_malformed(struct side *s, uint64_t want)
+{
+	struct rxdp_engine_stats st;
+
+	for (int i = 0; i < 1000; i++) {
+		rxdp_engine_get_stats(s->e, &st);
+		if (st.rx_drop_malformed >= want)
+			break;
+		usleep(1000);
+	}
+	assert_int_equal(st.rx_drop_malformed, want);
+}
+
+static void side_objects_free(struct side *s)
+{
+	assert_int_equal(rxdp_engine_destroy_qp(s->qp), 0);
+	assert_int_equal(rxdp_engine_dereg_mr(s->mr), 0);
+	assert_int_equal(rxdp_engine_destroy_cq(s->scq), 0);
+	assert_int_equal(rxdp_engine_destroy_cq(s->rcq), 0);
+	free(s->buf);
+}
+
+static void test_xsk_takeover(void **state)
+{
+	const struct rxdp_port_ops *ops = &rxdp_xsk_port_ops;
+	struct side *b = &sides[0], *a = &sides[1];
+	struct seq_run before = { 0, 50 }, during = { 50, 30 };
+	struct rxdp_engine_stats st;
+	struct rxdp_umem *umem;
+	int fds[8], dups[8], nfd, ntx = 0;
+	uint8_t *st_buf;
+	void *bufs[4096];
+	char why[128];
+	long n;
+
+	assert_int_equal(enter_ns(ns[0]), 0);
+	rxdp_engine_get_stats(a->e, &st);
+	rxdp_engine_halt(b->e);
+	rxdp_engine_port_call(a->e, seq_call, &before);
+	tk_put(b->port, 10, true, false);
+	tk_put(b->port, 20, false, false);
+	usleep(20000); /* into b's RX ring */
+	n = rxdp_xsk_port_save(b->port, NULL, 0);
+	assert_true(n > 0);
+	st_buf = malloc((size_t)n);
+	assert_non_null(st_buf);
+	assert_int_equal(rxdp_xsk_port_save(b->port, st_buf, (size_t)n), n);
+	/* its two sockets (test_xsk_port_add's has a UMEM of its own) */
+	nfd = rxdp_xsk_port_takeover_fds(b->port, fds, 8);
+	assert_int_equal(nfd, 3);
+	for (int i = 0; i < nfd; i++) {
+		dups[i] = dup(fds[i]);
+		assert_true(dups[i] >= 0);
+	}
+	umem = calloc(1, sizeof(*umem));
+	assert_non_null(umem);
+	assert_int_equal(rxdp_umem_adopt(umem, dup(b->umem.fd), 4096), 0);
+	side_objects_free(b);
+	rxdp_engine_destroy(b->e);
+	rxdp_xsk_port_destroy(b->port);
+	b->port = NULL;
+	rxdp_engine_port_call(a->e, seq_call, &during);
+	tk_malformed(a, st.rx_drop_malformed + 20);
+
+	((uint32_t *)st_buf)[1] = 99;
+	assert_null(rxdp_xsk_port_adopt(umem, dups, nfd, st_buf, (size_t)n, why,
+					sizeof(why)));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(why, "version 99"));
+	((uint32_t *)st_buf)[1] = 1;
+	assert_null(rxdp_xsk_port_adopt(umem, dups, nfd - 1, st_buf, (size_t)n,
+					why, sizeof(why)));
+	print_message("refused: %s\n", why);
+	for (int i = 0; i < nfd; i++) /* still the caller's */
+		assert_true(fcntl(dups[i], F_GETFD) >= 0);
+	b->port = rxdp_xsk_port_adopt(umem, dups, nfd, st_buf, (size_t)n, why,
+				      sizeof(why));
+	if (!b->port)
+		fail_msg("adopt: %s", why);
+	free(st_buf);
+
+	usleep(20000);
+	tk_receive(b->port, 80);
+	/* every TX buffer is free: socket 0's 2048 (half its 4096 frames) */
+	for (uint32_t cap = 0; ntx < 4096; ntx++) {
+		bufs[ntx] = ops->tx_get(b->port, &cap);
+		if (!bufs[ntx])
+			break;
+	}
+	assert_int_equal(ntx, 2048);
+	for (int i = 0; i < ntx; i++)
+		ops->tx_abort(b->port, bufs[i]);
+	tk_put(b->port, 100, false, true);
+	tk_malformed(a, st.rx_drop_malformed + 120);
+
+	/* an engine on the port again, new QPs at both ends, traffic */
+	assert_non_null(side_engine(b));
+	side_objects_free(a);
+	qp_setup(b, 0);
+	qp_setup(a, 1);
+	test_xsk_rc(state);
+	/* the UMEM goes with the port, after its engine (main) */
+	b->umem_adopted = umem;
+}
+
+/*
  * With RXDP_BENCH=1: RDMA Write throughput, 64 KiB messages, 16 in flight,
  * for a rough figure (printed, never asserted: the machine is shared).
  */
@@ -730,6 +949,7 @@ int main(void)
 		cmocka_unit_test(test_xsk_port_add),
 		cmocka_unit_test(test_xsk_rc),
 		cmocka_unit_test(bench_write),
+		cmocka_unit_test(test_xsk_takeover),
 	};
 	int ret;
 
@@ -791,6 +1011,10 @@ int main(void)
 		rxdp_engine_destroy_cq(sides[i].rcq);
 		rxdp_engine_destroy(sides[i].e);
 		rxdp_xsk_port_destroy(sides[i].port);
+		if (sides[i].umem_adopted) {
+			rxdp_umem_destroy(sides[i].umem_adopted);
+			free(sides[i].umem_adopted);
+		}
 		xsk_socket__delete(sides[i].xsk);
 		xsk_umem__delete(sides[i].xumem);
 		rxdp_umem_destroy(&sides[i].umem);

@@ -667,6 +667,8 @@ struct rxdp_umem {
 };
 int rxdp_umem_create(struct rxdp_umem *u, uint32_t nframes,
 		     uint32_t frame_size);
+/* The UMEM of a predecessor's memfd fd (kept: closed with the UMEM) */
+int rxdp_umem_adopt(struct rxdp_umem *u, int fd, uint32_t frame_size);
 void rxdp_umem_destroy(struct rxdp_umem *u);
 
 /* CLOCK_MONOTONIC in ns: the engine's clock, and its port's TX thread's */
@@ -767,6 +769,31 @@ uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p);
  * takes it: not in zero-copy mode.
  */
 bool rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus);
+/*
+ * The port handed to a successor (README.md, "Takeover"), its engine halted
+ * (rxdp_engine_halt()) or stopped: rxdp_xsk_port_save() drains TX first
+ * (every TX buffer back from the kernel, up to a second; frames looped
+ * back and not yet received are lost) and writes the port's state in a
+ * versioned format: the bytes written, or with len too short nothing
+ * written and the size needed; -EBUSY (TX not drained, in a burst),
+ * -EOPNOTSUPP (sockets of several engines on one queue). The port works on
+ * if the handover is called off. rxdp_xsk_port_takeover_fds():
+ * the descriptors the successor needs, in order: the sockets', then those
+ * of the UMEMs of sockets added for new queues; the count.
+ *
+ * rxdp_xsk_port_adopt(): the successor's port over those descriptors (as
+ * received: they are the port's from then on, closed with it) on umem (the
+ * predecessor's, rxdp_umem_adopt()); the frames the sockets received
+ * meanwhile are in their RX rings. NULL + errno with why (a version it
+ * does not read, a damaged state, descriptors that do not match); the fds
+ * are still the caller's then.
+ */
+long rxdp_xsk_port_save(struct rxdp_xsk_port *p, void *buf, size_t len);
+int rxdp_xsk_port_takeover_fds(struct rxdp_xsk_port *p, int *fds, int max);
+struct rxdp_xsk_port *rxdp_xsk_port_adopt(struct rxdp_umem *umem,
+					  const int *fds, int nfds,
+					  const void *buf, size_t len,
+					  char *why, size_t whylen);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 

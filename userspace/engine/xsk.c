@@ -58,6 +58,8 @@
  * indexes and kicks its fd.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -67,6 +69,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
 #include <linux/if_xdp.h>
@@ -222,6 +225,30 @@ void rxdp_umem_destroy(struct rxdp_umem *u)
 		close(u->fd);
 	u->area = NULL;
 	u->fd = -1;
+}
+
+int rxdp_umem_adopt(struct rxdp_umem *u, int fd, uint32_t frame_size)
+{
+	struct stat st;
+
+	memset(u, 0, sizeof(*u));
+	u->fd = -1;
+	if (frame_size != 2048 && frame_size != 4096)
+		return -EINVAL;
+	if (fstat(fd, &st))
+		return -errno;
+	if (st.st_size <= 0 || st.st_size % frame_size)
+		return -EINVAL;
+	u->area = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (u->area == MAP_FAILED) {
+		u->area = NULL;
+		return -errno;
+	}
+	u->fd = fd;
+	u->size = (uint64_t)st.st_size;
+	u->frame_size = frame_size;
+	return 0;
 }
 
 static void *ring_map(int fd, size_t len, off_t pgoff)
@@ -401,6 +428,33 @@ static struct rxdp_xsk_port *port_alloc(struct rxdp_umem *umem, int nfds,
 	return p;
 }
 
+/* Socket i's TX pool: ntx buffers from its tx_base on, all free */
+static int sock_tx_pool(struct rxdp_xsk_port *p, int i, uint32_t ntx)
+{
+	struct xsk_sock *s = &p->s[i];
+	struct xsk_fq *q = s->fq;
+
+	s->free = calloc(ntx, sizeof(*s->free));
+	q->mem[s->fq_mem].ret = calloc(ntx, sizeof(*s->free));
+	if (!s->free || !q->mem[s->fq_mem].ret)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < ntx; k++)
+		s->free[k] = s->tx_base + (uint64_t)k * p->tx_buf;
+	s->nfree = s->tx_frames = ntx;
+	q->mem[s->fq_mem].fd = s->fd;
+	q->mem[s->fq_mem].base = s->tx_base;
+	q->mem[s->fq_mem].end = s->tx_base + (uint64_t)ntx * p->tx_buf;
+	if (i == 0) {
+		/* loopback holds socket 0's TX buffers: room for all of them */
+		p->loop_addr = calloc(ntx, sizeof(*p->loop_addr));
+		p->loop_len = calloc(ntx, sizeof(*p->loop_len));
+		if (!p->loop_addr || !p->loop_len)
+			return -ENOMEM;
+		p->loop_cap = ntx;
+	}
+	return 0;
+}
+
 /*
  * Map socket i's rings, stock its fill ring from its share of the UMEM's
  * first half (the rest of that half its spare RX frames), and make the
@@ -462,26 +516,7 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t first,
 		if (!q->refill)
 			return -ENOMEM;
 	}
-	ntx /= p->tx_buf / umem->frame_size; /* buffers now */
-	s->free = calloc(ntx, sizeof(*s->free));
-	q->mem[s->fq_mem].ret = calloc(ntx, sizeof(*s->free));
-	if (!s->free || !q->mem[s->fq_mem].ret)
-		return -ENOMEM;
-	for (uint32_t k = 0; k < ntx; k++)
-		s->free[k] = s->tx_base + (uint64_t)k * p->tx_buf;
-	s->nfree = s->tx_frames = ntx;
-	q->mem[s->fq_mem].fd = s->fd;
-	q->mem[s->fq_mem].base = s->tx_base;
-	q->mem[s->fq_mem].end = s->tx_base + (uint64_t)ntx * p->tx_buf;
-	if (i == 0) {
-		/* loopback holds socket 0's TX buffers: room for all of them */
-		p->loop_addr = calloc(ntx, sizeof(*p->loop_addr));
-		p->loop_len = calloc(ntx, sizeof(*p->loop_len));
-		if (!p->loop_addr || !p->loop_len)
-			return -ENOMEM;
-		p->loop_cap = ntx;
-	}
-	return 0;
+	return sock_tx_pool(p, i, ntx / (p->tx_buf / umem->frame_size));
 }
 
 struct rxdp_xsk_port *rxdp_xsk_port_create(struct rxdp_umem *umem,
@@ -1549,6 +1584,283 @@ static int xp_poll_fds(void *port, int *fds, int max)
 	for (int i = 0; i < p->n && n < max; i++)
 		fds[n++] = p->s[i].fd;
 	return n;
+}
+
+/*
+ * The port handed to a successor (engine.h; README.md, "Takeover"). What
+ * the kernel holds stays where it is: the fill ring's frames, the RX
+ * ring's (received meanwhile too: the successor takes them), the rings'
+ * indexes in their mappings. What only this process knows goes into the
+ * state: each socket's frames (its TX pool, its RX share and how many of
+ * those go round) and the RX frames the fill ring had no room for yet.
+ * TX is drained first, so that every TX buffer is free at the handover (the
+ * kernel's copies in flight cannot be named): frames queued are sent, the
+ * completions waited for; looped-back frames not yet received are lost,
+ * as on a wire.
+ */
+#define XT_MAGIC 0x50585852U /* "RXXP" */
+#define XT_VERSION 1U
+#define XT_DRAIN_US 1000000 /* the kernel's TX completions, at most */
+
+struct xt_sock {
+	uint64_t tx_base, rx_top;
+	uint64_t own_umem; /* the size of its own UMEM, 0: the port's */
+	uint32_t tx_frames, rx_share, rx_frames, nrefill;
+};
+
+struct xt_port {
+	uint32_t magic, version, size, n;
+	uint32_t ring_size, bind_flags, frame_size, zerocopy;
+	uint64_t umem_size, share;
+	uint32_t txt_want, pad;
+	struct xt_sock s[];
+	/* then each socket's nrefill addresses, in socket order */
+};
+
+/* TX drained, loopback dropped, the refill pushed where the ring has room */
+static int xt_quiesce(struct rxdp_xsk_port *p)
+{
+	struct xsk_sock *s0 = &p->s[0];
+	uint64_t end = eng_now() + XT_DRAIN_US * 1000ULL;
+	bool busy = true;
+
+	if (p->rx_ndesc)
+		return -EBUSY; /* in a burst: not at the end of a pass */
+	for (int i = 0; i < p->n; i++)
+		if (p->s[i].fq->nmem > 1)
+			return -EOPNOTSUPP;
+	txt_stop(p);
+	p->txt_want = false; /* the flush below starts no thread */
+	while (p->loop_n) {
+		s0->free[s0->nfree++] = p->loop_addr[p->loop_head];
+		p->loop_head = (p->loop_head + 1) % p->loop_cap;
+		p->loop_n--;
+	}
+	p->rx_loop = 0;
+	xp_tx_flush(p);
+	while (busy && eng_now() < end) {
+		busy = false;
+		for (int i = 0; i < p->n; i++) {
+			struct xsk_sock *s = &p->s[i];
+
+			if (__atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE) !=
+			    *s->tx.producer)
+				sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+			sock_reap(p, s);
+			busy |= s->nfree != s->tx_frames;
+		}
+		if (busy)
+			usleep(100);
+	}
+	for (int i = 0; i < p->n; i++)
+		if (p->s[i].fq->nrefill)
+			fq_refill(p->s[i].fq, p->s[i].fd, NULL, 0);
+	return busy ? -EBUSY : 0;
+}
+
+long rxdp_xsk_port_save(struct rxdp_xsk_port *p, void *buf, size_t len)
+{
+	struct xt_port *t = buf;
+	uint64_t *refill;
+	size_t need;
+	bool txt_want = p->txt_want;
+	int err = xt_quiesce(p);
+
+	p->txt_want = txt_want;
+	if (err)
+		return err;
+	need = sizeof(*t) + (size_t)p->n * sizeof(t->s[0]);
+	for (int i = 0; i < p->n; i++)
+		need += p->s[i].fq->nrefill * sizeof(uint64_t);
+	if (len < need)
+		return (long)need;
+	memset(t, 0, need);
+	t->magic = XT_MAGIC;
+	t->version = XT_VERSION;
+	t->size = (uint32_t)need;
+	t->n = (uint32_t)p->n;
+	t->ring_size = p->ring_size;
+	t->bind_flags = p->bind_flags;
+	t->frame_size = p->umem->frame_size;
+	t->zerocopy = p->bind_zerocopy;
+	t->umem_size = p->umem->size;
+	t->share = p->share;
+	t->txt_want = p->txt_want;
+	refill = (uint64_t *)&t->s[p->n];
+	for (int i = 0; i < p->n; i++) {
+		const struct xsk_sock *s = &p->s[i];
+		const struct xsk_fq *q = s->fq;
+		struct xt_sock *x = &t->s[i];
+
+		x->tx_base = s->tx_base;
+		x->tx_frames = s->tx_frames;
+		x->own_umem = s->own_umem ? s->own_umem->size : 0;
+		x->rx_top = q->rx_top;
+		x->rx_share = q->rx_share;
+		x->rx_frames = q->rx_frames;
+		x->nrefill = q->nrefill;
+		memcpy(refill, q->refill, q->nrefill * sizeof(*refill));
+		refill += q->nrefill;
+	}
+	return (long)need;
+}
+
+int rxdp_xsk_port_takeover_fds(struct rxdp_xsk_port *p, int *fds, int max)
+{
+	int n = rxdp_xsk_port_fds(p, fds, max);
+
+	for (int i = 0; i < p->n && n < max; i++)
+		if (p->s[i].own_umem)
+			fds[n++] = p->s[i].own_umem->fd;
+	return n;
+}
+
+/* A frame address of umem, of a frame's start */
+static bool xt_addr_ok(const struct rxdp_umem *u, uint64_t a)
+{
+	return a < u->size && !(a % u->frame_size);
+}
+
+/* Socket i from its saved record: its rings mapped as the kernel has them */
+static int xt_sock_adopt(struct rxdp_xsk_port *p, int i,
+			 const struct xt_sock *x, const uint64_t *refill)
+{
+	struct xsk_sock *s = &p->s[i];
+	const struct rxdp_umem *u = s->own_umem ? s->own_umem : p->umem;
+	uint64_t tx_end = x->tx_base + (uint64_t)x->tx_frames * p->tx_buf;
+	struct xsk_fq *q;
+	int err;
+
+	if (!x->tx_frames || !xt_addr_ok(u, x->tx_base) || tx_end > u->size ||
+	    x->rx_frames > x->rx_share || x->nrefill > x->rx_share ||
+	    x->rx_top > u->size || x->rx_top % u->frame_size ||
+	    (uint64_t)x->rx_share * u->frame_size > x->rx_top)
+		return -EINVAL;
+	for (uint32_t k = 0; k < x->nrefill; k++)
+		if (!xt_addr_ok(u, refill[k]))
+			return -EINVAL;
+	s->area = u->area;
+	s->fq = fq_new();
+	if (!s->fq)
+		return -ENOMEM;
+	q = s->fq;
+	err = sock_map(s, p->ring_size);
+	if (err)
+		return err;
+	q->rx_top = x->rx_top;
+	q->rx_share = x->rx_share;
+	q->rx_frames = x->rx_frames;
+	q->refill = calloc(x->rx_share ? x->rx_share : 1, sizeof(*q->refill));
+	if (!q->refill)
+		return -ENOMEM;
+	memcpy(q->refill, refill, x->nrefill * sizeof(*refill));
+	q->nrefill = x->nrefill;
+	s->tx_base = x->tx_base;
+	return sock_tx_pool(p, i, x->tx_frames);
+}
+
+/* A port adopt gave up: its fds stay the caller's */
+static void xt_abandon(struct rxdp_xsk_port *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		p->s[i].fd = -1;
+		if (p->s[i].own_umem)
+			p->s[i].own_umem->fd = -1;
+	}
+	rxdp_xsk_port_destroy(p);
+}
+
+static struct rxdp_xsk_port *xt_refuse(char *why, size_t whylen, int err,
+				       const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static struct rxdp_xsk_port *xt_refuse(char *why, size_t whylen, int err,
+				       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	errno = err;
+	return NULL;
+}
+
+struct rxdp_xsk_port *rxdp_xsk_port_adopt(struct rxdp_umem *umem,
+					  const int *fds, int nfds,
+					  const void *buf, size_t len,
+					  char *why, size_t whylen)
+{
+	const struct xt_port *t = buf;
+	struct rxdp_xsk_port *p;
+	const uint64_t *refill;
+	size_t need;
+	int nown = 0, err;
+
+	if (len < sizeof(*t) || t->magic != XT_MAGIC)
+		return xt_refuse(why, whylen, EINVAL,
+				 "not an AF_XDP port's state");
+	if (t->version != XT_VERSION)
+		return xt_refuse(why, whylen, EINVAL,
+				 "AF_XDP port state version %u (this rxdpd "
+				 "reads %u)",
+				 t->version, XT_VERSION);
+	if (t->n < 1 || t->n > RXDP_CTL_MAX_XSKS || t->size != len)
+		return xt_refuse(why, whylen, EINVAL,
+				 "a damaged AF_XDP port state");
+	need = sizeof(*t) + t->n * sizeof(t->s[0]);
+	for (uint32_t i = 0; i < t->n && need <= len; i++) {
+		need += t->s[i].nrefill * sizeof(uint64_t);
+		nown += !!t->s[i].own_umem;
+	}
+	if (need != len)
+		return xt_refuse(why, whylen, EINVAL,
+				 "a damaged AF_XDP port state");
+	if (nfds != (int)t->n + nown)
+		return xt_refuse(why, whylen, EINVAL,
+				 "%d descriptors for %u sockets and %d UMEMs",
+				 nfds, t->n, nown);
+	if (t->umem_size != umem->size || t->frame_size != umem->frame_size)
+		return xt_refuse(why, whylen, EINVAL,
+				 "the UMEM is not the one the state is about");
+	p = port_alloc(umem, (int)t->n, t->ring_size, t->bind_flags);
+	if (!p)
+		return xt_refuse(why, whylen, errno,
+				 "a damaged AF_XDP port state");
+	p->own_fds = true;
+	p->share = t->share;
+	p->bind_zerocopy = !!t->zerocopy;
+	p->txt_want = !!t->txt_want;
+	refill = (const uint64_t *)&t->s[t->n];
+	nown = 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		struct xsk_sock *s = &p->s[i];
+
+		s->fd = fds[i];
+		p->n = (int)i + 1;
+		if (t->s[i].own_umem) {
+			s->own_umem = calloc(1, sizeof(*s->own_umem));
+			err = s->own_umem ? rxdp_umem_adopt(s->own_umem,
+							    fds[t->n + nown],
+							    umem->frame_size)
+					  : -ENOMEM;
+			if (!err && s->own_umem->size != t->s[i].own_umem)
+				err = -EINVAL;
+			nown++;
+		} else {
+			err = 0;
+		}
+		if (!err)
+			err = xt_sock_adopt(p, (int)i, &t->s[i], refill);
+		if (err) {
+			xt_abandon(p);
+			return xt_refuse(why, whylen, -err,
+					 "AF_XDP socket %u: %s", i,
+					 strerror(-err));
+		}
+		refill += t->s[i].nrefill;
+	}
+	return p;
 }
 
 const struct rxdp_port_ops rxdp_xsk_port_ops = {
