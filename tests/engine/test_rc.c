@@ -5014,8 +5014,14 @@ static void test_cc_reaction_point(void **state)
 struct tk_rings {
 	struct rxdp_hca_cq *scq, *rcq;
 	void *qp;
+	struct rxdp_hca_wq *srq; /* with o->srq: its header, then its ring */
+	uint32_t srq_limit; /* the SRQ made with its limit armed at this */
 	struct rxdp_eqp_init init;
 };
+
+#define TK_SRQ_WR 64
+#define TK_SRQ_SGE 4
+#define TK_SRQ_LIMIT 8
 
 #define TK_CQ 4096
 
@@ -5024,6 +5030,16 @@ static void tk_objects(struct pair *p, int i, struct tk_rings *r)
 {
 	struct host *a = &p->h[i];
 
+	if (r->srq) {
+		struct ibv_srq_attr sa = { .max_wr = TK_SRQ_WR,
+					   .max_sge = TK_SRQ_SGE,
+					   .srq_limit = r->srq_limit };
+
+		a->srq = rxdp_engine_create_srq(a->e, NULL, &sa, r->srq,
+						r->srq + 1, a);
+		assert_non_null(a->srq);
+		r->init.srq = a->srq;
+	}
 	a->scq = rxdp_engine_create_cq_shared(a->e, r->scq, TK_CQ, NULL);
 	a->rcq = rxdp_engine_create_cq_shared(a->e, r->rcq, TK_CQ, NULL);
 	assert_non_null(a->scq);
@@ -5051,6 +5067,17 @@ static void tk_rings_new(struct pair *p, int i, struct tk_rings *r)
 	assert_int_equal(rxdp_engine_destroy_qp(a->qp), 0);
 	assert_int_equal(rxdp_engine_destroy_cq(a->scq), 0);
 	assert_int_equal(rxdp_engine_destroy_cq(a->rcq), 0);
+	r->srq = NULL;
+	if (a->srq) {
+		uint32_t stride = rxdp_hca_rwqe_stride(TK_SRQ_SGE);
+
+		assert_int_equal(rxdp_engine_destroy_srq(a->srq), 0);
+		r->srq = calloc(1, sizeof(*r->srq) + TK_SRQ_WR * stride);
+		assert_non_null(r->srq);
+		r->srq->size = TK_SRQ_WR;
+		r->srq->stride = stride;
+		r->srq_limit = TK_SRQ_LIMIT; /* as the test's pairs have it */
+	}
 	assert_int_equal(rxdp_engine_qp_caps(&cap), 0);
 	ss = rxdp_hca_swqe_stride(cap.max_send_sge, cap.max_inline_data);
 	rs = rxdp_hca_rwqe_stride(cap.max_recv_sge);
@@ -5090,8 +5117,8 @@ static void tk_takeover(struct pair *p, int i, struct tk_rings *r,
 	struct rxdp_engine_config cfg = host_cfg(p, i, o);
 	uint32_t key = rxdp_emr_lkey(a->mr);
 	__u64 dev[RXDP_HWC_MAX];
-	long n;
-	uint8_t *st, *bad;
+	long n, ns = 0;
+	uint8_t *st, *bad, srq_st[64];
 	char why[128];
 
 	/* a running engine's state would move on under the save */
@@ -5105,11 +5132,17 @@ static void tk_takeover(struct pair *p, int i, struct tk_rings *r,
 	assert_non_null(bad);
 	n = rxdp_engine_qp_save(a->qp, st, (size_t)n);
 	assert_true(n > 0);
+	if (a->srq) {
+		ns = rxdp_engine_srq_save(a->srq, srq_st, sizeof(srq_st));
+		assert_true(ns > 0 && ns <= (long)sizeof(srq_st));
+	}
 	rxdp_engine_hw_counters(a->e, NULL, dev);
 	assert_int_equal(rxdp_engine_destroy_qp(a->qp), 0);
 	assert_int_equal(rxdp_engine_dereg_mr(a->mr), 0);
 	assert_int_equal(rxdp_engine_destroy_cq(a->scq), 0);
 	assert_int_equal(rxdp_engine_destroy_cq(a->rcq), 0);
+	if (a->srq)
+		assert_int_equal(rxdp_engine_destroy_srq(a->srq), 0);
 	rxdp_engine_destroy(a->e);
 	/*
 	 * The blackout: the peer goes on alone and what it sends meanwhile
@@ -5130,6 +5163,7 @@ static void tk_takeover(struct pair *p, int i, struct tk_rings *r,
 	a->e = rxdp_engine_create(&cfg);
 	assert_non_null(a->e);
 	rxdp_engine_hw_counters_set(a->e, dev);
+	r->srq_limit = 0; /* the saved state arms it, if it was */
 	a->mr = rxdp_engine_reg_mr(
 		a->e, a->buf, BUF, (uintptr_t)a->buf,
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -5138,6 +5172,19 @@ static void tk_takeover(struct pair *p, int i, struct tk_rings *r,
 	assert_int_equal(rxdp_engine_mr_set_key(a->mr, key), 0);
 	assert_int_equal(rxdp_emr_lkey(a->mr), key);
 	tk_objects(p, i, r);
+	if (a->srq) { /* before its QP, which carries the receive it fills */
+		srq_st[4] = 99; /* the version's low byte */
+		assert_int_equal(rxdp_engine_srq_restore(a->srq, srq_st,
+							 (size_t)ns, why,
+							 sizeof(why)),
+				 -EINVAL);
+		assert_non_null(strstr(why, "version 99"));
+		srq_st[4] = 1;
+		assert_int_equal(rxdp_engine_srq_restore(a->srq, srq_st,
+							 (size_t)ns, why,
+							 sizeof(why)),
+				 0);
+	}
 	/* a version this engine does not read: refused, one reason */
 	memcpy(bad, st, (size_t)n);
 	((uint32_t *)bad)[1] = 99;
@@ -5164,6 +5211,7 @@ static void tk_end(struct pair *p, struct tk_rings *r)
 	free(r->scq);
 	free(r->rcq);
 	free(r->qp);
+	free(r->srq);
 }
 
 /*
@@ -5364,6 +5412,81 @@ static void test_takeover_responder(void **state)
 	assert_int_equal(*word, NA);
 	for (uint32_t i = 0; i < NA; i++)
 		assert_int_equal(res[i], i);
+	tk_end(p, &r);
+}
+
+/*
+ * A responder on an SRQ handed over mid-stream: b takes its receives from
+ * an SRQ of 64 (its limit event armed at 8), 40 posted; a sends 40 Sends
+ * of 8 packets; b's engine is replaced inside the eleventh (the SRQ's
+ * place carried, and the receive the QP was filling). Every
+ * Send lands once, whole, in order, in the SRQ's receives in posting
+ * order; the limit event, still armed, fires once in the successor when
+ * fewer than 8 are left; no error, no other event. The SRQ state with a
+ * version it does not read is refused.
+ */
+static void test_takeover_srq(void **state)
+{
+	struct qp_opts o = default_opts;
+	struct pair *p;
+	struct host *a, *b;
+	enum {
+		NS = 40,
+		LEN = 8 * MTU
+	};
+	struct ibv_wc wc[NS];
+	struct tk_rings r;
+	struct fault fb;
+	uint32_t epsn, base = psn_add(A_PSN0, 1);
+
+	o.srq = 1;
+	p = pair_new(&o);
+	a = &p->h[0];
+	b = &p->h[1];
+	tk_rings_new(p, 1, &r);
+	warm_up(p);
+	fill(a->buf, NS * LEN, 17);
+	for (uint32_t i = 0; i < NS; i++) {
+		struct ibv_sge s = sge(b, i * LEN, LEN);
+		struct ibv_recv_wr rw = { .wr_id = 100 + i,
+					  .sg_list = &s,
+					  .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		assert_int_equal(tp_post_srq_recv(b->srq, &rw, &bad), 0);
+	}
+	tp_hold = true;
+	for (uint32_t i = 0; i < NS; i++)
+		post_send1(a, IBV_WR_SEND, i, i * LEN, LEN, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
+	tp_hold = false;
+	/* b takes the eleventh Send's first half only (the rest later) */
+	fault_set(p, 1, &fb, FAULT_REQ, psn_add(base, 84), psn_add(base, 147),
+		  1);
+	drive(p);
+	epsn = b->psn[QPN_B & RXDP_QP_INDEX_MASK].epsn;
+	print_message("handed over at b's epsn %#x (from %#x to %#x)\n", epsn,
+		      base, psn_add(base, NS * 8));
+	assert_int_equal(epsn, psn_add(base, 84));
+	assert_int_equal(events[1][IBV_EVENT_SRQ_LIMIT_REACHED], 0);
+	tk_takeover(p, 1, &r, &o);
+	memwire_set_filter(p->w, 0, xdp_like, a->psn);
+	memwire_set_filter(p->w, 1, xdp_like, b->psn);
+	wait_wc(p, a->scq, wc, NS);
+	for (uint32_t i = 0; i < NS; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, i);
+	}
+	wait_wc(p, b->rcq, wc, NS);
+	for (uint32_t i = 0; i < NS; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[i].wr_id, 100 + i);
+		assert_int_equal(wc[i].byte_len, LEN);
+	}
+	expect_no_wc(p, b->rcq);
+	assert_memory_equal(b->buf, a->buf, NS * LEN);
+	assert_int_equal(events[1][IBV_EVENT_SRQ_LIMIT_REACHED], 1);
+	events[1][IBV_EVENT_SRQ_LIMIT_REACHED] = 0;
 	tk_end(p, &r);
 }
 
@@ -5706,6 +5829,7 @@ int main(void)
 		cmocka_unit_test(test_cc_reaction_point),
 		cmocka_unit_test(test_takeover_mid_stream),
 		cmocka_unit_test(test_takeover_responder),
+		cmocka_unit_test(test_takeover_srq),
 		cmocka_unit_test(test_takeover_threaded),
 		cmocka_unit_test(test_cc_pacing),
 		cmocka_unit_test(test_cc_off),

@@ -310,6 +310,19 @@ bool eng_drain_qp_all(struct rxdp_eqp *qp)
 	return !qp->broken;
 }
 
+/* The same for an SRQ's ring */
+bool eng_drain_srq_all(struct rxdp_esrq *srq)
+{
+	uint32_t budget;
+	int r;
+
+	do {
+		budget = ENG_DRAIN_QP;
+		r = drain_rq(&srq->rq, &budget);
+	} while (r > 0);
+	return r == 0;
+}
+
 /* Take what the owners posted: engine lock held, once per pass */
 int eng_drain(struct rxdp_engine *e)
 {

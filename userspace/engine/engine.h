@@ -591,7 +591,7 @@ void rxdp_engine_qp_rings(struct rxdp_eqp *qp, struct rxdp_eqp_rings *r);
  * rxdp_engine_qp_save(), the engine halted (rxdp_engine_halt(), else
  * -EAGAIN): the bytes written; with len less than a full send queue's
  * state, nothing written and that size returned; -EBUSY while the owner's
- * memory thread has work of the QP's, -EOPNOTSUPP for a QP on an SRQ.
+ * memory thread has work of the QP's.
  *
  * rxdp_engine_qp_restore(): into a QP made on the same rings (init.sh) with
  * the same QPN and type, and taken to the saved state with the same
@@ -607,6 +607,16 @@ void rxdp_engine_qp_rings(struct rxdp_eqp *qp, struct rxdp_eqp_rings *r);
 long rxdp_engine_qp_save(struct rxdp_eqp *qp, void *buf, size_t len);
 int rxdp_engine_qp_restore(struct rxdp_eqp *qp, const void *buf, size_t len,
 			   char *why, size_t whylen);
+/*
+ * An SRQ's state the same way: where its QPs' receives took it, its limit
+ * event (armed or not). Save: the engine halted (else -EAGAIN); the bytes,
+ * or with len short the size needed. Restore: into an SRQ made on the same
+ * ring with the same max_wr, before its QPs are restored (each QP carries
+ * the receive it was filling); 0, -EINVAL or -ESTALE with why.
+ */
+long rxdp_engine_srq_save(struct rxdp_esrq *srq, void *buf, size_t len);
+int rxdp_engine_srq_restore(struct rxdp_esrq *srq, const void *buf,
+			    size_t len, char *why, size_t whylen);
 /*
  * An MR (or MW) given the key it had in a predecessor's engine: 0, -EEXIST
  * (an object of this engine has the key's index), -EINVAL

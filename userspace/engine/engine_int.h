@@ -757,6 +757,7 @@ bool sge_flush_check(struct rxdp_eqp *qp, uint32_t rkey, uint64_t va,
 /* drain.c: what the owners posted, taken into the engine's records */
 int eng_drain(struct rxdp_engine *e);
 bool eng_drain_qp_all(struct rxdp_eqp *qp);
+bool eng_drain_srq_all(struct rxdp_esrq *srq);
 bool eng_drain_recv(struct rxdp_eqp *qp);
 bool eng_rq_take(struct rxdp_eqp *qp);
 /* qpstate.c: the QP's state, its freed slots, ERR and flush, RESET */

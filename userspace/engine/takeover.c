@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * A QP's transport state saved for a successor and restored there
- * (engine.h, "a QP handed to a successor"; README.md, "Takeover").
+ * A QP's transport state saved for a successor and restored there, and
+ * an SRQ's (engine.h, "a QP handed to a successor"; README.md, "Takeover").
  *
  * The format is this file's: a header (magic, version, its own size), the
  * QP's state as plain fields (no pointer: everything a pointer reached is
@@ -97,8 +97,6 @@ long rxdp_engine_qp_save(struct rxdp_eqp *qp, void *buf, size_t len)
 	uint32_t n;
 	size_t need;
 
-	if (qp->srq)
-		return -EOPNOTSUPP;
 	eng_lock(e);
 	if (!e->halted) { /* what it saved would move on under it */
 		eng_unlock(e);
@@ -193,11 +191,11 @@ static int tk_check(const struct rxdp_eqp *qp, const struct tk_qp *t,
 		return tk_refuse(why, whylen, -EINVAL,
 				 "the saved state is another QP's, or of "
 				 "another type or state");
-	if (qp->srq || !qp->sh || t->nwqe > qp->sq_size || t->cur_nsge < 0 ||
+	if (!qp->sh || t->nwqe > qp->sq_size || t->cur_nsge < 0 ||
 	    t->cur_nsge > ENG_MAX_SGE)
 		return tk_refuse(why, whylen, -EINVAL,
-				 "the QP cannot take the saved state (an "
-				 "SRQ, rings of its own, or fewer WQEs)");
+				 "the QP cannot take the saved state (rings "
+				 "of its own, or fewer WQEs)");
 	return 0;
 }
 
@@ -324,6 +322,72 @@ int rxdp_engine_qp_restore(struct rxdp_eqp *qp, const void *buf, size_t len,
 	tk_restore_cur(qp, t);
 	if (qp->type == IBV_QPT_RC)
 		req_resume(qp);
+	eng_unlock(e);
+	return 0;
+}
+
+/*
+ * An SRQ's own state: where its QPs' receives have taken it to (its
+ * records are taken again from the ring from there: a slot is its owner's
+ * again only once taken as a receive's), and its limit event
+ */
+#define TK_SRQ_MAGIC 0x53525852U /* "RXRS" */
+
+struct tk_srq {
+	uint32_t magic, version, size;
+	uint32_t cons, limit, max_wr;
+};
+
+long rxdp_engine_srq_save(struct rxdp_esrq *srq, void *buf, size_t len)
+{
+	struct rxdp_engine *e = srq->e;
+	struct tk_srq *t = buf;
+
+	if (len < sizeof(*t))
+		return (long)sizeof(*t);
+	eng_lock(e);
+	if (!e->halted) {
+		eng_unlock(e);
+		return -EAGAIN;
+	}
+	*t = (struct tk_srq){ .magic = TK_SRQ_MAGIC,
+			      .version = TK_VERSION,
+			      .size = sizeof(*t),
+			      .cons = atomic_load(&srq->rq.cons),
+			      .limit = srq->limit,
+			      .max_wr = srq->max_wr };
+	eng_unlock(e);
+	return (long)sizeof(*t);
+}
+
+int rxdp_engine_srq_restore(struct rxdp_esrq *srq, const void *buf, size_t len,
+			    char *why, size_t whylen)
+{
+	struct rxdp_engine *e = srq->e;
+	const struct tk_srq *t = buf;
+
+	if (len < sizeof(*t) || t->magic != TK_SRQ_MAGIC)
+		return tk_refuse(why, whylen, -EINVAL, "not a saved SRQ state");
+	if (t->version != TK_VERSION) {
+		snprintf(why, whylen,
+			 "a saved SRQ state of version %u (this engine "
+			 "reads %u)",
+			 t->version, TK_VERSION);
+		return -EINVAL;
+	}
+	if (t->size != len || t->max_wr != srq->max_wr || srq->own_ring)
+		return tk_refuse(why, whylen, -EINVAL,
+				 "the SRQ cannot take the saved state "
+				 "(another size, or a ring of its own)");
+	eng_lock(e);
+	atomic_store(&srq->rq.prod, t->cons);
+	atomic_store(&srq->rq.cons, t->cons);
+	if (!eng_drain_srq_all(srq)) {
+		eng_unlock(e);
+		return tk_refuse(why, whylen, -ESTALE,
+				 "the SRQ's ring does not hold its WQEs");
+	}
+	srq->limit = t->limit;
 	eng_unlock(e);
 	return 0;
 }
