@@ -169,19 +169,37 @@ static int tk_refuse(char *why, size_t whylen, int err, const char *what)
 	return err;
 }
 
+/*
+ * A saved state's header (magic, then version, at its start) is one this
+ * file reads: 0, or -EINVAL with why naming what it is not
+ */
+static int tk_header(const void *buf, size_t len, size_t min, uint32_t magic,
+		     const char *what, char *why, size_t whylen)
+{
+	const uint32_t *h = buf;
+
+	if (len < min || h[0] != magic) {
+		snprintf(why, whylen, "not a saved %s state", what);
+		return -EINVAL;
+	}
+	if (h[1] != TK_VERSION) {
+		snprintf(why, whylen,
+			 "a saved %s state of version %u (this engine reads "
+			 "%u)",
+			 what, h[1], TK_VERSION);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The saved state is one this file reads, for this QP as it stands */
 static int tk_check(const struct rxdp_eqp *qp, const struct tk_qp *t,
 		    size_t len, char *why, size_t whylen)
 {
-	if (len < sizeof(*t) || t->magic != TK_MAGIC)
-		return tk_refuse(why, whylen, -EINVAL, "not a saved QP state");
-	if (t->version != TK_VERSION) {
-		snprintf(why, whylen,
-			 "a saved QP state of version %u (this engine reads "
-			 "%u)",
-			 t->version, TK_VERSION);
-		return -EINVAL;
-	}
+	int err = tk_header(t, len, sizeof(*t), TK_MAGIC, "QP", why, whylen);
+
+	if (err)
+		return err;
 	if (t->size > len ||
 	    t->size != sizeof(*t) + (size_t)t->nwqe * sizeof(t->wqe[0]))
 		return tk_refuse(why, whylen, -EINVAL,
@@ -365,16 +383,11 @@ int rxdp_engine_srq_restore(struct rxdp_esrq *srq, const void *buf, size_t len,
 {
 	struct rxdp_engine *e = srq->e;
 	const struct tk_srq *t = buf;
+	int err =
+		tk_header(t, len, sizeof(*t), TK_SRQ_MAGIC, "SRQ", why, whylen);
 
-	if (len < sizeof(*t) || t->magic != TK_SRQ_MAGIC)
-		return tk_refuse(why, whylen, -EINVAL, "not a saved SRQ state");
-	if (t->version != TK_VERSION) {
-		snprintf(why, whylen,
-			 "a saved SRQ state of version %u (this engine "
-			 "reads %u)",
-			 t->version, TK_VERSION);
-		return -EINVAL;
-	}
+	if (err)
+		return err;
 	if (t->size != len || t->max_wr != srq->max_wr || srq->own_ring)
 		return tk_refuse(why, whylen, -EINVAL,
 				 "the SRQ cannot take the saved state "
