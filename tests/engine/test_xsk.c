@@ -839,13 +839,14 @@ static void test_xsk_takeover(void **state)
 	tk_put(b->port, 10, true, false);
 	tk_put(b->port, 20, false, false);
 	usleep(20000); /* into b's RX ring */
-	n = rxdp_xsk_port_save(b->port, NULL, 0);
+	n = rxdp_xsk_ports_save(&b->port, 1, NULL, 0);
 	assert_true(n > 0);
 	st_buf = malloc((size_t)n);
 	assert_non_null(st_buf);
-	assert_int_equal(rxdp_xsk_port_save(b->port, st_buf, (size_t)n), n);
+	assert_int_equal(rxdp_xsk_ports_save(&b->port, 1, st_buf, (size_t)n),
+			 n);
 	/* its two sockets (test_xsk_port_add's has a UMEM of its own) */
-	nfd = rxdp_xsk_port_takeover_fds(b->port, fds, 8);
+	nfd = rxdp_xsk_ports_takeover_fds(&b->port, 1, fds, 8);
 	assert_int_equal(nfd, 3);
 	for (int i = 0; i < nfd; i++) {
 		dups[i] = dup(fds[i]);
@@ -862,19 +863,21 @@ static void test_xsk_takeover(void **state)
 	tk_malformed(a, st.rx_drop_malformed + 20);
 
 	((uint32_t *)st_buf)[1] = 99;
-	assert_null(rxdp_xsk_port_adopt(umem, dups, nfd, st_buf, (size_t)n, why,
-					sizeof(why)));
-	assert_int_equal(errno, EINVAL);
+	assert_int_equal(rxdp_xsk_ports_adopt(umem, dups, nfd, st_buf,
+					      (size_t)n, &b->port, 1, why,
+					      sizeof(why)),
+			 -EINVAL);
 	assert_non_null(strstr(why, "version 99"));
 	((uint32_t *)st_buf)[1] = 1;
-	assert_null(rxdp_xsk_port_adopt(umem, dups, nfd - 1, st_buf, (size_t)n,
-					why, sizeof(why)));
+	assert_int_equal(rxdp_xsk_ports_adopt(umem, dups, nfd - 1, st_buf,
+					      (size_t)n, &b->port, 1, why,
+					      sizeof(why)),
+			 -EINVAL);
 	print_message("refused: %s\n", why);
 	for (int i = 0; i < nfd; i++) /* still the caller's */
 		assert_true(fcntl(dups[i], F_GETFD) >= 0);
-	b->port = rxdp_xsk_port_adopt(umem, dups, nfd, st_buf, (size_t)n, why,
-				      sizeof(why));
-	if (!b->port)
+	if (rxdp_xsk_ports_adopt(umem, dups, nfd, st_buf, (size_t)n, &b->port,
+				 1, why, sizeof(why)) != 1)
 		fail_msg("adopt: %s", why);
 	free(st_buf);
 

@@ -780,30 +780,35 @@ uint64_t rxdp_xsk_port_rx_lost(struct rxdp_xsk_port *p);
  */
 bool rxdp_xsk_port_tx_thread(struct rxdp_xsk_port *p, const cpu_set_t *cpus);
 /*
- * The port handed to a successor (README.md, "Takeover"), its engine halted
- * (rxdp_engine_halt()) or stopped: rxdp_xsk_port_save() drains TX first
- * (every TX buffer back from the kernel, up to a second; frames looped
- * back and not yet received are lost) and writes the port's state in a
- * versioned format: the bytes written, or with len too short nothing
- * written and the size needed; -EBUSY (TX not drained, in a burst),
- * -EOPNOTSUPP (sockets of several engines on one queue). The port works on
- * if the handover is called off. rxdp_xsk_port_takeover_fds():
- * the descriptors the successor needs, in order: the sockets', then those
- * of the UMEMs of sockets added for new queues; the count.
+ * A device's ports (one per engine: ps[0..np-1]) handed to a successor
+ * (README.md, "Takeover"), their engines halted (rxdp_engine_halt()) or
+ * stopped, all at once: engines on one queue share its fill and completion
+ * rings across their ports. rxdp_xsk_ports_save() drains TX first (every
+ * TX buffer back from the kernel, up to a second; frames looped back and
+ * not yet received are lost) and writes the ports' state in a versioned
+ * format: the bytes written, or with len too short nothing written and
+ * the size needed; -EBUSY (TX not drained, a port in a burst). The ports
+ * work on if the handover is called off. rxdp_xsk_ports_takeover_fds():
+ * the descriptors the successor needs, in order: the sockets' (port by
+ * port), then those of the UMEMs of sockets added for new queues; the
+ * count.
  *
- * rxdp_xsk_port_adopt(): the successor's port over those descriptors (as
- * received: they are the port's from then on, closed with it) on umem (the
- * predecessor's, rxdp_umem_adopt()); the frames the sockets received
- * meanwhile are in their RX rings. NULL + errno with why (a version it
- * does not read, a damaged state, descriptors that do not match); the fds
- * are still the caller's then.
+ * rxdp_xsk_ports_adopt(): the successor's ports (into ps, room for maxp)
+ * over those descriptors (as received: they are the ports' from then on,
+ * closed with them) on umem (the predecessor's, rxdp_umem_adopt()); the
+ * frames the sockets received meanwhile are in their RX rings. The number
+ * of ports, or -errno with why (a version it does not read, a damaged
+ * state, descriptors that do not match); the fds are still the caller's
+ * then.
  */
-long rxdp_xsk_port_save(struct rxdp_xsk_port *p, void *buf, size_t len);
-int rxdp_xsk_port_takeover_fds(struct rxdp_xsk_port *p, int *fds, int max);
-struct rxdp_xsk_port *rxdp_xsk_port_adopt(struct rxdp_umem *umem,
-					  const int *fds, int nfds,
-					  const void *buf, size_t len,
-					  char *why, size_t whylen);
+long rxdp_xsk_ports_save(struct rxdp_xsk_port *const *ps, int np, void *buf,
+			 size_t len);
+int rxdp_xsk_ports_takeover_fds(struct rxdp_xsk_port *const *ps, int np,
+				int *fds, int max);
+int rxdp_xsk_ports_adopt(struct rxdp_umem *umem, const int *fds, int nfds,
+			 const void *buf, size_t len,
+			 struct rxdp_xsk_port **ps, int maxp, char *why,
+			 size_t whylen);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 

@@ -1587,13 +1587,16 @@ static int xp_poll_fds(void *port, int *fds, int max)
 }
 
 /*
- * The port handed to a successor (engine.h; README.md, "Takeover"). What
- * the kernel holds stays where it is: the fill ring's frames, the RX
- * ring's (received meanwhile too: the successor takes them), the rings'
- * indexes in their mappings. What only this process knows goes into the
- * state: each socket's frames (its TX pool, its RX share and how many of
- * those go round) and the RX frames the fill ring had no room for yet.
- * TX is drained first, so that every TX buffer is free at the handover (the
+ * The ports handed to a successor (engine.h; README.md, "Takeover"): a
+ * device's, one per engine, at once, as engines on one queue share its
+ * fill and completion rings across their ports. What the kernel holds
+ * stays where it is: the fill ring's frames, the RX ring's (received
+ * meanwhile too: the successor takes them), the rings' indexes in their
+ * mappings. What only this process knows goes into the state: each
+ * socket's port, its queue's rings (its own, or those of a socket before
+ * it), its frames (its TX pool; its RX share and how many of those go
+ * round) and the RX frames the fill ring had no room for yet. TX is
+ * drained first, so that every TX buffer is free at the handover (the
  * kernel's copies in flight cannot be named): frames queued are sent, the
  * completions waited for; looped-back frames not yet received are lost,
  * as on a wire.
@@ -1601,100 +1604,165 @@ static int xp_poll_fds(void *port, int *fds, int max)
 #define XT_MAGIC 0x50585852U /* "RXXP" */
 #define XT_VERSION 1U
 #define XT_DRAIN_US 1000000 /* the kernel's TX completions, at most */
+#define XT_OWN (-1) /* a socket with its own fill and completion rings */
 
 struct xt_sock {
 	uint64_t tx_base, rx_top;
-	uint64_t own_umem; /* the size of its own UMEM, 0: the port's */
+	uint64_t own_umem; /* the size of its own UMEM, 0: the ports' */
 	uint32_t tx_frames, rx_share, rx_frames, nrefill;
+	uint32_t port; /* the port (engine) it is in, in order */
+	int32_t fq; /* XT_OWN, or the socket whose rings it shares */
 };
 
-struct xt_port {
-	uint32_t magic, version, size, n;
-	uint32_t ring_size, bind_flags, frame_size, zerocopy;
+struct xt_head {
+	uint32_t magic, version, size, n; /* n sockets */
+	uint32_t nports, ring_size, bind_flags, frame_size;
 	uint64_t umem_size, share;
-	uint32_t txt_want, pad;
+	uint32_t zerocopy, txt_want;
 	struct xt_sock s[];
 	/* then each socket's nrefill addresses, in socket order */
 };
 
-/* TX drained, loopback dropped, the refill pushed where the ring has room */
-static int xt_quiesce(struct rxdp_xsk_port *p)
+/* The i-th socket of the ports, in their order */
+static struct xsk_sock *xt_sock(struct rxdp_xsk_port *const *ps, int np, int i,
+				int *port)
+{
+	for (int k = 0; k < np; i -= ps[k]->n, k++)
+		if (i < ps[k]->n) {
+			*port = k;
+			return &ps[k]->s[i];
+		}
+	return NULL;
+}
+
+static int xt_nsocks(struct rxdp_xsk_port *const *ps, int np)
+{
+	int n = 0;
+
+	for (int k = 0; k < np; k++)
+		n += ps[k]->n;
+	return n;
+}
+
+/* Port p: loopback dropped, its queued TX sent, its TX thread stopped */
+static int xt_quiesce_port(struct rxdp_xsk_port *p)
 {
 	struct xsk_sock *s0 = &p->s[0];
-	uint64_t end = eng_now() + XT_DRAIN_US * 1000ULL;
-	bool busy = true;
+	bool txt_want = p->txt_want;
 
 	if (p->rx_ndesc)
 		return -EBUSY; /* in a burst: not at the end of a pass */
-	for (int i = 0; i < p->n; i++)
-		if (p->s[i].fq->nmem > 1)
-			return -EOPNOTSUPP;
 	txt_stop(p);
-	p->txt_want = false; /* the flush below starts no thread */
 	while (p->loop_n) {
 		s0->free[s0->nfree++] = p->loop_addr[p->loop_head];
 		p->loop_head = (p->loop_head + 1) % p->loop_cap;
 		p->loop_n--;
 	}
 	p->rx_loop = 0;
+	p->txt_want = false; /* the flush starts no thread */
 	xp_tx_flush(p);
+	p->txt_want = txt_want;
+	return 0;
+}
+
+/* Every TX buffer of every socket back, the refill pushed where it fits */
+static int xt_quiesce(struct rxdp_xsk_port *const *ps, int np)
+{
+	uint64_t end = eng_now() + XT_DRAIN_US * 1000ULL;
+	bool busy = true;
+	int err;
+
+	for (int k = 0; k < np; k++)
+		if ((err = xt_quiesce_port(ps[k])))
+			return err;
 	while (busy && eng_now() < end) {
 		busy = false;
-		for (int i = 0; i < p->n; i++) {
-			struct xsk_sock *s = &p->s[i];
+		for (int k = 0; k < np; k++)
+			for (int i = 0; i < ps[k]->n; i++) {
+				struct xsk_sock *s = &ps[k]->s[i];
 
-			if (__atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE) !=
-			    *s->tx.producer)
-				sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-			sock_reap(p, s);
-			busy |= s->nfree != s->tx_frames;
-		}
+				if (__atomic_load_n(s->tx.consumer,
+						    __ATOMIC_ACQUIRE) !=
+				    *s->tx.producer)
+					sendto(s->fd, NULL, 0, MSG_DONTWAIT,
+					       NULL, 0);
+				sock_reap(ps[k], s);
+				busy |= s->nfree != s->tx_frames;
+			}
 		if (busy)
 			usleep(100);
 	}
-	for (int i = 0; i < p->n; i++)
-		if (p->s[i].fq->nrefill)
-			fq_refill(p->s[i].fq, p->s[i].fd, NULL, 0);
+	for (int k = 0; k < np; k++)
+		for (int i = 0; i < ps[k]->n; i++)
+			if (!ps[k]->s[i].fq_mem)
+				sock_refill(&ps[k]->s[i], NULL, 0);
 	return busy ? -EBUSY : 0;
 }
 
-long rxdp_xsk_port_save(struct rxdp_xsk_port *p, void *buf, size_t len)
+/* The index of the socket that owns s's queue's rings */
+static int xt_fq_owner(struct rxdp_xsk_port *const *ps, int np,
+		       const struct xsk_sock *s)
 {
-	struct xt_port *t = buf;
+	int n = xt_nsocks(ps, np), k;
+
+	for (int i = 0; i < n; i++) {
+		const struct xsk_sock *o = xt_sock(ps, np, i, &k);
+
+		if (o->fq == s->fq && !o->fq_mem)
+			return i;
+	}
+	return -1;
+}
+
+long rxdp_xsk_ports_save(struct rxdp_xsk_port *const *ps, int np, void *buf,
+			 size_t len)
+{
+	const struct rxdp_xsk_port *p0 = ps[0];
+	struct xt_head *t = buf;
+	int n = xt_nsocks(ps, np), err, k;
 	uint64_t *refill;
 	size_t need;
-	bool txt_want = p->txt_want;
-	int err = xt_quiesce(p);
 
-	p->txt_want = txt_want;
+	if (np < 1 || n > RXDP_CTL_MAX_XSKS)
+		return -EINVAL;
+	err = xt_quiesce(ps, np);
 	if (err)
 		return err;
-	need = sizeof(*t) + (size_t)p->n * sizeof(t->s[0]);
-	for (int i = 0; i < p->n; i++)
-		need += p->s[i].fq->nrefill * sizeof(uint64_t);
+	need = sizeof(*t) + (size_t)n * sizeof(t->s[0]);
+	for (int i = 0; i < n; i++) {
+		const struct xsk_sock *s = xt_sock(ps, np, i, &k);
+
+		if (!s->fq_mem)
+			need += s->fq->nrefill * sizeof(uint64_t);
+	}
 	if (len < need)
 		return (long)need;
 	memset(t, 0, need);
-	t->magic = XT_MAGIC;
-	t->version = XT_VERSION;
-	t->size = (uint32_t)need;
-	t->n = (uint32_t)p->n;
-	t->ring_size = p->ring_size;
-	t->bind_flags = p->bind_flags;
-	t->frame_size = p->umem->frame_size;
-	t->zerocopy = p->bind_zerocopy;
-	t->umem_size = p->umem->size;
-	t->share = p->share;
-	t->txt_want = p->txt_want;
-	refill = (uint64_t *)&t->s[p->n];
-	for (int i = 0; i < p->n; i++) {
-		const struct xsk_sock *s = &p->s[i];
+	*t = (struct xt_head){ .magic = XT_MAGIC,
+			       .version = XT_VERSION,
+			       .size = (uint32_t)need,
+			       .n = (uint32_t)n,
+			       .nports = (uint32_t)np,
+			       .ring_size = p0->ring_size,
+			       .bind_flags = p0->bind_flags,
+			       .frame_size = p0->umem->frame_size,
+			       .umem_size = p0->umem->size,
+			       .share = p0->share,
+			       .zerocopy = p0->bind_zerocopy,
+			       .txt_want = p0->txt_want };
+	refill = (uint64_t *)&t->s[n];
+	for (int i = 0; i < n; i++) {
+		const struct xsk_sock *s = xt_sock(ps, np, i, &k);
 		const struct xsk_fq *q = s->fq;
 		struct xt_sock *x = &t->s[i];
 
+		x->port = (uint32_t)k;
 		x->tx_base = s->tx_base;
 		x->tx_frames = s->tx_frames;
 		x->own_umem = s->own_umem ? s->own_umem->size : 0;
+		x->fq = s->fq_mem ? xt_fq_owner(ps, np, s) : XT_OWN;
+		if (s->fq_mem)
+			continue;
 		x->rx_top = q->rx_top;
 		x->rx_share = q->rx_share;
 		x->rx_frames = q->rx_frames;
@@ -1705,13 +1773,17 @@ long rxdp_xsk_port_save(struct rxdp_xsk_port *p, void *buf, size_t len)
 	return (long)need;
 }
 
-int rxdp_xsk_port_takeover_fds(struct rxdp_xsk_port *p, int *fds, int max)
+int rxdp_xsk_ports_takeover_fds(struct rxdp_xsk_port *const *ps, int np,
+				int *fds, int max)
 {
-	int n = rxdp_xsk_port_fds(p, fds, max);
+	int n = 0;
 
-	for (int i = 0; i < p->n && n < max; i++)
-		if (p->s[i].own_umem)
-			fds[n++] = p->s[i].own_umem->fd;
+	for (int k = 0; k < np; k++)
+		n += rxdp_xsk_port_fds(ps[k], fds + n, max - n);
+	for (int k = 0; k < np; k++)
+		for (int i = 0; i < ps[k]->n && n < max; i++)
+			if (ps[k]->s[i].own_umem)
+				fds[n++] = ps[k]->s[i].own_umem->fd;
 	return n;
 }
 
@@ -1721,9 +1793,13 @@ static bool xt_addr_ok(const struct rxdp_umem *u, uint64_t a)
 	return a < u->size && !(a % u->frame_size);
 }
 
-/* Socket i from its saved record: its rings mapped as the kernel has them */
+/*
+ * Socket i of p from its saved record: its rings mapped as the kernel has
+ * them; join: the rings of the socket whose queue it shares, or NULL
+ */
 static int xt_sock_adopt(struct rxdp_xsk_port *p, int i,
-			 const struct xt_sock *x, const uint64_t *refill)
+			 const struct xt_sock *x, const uint64_t *refill,
+			 struct xsk_fq *join)
 {
 	struct xsk_sock *s = &p->s[i];
 	const struct rxdp_umem *u = s->own_umem ? s->own_umem : p->umem;
@@ -1731,71 +1807,79 @@ static int xt_sock_adopt(struct rxdp_xsk_port *p, int i,
 	struct xsk_fq *q;
 	int err;
 
-	if (!x->tx_frames || !xt_addr_ok(u, x->tx_base) || tx_end > u->size ||
-	    x->rx_frames > x->rx_share || x->nrefill > x->rx_share ||
-	    x->rx_top > u->size || x->rx_top % u->frame_size ||
-	    (uint64_t)x->rx_share * u->frame_size > x->rx_top)
+	if (!x->tx_frames || !xt_addr_ok(u, x->tx_base) || tx_end > u->size)
 		return -EINVAL;
-	for (uint32_t k = 0; k < x->nrefill; k++)
-		if (!xt_addr_ok(u, refill[k]))
-			return -EINVAL;
 	s->area = u->area;
-	s->fq = fq_new();
-	if (!s->fq)
-		return -ENOMEM;
+	if (join) {
+		if (join->nmem >= XSK_FQ_MEMBERS)
+			return -EINVAL;
+		s->fq = join;
+		s->fq_mem = join->nmem++;
+		atomic_fetch_add(&join->refs, 1);
+		join->shared = true;
+	} else {
+		if (x->rx_frames > x->rx_share || x->nrefill > x->rx_share ||
+		    x->rx_top > u->size || x->rx_top % u->frame_size ||
+		    (uint64_t)x->rx_share * u->frame_size > x->rx_top)
+			return -EINVAL;
+		for (uint32_t k = 0; k < x->nrefill; k++)
+			if (!xt_addr_ok(u, refill[k]))
+				return -EINVAL;
+		s->fq = fq_new();
+		if (!s->fq)
+			return -ENOMEM;
+	}
 	q = s->fq;
 	err = sock_map(s, p->ring_size);
 	if (err)
 		return err;
-	q->rx_top = x->rx_top;
-	q->rx_share = x->rx_share;
-	q->rx_frames = x->rx_frames;
-	q->refill = calloc(x->rx_share ? x->rx_share : 1, sizeof(*q->refill));
-	if (!q->refill)
-		return -ENOMEM;
-	memcpy(q->refill, refill, x->nrefill * sizeof(*refill));
-	q->nrefill = x->nrefill;
+	if (!join) {
+		q->rx_top = x->rx_top;
+		q->rx_share = x->rx_share;
+		q->rx_frames = x->rx_frames;
+		q->refill = calloc(x->rx_share ? x->rx_share : 1,
+				   sizeof(*q->refill));
+		if (!q->refill)
+			return -ENOMEM;
+		memcpy(q->refill, refill, x->nrefill * sizeof(*refill));
+		q->nrefill = x->nrefill;
+	}
 	s->tx_base = x->tx_base;
 	return sock_tx_pool(p, i, x->tx_frames);
 }
 
-/* A port adopt gave up: its fds stay the caller's */
-static void xt_abandon(struct rxdp_xsk_port *p)
+/* Ports adopt gave up on: their fds stay the caller's */
+static void xt_abandon(struct rxdp_xsk_port **ps, int np)
 {
-	for (int i = 0; i < p->n; i++) {
-		p->s[i].fd = -1;
-		if (p->s[i].own_umem)
-			p->s[i].own_umem->fd = -1;
+	for (int k = 0; k < np; k++) {
+		for (int i = 0; ps[k] && i < ps[k]->n; i++) {
+			ps[k]->s[i].fd = -1;
+			if (ps[k]->s[i].own_umem)
+				ps[k]->s[i].own_umem->fd = -1;
+		}
+		rxdp_xsk_port_destroy(ps[k]);
+		ps[k] = NULL;
 	}
-	rxdp_xsk_port_destroy(p);
 }
 
-static struct rxdp_xsk_port *xt_refuse(char *why, size_t whylen, int err,
-				       const char *fmt, ...)
+static int xt_refuse(char *why, size_t whylen, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static struct rxdp_xsk_port *xt_refuse(char *why, size_t whylen, int err,
-				       const char *fmt, ...)
+static int xt_refuse(char *why, size_t whylen, int err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, whylen, fmt, ap);
 	va_end(ap);
-	errno = err;
-	return NULL;
+	return -err;
 }
 
-struct rxdp_xsk_port *rxdp_xsk_port_adopt(struct rxdp_umem *umem,
-					  const int *fds, int nfds,
-					  const void *buf, size_t len,
-					  char *why, size_t whylen)
+/* The saved state is one this file reads, whole; its UMEMs counted */
+static int xt_check(const struct xt_head *t, size_t len, int *nown, char *why,
+		    size_t whylen)
 {
-	const struct xt_port *t = buf;
-	struct rxdp_xsk_port *p;
-	const uint64_t *refill;
 	size_t need;
-	int nown = 0, err;
 
 	if (len < sizeof(*t) || t->magic != XT_MAGIC)
 		return xt_refuse(why, whylen, EINVAL,
@@ -1805,62 +1889,112 @@ struct rxdp_xsk_port *rxdp_xsk_port_adopt(struct rxdp_umem *umem,
 				 "AF_XDP port state version %u (this rxdpd "
 				 "reads %u)",
 				 t->version, XT_VERSION);
-	if (t->n < 1 || t->n > RXDP_CTL_MAX_XSKS || t->size != len)
+	if (t->n < 1 || t->n > RXDP_CTL_MAX_XSKS || t->nports < 1 ||
+	    t->nports > t->n || t->size != len)
 		return xt_refuse(why, whylen, EINVAL,
 				 "a damaged AF_XDP port state");
 	need = sizeof(*t) + t->n * sizeof(t->s[0]);
+	*nown = 0;
 	for (uint32_t i = 0; i < t->n && need <= len; i++) {
-		need += t->s[i].nrefill * sizeof(uint64_t);
-		nown += !!t->s[i].own_umem;
+		const struct xt_sock *x = &t->s[i];
+
+		need += x->nrefill * sizeof(uint64_t);
+		*nown += !!x->own_umem;
+		/* in port order; sharing the rings of an earlier socket of
+		 * the port's UMEM, which has its own */
+		if (x->port >= t->nports ||
+		    (i && x->port < t[0].s[i - 1].port) ||
+		    (x->fq != XT_OWN &&
+		     (x->fq < 0 || (uint32_t)x->fq >= i ||
+		      t->s[x->fq].fq != XT_OWN || x->own_umem ||
+		      t->s[x->fq].own_umem || x->nrefill)))
+			return xt_refuse(why, whylen, EINVAL,
+					 "a damaged AF_XDP port state");
 	}
 	if (need != len)
 		return xt_refuse(why, whylen, EINVAL,
 				 "a damaged AF_XDP port state");
-	if (nfds != (int)t->n + nown)
+	return 0;
+}
+
+int rxdp_xsk_ports_adopt(struct rxdp_umem *umem, const int *fds, int nfds,
+			 const void *buf, size_t len, struct rxdp_xsk_port **ps,
+			 int maxp, char *why, size_t whylen)
+{
+	const struct xt_head *t = buf;
+	struct xsk_sock *sock[RXDP_CTL_MAX_XSKS];
+	const uint64_t *refill;
+	int nown = 0, err, first = 0;
+
+	err = xt_check(t, len, &nown, why, whylen);
+	if (err)
+		return err;
+	if (nfds != (int)t->n + nown || (int)t->nports > maxp)
 		return xt_refuse(why, whylen, EINVAL,
-				 "%d descriptors for %u sockets and %d UMEMs",
-				 nfds, t->n, nown);
+				 "%d descriptors and %d ports for %u sockets "
+				 "and %d UMEMs in %u ports",
+				 nfds, maxp, t->n, nown, t->nports);
 	if (t->umem_size != umem->size || t->frame_size != umem->frame_size)
 		return xt_refuse(why, whylen, EINVAL,
 				 "the UMEM is not the one the state is about");
-	p = port_alloc(umem, (int)t->n, t->ring_size, t->bind_flags);
-	if (!p)
-		return xt_refuse(why, whylen, errno,
-				 "a damaged AF_XDP port state");
-	p->own_fds = true;
-	p->share = t->share;
-	p->bind_zerocopy = !!t->zerocopy;
-	p->txt_want = !!t->txt_want;
+	memset(ps, 0, t->nports * sizeof(*ps));
 	refill = (const uint64_t *)&t->s[t->n];
 	nown = 0;
-	for (uint32_t i = 0; i < t->n; i++) {
-		struct xsk_sock *s = &p->s[i];
+	for (uint32_t k = 0; k < t->nports; k++) {
+		int cnt = 0;
+		struct rxdp_xsk_port *p;
 
-		s->fd = fds[i];
-		p->n = (int)i + 1;
-		if (t->s[i].own_umem) {
-			s->own_umem = calloc(1, sizeof(*s->own_umem));
-			err = s->own_umem ? rxdp_umem_adopt(s->own_umem,
+		while (first + cnt < (int)t->n && t->s[first + cnt].port == k)
+			cnt++;
+		p = ps[k] = port_alloc(umem, cnt ? cnt : 1, t->ring_size,
+				       t->bind_flags);
+		if (!p || !cnt) {
+			err = p ? EINVAL : errno;
+			goto fail;
+		}
+		p->own_fds = true;
+		p->share = t->share;
+		p->bind_zerocopy = !!t->zerocopy;
+		p->txt_want = !!t->txt_want;
+		for (int j = 0; j < cnt; j++) {
+			const struct xt_sock *x = &t->s[first + j];
+			struct xsk_sock *s = &p->s[j];
+
+			s->fd = fds[first + j];
+			p->n = j + 1;
+			err = 0;
+			if (x->own_umem) {
+				s->own_umem = calloc(1, sizeof(*s->own_umem));
+				err = s->own_umem ? -rxdp_umem_adopt(
+							    s->own_umem,
 							    fds[t->n + nown],
 							    umem->frame_size)
-					  : -ENOMEM;
-			if (!err && s->own_umem->size != t->s[i].own_umem)
-				err = -EINVAL;
-			nown++;
-		} else {
-			err = 0;
+						  : ENOMEM;
+				if (!err && s->own_umem->size != x->own_umem)
+					err = EINVAL;
+				nown++;
+			}
+			if (!err)
+				err = -xt_sock_adopt(p, j, x, refill,
+						     x->fq == XT_OWN
+							     ? NULL
+							     : sock[x->fq]->fq);
+			if (err) {
+				snprintf(why, whylen, "AF_XDP socket %d: %s",
+					 first + j, strerror(err));
+				goto fail_why;
+			}
+			sock[first + j] = s;
+			refill += x->nrefill;
 		}
-		if (!err)
-			err = xt_sock_adopt(p, (int)i, &t->s[i], refill);
-		if (err) {
-			xt_abandon(p);
-			return xt_refuse(why, whylen, -err,
-					 "AF_XDP socket %u: %s", i,
-					 strerror(-err));
-		}
-		refill += t->s[i].nrefill;
+		first += cnt;
 	}
-	return p;
+	return (int)t->nports;
+fail:
+	snprintf(why, whylen, "AF_XDP port: %s", strerror(err));
+fail_why:
+	xt_abandon(ps, (int)t->nports);
+	return -err;
 }
 
 const struct rxdp_port_ops rxdp_xsk_port_ops = {
