@@ -21,6 +21,9 @@
  *   ctl_client_test ctx IFNAME              see cmd_ctx()
  *   ctl_client_test rings IFNAME PEER_IPV4  see cmd_rings()
  *   ctl_client_test cmhostile IFNAME PEER_IPV4  see cmd_cmhostile()
+ *   ctl_client_test takeover VERSION       ask rxdpd to hand over to us,
+ *       reading state VERSION: print its answer; 0 if it refused (it
+ *       then goes on), 1 if it accepted (then it is gone)
  */
 #include <net/if.h>
 #include <arpa/inet.h>
@@ -1237,6 +1240,44 @@ static int cmd_cmhostile(const char *ifname, const char *peer)
 	return failures ? 1 : 0;
 }
 
+static int cmd_takeover(unsigned int version)
+{
+	static __u64 buf[RXDP_CTL_MSG_MAX / 8];
+	struct rxdp_ctl_msg m;
+	struct sockaddr_un sun;
+	struct nlmsghdr *nlh;
+	unsigned int sunlen;
+	int fd, nfds = 0;
+	ssize_t n;
+
+	if (rxdp_ctl_sockaddr(NULL, &sun, &sunlen))
+		return 2;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sunlen)) {
+		fprintf(stderr, "cannot connect to rxdpd: %s\n",
+			strerror(errno));
+		return 2;
+	}
+	nlh = rxdp_ctl_msg_start(buf, RXDP_CTL_TAKEOVER, 0, 1, 0);
+	mnl_attr_put_u32(nlh, RXDP_CTL_A_INDEX, version);
+	n = rxdp_ctl_sendmsg(fd, nlh, NULL, 0);
+	if (!n)
+		n = rxdp_ctl_recvmsg(fd, buf, sizeof(buf), NULL, &nfds, 0);
+	if (n <= 0 || rxdp_ctl_decode(buf, (size_t)n, &m, 0)) {
+		fprintf(stderr, "no answer\n");
+		return 2;
+	}
+	close(fd);
+	if (!m.hdr->error) {
+		printf("accepted\n");
+		return 1;
+	}
+	printf("refused (%s): %s\n", strerror(-m.hdr->error),
+	       m.tb[RXDP_CTL_A_MSG] ? mnl_attr_get_str(m.tb[RXDP_CTL_A_MSG])
+				    : "");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret = 2;
@@ -1265,6 +1306,8 @@ int main(int argc, char **argv)
 		ret = cmd_rings(argv[2], argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "cmhostile"))
 		ret = cmd_cmhostile(argv[2], argv[3]);
+	else if (argc == 3 && !strcmp(argv[1], "takeover"))
+		ret = cmd_takeover((unsigned int)strtoul(argv[2], NULL, 0));
 	else
 		fprintf(stderr, "usage: see the header of %s\n", __FILE__);
 	if (failures)

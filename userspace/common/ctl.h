@@ -129,6 +129,12 @@ enum rxdp_ctl_type {
 	 */
 	RXDP_CTL_MCAST_ATTACH,
 	RXDP_CTL_MCAST_DETACH,
+	/*
+	 * INDEX (the state version the successor reads) -> an empty reply,
+	 * then the running rxdpd's state and descriptors in messages of
+	 * daemon/takeover.c's own, and it exits (root or rxdpd's user only)
+	 */
+	RXDP_CTL_TAKEOVER,
 	RXDP_CTL_TYPE_MAX,
 };
 

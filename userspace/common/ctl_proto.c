@@ -294,6 +294,7 @@ const char *rxdp_ctl_type_name(unsigned int type)
 		[RXDP_CTL_MEM_UNSHARE] = "mem_unshare",
 		[RXDP_CTL_MCAST_ATTACH] = "mcast_attach",
 		[RXDP_CTL_MCAST_DETACH] = "mcast_detach",
+		[RXDP_CTL_TAKEOVER] = "takeover",
 	};
 
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])

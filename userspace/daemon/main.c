@@ -2,8 +2,8 @@
 /*
  * rxdpd: rxdp's control daemon, one per network namespace.
  *
- *   rxdpd [--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO] [--poll]
- *         [--verbose]
+ *   rxdpd [--socket PATH] [--takeover] [--group NAME] [--cpus LIST]
+ *         [--fifo PRIO] [--poll] [--verbose]
  *
  * Runs in the foreground and logs to stderr. The control socket is the
  * abstract "\0rxdp/rxdpd" unless --socket names another ("@name" for an
@@ -34,6 +34,9 @@
 #include "common/opts.h"
 #include "common/sdnotify.h"
 #include "daemon/rxdpd.h"
+#include "daemon/takeover.h"
+
+static bool takeover; /* --takeover */
 
 static void cpu_add(unsigned long cpu, void *set)
 {
@@ -139,6 +142,10 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	{ "xsk", 'x', "MODE",
 	  "the AF_XDP sockets' mode: copy, zero-copy, or auto\n"
 	  "(default: zero-copy where the driver has it)" },
+	{ "takeover", 256 + 'T', NULL,
+	  "take over from the rxdpd running on the control\n"
+	  "socket: its devices and clients go on without a\n"
+	  "break (or it says why not, and goes on itself)" },
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"
 	  "CPU (give them CPUs of their own with --cpus)" },
@@ -346,6 +353,9 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 	case 's':
 		*path = arg;
 		return 0;
+	case 256 + 'T':
+		takeover = true;
+		return 0;
 	case 'g':
 		g = getgrnam(arg);
 		if (!g) {
@@ -451,12 +461,13 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
-	.usage =
-		"[--socket PATH] [--group NAME] [--cpus LIST] [--fifo PRIO]\n"
-		" [--engines N] [--engines-per-queue N] [--xsk MODE] [--poll]\n"
-		" [--tx-thread MODE] [--user-mem BYTES] [--no-ecn IFNAMES]\n"
-		" [--go-back-n IFNAMES] [--cc PARAMS] [--cc-algo ALGOS]\n"
-		" [--tc CLASS]... [--verbose]",
+	.usage = "[--socket PATH] [--takeover] [--group NAME] [--cpus LIST]\n"
+		 " [--fifo PRIO] [--engines N] [--engines-per-queue N] [--xsk "
+		 "MODE]\n"
+		 " [--poll] [--tx-thread MODE] [--user-mem BYTES] [--no-ecn "
+		 "IFNAMES]\n"
+		 " [--go-back-n IFNAMES] [--cc PARAMS] [--cc-algo ALGOS]\n"
+		 " [--tc CLASS]... [--verbose]",
 	.doc = "rxdp's daemon, one per network namespace: it serves every "
 	       "interface that has\n"
 	       "rxdp attached (rxdp-loader attach IFNAME) as the verbs device "
@@ -610,13 +621,27 @@ static void rxdpd_close(void)
 
 int main(int argc, char **argv)
 {
+	static struct tko_in state;
 	const char *path = NULL;
 	int ret, sig;
 
 	ret = rxdpd_configure(argc, argv, &path);
 	if (ret)
 		return ret;
-	if (rxdpd_open(path))
+	/* --takeover: everything from the running rxdpd, which then exits */
+	if (takeover) {
+		ret = takeover_take(path, &state);
+		if (ret)
+			return ret;
+		tko_state = &state;
+	}
+	ret = rxdpd_open(path);
+	server_on_takeover(takeover_give);
+	if (takeover) {
+		tko_state = NULL;
+		takeover_done(&state);
+	}
+	if (ret)
 		return 1;
 	on_serve(path);
 	sig = loop_run();

@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "engine/qp_sm.h"
 #include "daemon/rxdpd.h"
+#include "daemon/takeover.h"
 #include "rxdp/psn.h"
 
 #define QPN_MAX 0xffffffU /* 24 bits, IBTA 9.2 */
@@ -440,7 +441,8 @@ void qp_init(void)
  * A device found (at start, or attached anew): the maps may still hold the
  * QP contexts of a previous rxdpd, whose transport state died with it (the
  * data path is rxdpd's). They are removed, with their PSN slots and every
- * XSK slot; their clients lost their connection with that rxdpd.
+ * XSK slot (but where rxdpd takes over from its predecessor: takeover.c);
+ * their clients lost their connection with that rxdpd.
  */
 void qp_clean_all(struct rxdp_link *l)
 {
@@ -450,7 +452,9 @@ void qp_clean_all(struct rxdp_link *l)
 	if (getrandom(d->qp_gen, sizeof(d->qp_gen), GRND_NONBLOCK) < 0)
 		memset(d->qp_gen, 0, sizeof(d->qp_gen));
 	n = rxdp_engine_maps_clean(&d->emaps, d->maps.psn);
-	for (i = 0; i < RXDP_XSK_SLOTS; i++)
+	/* a successor's sockets are its predecessor's (a socket that goes
+	 * leaves the map by itself) */
+	for (i = 0; i < RXDP_XSK_SLOTS && !tko_state; i++)
 		bpf_map_delete_elem(d->maps.xsks, &i);
 	if (n)
 		pr_info("rxdp_%s: %u QP(s) of a previous rxdpd removed\n",

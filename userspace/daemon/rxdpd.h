@@ -354,6 +354,16 @@ struct rxdp_engine *uverbs_dev_engine(struct rxdp_link *l, char *msg,
 				      size_t msglen);
 __u32 uverbs_sys_ah_add(struct rxdp_link *l, struct rxdp_eah *eah);
 void uverbs_sys_ah_del(struct rxdp_link *l, __u32 handle);
+/*
+ * A takeover (takeover.c): what of the data path cannot be handed over
+ * yet (0, or -errno with msg); every device's engines halted for good;
+ * every device's data path written into the state. The successor's data
+ * path of a device is the one in tko_state where there is one.
+ */
+struct tko_out;
+int uverbs_tko_refusal(char *msg, size_t msglen);
+void uverbs_tko_halt(void);
+void uverbs_tko_save(struct tko_out *o);
 
 /* cm.c: the connection manager (its own interfaces are in daemon/cm.h) */
 int cm_init(void);
@@ -365,8 +375,27 @@ struct rxdp_ctl_cm;
 int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 	       char *msg, size_t msglen);
 
-/* server.c */
+/*
+ * takeover.c: the running rxdpd hands everything to the successor c (or
+ * says why not: -errno and msg, and goes on), never returning when it
+ * does; the successor asks for it (0, or an exit status after a line),
+ * then lets go of what nothing took
+ */
+struct tko_in;
+int takeover_give(struct rxdp_client *c, __u32 version, __u32 seq, char *msg,
+		  size_t msglen);
+int takeover_take(const char *path, struct tko_in *in);
+void takeover_done(struct tko_in *in);
+
+/* server.c (with tko_state set, the listening socket and the clients are
+ * the predecessor's) */
 int server_open(const char *path);
+int server_listen_fd(void);
+void server_tko_save(struct tko_out *o, const struct rxdp_client *except);
+/* Who answers RXDP_CTL_TAKEOVER (takeover_give(), registered by main.c) */
+typedef int (*server_takeover_fn)(struct rxdp_client *c, __u32 version,
+				  __u32 seq, char *msg, size_t msglen);
+void server_on_takeover(server_takeover_fn fn);
 void server_close(void);
 void server_accept(void);
 void client_event(struct rxdp_client *c, __u32 events);

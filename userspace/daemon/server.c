@@ -8,6 +8,7 @@
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "common/hw_counters.h"
 #include "common/log.h"
 #include "daemon/rxdpd.h"
+#include "daemon/takeover.h"
 
 #define MAX_CLIENTS 1024
 #define MAX_CLIENTS_PER_USER 256 /* not root */
@@ -75,15 +77,116 @@ static void on_port_event(const struct dev_event *ev)
 	clients_notify(ev->ifindex, ev->ibv_event, ev->port);
 }
 
-int server_open(const char *path)
+/* Serve on fd, listening */
+static int server_watch(int fd)
 {
 	static struct dev_listener li = { .fn = on_port_event,
 					  .types = 1U << DEV_EV_PORT };
+	static struct ep_tag tag;
+
+	listen_fd = fd;
+	dev_listen(&li);
+	return ep_watch(&tag, fd, EPOLLIN, on_listen);
+}
+
+static struct rxdp_client *client_new(int fd, pid_t pid, uid_t uid,
+				      bool allowed)
+{
+	struct rxdp_client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	c->pid = pid;
+	c->uid = uid;
+	c->allowed = allowed;
+	c->last_active = now_ms();
+	c->tag.ptr = c;
+	if (ep_watch(&c->tag, fd, EPOLLIN, on_client)) {
+		free(c);
+		return NULL;
+	}
+	c->next = rxdpd.clients;
+	rxdpd.clients = c;
+	nclients++;
+	return c;
+}
+
+/* The predecessor's listening socket and clients (takeover.c) */
+static int server_adopt(struct tko_in *in)
+{
+	struct tko_in it = *in;
+	const struct tko_listen *li;
+	const struct tko_client *tc;
+	uint16_t type = TKO_LISTEN;
+	size_t len;
+	int fd;
+
+	struct sockaddr_un sun;
+	socklen_t sunlen = sizeof(sun);
+
+	it.off = 0;
+	li = tko_next(&it, &type, &len);
+	fd = li && len == sizeof(*li) ? tko_take_fd(in, li->fd) : -1;
+	if (fd < 0)
+		return -EBADMSG;
+	/* a socket file goes at exit, as when it was bound here */
+	if (!getsockname(fd, (struct sockaddr *)&sun, &sunlen) &&
+	    sunlen > offsetof(struct sockaddr_un, sun_path) && sun.sun_path[0])
+		snprintf(socket_file, sizeof(socket_file), "%.*s",
+			 (int)(sunlen - offsetof(struct sockaddr_un, sun_path)),
+			 sun.sun_path);
+	it.off = 0;
+	while ((type = TKO_CLIENT, tc = tko_next(&it, &type, &len))) {
+		struct rxdp_client *c;
+		int cfd;
+
+		if (len != sizeof(*tc) || tc->nsubs < 0 || tc->nsubs > 16)
+			continue;
+		cfd = tko_take_fd(in, tc->fd);
+		if (cfd < 0)
+			continue;
+		c = client_new(cfd, tc->pid, tc->uid, tc->allowed);
+		if (!c) {
+			close(cfd);
+			continue;
+		}
+		c->nsubs = tc->nsubs;
+		memcpy(c->subs, tc->subs, sizeof(c->subs));
+	}
+	return server_watch(fd);
+}
+
+int server_listen_fd(void)
+{
+	return listen_fd;
+}
+
+/* Every client but except (the successor itself) into the state */
+void server_tko_save(struct tko_out *o, const struct rxdp_client *except)
+{
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
+		struct tko_client tc = { .pid = c->pid,
+					 .uid = c->uid,
+					 .allowed = c->allowed,
+					 .nsubs = c->nsubs };
+
+		if (c == except || c->dead)
+			continue;
+		tc.fd = tko_fd(o, c->fd);
+		memcpy(tc.subs, c->subs, sizeof(tc.subs));
+		tko_add(o, TKO_CLIENT, &tc, sizeof(tc));
+	}
+}
+
+int server_open(const char *path)
+{
 	struct sockaddr_un sun;
 	unsigned int sunlen;
 	int fd, ret;
-	static struct ep_tag tag;
 
+	if (tko_state)
+		return server_adopt(tko_state);
 	ret = rxdp_ctl_sockaddr(path, &sun, &sunlen);
 	if (ret)
 		return ret;
@@ -111,9 +214,7 @@ int server_open(const char *path)
 		close(fd);
 		return ret;
 	}
-	listen_fd = fd;
-	dev_listen(&li);
-	return ep_watch(&tag, fd, EPOLLIN, on_listen);
+	return server_watch(fd);
 }
 
 static int user_clients(uid_t uid)
@@ -167,25 +268,11 @@ void server_accept(void)
 		close(fd);
 		return;
 	}
-	c = calloc(1, sizeof(*c));
+	c = client_new(fd, cred.pid, cred.uid, peer_allowed(fd, &cred));
 	if (!c) {
 		close(fd);
 		return;
 	}
-	c->fd = fd;
-	c->pid = cred.pid;
-	c->uid = cred.uid;
-	c->allowed = peer_allowed(fd, &cred);
-	c->last_active = now_ms();
-	c->tag.ptr = c;
-	if (ep_watch(&c->tag, fd, EPOLLIN, on_client)) {
-		close(fd);
-		free(c);
-		return;
-	}
-	c->next = rxdpd.clients;
-	rxdpd.clients = c;
-	nclients++;
 	pr_debug("client pid %d uid %d connected\n", (int)c->pid, (int)c->uid);
 }
 
@@ -626,6 +713,29 @@ static int do_query_counters(struct req *r)
 	return 0;
 }
 
+static server_takeover_fn takeover_fn;
+
+void server_on_takeover(server_takeover_fn fn)
+{
+	takeover_fn = fn;
+}
+
+/* A successor asks for everything (takeover.c): no return if it gets it */
+static int do_takeover(struct req *r)
+{
+	int err = need(r, RXDP_CTL_A_INDEX, "the state version");
+
+	if (err)
+		return err;
+	if (!takeover_fn) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "this rxdpd hands nothing over");
+		return -EOPNOTSUPP;
+	}
+	return takeover_fn(r->c, get_u32(r, RXDP_CTL_A_INDEX),
+			   r->m->nlh->nlmsg_seq, r->msg, sizeof(r->msg));
+}
+
 static int do_subscribe(struct req *r)
 {
 	struct rxdp_link *l;
@@ -723,6 +833,7 @@ static const struct cmd cmds[RXDP_CTL_TYPE_MAX] = {
 	[RXDP_CTL_MW_DEALLOC] = { .obj = uverbs_mw },
 	[RXDP_CTL_MCAST_ATTACH] = { .obj = uverbs_mcast },
 	[RXDP_CTL_MCAST_DETACH] = { .obj = uverbs_mcast },
+	[RXDP_CTL_TAKEOVER] = { .fn = do_takeover },
 };
 
 /* Build and send the reply; a client that cannot take it is dropped. */

@@ -58,11 +58,8 @@
 #include "common/log.h"
 #include "daemon/mtu.h"
 #include "daemon/rxdpd.h"
+#include "daemon/takeover.h"
 #include "engine/engine.h"
-
-#ifndef F_SEAL_FUTURE_WRITE
-#define F_SEAL_FUTURE_WRITE 0x0010
-#endif
 
 #define HCA_FRAME 4096
 #define HCA_FRAMES 16384 /* 64 MiB of UMEM per device */
@@ -348,6 +345,46 @@ static int shm_create(const char *name, size_t len, void **map)
 	return fd;
 }
 
+/*
+ * An engine's page: rxdpd's alone to write (mode 0600), and a successor's
+ * too (a takeover maps it again from its fd, sealed already: so no
+ * F_SEAL_FUTURE_WRITE); clients get it opened read-only (page_fd_ro()).
+ * 0 or -errno (what it made is freed with the engine).
+ */
+static int page_open(struct uverbs_eng *he)
+{
+	void *p;
+
+	if (he->page_fd < 0) {
+		he->page_fd = shm_create("rxdp-device", sizeof(*he->page),
+					 (void **)&he->page);
+		if (he->page_fd < 0)
+			return he->page_fd;
+		if (fchmod(he->page_fd, 0600) ||
+		    fcntl(he->page_fd, F_ADD_SEALS, F_SEAL_SEAL))
+			return -errno;
+		return 0;
+	}
+	p = mmap(NULL, sizeof(*he->page), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_POPULATE, he->page_fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	he->page = p;
+	return 0;
+}
+
+/*
+ * A client's fd of the page: the memfd opened again read-only, so that it
+ * maps it read-only (and, not its owner, cannot open it writable again)
+ */
+static int page_fd_ro(const struct uverbs_eng *he)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", he->page_fd);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 /* --- events (data-path thread, engine lock held) ------------------------ */
 
 static bool pipe_put(int fd, const void *rec, size_t len)
@@ -542,13 +579,11 @@ static int uverbs_eng_start(struct uverbs_dev *hd, int k, char *msg,
 	struct rxdp_engine_config cfg = hd->cfg;
 	struct uverbs_eng *he = &hd->eng[k];
 
-	/* its page: clients may only map it read-only after the seal */
-	he->page_fd = shm_create("rxdp-device", sizeof(*he->page),
-				 (void **)&he->page);
-	if (he->page_fd < 0 || fcntl(he->page_fd, F_ADD_SEALS,
-				     F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)) {
+	int err = page_open(he);
+
+	if (err) {
 		snprintf(msg, msglen, "cannot make the device page: %s",
-			 strerror(errno));
+			 strerror(-err));
 		return -1;
 	}
 	cfg.port = he->port;
@@ -571,21 +606,76 @@ static int uverbs_eng_start(struct uverbs_dev *hd, int k, char *msg,
 /* The device's data path, made at its first context */
 static void uverbs_dev_note(struct rxdp_link *l);
 
-static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
-					 size_t msglen)
+/*
+ * hd's engines started on their ports (its queues and engines counted):
+ * TX threads where CPUs are spare, the group, the configuration; how
+ * (what) said in the log. 0, or -1 with msg.
+ */
+static int uverbs_dev_start(struct rxdp_link *l, struct uverbs_dev *hd,
+			    const char *what, char *msg, size_t msglen)
 {
-	struct uverbs_dev *hd = l->dev->uv;
-	struct rxdp_engine_config *cfg;
-	struct rxdp_xsk_port *port;
-	int fds[RXDP_CTL_MAX_XSKS], n, ret;
-	const char *why = "";
-	uint32_t flags;
+	struct rxdp_engine_config *cfg = &hd->cfg;
+	uint32_t flags = rxdp_xsk_port_bind_flags(hd->eng[0].port);
 	bool want_tx, tx = false; /* the engines have TX threads */
-	__u32 nq;
 
-	if (hd)
-		return hd;
-	hd = calloc(1, sizeof(*hd));
+	/*
+	 * A TX thread per engine only where CPUs are spare: on two CPUs the
+	 * threads compete with each other and the applications and lose
+	 * (engine README, the TX thread)
+	 */
+	want_tx = rxdpd.tx_thread == RXDPD_TXT_ON ||
+		  (rxdpd.tx_thread == RXDPD_TXT_AUTO &&
+		   uverbs_cpus() >= RXDPD_TXT_CPUS_PER_ENGINE * hd->ne);
+	for (int k = 0; k < hd->ne && want_tx; k++)
+		tx = rxdp_xsk_port_tx_thread(
+			hd->eng[k].port, rxdpd.ncpus_set ? &rxdpd.cpus : NULL);
+	hd->group = hd->max_ne > 1 ? rxdp_engine_group_create(hd->max_ne)
+				   : NULL;
+	if (hd->max_ne > 1 && !hd->group) {
+		snprintf(msg, msglen, "out of memory");
+		return -1;
+	}
+	cfg->ops = &rxdp_xsk_port_ops;
+	cfg->psn_table = l->dev->maps.psn;
+	cfg->maps = &l->dev->emaps;
+	cfg->progress_thread = 1;
+	cfg->event_cb = on_event;
+	cfg->event_arg = hd;
+	cfg->ah_lookup = on_ah_lookup;
+	cfg->ah_arg = hd;
+	cfg->mcast_cb = on_mcast;
+	cfg->mcast_arg = hd;
+	hd->ifindex = l->ifindex;
+	cfg->fifo_prio = rxdpd.fifo_prio;
+	cfg->poll = rxdpd.poll;
+	cfg->ecn_off = uverbs_listed(rxdpd.no_ecn, l->ifname);
+	cfg->go_back_n = uverbs_listed(rxdpd.go_back_n, l->ifname);
+	cfg->cc_algo = dev_cc_algo(l->ifname);
+	cfg->tcs = dev_tcs(l->ifname);
+	cfg->line_mbps = uverbs_link_mbps(l->ifname);
+	cfg->cc = &rxdpd.cc;
+	cfg->group = hd->group;
+	if (flags & XDP_USE_SG)
+		cfg->max_mtu = 4096;
+	for (int k = 0; k < hd->ne; k++)
+		if (uverbs_eng_start(hd, k, msg, msglen))
+			return -1;
+	l->dev->uv = hd;
+	uverbs_dev_note(l);
+	pr_info("rxdp_%s: data path %s: %u queue(s), %d engine(s), %s "
+		"mode%s%s%s\n",
+		l->ifname, what, hd->nq, hd->ne,
+		flags & XDP_ZEROCOPY ? "zero-copy" : "copy",
+		flags & XDP_USE_SG ? ", multi-buffer" : "",
+		rxdpd.poll ? ", polling" : "", tx ? ", TX threads" : "");
+	return 0;
+}
+
+/* hd without anything in it yet; NULL (out of memory) */
+static struct uverbs_dev *uverbs_dev_new(void)
+{
+	struct uverbs_dev *hd = calloc(1, sizeof(*hd));
+
 	if (!hd)
 		return NULL;
 	for (int i = 0; i < RXDP_CTL_MAX_XSKS; i++)
@@ -594,8 +684,31 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 	hd->ahs = calloc(HCA_MAX_AH, sizeof(*hd->ahs));
 	hd->ah_eah = calloc(HCA_MAX_AH, sizeof(*hd->ah_eah));
 	if (!hd->ahs || !hd->ah_eah) {
+		uverbs_dev_free(hd);
+		return NULL;
+	}
+	return hd;
+}
+
+static struct uverbs_dev *uverbs_dev_adopt(struct rxdp_link *l);
+
+static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
+					 size_t msglen)
+{
+	struct uverbs_dev *hd = l->dev->uv;
+	struct rxdp_xsk_port *port;
+	int fds[RXDP_CTL_MAX_XSKS], n, ret;
+	const char *why = "";
+	__u32 nq;
+
+	if (hd)
+		return hd;
+	if (tko_state && (hd = uverbs_dev_adopt(l)))
+		return hd;
+	hd = uverbs_dev_new();
+	if (!hd) {
 		snprintf(msg, msglen, "out of memory");
-		goto err;
+		return NULL;
 	}
 	ret = rxdp_umem_create(&hd->umem, HCA_FRAMES, HCA_FRAME);
 	if (ret) {
@@ -628,7 +741,6 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 		goto err;
 	}
 	n = rxdp_xsk_port_fds(port, fds, RXDP_CTL_MAX_XSKS);
-	flags = rxdp_xsk_port_bind_flags(port);
 	hd->nq_open = (__u32)n / hd->nsets; /* the queues it has */
 	for (int i = 0; i < n; i++) {
 		/* socket set * queues + q: slot set, queue q */
@@ -662,63 +774,194 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
-	/*
-	 * A TX thread per engine only where CPUs are spare: on two CPUs the
-	 * threads compete with each other and the applications and lose
-	 * (engine README, the TX thread)
-	 */
-	want_tx = rxdpd.tx_thread == RXDPD_TXT_ON ||
-		  (rxdpd.tx_thread == RXDPD_TXT_AUTO &&
-		   uverbs_cpus() >= RXDPD_TXT_CPUS_PER_ENGINE * hd->ne);
-	for (int k = 0; k < hd->ne && want_tx; k++)
-		tx = rxdp_xsk_port_tx_thread(
-			hd->eng[k].port, rxdpd.ncpus_set ? &rxdpd.cpus : NULL);
-	hd->group = hd->max_ne > 1 ? rxdp_engine_group_create(hd->max_ne)
-				   : NULL;
-	if (hd->max_ne > 1 && !hd->group) {
-		snprintf(msg, msglen, "out of memory");
+	if (uverbs_dev_start(l, hd, "up", msg, msglen))
 		goto err;
-	}
-	cfg = &hd->cfg;
-	cfg->ops = &rxdp_xsk_port_ops;
-	cfg->psn_table = l->dev->maps.psn;
-	cfg->maps = &l->dev->emaps;
-	cfg->progress_thread = 1;
-	cfg->event_cb = on_event;
-	cfg->event_arg = hd;
-	cfg->ah_lookup = on_ah_lookup;
-	cfg->ah_arg = hd;
-	cfg->mcast_cb = on_mcast;
-	cfg->mcast_arg = hd;
-	hd->ifindex = l->ifindex;
-	cfg->fifo_prio = rxdpd.fifo_prio;
-	cfg->poll = rxdpd.poll;
-	cfg->ecn_off = uverbs_listed(rxdpd.no_ecn, l->ifname);
-	cfg->go_back_n = uverbs_listed(rxdpd.go_back_n, l->ifname);
-	cfg->cc_algo = dev_cc_algo(l->ifname);
-	cfg->tcs = dev_tcs(l->ifname);
-	cfg->line_mbps = uverbs_link_mbps(l->ifname);
-	cfg->cc = &rxdpd.cc;
-	cfg->group = hd->group;
-	if (flags & XDP_USE_SG)
-		cfg->max_mtu = 4096;
-	for (int k = 0; k < hd->ne; k++)
-		if (uverbs_eng_start(hd, k, msg, msglen))
-			goto err;
-	l->dev->uv = hd;
-	uverbs_dev_note(l);
-	pr_info("rxdp_%s: data path up: %u queue(s), %d engine(s), %s "
-		"mode%s%s%s\n",
-		l->ifname, hd->nq, hd->ne,
-		flags & XDP_ZEROCOPY ? "zero-copy" : "copy",
-		flags & XDP_USE_SG ? ", multi-buffer" : "",
-		rxdpd.poll ? ", polling" : "", tx ? ", TX threads" : "");
 	return hd;
 err:
 	for (__u32 q = 0; q < RXDP_XSK_SLOTS; q++)
 		bpf_map_delete_elem(l->dev->maps.xsks, &q);
 	uverbs_dev_free(hd);
 	return NULL;
+}
+
+/* --- a takeover (takeover.c) ------------------------------------------- */
+
+/* A device's data path in the state: then its ports' (TKO_PORTS) */
+struct tko_dev {
+	int32_t ifindex;
+	char ifname[IF_NAMESIZE];
+	int32_t umem_fd;
+	uint32_t frame_size;
+	int32_t ne, max_ne;
+	uint32_t nsets, nq_open, nq, nq_failed;
+	uint8_t q_eng[RXDP_MAX_QUEUES], q_idx[RXDP_MAX_QUEUES];
+	int32_t page_fd[RXDP_CTL_MAX_XSKS];
+	int32_t nport_fds, port_fds[2 * RXDP_CTL_MAX_XSKS];
+	__u64 hwc[RXDP_CTL_MAX_XSKS][RXDP_HWC_MAX];
+};
+
+int uverbs_tko_refusal(char *msg, size_t msglen)
+{
+	for (struct rxdp_link *l = rxdpd.links; l; l = l->next) {
+		if (l->dev && l->dev->uv && l->dev->uv->joins) {
+			snprintf(msg, msglen,
+				 "rxdp_%s has joined multicast groups: "
+				 "handing those over is not built yet",
+				 l->ifname);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+void uverbs_tko_halt(void)
+{
+	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
+		for (int k = 0; l->dev && l->dev->uv && k < l->dev->uv->ne; k++)
+			rxdp_engine_halt(l->dev->uv->eng[k].e);
+}
+
+/* hd's data path into the state: false if its ports cannot be saved */
+static bool uverbs_tko_dev(struct tko_out *o, const struct rxdp_link *l,
+			   struct uverbs_dev *hd)
+{
+	struct rxdp_xsk_port *ports[RXDP_CTL_MAX_XSKS];
+	int fds[2 * RXDP_CTL_MAX_XSKS];
+	struct tko_dev *d = calloc(1, sizeof(*d));
+	void *st = NULL;
+	long n;
+
+	for (int k = 0; k < hd->ne; k++)
+		ports[k] = hd->eng[k].port;
+	n = d ? rxdp_xsk_ports_save(ports, hd->ne, NULL, 0) : -ENOMEM;
+	if (n > 0 && !(st = malloc((size_t)n)))
+		n = -ENOMEM;
+	if (n > 0)
+		n = rxdp_xsk_ports_save(ports, hd->ne, st, (size_t)n);
+	if (n < 0) {
+		pr_warn("rxdp_%s: its AF_XDP sockets cannot be handed over "
+			"(%s): the successor binds its own\n",
+			l->ifname, strerror((int)-n));
+		free(st);
+		free(d);
+		return false;
+	}
+	d->ifindex = l->ifindex;
+	memcpy(d->ifname, l->ifname, sizeof(d->ifname));
+	d->umem_fd = tko_fd(o, hd->umem.fd);
+	d->frame_size = hd->umem.frame_size;
+	d->ne = hd->ne;
+	d->max_ne = hd->max_ne;
+	d->nsets = hd->nsets;
+	d->nq_open = hd->nq_open;
+	d->nq = hd->nq;
+	d->nq_failed = hd->nq_failed;
+	memcpy(d->q_eng, hd->q_eng, sizeof(d->q_eng));
+	memcpy(d->q_idx, hd->q_idx, sizeof(d->q_idx));
+	for (int k = 0; k < hd->ne; k++) {
+		d->page_fd[k] = tko_fd(o, hd->eng[k].page_fd);
+		rxdp_engine_hw_counters(hd->eng[k].e, NULL, d->hwc[k]);
+	}
+	d->nport_fds = rxdp_xsk_ports_takeover_fds(ports, hd->ne, fds,
+						   2 * RXDP_CTL_MAX_XSKS);
+	for (int i = 0; i < d->nport_fds; i++)
+		d->port_fds[i] = tko_fd(o, fds[i]);
+	tko_add(o, TKO_DEV, d, sizeof(*d));
+	tko_add(o, TKO_PORTS, st, (size_t)n);
+	free(st);
+	free(d);
+	return true;
+}
+
+void uverbs_tko_save(struct tko_out *o)
+{
+	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
+		if (l->dev && l->dev->uv)
+			uverbs_tko_dev(o, l, l->dev->uv);
+}
+
+/*
+ * l's data path as the predecessor left it (tko_state): its UMEM, its
+ * sockets with what they hold, its engines' pages and counters; NULL if
+ * the state has none for it, or it cannot be taken (the fds closed: a
+ * new data path is made then)
+ */
+static struct uverbs_dev *uverbs_dev_adopt(struct rxdp_link *l)
+{
+	struct tko_in it = *tko_state;
+	struct rxdp_xsk_port *ports[RXDP_CTL_MAX_XSKS];
+	int fds[2 * RXDP_CTL_MAX_XSKS], np = -EINVAL, nf = 0, umem_fd;
+	const struct tko_dev *d = NULL;
+	struct uverbs_dev *hd;
+	const void *st = NULL;
+	uint16_t type = 0;
+	size_t len, stlen = 0;
+	char why[200] = "a damaged state";
+	const void *p;
+
+	it.off = 0;
+	while ((type = 0, p = tko_next(&it, &type, &len))) {
+		if (type != TKO_DEV || len != sizeof(*d) ||
+		    ((const struct tko_dev *)p)->ifindex != l->ifindex)
+			continue;
+		d = p;
+		type = 0;
+		st = tko_next(&it, &type, &stlen);
+		if (type != TKO_PORTS)
+			st = NULL;
+		break;
+	}
+	if (!d)
+		return NULL;
+	hd = uverbs_dev_new();
+	if (!hd)
+		return NULL;
+	if (d->nport_fds < 0 || d->nport_fds > 2 * RXDP_CTL_MAX_XSKS ||
+	    d->ne < 1 || d->ne > RXDP_CTL_MAX_XSKS || d->max_ne < d->ne ||
+	    d->max_ne > RXDP_CTL_MAX_XSKS || d->nq > RXDP_MAX_QUEUES)
+		st = NULL;
+	for (nf = 0; st && nf < d->nport_fds; nf++)
+		fds[nf] = tko_take_fd(tko_state, d->port_fds[nf]);
+	umem_fd = st ? tko_take_fd(tko_state, d->umem_fd) : -1;
+	if (umem_fd >= 0 && rxdp_umem_adopt(&hd->umem, umem_fd, d->frame_size))
+		close(umem_fd);
+	else if (umem_fd >= 0)
+		np = rxdp_xsk_ports_adopt(&hd->umem, fds, nf, st, stlen, ports,
+					  RXDP_CTL_MAX_XSKS, why, sizeof(why));
+	if (np != d->ne) {
+		pr_warn("rxdp_%s: the predecessor's data path cannot be "
+			"taken (%s): a new one is made\n",
+			l->ifname, why);
+		for (int i = 0; np < 0 && i < nf; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		for (int k = 0; k < np; k++)
+			hd->eng[k].port = ports[k];
+		hd->ne = np > 0 ? np : 0;
+		uverbs_dev_free(hd);
+		return NULL;
+	}
+	hd->ne = d->ne;
+	hd->max_ne = d->max_ne;
+	hd->nsets = d->nsets;
+	hd->nq_open = d->nq_open;
+	hd->nq = d->nq;
+	hd->nq_failed = d->nq_failed;
+	memcpy(hd->q_eng, d->q_eng, sizeof(hd->q_eng));
+	memcpy(hd->q_idx, d->q_idx, sizeof(hd->q_idx));
+	for (int k = 0; k < hd->ne; k++) {
+		hd->eng[k].port = ports[k];
+		hd->eng[k].page_fd = tko_take_fd(tko_state, d->page_fd[k]);
+	}
+	if (uverbs_dev_start(l, hd, "taken over", why, sizeof(why))) {
+		pr_warn("rxdp_%s: cannot start the taken data path: %s\n",
+			l->ifname, why);
+		uverbs_dev_free(hd);
+		return NULL;
+	}
+	for (int k = 0; k < hd->ne; k++)
+		rxdp_engine_hw_counters_set(hd->eng[k].e, d->hwc[k]);
+	return hd;
 }
 
 /*
@@ -1074,7 +1317,7 @@ int uverbs_ctx_open(struct rxdp_client *c, struct rxdp_link *l, int mem_fd,
 	x->async_wfd = p[1];
 	x->doorbell = rxdp_engine_doorbell(x->he->e);
 	fds[0] = x->doorbell < 0 ? -1 : dup(x->doorbell);
-	fds[1] = dup(x->he->page_fd);
+	fds[1] = page_fd_ro(x->he);
 	fds[2] = p[0];
 	if (fds[0] < 0 || fds[1] < 0) {
 		for (int i = 0; i < 3; i++)
