@@ -959,6 +959,13 @@ static int cmd_ctx(const char *ifname)
 	CHECK(p == MAP_FAILED, "the device page maps writable");
 	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, f.dev_page, 0);
 	CHECK(p != MAP_FAILED, "the device page does not map read-only");
+	/* nor, not its owner, can it open the page again writable */
+	snprintf(kind, sizeof(kind), "/proc/self/fd/%d", f.dev_page);
+	fd = open(kind, O_RDWR | O_CLOEXEC);
+	CHECK(!geteuid() || fd < 0,
+	      "the device page opens writable through /proc/self/fd");
+	if (fd >= 0)
+		close(fd);
 	CHECK(rxdp_ctl_ctx_open(c, ifindex, mem, &f2) == -EBUSY,
 	      "a second context on one connection");
 

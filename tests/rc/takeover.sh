@@ -8,7 +8,9 @@
 #      the successor is refused in one line and exits 2; the running rxdpd
 #      is the same process and the stream passes, every byte checked;
 #   2. a user other than root is refused, and a successor that reads
-#      another state version (the running one goes on);
+#      another state version (the running one goes on); a successor does
+#      not take a state from what user 65534 listens as; user 65534's
+#      context can neither map the device page writable nor open it so;
 #   3. five takeovers on each side, alternating, a client subscribed to A's
 #      events and asking about the device every 100 ms throughout: each
 #      successor takes the data path over (its log says so: not made anew),
@@ -90,6 +92,26 @@ ip netns exec "$NS_A" "$T" takeover 99 >"$tmp/v99" || fail "version 99 accepted"
 cat "$tmp/v99"
 grep -q 'version 99' "$tmp/v99" || fail "version 99: no reason"
 [ "$(rxdpd_pid "$NS_A")" = "$pid" ] || fail "the running rxdpd changed"
+# a successor believes only root's or its own user's rxdpd: not one that
+# user 65534 listens as
+imp="@rxdp/impostor$$"
+ip netns exec "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0" + sys.argv[1][1:]); s.listen(4); print("listening", flush=True)
+c, _ = s.accept(); time.sleep(5)' "$imp" >"$tmp/imp" 2>&1 &
+on_exit "kill $! 2>/dev/null"
+wait_until 10 grep -q listening "$tmp/imp" || fail "the impostor does not listen"
+timeout 20 ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" --takeover --socket "$imp" >"$tmp/to-imp" 2>&1
+rc=$?
+cat "$tmp/to-imp"
+[ $rc = 1 ] && grep -q "not root's or this user's" "$tmp/to-imp" ||
+	fail "a successor took a state from user 65534 (exit $rc)"
+# the device page, which a successor maps writable again, is a client's
+# to read only: user 65534's context cannot map it writable nor open it so
+ip netns exec "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$T" ctx "$IF_A" || fail "user 65534's context and the device page"
 
 # 3. five takeovers a side, a client watching A throughout
 ip netns exec "$NS_A" "$T" events "$IF_A" 120 >"$tmp/events" 2>&1 &
