@@ -71,7 +71,8 @@
  * one line "wirecheck: ..." with the counts, and a "summary:" line of
  * key=value pairs; the client's also has elapsed_ms, the run's time, and
  * max_gap_ms, the longest it waited with work outstanding and nothing
- * completing (a stall).
+ * completing (a stall). An asynchronous event of the device (a QP's fatal
+ * error, a port error, the device's end) fails either end too (async=).
  */
 #include <endian.h>
 #include <errno.h>
@@ -514,6 +515,10 @@ static void open_dev(const char *name)
 	ibv_free_device_list(list);
 	if (!ctx)
 		die("cannot open %s", name ? name : "an RDMA device");
+	/* its asynchronous events are read, never waited for (async_events) */
+	if (fcntl(ctx->async_fd, F_SETFL,
+		  fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK))
+		die("the async fd: %s", strerror(errno));
 	if (ibv_query_port(ctx, (uint8_t)ib_port, &pa))
 		die("ibv_query_port %d: %s", ib_port, strerror(errno));
 	if (ibv_query_device(ctx, &da))
@@ -1022,9 +1027,12 @@ static void post_recv(struct qpst *q, uint32_t slot)
 	       sge);
 	wr.num_sge = n;
 	wr.wr_id = (uint64_t)(srq ? 0 : q->idx) << 32 | slot;
-	if (srq ? ibv_post_srq_recv(srq, &wr, &bad)
-		: ibv_post_recv(q->qp, &wr, &bad))
-		die("ibv_post_%srecv: %s", srq ? "srq_" : "", strerror(errno));
+	/* the verbs post calls return the error; errno is not theirs */
+	int err = srq ? ibv_post_srq_recv(srq, &wr, &bad)
+		      : ibv_post_recv(q->qp, &wr, &bad);
+
+	if (err)
+		die("ibv_post_%srecv: %s", srq ? "srq_" : "", strerror(err));
 }
 
 /* Bytes [off, off + len) of a scattered buffer into out */
@@ -1689,9 +1697,28 @@ static void sum_counts(struct counts *t, const struct counts *c)
 		a[k] += b[k];
 }
 
+/*
+ * The asynchronous events the device sent (none in a run that goes well:
+ * no QP fatal, no port error, not the device's end), each one printed
+ */
+static unsigned async_events(void)
+{
+	struct ibv_async_event ev;
+	unsigned n = 0;
+
+	while (ctx && !ibv_get_async_event(ctx, &ev)) {
+		fprintf(stderr, "%s: WRONG async event %s\n", prog,
+			ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+		n++;
+	}
+	return n;
+}
+
 static void print_counts(const char *who, const struct counts *t, uint64_t sent,
 			 uint64_t reads, uint64_t rbytes, uint64_t rbad)
 {
+	unsigned async = async_events();
 	char ops[64] = "";
 
 	for (uint32_t i = 0; i < C.nops; i++)
@@ -1714,10 +1741,12 @@ static void print_counts(const char *who, const struct counts *t, uint64_t sent,
 	       " corrupt=%" PRIu64 " dup=%" PRIu64 " late=%" PRIu64
 	       " bad_wc=%" PRIu64 " reads=%" PRIu64 " read_bytes=%" PRIu64
 	       " read_bad=%" PRIu64 " elapsed_ms=%" PRIu64
-	       " max_gap_ms=%" PRIu64 " result=%s\n",
+	       " max_gap_ms=%" PRIu64 " async=%u result=%s\n",
 	       sent, t->delivered, t->bytes, t->lost, t->partial, t->corrupt,
 	       t->dup, t->late, t->bad_wc, reads, rbytes, rbad, elapsed_ms,
-	       max_gap_ms, failed ? "FAIL" : "ok");
+	       max_gap_ms, async, failed || async ? "FAIL" : "ok");
+	if (async)
+		failed = 1;
 }
 
 static int run_target(void)
@@ -1842,7 +1871,7 @@ static void client_post(struct qpst *q, uint64_t id, enum op o, bool doorbell)
 	struct ibv_send_wr wr = { .sg_list = sge, .opcode = wr_op[o] }, *bad;
 	struct pat pat = pat_msg(q->idx, id);
 	bool sabotaged = sab && !doorbell && q->idx == 0 && id == sab_id;
-	int n;
+	int n, err;
 
 	if (sabotaged && sab == SAB_SHORT && len)
 		len--;
@@ -1883,12 +1912,13 @@ static void client_post(struct qpst *q, uint64_t id, enum op o, bool doorbell)
 		wr.wr.ud.remote_qpn = q->peer.qpn;
 		wr.wr.ud.remote_qkey = QKEY;
 	}
-	if (ibv_post_send(q->qp, &wr, &bad)) {
+	err = ibv_post_send(q->qp, &wr, &bad);
+	if (err) {
 		failed = 1;
 		die("qp %u message %" PRIu64
 		    ": ibv_post_send (%s, %u bytes): %s",
 		    q->idx, id, doorbell ? "doorbell" : op_name[o], len,
-		    strerror(errno));
+		    strerror(err));
 	}
 	q->wr_seq++;
 }

@@ -638,6 +638,8 @@ int main(int argc, char **argv)
 	ret = rxdpd_open(path);
 	server_on_takeover(takeover_give);
 	if (takeover) {
+		if (!ret)
+			takeover_restore();
 		tko_state = NULL;
 		takeover_done(&state);
 	}

@@ -159,6 +159,30 @@ int qp_create(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
 	return 0;
 }
 
+/* A predecessor's QP at its number, for c (a takeover); 0 or -errno */
+int qp_adopt(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
+	     __u32 qpn)
+{
+	struct rxdp_dev *d = l->dev;
+	__u32 idx = qpn & RXDP_QP_INDEX_MASK;
+	struct qp_handle *qp;
+
+	if (d->qps[idx] || qpn < RXDP_QPN_MIN)
+		return -EEXIST;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->qpn = qpn;
+	qp->uid = c->uid;
+	qp->qp_type = qp_type;
+	qp->ifindex = l->ifindex;
+	qp->owner = c;
+	d->qps[idx] = qp;
+	d->qp_gen[idx] = (__u16)(qpn >> RXDP_QP_INDEX_BITS);
+	d->nqps++;
+	return 0;
+}
+
 /* After its engine QP (which takes its images out of the maps) */
 int qp_destroy(struct rxdp_link *l, struct qp_handle *qp)
 {
@@ -441,8 +465,8 @@ void qp_init(void)
  * A device found (at start, or attached anew): the maps may still hold the
  * QP contexts of a previous rxdpd, whose transport state died with it (the
  * data path is rxdpd's). They are removed, with their PSN slots and every
- * XSK slot (but where rxdpd takes over from its predecessor: takeover.c);
- * their clients lost their connection with that rxdpd.
+ * XSK slot (but not where rxdpd takes over from its predecessor:
+ * takeover.c); their clients lost their connection with that rxdpd.
  */
 void qp_clean_all(struct rxdp_link *l)
 {
@@ -451,10 +475,15 @@ void qp_clean_all(struct rxdp_link *l)
 
 	if (getrandom(d->qp_gen, sizeof(d->qp_gen), GRND_NONBLOCK) < 0)
 		memset(d->qp_gen, 0, sizeof(d->qp_gen));
+	/*
+	 * A successor's QPs and sockets are its predecessor's, made again
+	 * as they were: their contexts stay, so that what comes meanwhile
+	 * waits in the sockets (a socket that goes leaves the map by itself)
+	 */
+	if (tko_state)
+		return;
 	n = rxdp_engine_maps_clean(&d->emaps, d->maps.psn);
-	/* a successor's sockets are its predecessor's (a socket that goes
-	 * leaves the map by itself) */
-	for (i = 0; i < RXDP_XSK_SLOTS && !tko_state; i++)
+	for (i = 0; i < RXDP_XSK_SLOTS; i++)
 		bpf_map_delete_elem(d->maps.xsks, &i);
 	if (n)
 		pr_info("rxdp_%s: %u QP(s) of a previous rxdpd removed\n",

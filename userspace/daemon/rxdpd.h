@@ -297,6 +297,8 @@ int path_resolve(struct rxdp_link *l, const struct rxdp_ah *ah, __u32 lqpn,
 		 __u32 rqpn, struct rxdp_path *out, long *deadline, char *msg,
 		 size_t msglen);
 void qp_clean_all(struct rxdp_link *l);
+int qp_adopt(struct rxdp_link *l, struct rxdp_client *c, __u32 qp_type,
+	     __u32 qpn);
 /* The device's own QPs (QP1): their numbers held, no owner */
 int qp_create_special(struct rxdp_link *l, __u32 qpn);
 void qp_destroy_special(struct rxdp_link *l, __u32 qpn);
@@ -364,6 +366,18 @@ struct tko_out;
 int uverbs_tko_refusal(char *msg, size_t msglen);
 void uverbs_tko_halt(void);
 void uverbs_tko_save(struct tko_out *o);
+/* Then the clients' contexts: what keeps one from being handed over
+ * (before the halt), and every one with its objects (false: one failed) */
+int uverbs_tko_ctx_refusal(char *msg, size_t msglen);
+bool uverbs_tko_save_ctxs(struct tko_out *o);
+/*
+ * The successor: the clients' contexts and objects made again (client_of:
+ * the adopted connection a state's tag names; release: what a client whose
+ * context cannot be made again gets), then every engine released (they
+ * were held from their start)
+ */
+void uverbs_tko_restore(struct rxdp_client *(*client_of)(uint64_t tag),
+			void (*release)(struct rxdp_client *c));
 
 /* cm.c: the connection manager (its own interfaces are in daemon/cm.h) */
 int cm_init(void);
@@ -385,6 +399,7 @@ struct tko_in;
 int takeover_give(struct rxdp_client *c, __u32 version, __u32 seq, char *msg,
 		  size_t msglen);
 int takeover_take(const char *path, struct tko_in *in);
+void takeover_restore(void); /* once rxdpd is open on tko_state */
 void takeover_done(struct tko_in *in);
 
 /* server.c (with tko_state set, the listening socket and the clients are
@@ -392,6 +407,8 @@ void takeover_done(struct tko_in *in);
 int server_open(const char *path);
 int server_listen_fd(void);
 void server_tko_save(struct tko_out *o, const struct rxdp_client *except);
+/* The client adopted from the predecessor's named tag, or NULL */
+struct rxdp_client *server_tko_client(uint64_t tag);
 /* Who answers RXDP_CTL_TAKEOVER (takeover_give(), registered by main.c) */
 typedef int (*server_takeover_fn)(struct rxdp_client *c, __u32 version,
 				  __u32 seq, char *msg, size_t msglen);

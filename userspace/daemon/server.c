@@ -112,6 +112,21 @@ static struct rxdp_client *client_new(int fd, pid_t pid, uid_t uid,
 	return c;
 }
 
+/* The clients adopted, by their tags in the state (a takeover) */
+static struct {
+	uint64_t tag;
+	struct rxdp_client *c;
+} * adopted;
+static int nadopted;
+
+struct rxdp_client *server_tko_client(uint64_t tag)
+{
+	for (int i = 0; i < nadopted; i++)
+		if (adopted[i].tag == tag)
+			return adopted[i].c;
+	return NULL;
+}
+
 /* The predecessor's listening socket and clients (takeover.c) */
 static int server_adopt(struct tko_in *in)
 {
@@ -153,6 +168,17 @@ static int server_adopt(struct tko_in *in)
 		}
 		c->nsubs = tc->nsubs;
 		memcpy(c->subs, tc->subs, sizeof(c->subs));
+		if (!(nadopted & (nadopted - 1))) {
+			void *a =
+				realloc(adopted, (nadopted ? 2 * nadopted : 1) *
+							 sizeof(*adopted));
+
+			if (!a)
+				continue;
+			adopted = a;
+		}
+		adopted[nadopted].tag = tc->tag;
+		adopted[nadopted++].c = c;
 	}
 	return server_watch(fd);
 }
@@ -166,7 +192,8 @@ int server_listen_fd(void)
 void server_tko_save(struct tko_out *o, const struct rxdp_client *except)
 {
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
-		struct tko_client tc = { .pid = c->pid,
+		struct tko_client tc = { .tag = (uintptr_t)c,
+					 .pid = c->pid,
 					 .uid = c->uid,
 					 .allowed = c->allowed,
 					 .nsubs = c->nsubs };

@@ -55,20 +55,19 @@ struct tko_chunk {
 static int takeover_refusal(const struct rxdp_client *taker, char *msg,
 			    size_t msglen)
 {
-	int ctx = 0, cm = 0, pend = 0;
+	int cm = 0, pend = 0, err;
 
 	for (const struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
 		if (c == taker || c->dead)
 			continue;
-		ctx += !!c->ctx;
 		cm += !!c->cm;
 		pend += !!c->pend;
 	}
-	if (ctx || cm || cm_ids) {
+	if (cm || cm_ids) {
 		snprintf(msg, msglen,
-			 "%d client(s) hold a verbs context and %d CM ids: "
-			 "handing those over is not built yet",
-			 ctx, cm + (cm_ids != NULL));
+			 "%d client(s) use the connection manager: handing "
+			 "its ids over is not built yet",
+			 cm ? cm : 1);
 		return -EBUSY;
 	}
 	if (pend) {
@@ -76,7 +75,8 @@ static int takeover_refusal(const struct rxdp_client *taker, char *msg,
 			 "%d request(s) wait for a neighbour: try again", pend);
 		return -EAGAIN;
 	}
-	return uverbs_tko_refusal(msg, msglen);
+	err = uverbs_tko_ctx_refusal(msg, msglen);
+	return err ? err : uverbs_tko_refusal(msg, msglen);
 }
 
 /* Send the state in chunks, each with its share of the descriptors */
@@ -150,6 +150,8 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 	tko_add(&o, TKO_LISTEN, &li, sizeof(li));
 	server_tko_save(&o, c);
 	uverbs_tko_save(&o);
+	if (!uverbs_tko_save_ctxs(&o))
+		o.failed = true;
 	if (o.failed) {
 		pr_err("cannot write the state for the successor: exiting; "
 		       "every client loses its connection\n");
@@ -302,6 +304,11 @@ int takeover_take(const char *path, struct tko_in *in)
 	pr_info("took over: %zu bytes of state, %d descriptors\n", in->len,
 		in->nfds);
 	return 0;
+}
+
+void takeover_restore(void)
+{
+	uverbs_tko_restore(server_tko_client, client_release);
 }
 
 void takeover_done(struct tko_in *in)

@@ -22,6 +22,10 @@ enum tko_type {
 	TKO_CLIENT, /* struct tko_client */
 	TKO_DEV, /* struct tko_dev (uverbs.c), then its ports' state: */
 	TKO_PORTS, /* rxdp_xsk_ports_save()'s bytes */
+	TKO_CTX, /* struct tko_ctx (uverbs.c): a client's verbs context */
+	TKO_OBJ, /* struct tko_obj (uverbs.c): one of its objects, then
+		    for a QP or an SRQ the engine's state of it: */
+	TKO_BLOB, /* rxdp_engine_qp_save()'s / _srq_save()'s bytes */
 };
 
 struct tko_listen {
@@ -29,6 +33,7 @@ struct tko_listen {
 };
 
 struct tko_client {
+	uint64_t tag; /* what its context's record names it by */
 	int32_t fd, pid;
 	uint32_t uid, allowed;
 	int32_t nsubs, subs[16];

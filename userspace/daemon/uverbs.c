@@ -163,6 +163,21 @@ struct uobj {
 		struct rxdp_eah *eah;
 		__u64 mem_addr; /* HO_MEM: where the client has it */
 	};
+	/* what a successor needs to make it again (a takeover) */
+	int mem_fd; /* CQ, SRQ, QP, HO_MEM: its memfd; else -1 */
+	union {
+		struct {
+			__u64 addr, len, iova;
+			__u32 access;
+		} mr;
+		struct {
+			struct ibv_qp_cap cap;
+			__u32 type, sig_all;
+		} qp;
+		struct ibv_srq_attr srq; /* as granted, its limit 0 */
+		struct rxdp_path ah;
+		__u32 cq_size;
+	} made;
 };
 
 struct uverbs_ctx {
@@ -612,7 +627,8 @@ static void uverbs_dev_note(struct rxdp_link *l);
  * (what) said in the log. 0, or -1 with msg.
  */
 static int uverbs_dev_start(struct rxdp_link *l, struct uverbs_dev *hd,
-			    const char *what, char *msg, size_t msglen)
+			    const char *what, bool held, char *msg,
+			    size_t msglen)
 {
 	struct rxdp_engine_config *cfg = &hd->cfg;
 	uint32_t flags = rxdp_xsk_port_bind_flags(hd->eng[0].port);
@@ -655,6 +671,7 @@ static int uverbs_dev_start(struct rxdp_link *l, struct uverbs_dev *hd,
 	cfg->line_mbps = uverbs_link_mbps(l->ifname);
 	cfg->cc = &rxdpd.cc;
 	cfg->group = hd->group;
+	cfg->held = held;
 	if (flags & XDP_USE_SG)
 		cfg->max_mtu = 4096;
 	for (int k = 0; k < hd->ne; k++)
@@ -774,7 +791,7 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
-	if (uverbs_dev_start(l, hd, "up", msg, msglen))
+	if (uverbs_dev_start(l, hd, "up", false, msg, msglen))
 		goto err;
 	return hd;
 err:
@@ -953,7 +970,8 @@ static struct uverbs_dev *uverbs_dev_adopt(struct rxdp_link *l)
 		hd->eng[k].port = ports[k];
 		hd->eng[k].page_fd = tko_take_fd(tko_state, d->page_fd[k]);
 	}
-	if (uverbs_dev_start(l, hd, "taken over", why, sizeof(why))) {
+	/* held until the contexts are made again (uverbs_tko_restore()) */
+	if (uverbs_dev_start(l, hd, "taken over", true, why, sizeof(why))) {
 		pr_warn("rxdp_%s: cannot start the taken data path: %s\n",
 			l->ifname, why);
 		uverbs_dev_free(hd);
@@ -1172,6 +1190,7 @@ static struct uobj *obj_new(struct uverbs_ctx *x, enum hobj_kind k,
 		o->kind = k;
 		o->ctx = x;
 		o->cookie = cookie;
+		o->mem_fd = -1;
 		o->handle = k == HO_AH ? ah_slot_take(x->hd, o)
 				       : slot_take(&x->objs, &x->nobjs, o);
 	}
@@ -1194,6 +1213,8 @@ static void obj_free(struct uobj *o)
 		x->objs[o->handle - 1] = NULL;
 	if (o->mem)
 		munmap(o->mem, o->mem_len);
+	if (o->mem_fd >= 0)
+		close(o->mem_fd);
 	if (o->pd)
 		o->pd->refs--;
 	uncharge(x, o->kind);
@@ -1566,6 +1587,7 @@ int uverbs_mem_share(struct uverbs_ctx *x, struct uverbs_req *r)
 	h->mem = map;
 	h->mem_len = o->length;
 	h->mem_addr = o->addr;
+	h->mem_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	err = rxdp_engine_mem_map(x->emem, o->addr, o->length, map);
 	if (err) {
 		snprintf(r->msg, r->msglen,
@@ -1694,6 +1716,10 @@ int uverbs_mr(struct uverbs_ctx *x, struct uverbs_req *r)
 	}
 	m->emr = emr;
 	m->pd = pd;
+	m->made.mr.addr = o->addr;
+	m->made.mr.len = o->length;
+	m->made.mr.iova = o->iova;
+	m->made.mr.access = o->access;
 	pd->refs++;
 	x->locked += bytes - m->locked;
 	m->locked = bytes;
@@ -1826,6 +1852,10 @@ int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 		munmap(q->mem, q->mem_len);
 		q->mem = mem;
 		q->mem_len = len;
+		if (q->mem_fd >= 0)
+			close(q->mem_fd);
+		q->mem_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
+		q->made.cq_size = size;
 		o->cqe = size;
 		o->mem_size = len;
 		return 0;
@@ -1853,6 +1883,8 @@ int uverbs_cq(struct uverbs_ctx *x, struct uverbs_req *r)
 		err = r->fd;
 		goto err;
 	}
+	q->mem_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
+	q->made.cq_size = size;
 	q->cq.ecq = rxdp_engine_create_cq_shared(x->he->e, q->mem, size, q);
 	if (!q->cq.ecq) {
 		err = -errno;
@@ -1928,6 +1960,7 @@ int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 		err = r->fd;
 		goto err;
 	}
+	s->mem_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
 	wq = s->mem;
 	wq->size = a.max_wr;
 	wq->stride = o->rq_stride;
@@ -1939,6 +1972,8 @@ int uverbs_srq(struct uverbs_ctx *x, struct uverbs_req *r)
 	}
 	s->pd = pd;
 	pd->refs++;
+	s->made.srq = a;
+	s->made.srq.srq_limit = 0;
 	o->handle = s->handle;
 	o->max_recv_wr = a.max_wr;
 	o->max_recv_sge = a.max_sge;
@@ -2032,6 +2067,7 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 		err = r->fd;
 		goto err;
 	}
+	q->mem_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
 	sh = q->mem;
 	sh->sq.size = cap.max_send_wr;
 	sh->sq.stride = o->sq_stride;
@@ -2073,6 +2109,9 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 		srq->refs++;
 	q->pd = pd;
 	pd->refs++;
+	q->made.qp.cap = cap;
+	q->made.qp.type = o->qp_type;
+	q->made.qp.sig_all = o->sq_sig_all;
 	o->handle = q->handle;
 	o->qpn = qpn;
 	o->max_send_wr = cap.max_send_wr;
@@ -2250,6 +2289,7 @@ int uverbs_ah_create(struct uverbs_ctx *x, struct uverbs_req *r)
 	}
 	atomic_store(&x->hd->ah_eah[h->handle - 1], h->eah);
 	h->pd = pd;
+	h->made.ah = path;
 	pd->refs++;
 	o->handle = h->handle;
 	return 0;
@@ -2304,4 +2344,559 @@ void uverbs_sys_ah_del(struct rxdp_link *l, __u32 handle)
 		return;
 	atomic_store(&hd->ah_eah[handle - 1], NULL);
 	hd->ahs[handle - 1] = NULL;
+}
+
+/* --- a takeover: the clients' contexts and objects (takeover.c) -------- */
+
+struct tko_ctx {
+	uint64_t client; /* its connection's tag (struct tko_client) */
+	int32_t ifindex, eng;
+	int32_t mem_fd, doorbell, async_wfd;
+	uint32_t dropped, pad;
+};
+
+struct tko_obj {
+	uint32_t kind, handle;
+	uint64_t cookie;
+	uint32_t pd, ch, scq, rcq, srq; /* the handles of what it is on */
+	int32_t fd; /* CQ, SRQ, QP, MEM: its memfd; channel: its pipe */
+	uint32_t comp_events, async_events, cq_flags, qpn;
+	uint64_t mem_addr, mem_len; /* HO_MEM */
+	__u32 lkey, rkey; /* MR */
+	struct rxdp_qp_attr attr; /* QP: as set so far */
+	struct rxdp_path path;
+	uint8_t made[sizeof(((struct uobj *)0)->made)];
+};
+
+/*
+ * The kinds in the order they are made again: what each is on first, and
+ * AHs before QPs (a UD QP's WQEs taken again from its ring name them)
+ */
+static const enum hobj_kind tko_order[] = { HO_PD, HO_MEM, HO_MR, HO_CHANNEL,
+					    HO_CQ, HO_SRQ, HO_AH, HO_QP };
+
+static __u32 tko_handle(const struct uobj *o)
+{
+	return o ? o->handle : 0;
+}
+
+/* What keeps a context from being handed over: 0, or -EBUSY with msg */
+static int tko_ctx_refusal(const struct uverbs_ctx *x, char *msg, size_t msglen)
+{
+	for (__u32 i = 0; i < x->nobjs; i++) {
+		const struct uobj *o = x->objs[i];
+		enum ibv_qp_state st;
+
+		if (!o)
+			continue;
+		if (o->kind == HO_MW) {
+			snprintf(msg, msglen,
+				 "pid %d has memory windows: handing those "
+				 "over is not built yet",
+				 (int)x->c->pid);
+			return -EBUSY;
+		}
+		if (o->kind != HO_QP)
+			continue;
+		st = rxdp_engine_qp_state(o->qp.eqp);
+		if (o->qp.mcast || (st != IBV_QPS_RESET && st != IBV_QPS_INIT &&
+				    st != IBV_QPS_RTR && st != IBV_QPS_RTS)) {
+			snprintf(msg, msglen,
+				 "pid %d's QP %#x is %s: try again once it is "
+				 "%s",
+				 (int)x->c->pid, rxdp_engine_qp_num(o->qp.eqp),
+				 o->qp.mcast ? "attached to multicast groups"
+					     : "in an error or drain state",
+				 o->qp.mcast ? "detached" : "destroyed");
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+int uverbs_tko_ctx_refusal(char *msg, size_t msglen)
+{
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
+		int err = c->ctx && !c->dead
+				  ? tko_ctx_refusal(c->ctx, msg, msglen)
+				  : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* o into the state, then its engine state where it has one */
+static bool tko_obj_save(struct tko_out *o, struct uobj *h)
+{
+	struct tko_obj t = { .kind = h->kind,
+			     .handle = h->handle,
+			     .cookie = h->cookie,
+			     .pd = tko_handle(h->pd),
+			     .fd = -1,
+			     .comp_events = atomic_load(&h->comp_events),
+			     .async_events = atomic_load(&h->async_events),
+			     .cq_flags = h->cq_flags };
+	uint8_t st[64], *qst = NULL;
+	long n = 0;
+
+	memcpy(t.made, &h->made, sizeof(t.made));
+	if (h->mem_fd >= 0)
+		t.fd = tko_fd(o, h->mem_fd);
+	switch (h->kind) {
+	case HO_MEM:
+		t.mem_addr = h->mem_addr;
+		t.mem_len = h->mem_len;
+		break;
+	case HO_MR:
+		t.lkey = rxdp_emr_lkey(h->emr);
+		t.rkey = rxdp_emr_rkey(h->emr);
+		break;
+	case HO_CHANNEL:
+		t.fd = tko_fd(o, h->wfd);
+		break;
+	case HO_CQ:
+		t.ch = tko_handle(h->cq.ch);
+		break;
+	case HO_SRQ:
+		n = rxdp_engine_srq_save(h->esrq, st, sizeof(st));
+		break;
+	case HO_QP:
+		t.scq = tko_handle(h->qp.scq);
+		t.rcq = tko_handle(h->qp.rcq);
+		t.srq = tko_handle(h->qp.srq);
+		t.qpn = rxdp_engine_qp_num(h->qp.eqp);
+		rxdp_engine_qp_query(h->qp.eqp, &t.attr, &t.path);
+		n = rxdp_engine_qp_save(h->qp.eqp, NULL, 0);
+		if (n > 0 && !(qst = malloc((size_t)n)))
+			n = -ENOMEM;
+		if (n > 0)
+			n = rxdp_engine_qp_save(h->qp.eqp, qst, (size_t)n);
+		break;
+	default:
+		break;
+	}
+	if (n < 0) {
+		pr_err("pid %d's object %u cannot be handed over: %s\n",
+		       (int)h->ctx->c->pid, h->handle, strerror((int)-n));
+		free(qst);
+		return false;
+	}
+	tko_add(o, TKO_OBJ, &t, sizeof(t));
+	if (n > 0)
+		tko_add(o, TKO_BLOB, qst ? qst : st, (size_t)n);
+	free(qst);
+	return true;
+}
+
+/* x's objects of kind k (AHs are in the device's table) */
+static bool tko_kind_save(struct tko_out *o, struct uverbs_ctx *x,
+			  enum hobj_kind k)
+{
+	struct uobj **tab = k == HO_AH ? x->hd->ahs : x->objs;
+	__u32 n = k == HO_AH ? HCA_MAX_AH : x->nobjs;
+
+	for (__u32 i = 0; i < n; i++)
+		if (tab[i] && tab[i]->ctx == x && tab[i]->kind == k &&
+		    !tko_obj_save(o, tab[i]))
+			return false;
+	return true;
+}
+
+/* Every context, its objects in the order they are made again */
+bool uverbs_tko_save_ctxs(struct tko_out *o)
+{
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
+		struct uverbs_ctx *x = c->ctx;
+		struct tko_ctx t;
+
+		if (!x || c->dead)
+			continue;
+		t = (struct tko_ctx){ .client = (uintptr_t)c,
+				      .ifindex = x->ifindex,
+				      .eng = (int32_t)(x->he - x->hd->eng),
+				      .mem_fd = tko_fd(o, x->mem_fd),
+				      .doorbell = tko_fd(o, x->doorbell),
+				      .async_wfd = tko_fd(o, x->async_wfd),
+				      .dropped = x->dropped };
+		tko_add(o, TKO_CTX, &t, sizeof(t));
+		for (size_t k = 0; k < sizeof(tko_order) / sizeof(tko_order[0]);
+		     k++)
+			if (!tko_kind_save(o, x, tko_order[k]))
+				return false;
+	}
+	return true;
+}
+
+/* A client's context as the state has it, on its device's adopted engine */
+static struct rxdp_client *(*tko_client_of)(uint64_t tag);
+static void (*tko_release)(struct rxdp_client *c);
+
+static struct uverbs_ctx *tko_ctx_make(const struct tko_ctx *t)
+{
+	struct rxdp_client *c = tko_client_of(t->client);
+	struct rxdp_link *l = link_by_index(t->ifindex);
+	struct uverbs_dev *hd = l && l->dev ? l->dev->uv : NULL;
+	int mem_fd = tko_take_fd(tko_state, t->mem_fd);
+	int bell = tko_take_fd(tko_state, t->doorbell);
+	int async = tko_take_fd(tko_state, t->async_wfd);
+	struct uverbs_ctx *x = NULL;
+
+	if (c && hd && !c->ctx && t->eng >= 0 && t->eng < hd->ne &&
+	    mem_fd >= 0 && bell >= 0 && async >= 0)
+		x = calloc(1, sizeof(*x));
+	if (x) {
+		x->he = &hd->eng[t->eng];
+		x->emem = rxdp_engine_mem_create(x->he->e, mem_fd);
+		x->doorbell = rxdp_engine_doorbell_adopt(x->he->e, bell);
+	}
+	if (!x || !x->emem || x->doorbell < 0) {
+		if (x && x->emem)
+			rxdp_engine_mem_destroy(x->emem);
+		free(x);
+		for (int fd = 0, f[3] = { mem_fd, bell, async }; fd < 3; fd++)
+			if (f[fd] >= 0)
+				close(f[fd]);
+		if (c)
+			tko_release(c);
+		return NULL;
+	}
+	x->c = c;
+	x->ifindex = t->ifindex;
+	x->hd = hd;
+	x->mem_fd = mem_fd;
+	x->async_wfd = async;
+	x->dropped = t->dropped;
+	x->he->ctxs++;
+	c->ctx = x;
+	return x;
+}
+
+/* An object of x at the handle it had (charged to its user as then) */
+static struct uobj *tko_obj_at(struct uverbs_ctx *x, const struct tko_obj *t)
+{
+	struct uobj *o, ***tab = &x->objs;
+	char msg[200];
+	__u32 h = t->handle;
+
+	if (!h || t->kind < HO_PD || t->kind > HO_MEM ||
+	    charge(x, (enum hobj_kind)t->kind, msg, sizeof(msg)))
+		return NULL;
+	if (t->kind == HO_AH) {
+		if (h > HCA_MAX_AH || x->hd->ahs[h - 1])
+			goto err;
+	} else {
+		while (h > x->nobjs) {
+			__u32 nn = x->nobjs ? x->nobjs * 2 : 16;
+			struct uobj **nt = realloc(*tab, nn * sizeof(*nt));
+
+			if (!nt || nn > 1U << 24)
+				goto err;
+			memset(nt + x->nobjs, 0, (nn - x->nobjs) * sizeof(*nt));
+			*tab = nt;
+			x->nobjs = nn;
+		}
+		if (x->objs[h - 1])
+			goto err;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		goto err;
+	o->kind = (enum hobj_kind)t->kind;
+	o->handle = h;
+	o->cookie = t->cookie;
+	o->ctx = x;
+	o->mem_fd = -1;
+	atomic_store(&o->comp_events, t->comp_events);
+	atomic_store(&o->async_events, t->async_events);
+	memcpy(&o->made, t->made, sizeof(o->made));
+	if (o->kind == HO_CHANNEL)
+		o->wfd = -1;
+	if (o->kind == HO_AH)
+		x->hd->ahs[h - 1] = o;
+	else
+		x->objs[h - 1] = o;
+	return o;
+err:
+	uncharge(x, (enum hobj_kind)t->kind);
+	return NULL;
+}
+
+/* o's memfd (the state's fd) mapped, len bytes: 0 or -errno */
+static int tko_map(struct uobj *o, const struct tko_obj *t, size_t len)
+{
+	int fd = tko_take_fd(tko_state, t->fd);
+	void *m;
+
+	if (fd < 0)
+		return -EBADF;
+	o->mem_fd = fd;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		 fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	o->mem = m;
+	o->mem_len = len;
+	return 0;
+}
+
+/* QP o taken to the state it had, through the states before it */
+static int tko_qp_modify(struct rxdp_link *l, struct uobj *o,
+			 const struct tko_obj *t, char *why, size_t whylen)
+{
+	static const __u32 rc[] = {
+		IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			IBV_QP_ACCESS_FLAGS,
+		IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			IBV_QP_MIN_RNR_TIMER,
+		IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC,
+	};
+	static const __u32 uc[] = {
+		IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			IBV_QP_ACCESS_FLAGS,
+		IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN,
+		IBV_QP_STATE | IBV_QP_SQ_PSN,
+	};
+	static const __u32 ud[] = {
+		IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+		IBV_QP_STATE,
+		IBV_QP_STATE | IBV_QP_SQ_PSN,
+	};
+	const __u32 *m = o->made.qp.type == IBV_QPT_RC	 ? rc
+			 : o->made.qp.type == IBV_QPT_UC ? uc
+							 : ud;
+
+	for (int s = IBV_QPS_INIT; s <= (int)t->attr.qp_state; s++) {
+		struct rxdp_qp_attr a = t->attr;
+		int err;
+
+		a.qp_state = (__u32)s;
+		err = rxdp_engine_qp_modify(
+			o->qp.eqp, &a, m[s - IBV_QPS_INIT],
+			(m[s - IBV_QPS_INIT] & IBV_QP_AV) ? &t->path : NULL,
+			rxdp_ib_mtu(l->mtu, dev_mtu_cap(l)), why, whylen);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* QP o made again on its memfd, at its QPN, in its state */
+static int tko_qp_make(struct uverbs_ctx *x, struct uobj *o,
+		       const struct tko_obj *t, const void *st, size_t stlen,
+		       char *why, size_t whylen)
+{
+	struct rxdp_link *l = link_by_index(x->ifindex);
+	struct ibv_qp_cap cap = o->made.qp.cap;
+	struct uobj *scq = obj_get(x, t->scq, HO_CQ);
+	struct uobj *rcq = obj_get(x, t->rcq, HO_CQ);
+	struct uobj *srq = t->srq ? obj_get(x, t->srq, HO_SRQ) : NULL;
+	struct rxdp_eqp_init init = { 0 };
+	struct rxdp_hca_qp_layout lay;
+	int err;
+
+	if (!l || !l->dev || !o->pd || !scq || !rcq || (t->srq && !srq) ||
+	    !st || t->attr.qp_state > IBV_QPS_RTS)
+		return -EINVAL;
+	rxdp_hca_qp_layout(
+		cap.max_send_wr,
+		rxdp_hca_swqe_stride(cap.max_send_sge, cap.max_inline_data),
+		cap.max_recv_wr, rxdp_hca_rwqe_stride(cap.max_recv_sge), &lay);
+	err = tko_map(o, t, lay.bytes);
+	if (!err)
+		err = qp_adopt(l, x->c, o->made.qp.type, t->qpn);
+	if (err)
+		return err;
+	o->qp.cqp = qp_lookup(l, t->qpn);
+	init = (struct rxdp_eqp_init){ .pd = o->pd->epd,
+				       .sh = o->mem,
+				       .sh_sq = (char *)o->mem + lay.sq_off,
+				       .sh_rq = (char *)o->mem + lay.rq_off,
+				       .qpn = t->qpn,
+				       .qp_type = o->made.qp.type,
+				       .send_cq = scq->cq.ecq,
+				       .recv_cq = rcq->cq.ecq,
+				       .srq = srq ? srq->esrq : NULL,
+				       .cap = cap,
+				       .sq_sig_all = o->made.qp.sig_all,
+				       .user = o,
+				       .owner_pid = (uint32_t)x->c->pid };
+	o->qp.eqp = rxdp_engine_create_qp(x->he->e, &init);
+	if (!o->qp.eqp) {
+		qp_destroy(l, o->qp.cqp);
+		o->qp.cqp = NULL;
+		return -errno;
+	}
+	o->qp.cqp->e = x->he->e;
+	o->qp.cqp->eqp = o->qp.eqp;
+	o->qp.scq = scq;
+	o->qp.rcq = rcq;
+	o->qp.srq = srq;
+	scq->refs++;
+	rcq->refs++;
+	if (srq)
+		srq->refs++;
+	mem_charge(x, o, lay.bytes + rxdp_engine_qp_bytes(&cap), why, whylen);
+	err = tko_qp_modify(l, o, t, why, whylen);
+	if (!err && t->attr.qp_state != IBV_QPS_RESET)
+		err = rxdp_engine_qp_restore(o->qp.eqp, st, stlen, why, whylen);
+	return err;
+}
+
+/*
+ * One object of x as the state has it (st: its engine state); 0, or
+ * -errno with *made the object as far as it was made (or NULL)
+ */
+static int tko_obj_make(struct uverbs_ctx *x, const struct tko_obj *t,
+			const void *st, size_t stlen, struct uobj **made,
+			char *why, size_t whylen)
+{
+	struct rxdp_engine *e = x->he->e;
+	struct uobj *o = tko_obj_at(x, t), *ch;
+	size_t len;
+	int err = 0;
+
+	*made = o;
+	if (!o)
+		return -EEXIST;
+	if (t->pd) {
+		o->pd = obj_get(x, t->pd, HO_PD);
+		if (!o->pd)
+			return -EINVAL;
+		o->pd->refs++;
+	}
+	switch (o->kind) {
+	case HO_PD:
+		o->epd = rxdp_engine_alloc_pd(e, x->emem);
+		return o->epd ? 0 : -ENOMEM;
+	case HO_MEM:
+		err = tko_map(o, t, t->mem_len);
+		o->mem_addr = t->mem_addr;
+		return err ? err
+			   : rxdp_engine_mem_map(x->emem, t->mem_addr,
+						 t->mem_len, o->mem);
+	case HO_MR:
+		o->emr = rxdp_engine_reg_mr_pd(o->pd->epd, o->made.mr.addr,
+					       o->made.mr.len, o->made.mr.iova,
+					       o->made.mr.access);
+		if (!o->emr)
+			return -errno;
+		o->locked = o->made.mr.access & IBV_ACCESS_ON_DEMAND
+				    ? 0
+				    : mr_pages_bytes(o->made.mr.addr,
+						     o->made.mr.len);
+		x->locked += o->locked;
+		err = rxdp_engine_mr_set_key(o->emr, t->lkey);
+		return err				  ? err
+		       : rxdp_emr_rkey(o->emr) == t->rkey ? 0
+							  : -EINVAL;
+	case HO_CHANNEL:
+		o->wfd = tko_take_fd(tko_state, t->fd);
+		return o->wfd < 0 ? -EBADF : 0;
+	case HO_CQ:
+		o->cq_flags = t->cq_flags;
+		len = cq_bytes(t->cq_flags, o->made.cq_size);
+		err = tko_map(o, t, len);
+		if (err)
+			return err;
+		mem_charge(x, o, len, why, whylen);
+		o->cq.ecq = rxdp_engine_create_cq_shared(e, o->mem,
+							 o->made.cq_size, o);
+		if (!o->cq.ecq)
+			return -errno;
+		rxdp_engine_cq_set_notify(o->cq.ecq, on_cq_notify, o);
+		if (o->cq_flags & RXDP_CTL_CQ_F_TIMESTAMP)
+			rxdp_engine_cq_timestamps(o->cq.ecq);
+		if (t->ch && (ch = obj_get(x, t->ch, HO_CHANNEL))) {
+			o->cq.ch = ch;
+			ch->refs++;
+		}
+		return 0;
+	case HO_SRQ:
+		len = sizeof(struct rxdp_hca_wq) +
+		      (size_t)o->made.srq.max_wr *
+			      rxdp_hca_rwqe_stride(o->made.srq.max_sge);
+		err = tko_map(o, t, len);
+		if (err || !st)
+			return err ? err : -EINVAL;
+		mem_charge(x, o, len + rxdp_engine_srq_bytes(&o->made.srq), why,
+			   whylen);
+		o->esrq = rxdp_engine_create_srq(
+			e, o->pd->epd, &o->made.srq, o->mem,
+			(char *)o->mem + sizeof(struct rxdp_hca_wq), o);
+		if (!o->esrq)
+			return -errno;
+		return rxdp_engine_srq_restore(o->esrq, st, stlen, why, whylen);
+	case HO_QP:
+		return tko_qp_make(x, o, t, st, stlen, why, whylen);
+	case HO_AH:
+		o->eah = rxdp_engine_create_ah(e, o->pd->epd, &o->made.ah);
+		if (!o->eah)
+			return -ENOMEM;
+		atomic_store(&x->hd->ah_eah[o->handle - 1], o->eah);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+void uverbs_tko_restore(struct rxdp_client *(*client_of)(uint64_t tag),
+			void (*release)(struct rxdp_client *c))
+{
+	struct tko_in it = *tko_state;
+	struct uverbs_ctx *x = NULL;
+	struct uobj *o;
+	const void *p;
+	uint16_t type;
+	size_t len;
+
+	tko_client_of = client_of;
+	tko_release = release;
+	it.off = 0;
+	while ((type = 0, p = tko_next(&it, &type, &len))) {
+		const void *st = NULL;
+		size_t stlen = 0, at;
+		char why[200] = "";
+		int err;
+
+		if (type == TKO_CTX && len == sizeof(struct tko_ctx)) {
+			x = tko_ctx_make(p);
+			continue;
+		}
+		if (type != TKO_OBJ || len != sizeof(struct tko_obj) || !x)
+			continue;
+		at = it.off; /* its engine state, if it has one, follows */
+		type = 0;
+		st = tko_next(&it, &type, &stlen);
+		if (type != TKO_BLOB) {
+			st = NULL;
+			it.off = at;
+		}
+		err = tko_obj_make(x, p, st, stlen, &o, why, sizeof(why));
+		if (err) {
+			/* what has no engine object yet goes here; the rest
+			 * with the context */
+			if (o && (o->kind == HO_CHANNEL ? o->wfd < 0
+				  : o->kind == HO_MEM	? !o->mem
+							: !o->epd))
+				obj_free(o);
+			/* the client learns as from a restart: its connection
+			 * ends, and what it had goes */
+			pr_err("pid %d: object %u not taken over (%s%s%s): "
+			       "ending its connection\n",
+			       (int)x->c->pid,
+			       ((const struct tko_obj *)p)->handle,
+			       strerror(-err), why[0] ? ": " : "", why);
+			tko_release(x->c);
+			x = NULL;
+		}
+	}
+	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
+		for (int k = 0; l->dev && l->dev->uv && k < l->dev->uv->ne; k++)
+			rxdp_engine_hold(l->dev->uv->eng[k].e, false);
 }

@@ -470,8 +470,9 @@ int eng_pass(struct rxdp_engine *e)
 	struct rxdp_frame f[ENG_RX_BATCH];
 	int n, work = 0;
 
-	/* halted: what comes is the successor's (work is cleared still) */
-	if (e->halted)
+	/* halted: what comes is the successor's (work is cleared still);
+	 * held: a successor restores its objects */
+	if (e->halted || e->held)
 		return 0;
 
 	e->now = e->cfg.clock ? e->cfg.clock(e->cfg.clock_arg) : eng_now();
@@ -870,6 +871,13 @@ int rxdp_engine_doorbell(struct rxdp_engine *e)
 	return fd;
 }
 
+int rxdp_engine_doorbell_adopt(struct rxdp_engine *e, int fd)
+{
+	int err = eng_epoll_add(e, fd);
+
+	return err ? err : fd;
+}
+
 void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd)
 {
 	epoll_ctl(e->epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -1077,6 +1085,7 @@ struct rxdp_engine *rxdp_engine_create(const struct rxdp_engine_config *cfg)
 	if (!e)
 		return NULL;
 	e->cfg = *cfg;
+	e->held = cfg->held;
 	if (cfg->cc)
 		e->cc = *cfg->cc;
 	else
@@ -1176,6 +1185,19 @@ void rxdp_engine_halt(struct rxdp_engine *e)
 	pthread_mutex_lock(&e->lock);
 	e->halted = true;
 	pthread_mutex_unlock(&e->lock);
+}
+
+void rxdp_engine_hold(struct rxdp_engine *e, bool held)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&e->lock);
+	e->held = held;
+	pthread_mutex_unlock(&e->lock);
+	/* released: the thread looks at everything that came meanwhile */
+	if (!held && write(e->evfd, &one, sizeof(one)) < 0) {
+		/* already signalled */
+	}
 }
 
 void rxdp_engine_destroy(struct rxdp_engine *e)

@@ -160,6 +160,7 @@ struct rxdp_engine_config {
 	 */
 	const struct rxdp_engine_maps *maps;
 	int progress_thread; /* 1: start the per-engine progress thread */
+	bool held; /* made held (rxdp_engine_hold()): no pass before release */
 	/*
 	 * Async events, from whichever thread notices them: IBV_EVENT_QP_FATAL
 	 * (the engine took a QP to ERR), IBV_EVENT_QP_LAST_WQE_REACHED (a QP
@@ -280,6 +281,12 @@ void rxdp_engine_destroy(struct rxdp_engine *e);
  * and stays what was saved. Objects can still be destroyed.
  */
 void rxdp_engine_halt(struct rxdp_engine *e);
+/*
+ * Held, the engine runs no pass (its thread sleeps on), until released: a
+ * successor restores the objects of its predecessor (engine.c's halt's
+ * other half) before anything moves. Any thread.
+ */
+void rxdp_engine_hold(struct rxdp_engine *e, bool held);
 /* Do pending work now (RX, TX, timers) if no other thread is doing it. */
 void rxdp_engine_progress(struct rxdp_engine *e);
 /*
@@ -288,6 +295,8 @@ void rxdp_engine_progress(struct rxdp_engine *e);
  * wake-ups). The fd or -errno; closed with rxdp_engine_doorbell_close().
  */
 int rxdp_engine_doorbell(struct rxdp_engine *e);
+/* A predecessor's doorbell fd watched the same way (the fd or -errno) */
+int rxdp_engine_doorbell_adopt(struct rxdp_engine *e, int fd);
 void rxdp_engine_doorbell_close(struct rxdp_engine *e, int fd);
 /*
  * fn(port, arg) with the engine's lock held, so its thread leaves the port
@@ -615,8 +624,8 @@ int rxdp_engine_qp_restore(struct rxdp_eqp *qp, const void *buf, size_t len,
  * the receive it was filling); 0, -EINVAL or -ESTALE with why.
  */
 long rxdp_engine_srq_save(struct rxdp_esrq *srq, void *buf, size_t len);
-int rxdp_engine_srq_restore(struct rxdp_esrq *srq, const void *buf,
-			    size_t len, char *why, size_t whylen);
+int rxdp_engine_srq_restore(struct rxdp_esrq *srq, const void *buf, size_t len,
+			    char *why, size_t whylen);
 /*
  * An MR (or MW) given the key it had in a predecessor's engine: 0, -EEXIST
  * (an object of this engine has the key's index), -EINVAL
@@ -806,9 +815,8 @@ long rxdp_xsk_ports_save(struct rxdp_xsk_port *const *ps, int np, void *buf,
 int rxdp_xsk_ports_takeover_fds(struct rxdp_xsk_port *const *ps, int np,
 				int *fds, int max);
 int rxdp_xsk_ports_adopt(struct rxdp_umem *umem, const int *fds, int nfds,
-			 const void *buf, size_t len,
-			 struct rxdp_xsk_port **ps, int maxp, char *why,
-			 size_t whylen);
+			 const void *buf, size_t len, struct rxdp_xsk_port **ps,
+			 int maxp, char *why, size_t whylen);
 void rxdp_xsk_port_destroy(struct rxdp_xsk_port *p);
 extern const struct rxdp_port_ops rxdp_xsk_port_ops;
 

@@ -632,6 +632,7 @@ struct rxdp_engine {
 	bool thread_running;
 	_Atomic bool stop;
 	bool halted; /* no pass ever again (rxdp_engine_halt): lock */
+	bool held; /* no pass until released (rxdp_engine_hold): lock */
 	int evfd; /* wakes the progress thread (slow paths) */
 	int epfd; /* the doorbells and evfd, for the progress thread's sleep */
 	int port_fds[RXDP_CTL_MAX_XSKS]; /* the port's sockets (eng_sleep) */

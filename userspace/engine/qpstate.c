@@ -19,18 +19,30 @@ void qpstate_set(struct rxdp_eqp *qp, int state)
 			      memory_order_release);
 }
 
+/*
+ * A ring's done index moved on to v, never back: the free slots an owner
+ * was told of stay free (a QP made again on a predecessor's rings is taken
+ * through its states before its progress is restored: engine/takeover.c;
+ * a RESET starts the rings over by itself, qp_share_reset())
+ */
+static void publish_done(_Atomic uint32_t *done, uint32_t v)
+{
+	uint32_t now = atomic_load_explicit(done, memory_order_relaxed);
+
+	if ((int32_t)(v - now) > 0)
+		atomic_store_explicit(done, v, memory_order_release);
+}
+
 /* Publish the engine's progress on a QP to its owner */
 void qpstate_publish(struct rxdp_eqp *qp)
 {
 	struct rxdp_hca_qp *sh = qp->sh;
 	uint32_t v;
 
-	v = atomic_load_explicit(&qp->sq_cons, memory_order_relaxed);
-	if (atomic_load_explicit(&sh->sq.done, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->sq.done, v, memory_order_release);
-	v = atomic_load_explicit(&qp->rq_own.cons, memory_order_relaxed);
-	if (atomic_load_explicit(&sh->rq.done, memory_order_relaxed) != v)
-		atomic_store_explicit(&sh->rq.done, v, memory_order_release);
+	publish_done(&sh->sq.done,
+		     atomic_load_explicit(&qp->sq_cons, memory_order_relaxed));
+	publish_done(&sh->rq.done, atomic_load_explicit(&qp->rq_own.cons,
+							memory_order_relaxed));
 	v = (uint32_t)atomic_load(&qp->state);
 	if (atomic_load_explicit(&sh->state, memory_order_relaxed) != v)
 		atomic_store_explicit(&sh->state, v, memory_order_release);
