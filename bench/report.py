@@ -545,6 +545,37 @@ def poll_table(b):
     return lines if len(lines) > 2 else ["Not measured (fewer than 8 CPUs)."]
 
 
+def takeover_section(b):
+    lines = ["", "## rxdpd taken over", "",
+             "rxdpd --takeover on one host of two under a checked stream of "
+             "64 B Sends (RC): the stream's longest stall, the blackout an "
+             "application sees; 64 KiB Writes for 3 s with one takeover and "
+             "without; and a restart instead (SIGTERM, a new rxdpd, a new "
+             "connection's first completion: every connection ends), MTU "
+             "1500.", "",
+             "| what | median | max |", "|---|---:|---:|"]
+    rows = [("blackout, the requester's rxdpd taken over (ms)",
+             "takeover requester", 0, "blackout"),
+            ("blackout, the responder's rxdpd taken over (ms)",
+             "takeover responder", 0, "blackout"),
+            ("the successor's start to serving (ms)", "takeover successor",
+             0, "start"),
+            ("64 KiB Writes, 3 s, no takeover (Gbit/s)", "takeover stream",
+             65536, "goodput"),
+            ("64 KiB Writes, 3 s, one takeover (Gbit/s)",
+             "takeover stream with one", 65536, "goodput"),
+            ("a restart: SIGTERM to a new connection's first completion "
+             "(ms)", "restart", 0, "first_completion")]
+    for label, name, size, metric in rows:
+        f = [x for x in b.figures if x["name"] == name and
+             x["mtu"] == 1500 and x["size"] == size and
+             x["metric"] == metric]
+        if f:
+            lines.append("| %s | %s | %s |" % (
+                label, fmt(f[0]["median"]), fmt(max(f[0]["samples"]))))
+    return lines if len(lines) > 8 else lines[:7] + ["Not measured."]
+
+
 def main():
     samples, outdir = sys.argv[1], sys.argv[2]
     b = Bench(load(samples))
@@ -593,6 +624,7 @@ def main():
     lines += incast_section(b)
     for config in SHARE_CONFIGS:
         lines += share_section(b, *config)
+    lines += takeover_section(b)
     lines += ["", "Where a target is missed, profile.txt (perf, whole system, "
               "during ib_write_bw 64 KiB) shows where the time goes.", "",
               "## Every figure", "",

@@ -27,14 +27,18 @@
 #   7. sharing: one user's 64 B ping-pong alone and beside another user's
 #      CPU hog or RDMA Write stream (across the wire or looped back on the
 #      same device, 4 KiB and 64 KiB), and the stream's bandwidth alone and
-#      beside it (issue 45's figures).
+#      beside it (issue 45's figures);
+#   8. takeover: rxdpd --takeover under a checked stream of small Sends
+#      (the longest stall: the blackout an application sees), 64 KiB
+#      Writes' goodput with a takeover and without, and what a restart
+#      costs instead (SIGTERM to a new connection's first completion).
 # bench/cpuwatch.py watches the whole run: whether other processes used
 # the CPUs meanwhile (a shared machine makes every figure noisy).
 # Raw samples go to build/bench/samples.tsv (RXDP_BENCH_OUT: another folder);
 # bench/report.py turns them into results.{md,json} and PNG plots there. RXDP_BENCH_REPEAT (default
 # 3) runs of each figure; the report quotes medians and the spread.
 # RXDP_BENCH_MTUS (default "9000 1500") and RXDP_BENCH_SECTIONS (default
-# "raw tcp rxdp loss extras pairs nofifo poll incast share") choose what runs; RXDP_BENCH_MIB (default
+# "raw tcp rxdp loss extras pairs nofifo poll incast share takeover") choose what runs; RXDP_BENCH_MIB (default
 # 1024) how much each bandwidth run moves; RXDP_BENCH_ENGINES (default auto)
 # rxdpd's --engines in the pairs section.
 set -u
@@ -51,7 +55,7 @@ require_cmd sockperf iperf3 ib_write_lat ethtool
 out=${RXDP_BENCH_OUT:-$root/build/bench} # tests/bench/incast.sh: a folder of its own
 REPEAT=${RXDP_BENCH_REPEAT:-3}
 MTUS=${RXDP_BENCH_MTUS:-9000 1500}
-SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs nofifo poll incast share} "
+SECTIONS=" ${RXDP_BENCH_SECTIONS:-raw tcp rxdp loss extras pairs nofifo poll incast share takeover} "
 LOSSES="0 0.1 1"
 MIB=${RXDP_BENCH_MIB:-1024} # moved by each bandwidth run
 ENGINES=${RXDP_BENCH_ENGINES:-auto} # rxdpd --engines of the pairs section
@@ -1117,6 +1121,70 @@ bench_incast() {
 	done
 }
 
+# --- 8. rxdpd taken over ----------------------------------------------
+# tko_one NS: a successor to NS's rxdpd (not in a subshell: its cleanup
+# must outlive the call); its time from start to serving (ms) in tko_ms
+tko_one() {
+	local log t0
+	log=$(mktemp -p "$tmp")
+	t0=$(date +%s%N)
+	timeout 20 ip netns exec "$1" "$bin/rxdpd" --takeover >"$log" 2>&1 ||
+		{ cat "$log" >&2; skip "takeover in $1"; }
+	tko_ms=$((($(date +%s%N) - t0) / 1000000))
+	on_exit "kill $(rxdpd_pid "$1") 2>/dev/null"
+}
+
+bench_takeover() {
+	local r ns b0 b1 t0 p srv tko_ms
+	MTU=1500
+	echo "# rxdpd taken over under a stream, and restarted, MTU $MTU"
+	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
+	rxdp_hosts "$tmp"
+	WK_DIR=$tmp WK_TIMEOUT=30
+	for r in $(seq "$REPEAT"); do
+		# the blackout: one takeover (requester's side, then the
+		# responder's) under small Sends, the stream's longest stall
+		for ns in "$NS_A" "$NS_B"; do
+			wirecheck_bg tko 18850 -t rc -o send -s 64 -D 3
+			sleep 1
+			tko_one "$ns"
+			wirecheck_wait tko >/dev/null || skip "the stream across a takeover"
+			sample "takeover $([ "$ns" = "$NS_A" ] && echo requester || echo responder)" \
+				0 blackout ms "$(wirecheck_summary tko max_gap_ms)"
+			sample "takeover successor" 0 start ms "$tko_ms"
+		done
+		# 64 KiB Writes for 3 s, without a takeover and with one
+		wirecheck_run bw0 18851 -t rc -o write -s 65536 -D 3 >/dev/null ||
+			skip "the stream"
+		b0=$(wirecheck_summary bw0 bytes)
+		wirecheck_bg bw1 18852 -t rc -o write -s 65536 -D 3
+		sleep 1.5
+		tko_one "$NS_A"
+		wirecheck_wait bw1 >/dev/null || skip "the stream across a takeover"
+		b1=$(wirecheck_summary bw1 bytes)
+		sample "takeover stream" 65536 goodput Gbit/s "$(awk -v b="$b0" 'BEGIN {print b * 8 / 3e9}')"
+		sample "takeover stream with one" 65536 goodput Gbit/s "$(awk -v b="$b1" 'BEGIN {print b * 8 / 3e9}')"
+		# a restart instead: SIGTERM to a new connection's first
+		# completion (its peer, on the other host, waiting already)
+		verbs "$NS_B" ibv_rc_pingpong -d "$devB" -g "$gidB" -p 18853 -n 1 >/dev/null 2>&1 &
+		srv=$!
+		wait_until 10 sh -c "ip netns exec $NS_B ss -ltn | grep -q ':18853 '" ||
+			skip "ibv_rc_pingpong does not listen"
+		p=$(rxdpd_pid "$NS_A")
+		t0=$(date +%s%N)
+		kill -TERM "$p"
+		wait_until 10 sh -c "! kill -0 $p 2>/dev/null" || skip "rxdpd $p does not exit"
+		ip netns exec "$NS_A" "$bin/rxdpd" >>"$tmp/rxdpd-A.log" 2>&1 &
+		on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
+		rxdp_wait_port "$NS_A" "$devA"
+		verbs "$NS_A" ibv_rc_pingpong -d "$devA" -g "$gidA" -p 18853 -n 1 "$ADDR_B" >/dev/null 2>&1 ||
+			skip "ibv_rc_pingpong after the restart"
+		wait "$srv"
+		sample "restart" 0 first_completion ms $((($(date +%s%N) - t0) / 1000000))
+		round takeover "$r"
+	done
+}
+
 if has raw || has tcp || has rxdp; then
 	for m in $MTUS; do
 		MTU=$m
@@ -1134,6 +1202,7 @@ has incast && section bench_incast
 if has share; then
 	for q in $SHARE_QUEUES; do section bench_share "$q"; done
 fi
+has takeover && section bench_takeover
 kill $watch
 wait $watch
 /usr/bin/python3 "$root/bench/report.py" "$samples" "$out"

@@ -10,6 +10,8 @@
 #    priorities, rxdpd without CAP_SYS_ADMIN and with CAP_NET_RAW
 #  - checked RC and UD streams (wirecheck) and ibv_rc_pingpong between the
 #    guests
+#  - systemctl reload under a checked stream: a new rxdpd takes over (the
+#    service's main process now), the stream passes, no restart counted
 #  - rxdpd killed: systemd starts it again (Restart=on-failure), it serves
 #  - stopped: the XDP program and its pins are gone
 set -u
@@ -96,6 +98,24 @@ echo "ok: rxdp.service serves rxdp_eth0 (CapEff $eff, 'ready' at priority info i
 vm_wirecheck -t rc -o all -s 0-20000 -n 50
 vm_wirecheck -t ud -o all -s 0-1024 -n 50
 vm_pp ibv_rc_pingpong -n 20 -s 4100
+
+# reloaded under a checked stream: a new rxdpd takes over (ExecReload), the
+# service's main process is the new one, the stream never notices
+vm_run A 30 'systemctl show -p MainPID --value rxdp >/run/rxdp-old-pid
+	setsid -f sh -c "sleep 3; systemctl reload rxdp >/run/rxdp-reload.log 2>&1;
+		echo rc=\$? >>/run/rxdp-reload.log" </dev/null >/dev/null 2>&1' >/dev/null
+vm_wirecheck -t rc -o all -s 0-20000 -D 8
+st=$(vm_run A 60 'for _ in $(seq 50); do grep -q rc= /run/rxdp-reload.log 2>/dev/null && break; sleep 0.2; done
+	cat /run/rxdp-reload.log
+	echo "pids $(cat /run/rxdp-old-pid) $(systemctl show -p MainPID --value rxdp)"
+	systemctl show -p ActiveState,NRestarts,StatusText rxdp
+	journalctl -u rxdp --no-pager | grep -c "handed over to pid"')
+pids=$(sed -n 's/^pids //p' <<<"$st")
+grep -qx 'rc=0' <<<"$st" && grep -qx 'ActiveState=active' <<<"$st" &&
+	grep -qx 'NRestarts=0' <<<"$st" && grep -qx 'StatusText=serving rxdp_eth0' <<<"$st" &&
+	[ "${pids% *}" != "${pids#* }" ] && [ "${pids#* }" != 0 ] &&
+	[ "$(tail -n 1 <<<"$st")" -ge 1 ] || bad "systemctl reload under a stream: $st"
+echo "ok: systemctl reload: rxdpd ${pids% *} handed over to ${pids#* } under a checked stream"
 [ ${#VM_FAILED[@]} = 0 ] || bad "through the installed library: ${VM_FAILED[*]}"
 
 # killed: started again by systemd, and it serves

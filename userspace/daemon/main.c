@@ -15,6 +15,7 @@
  */
 #include <net/if.h> /* before any <linux/if*.h> */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -619,20 +620,65 @@ static void rxdpd_close(void)
 	cm_fini();
 }
 
+/*
+ * --takeover returns once the successor serves (exit 0) or says why not
+ * (its status): the successor is a child that goes on, as systemd's
+ * ExecReload wants it (the predecessor tells systemd it is the main
+ * process now). The fd the child says so on, or -1 in the parent's
+ * place: the parent never returns.
+ */
+static int takeover_fork(void)
+{
+	int p[2];
+	pid_t pid;
+	char st = 1;
+
+	if (pipe2(p, O_CLOEXEC) || (pid = fork()) < 0) {
+		pr_err("--takeover: cannot start the successor: %s\n",
+		       strerror(errno));
+		exit(1);
+	}
+	if (pid == 0) {
+		close(p[0]);
+		return p[1];
+	}
+	close(p[1]);
+	while (read(p[0], &st, 1) < 0 && errno == EINTR)
+		;
+	/* the child's status, or (it died first) a failure */
+	exit(st);
+}
+
+static void takeover_said(int *fd, int status)
+{
+	char st = (char)status;
+
+	if (*fd < 0)
+		return;
+	if (write(*fd, &st, 1) < 0) {
+		/* the parent is gone: nobody to tell */
+	}
+	close(*fd);
+	*fd = -1;
+}
+
 int main(int argc, char **argv)
 {
 	static struct tko_in state;
 	const char *path = NULL;
-	int ret, sig;
+	int ret, sig, said = -1;
 
 	ret = rxdpd_configure(argc, argv, &path);
 	if (ret)
 		return ret;
 	/* --takeover: everything from the running rxdpd, which then exits */
 	if (takeover) {
+		said = takeover_fork();
 		ret = takeover_take(path, &state);
-		if (ret)
+		if (ret) {
+			takeover_said(&said, ret);
 			return ret;
+		}
 		tko_state = &state;
 	}
 	ret = rxdpd_open(path);
@@ -643,9 +689,12 @@ int main(int argc, char **argv)
 		tko_state = NULL;
 		takeover_done(&state);
 	}
-	if (ret)
+	if (ret) {
+		takeover_said(&said, 1);
 		return 1;
+	}
 	on_serve(path);
+	takeover_said(&said, 0);
 	sig = loop_run();
 	rxdpd_close();
 	pr_info("exiting on signal %d\n", sig);

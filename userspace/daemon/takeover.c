@@ -34,6 +34,7 @@
 #include <libmnl/libmnl.h>
 
 #include "common/log.h"
+#include "common/sdnotify.h"
 #include "daemon/cm_id.h"
 #include "daemon/rxdpd.h"
 #include "daemon/takeover.h"
@@ -175,6 +176,9 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 	pr_info("handed over to pid %d (%zu bytes, %d descriptors): "
 		"exiting\n",
 		(int)c->pid, o.len, o.nfds);
+	/* under systemd the successor is the service's main process now */
+	snprintf(msg, msglen, "MAINPID=%d", (int)c->pid);
+	rxdp_sd_notify(msg);
 	_exit(0);
 }
 
