@@ -5416,6 +5416,49 @@ static void test_takeover_responder(void **state)
 }
 
 /*
+ * A requester handed over in an RNR wait: b has no receive posted, so a's
+ * Send of 4 packets draws an RNR NAK and a waits its RNR timer; a's engine
+ * is replaced then (the wait, its PSN and the retries left carried), b
+ * posts the receive, and the Send completes once, whole, with no error
+ * and no event; the RNR retries counted on.
+ */
+static void test_takeover_rnr_wait(void **state)
+{
+	struct pair *p = pair_new(&default_opts);
+	struct host *a = &p->h[0], *b = &p->h[1];
+	struct rxdp_engine_stats sb;
+	struct tk_rings r;
+	struct ibv_wc wc;
+	uint64_t rnr0;
+
+	tk_rings_new(p, 0, &r);
+	warm_up(p);
+	fill(a->buf, 4 * MTU, 21);
+	post_send1(a, IBV_WR_SEND, 7, 0, 4 * MTU, 0, 0, 0, IBV_SEND_SIGNALED);
+	/* until a has the RNR NAK and waits */
+	do {
+		drive(p);
+		rxdp_engine_get_stats(b->e, &sb);
+	} while (!hwc(a, RXDP_HWC_RCVD_RNR));
+	rnr0 = hwc(a, RXDP_HWC_RCVD_RNR);
+	print_message("handed over in an RNR wait (%llu RNR NAKs sent)\n",
+		      (unsigned long long)sb.rnr_naks_sent);
+	tk_takeover(p, 0, &r, &default_opts);
+	assert_true(hwc(a, RXDP_HWC_RCVD_RNR) >= rnr0);
+	post_recv1(b, 70, 0, 4 * MTU);
+	wait_wc(p, a->scq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 7);
+	wait_wc(p, b->rcq, &wc, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 70);
+	assert_int_equal(wc.byte_len, 4 * MTU);
+	assert_memory_equal(b->buf, a->buf, 4 * MTU);
+	expect_no_wc(p, a->scq);
+	tk_end(p, &r);
+}
+
+/*
  * A responder on an SRQ handed over mid-stream: b takes its receives from
  * an SRQ of 64 (its limit event armed at 8), 40 posted; a sends 40 Sends
  * of 8 packets; b's engine is replaced inside the eleventh (the SRQ's
@@ -5830,6 +5873,7 @@ int main(void)
 		cmocka_unit_test(test_takeover_mid_stream),
 		cmocka_unit_test(test_takeover_responder),
 		cmocka_unit_test(test_takeover_srq),
+		cmocka_unit_test(test_takeover_rnr_wait),
 		cmocka_unit_test(test_takeover_threaded),
 		cmocka_unit_test(test_cc_pacing),
 		cmocka_unit_test(test_cc_off),
