@@ -15,7 +15,8 @@
 #      context can neither map the device page writable nor open it so;
 #   3. five takeovers on each side, alternating, while checked streams run
 #      (RC both ways, two QPs and an SRQ's four, UC and UD, every byte
-#      checked at its receiver) and a client subscribed to A's events asks
+#      checked at its receiver), ib_write_bw -D 20 runs, and a client
+#      subscribed to A's events asks
 #      about the device every 100 ms: each successor takes every context
 #      and the data path over (its log says so: nothing made anew), the one
 #      before it exits; every stream passes with nothing lost, nothing
@@ -131,6 +132,15 @@ wirecheck_bg uc 18801 -t uc -o all -s 0-4000 -D 20
 wirecheck_from_b
 wirecheck_bg rcb 18802 -t rc -o all -s 0-20000 -q 4 --srq -D 20
 wirecheck_bg ud 18803 -t ud -o all -s 0-1024 -D 20
+# and perftest, unmodified: ib_write_bw for 20 s, A the server
+verbs "$NS_A" ib_write_bw -d "$devA" -x "$gidA" -F -D 20 -p 18804 \
+	--report_gbits >"$tmp/bw.srv" 2>&1 &
+bws=$!
+wait_until 10 sh -c "ip netns exec $NS_A ss -ltn | grep -q ':18804 '" ||
+	fail "ib_write_bw does not listen"
+verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -F -D 20 -p 18804 \
+	--report_gbits "$ADDR_A" >"$tmp/bw.cli" 2>&1 &
+bwc=$!
 wait_until 10 grep -q 'created for pid' "$tmp/rxdpd-A.log" ||
 	fail "the streams did not start"
 sleep 1
@@ -150,6 +160,9 @@ for st in rc uc rcb ud; do
 	wirecheck_wait "$st" || fail "the $st stream across the takeovers"
 	echo "    $st: the longest stall $(wirecheck_summary "$st" max_gap_ms) ms"
 done
+wait "$bws" || { cat "$tmp/bw.srv"; fail "ib_write_bw's server across the takeovers"; }
+wait "$bwc" || { cat "$tmp/bw.cli"; fail "ib_write_bw's client across the takeovers"; }
+echo "    ib_write_bw -D 20: $(awk '/^ *65536 / {print $4}' "$tmp/bw.cli") Gbit/s"
 unset WK_TNS WK_TDEV WK_TGID WK_ADDR WK_CNS WK_CDEV WK_CGID
 
 # 4. the client connected to the first rxdpd hears the last one's events
