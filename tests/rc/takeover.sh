@@ -22,7 +22,8 @@
 #      before it exits; every stream passes with nothing lost, nothing
 #      duplicated, no error completion and no async event; the device's
 #      counters go on;
-#   4. the subscribed client, connected to the first rxdpd, hears port
+#   4. UCX's ucx_perftest tag_bw (rc_verbs) across three takeovers a side;
+#   5. the subscribed client, connected to the first rxdpd, hears port
 #      events from the last one.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/rxdp.sh"
 
 require_root
-require_cmd setpriv
+require_cmd setpriv rping ib_write_bw ucx_perftest
 T=$root/build/tests/daemon/ctl_client_test
 [ -x "$T" ] || fail "$T not built"
 
@@ -81,7 +82,7 @@ timeout 20 ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" --takeover >"$tmp/refused" 2>
 rc=$?
 cat "$tmp/refused"
 [ $rc = 2 ] || fail "refused: exit $rc, not 2"
-grep -q 'refused: .*connection manager' "$tmp/refused" || fail "refused: no reason"
+grep -q 'refused: .*RDMA-CM id' "$tmp/refused" || fail "refused: no reason"
 [ "$(wc -l <"$tmp/refused")" = 1 ] || fail "refused: more than one line"
 [ "$(rxdpd_pid "$NS_A")" = "$pid" ] || fail "the running rxdpd changed"
 kill "$rp"
@@ -165,7 +166,34 @@ wait "$bwc" || { cat "$tmp/bw.cli"; fail "ib_write_bw's client across the takeov
 echo "    ib_write_bw -D 20: $(awk '/^ *65536 / {print $4}' "$tmp/bw.cli") Gbit/s"
 unset WK_TNS WK_TDEV WK_TGID WK_ADDR WK_CNS WK_CDEV WK_CGID
 
-# 4. the client connected to the first rxdpd hears the last one's events
+# 4. UCX, unmodified (rc_verbs, wired up over ud_verbs; its CM event
+# channel handed over too): ucx_perftest tag_bw across three takeovers a
+# side, each made while it still runs
+for v in $(env | sed -n 's/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
+up=$((20000 + RXDP_TEST_ID % 20000))
+verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS=rc_v ucx_perftest -p "$up" \
+	>"$tmp/ucx.srv" 2>&1 &
+us=$!
+wait_until 30 sh -c "ip netns exec $NS_A ss -ltn | grep -q ':$up '" ||
+	fail "ucx_perftest does not listen"
+verbs "$NS_B" env UCX_NET_DEVICES="$devB:1" UCX_TLS=rc_v ucx_perftest -p "$up" \
+	"$ADDR_A" -t tag_bw -s 65536 -n 40000 >"$tmp/ucx.cli" 2>&1 &
+uc=$!
+sleep 1
+for i in 1 2 3; do
+	for ns in "$NS_A" "$NS_B"; do
+		kill -0 "$uc" 2>/dev/null || fail "ucx_perftest ended before takeover $((n + 1))"
+		takeover "$ns"
+	done
+done
+wait "$uc" || { tail "$tmp/ucx.cli"; fail "ucx_perftest's client across the takeovers"; }
+wait "$us" || { tail "$tmp/ucx.srv"; fail "ucx_perftest's server across the takeovers"; }
+grep -q '^Final:' "$tmp/ucx.cli" || fail "ucx_perftest: no result"
+echo "    ucx_perftest tag_bw 64 KiB: $(awk '/^Final:/ {print $6}' "$tmp/ucx.cli") MB/s"
+
+# 5. the client connected to the first rxdpd hears the last one's events
 ip -n "$NS_A" link set "$IF_A" down
 sleep 1
 ip -n "$NS_A" link set "$IF_A" up
@@ -174,4 +202,4 @@ wait_until 10 grep -q 'event PORT_ACTIVE' "$tmp/events" ||
 grep -q 'event PORT_ERR' "$tmp/events" || fail "no PORT_ERR event"
 grep -q FAIL "$tmp/events" && { cat "$tmp/events"; fail "the events client failed"; }
 kill "$ev" 2>/dev/null
-echo "PASS: rxdpd taken over ten times under running streams: nothing lost"
+echo "PASS: rxdpd taken over sixteen times under running programs: nothing lost"

@@ -38,6 +38,7 @@
 
 #include "common/log.h"
 #include "daemon/cm_id.h"
+#include "daemon/takeover.h"
 
 static __u32 next_handle, next_chan;
 
@@ -567,4 +568,112 @@ void cm_fini(void)
 {
 	cm_ib_fini();
 	cm_route_close();
+}
+
+/* --- a takeover (takeover.c): event channels, while no id exists ------- */
+
+struct tko_cm {
+	uint32_t next_handle, next_chan;
+};
+
+struct tko_chan {
+	uint64_t client; /* its connection's tag (struct tko_client) */
+	uint32_t handle, state, dropped;
+	int32_t fd;
+};
+
+int cm_tko_refusal(char *msg, size_t msglen)
+{
+	unsigned int ids = 0;
+
+	for (struct cm_id *id = cm_ids; id; id = id->next)
+		ids++;
+	if (ids) {
+		snprintf(msg, msglen,
+			 "%u RDMA-CM id(s) exist: handing those over is not "
+			 "built yet",
+			 ids);
+		return -EBUSY;
+	}
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
+		for (struct cm_chan *ch = c->cm ? c->cm->chans : NULL; ch;
+		     ch = ch->next)
+			if (ch->qlen) {
+				snprintf(msg, msglen,
+					 "pid %d has CM events waiting: try "
+					 "again",
+					 (int)c->pid);
+				return -EAGAIN;
+			}
+	return 0;
+}
+
+void cm_tko_save(struct tko_out *o)
+{
+	struct tko_cm t = { next_handle, next_chan };
+
+	tko_add(o, TKO_CM, &t, sizeof(t));
+	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
+		for (struct cm_chan *ch = c->cm && !c->dead ? c->cm->chans
+							    : NULL;
+		     ch; ch = ch->next) {
+			struct tko_chan tc = { .client = (uintptr_t)c,
+					       .handle = ch->handle,
+					       .state = ch->state,
+					       .dropped = ch->dropped,
+					       .fd = tko_fd(o, ch->wfd) };
+
+			tko_add(o, TKO_CHAN, &tc, sizeof(tc));
+		}
+	}
+}
+
+void cm_tko_restore(struct rxdp_client *(*client_of)(uint64_t tag))
+{
+	struct tko_in it = *tko_state;
+	const void *p;
+	uint16_t type;
+	size_t len;
+
+	it.off = 0;
+	while ((type = 0, p = tko_next(&it, &type, &len))) {
+		const struct tko_chan *t = p;
+		struct rxdp_client *c;
+		struct cm_chan *ch;
+		int fd;
+
+		if (type == TKO_CM && len == sizeof(struct tko_cm)) {
+			next_handle = ((const struct tko_cm *)p)->next_handle;
+			next_chan = ((const struct tko_cm *)p)->next_chan;
+			continue;
+		}
+		if (type != TKO_CHAN || len != sizeof(*t) ||
+		    t->state > CM_CHAN_ZOMBIE)
+			continue;
+		c = client_of(t->client);
+		fd = tko_take_fd(tko_state, t->fd);
+		if (!c || fd < 0 ||
+		    (!c->cm && !(c->cm = calloc(1, sizeof(*c->cm)))) ||
+		    !(ch = calloc(1, sizeof(*ch)))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		c->cm->c = c;
+		ch->wfd = fd;
+		ch->handle = t->handle;
+		ch->state = (enum cm_chan_state)t->state;
+		ch->dropped = t->dropped;
+		/* a closed one is watched no more (chan_ready) */
+		if (ch->state != CM_CHAN_HUP &&
+		    ep_watch(&ch->ep, fd, 0, chan_ready)) {
+			close(fd);
+			free(ch);
+			continue;
+		}
+		ch->owner = c->cm;
+		ch->next = c->cm->chans;
+		c->cm->chans = ch;
+		c->cm->nchans++;
+	}
 }

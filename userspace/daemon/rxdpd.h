@@ -385,6 +385,13 @@ void cm_fini(void);
 void cm_retry(void); /* neighbours may have appeared; a timer tick */
 void cm_client_release(struct rxdp_client *c);
 struct rxdp_ctl_cm;
+/*
+ * A takeover: what of the CM cannot be handed over yet (ids; events
+ * queued), its event channels into the state, and made again from it
+ */
+int cm_tko_refusal(char *msg, size_t msglen);
+void cm_tko_save(struct tko_out *o);
+void cm_tko_restore(struct rxdp_client *(*client_of)(uint64_t tag));
 /* One CM request (RXDP_CTL_CM); *cm becomes the reply, *fd an fd to send */
 int cm_request(struct rxdp_client *c, struct rxdp_ctl_cm *cm, int *fd,
 	       char *msg, size_t msglen);

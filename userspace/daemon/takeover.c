@@ -35,7 +35,6 @@
 
 #include "common/log.h"
 #include "common/sdnotify.h"
-#include "daemon/cm_id.h"
 #include "daemon/rxdpd.h"
 #include "daemon/takeover.h"
 
@@ -56,21 +55,14 @@ struct tko_chunk {
 static int takeover_refusal(const struct rxdp_client *taker, char *msg,
 			    size_t msglen)
 {
-	int cm = 0, pend = 0, err;
+	int pend = 0, err;
 
-	for (const struct rxdp_client *c = rxdpd.clients; c; c = c->next) {
-		if (c == taker || c->dead)
-			continue;
-		cm += !!c->cm;
-		pend += !!c->pend;
-	}
-	if (cm || cm_ids) {
-		snprintf(msg, msglen,
-			 "%d client(s) use the connection manager: handing "
-			 "its ids over is not built yet",
-			 cm ? cm : 1);
-		return -EBUSY;
-	}
+	for (const struct rxdp_client *c = rxdpd.clients; c; c = c->next)
+		if (c != taker && !c->dead)
+			pend += !!c->pend;
+	err = cm_tko_refusal(msg, msglen);
+	if (err)
+		return err;
 	if (pend) {
 		snprintf(msg, msglen,
 			 "%d request(s) wait for a neighbour: try again", pend);
@@ -150,6 +142,7 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 	li.fd = tko_fd(&o, server_listen_fd());
 	tko_add(&o, TKO_LISTEN, &li, sizeof(li));
 	server_tko_save(&o, c);
+	cm_tko_save(&o);
 	uverbs_tko_save(&o);
 	if (!uverbs_tko_save_ctxs(&o))
 		o.failed = true;
@@ -312,6 +305,7 @@ int takeover_take(const char *path, struct tko_in *in)
 
 void takeover_restore(void)
 {
+	cm_tko_restore(server_tko_client);
 	uverbs_tko_restore(server_tko_client, client_release);
 }
 

@@ -26,6 +26,8 @@ enum tko_type {
 	TKO_OBJ, /* struct tko_obj (uverbs.c): one of its objects, then
 		    for a QP or an SRQ the engine's state of it: */
 	TKO_BLOB, /* rxdp_engine_qp_save()'s / _srq_save()'s bytes */
+	TKO_CM, /* struct tko_cm (cm.c): its handle counters */
+	TKO_CHAN, /* struct tko_chan (cm.c): a client's CM event channel */
 };
 
 struct tko_listen {
