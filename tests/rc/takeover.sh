@@ -15,7 +15,8 @@
 #      context can neither map the device page writable nor open it so;
 #   3. five takeovers on each side, alternating, while checked streams run
 #      (RC both ways, two QPs and an SRQ's four, UC and UD, every byte
-#      checked at its receiver), ib_write_bw -D 20 runs, and a client
+#      checked at its receiver), ib_write_bw -D 20 runs, ibv_devinfo comes
+#      and goes over and over (none may fail), and a client
 #      subscribed to A's events asks
 #      about the device every 100 ms: each successor takes every context
 #      and the data path over (its log says so: nothing made anew), the one
@@ -144,6 +145,20 @@ verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -F -D 20 -p 18804 \
 bwc=$!
 wait_until 10 grep -q 'created for pid' "$tmp/rxdpd-A.log" ||
 	fail "the streams did not start"
+# and programs that come and go meanwhile: ibv_devinfo connects, opens a
+# context (its objects made and destroyed) and leaves, over and over
+(
+	ok=0 bad=0
+	while [ ! -e "$tmp/churn.stop" ]; do
+		if verbs "$NS_A" ibv_devinfo -d "$devA" >/dev/null 2>&1; then
+			ok=$((ok + 1))
+		else
+			bad=$((bad + 1))
+		fi
+	done
+	echo "$ok $bad" >"$tmp/churn"
+) &
+churn=$!
 sleep 1
 for i in 1 2 3 4 5; do
 	# A's counters (the streams going): its successor's start from them
@@ -157,6 +172,11 @@ for i in 1 2 3 4 5; do
 	sleep 0.3
 done
 echo "A's sent_pkts: $sent0 before its last takeover, $sent1 after"
+touch "$tmp/churn.stop"
+wait "$churn"
+read -r ok bad <"$tmp/churn"
+echo "    ibv_devinfo meanwhile: $ok ran, $bad failed"
+[ "$bad" = 0 ] && [ "$ok" -gt 10 ] || fail "programs that came and went: $ok ran, $bad failed"
 for st in rc uc rcb ud; do
 	wirecheck_wait "$st" || fail "the $st stream across the takeovers"
 	echo "    $st: the longest stall $(wirecheck_summary "$st" max_gap_ms) ms"
