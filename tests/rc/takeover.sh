@@ -6,8 +6,8 @@
 # AF_XDP sockets with what they hold, the engines' pages and counters) to
 # a successor and exits; what it cannot hand over yet it names, and goes
 # on. Between two hosts:
-#   1. with an RDMA-CM id (an rping server listening), the successor is
-#      refused in one line and exits 2; the running rxdpd is the same
+#   1. with a multicast group joined (an mckey receiver), the successor
+#      is refused in one line and exits 2; the running rxdpd is the same
 #      process;
 #   2. a user other than root is refused, and a successor that reads
 #      another state version (the running one goes on); a successor does
@@ -23,16 +23,18 @@
 #      before it exits; every stream passes with nothing lost, nothing
 #      duplicated, no error completion and no async event; the device's
 #      counters go on;
-#   4. UCX's ucx_perftest tag_bw (rc_verbs) across three takeovers a side;
+#   4. UCX's ucx_perftest tag_bw (rc_verbs) and rping -V (the RDMA CM,
+#      every ping checked) across three takeovers a side;
 #   5. the subscribed client, connected to the first rxdpd, hears port
 #      events from the last one.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
 . "$root/tests/lib/rxdp.sh"
+. "$root/tests/lib/rping.sh"
 
 require_root
-require_cmd setpriv rping ib_write_bw ucx_perftest
+require_cmd setpriv rping mckey stdbuf ib_write_bw ucx_perftest
 T=$root/build/tests/daemon/ctl_client_test
 [ -x "$T" ] || fail "$T not built"
 
@@ -70,27 +72,27 @@ takeover() {
 }
 
 
-# 1. an RDMA-CM id: refused, nothing changed
+# 1. a multicast group joined (an mckey receiver): refused, nothing changed
 pid=$(rxdpd_pid "$NS_A")
-# (exec'd all the way: $! is rping itself)
+grp=239.$((RXDP_TEST_ID >> 16 & 255)).$((RXDP_TEST_ID >> 8 & 255)).$((RXDP_TEST_ID & 255))
+# (exec'd all the way: $! is mckey itself)
 ip netns exec "$NS_A" env LD_LIBRARY_PATH="$RXDP_LIB" \
-	rping -s -a "$ADDR_A" -p 18790 >"$tmp/rping" 2>&1 &
-rp=$!
-on_exit "kill $rp 2>/dev/null"
-wait_until 10 sh -c "ip netns exec $NS_A $RXDP_BIN/rxdp-ctl cm | grep -q 18790" ||
-	fail "rping does not listen"
+	stdbuf -oL mckey -m "$grp" -b "$ADDR_A" -C 10 >"$tmp/mckey" 2>&1 &
+mk=$!
+on_exit "kill $mk 2>/dev/null"
+wait_until 20 grep -q 'joined dgid' "$tmp/mckey" || fail "mckey did not join"
 timeout 20 ip netns exec "$NS_A" "$RXDP_BIN/rxdpd" --takeover >"$tmp/refused" 2>&1
 rc=$?
 cat "$tmp/refused"
 [ $rc = 2 ] || fail "refused: exit $rc, not 2"
-grep -q 'refused: .*RDMA-CM id' "$tmp/refused" || fail "refused: no reason"
+grep -q 'refused: .*multicast' "$tmp/refused" || fail "refused: no reason"
 [ "$(wc -l <"$tmp/refused")" = 1 ] || fail "refused: more than one line"
 [ "$(rxdpd_pid "$NS_A")" = "$pid" ] || fail "the running rxdpd changed"
-kill "$rp"
-wait "$rp" 2>/dev/null
-# its CM id goes with its connection
-wait_until 10 sh -c "! ip netns exec $NS_A $RXDP_BIN/rxdp-ctl cm | grep -q 18790" ||
-	{ ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" cm; fail "rping's CM id stays"; }
+kill "$mk"
+wait "$mk" 2>/dev/null
+# its group left with its QP and CM id
+wait_until 10 sh -c "! ip netns exec $NS_A $RXDP_BIN/rxdp-ctl cm | grep -q mckey" ||
+	{ ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" cm; fail "mckey's CM id stays"; }
 
 # 2. not root; another version
 ip netns exec "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -187,8 +189,8 @@ echo "    ib_write_bw -D 20: $(awk '/^ *65536 / {print $4}' "$tmp/bw.cli") Gbit/
 unset WK_TNS WK_TDEV WK_TGID WK_ADDR WK_CNS WK_CDEV WK_CGID
 
 # 4. UCX, unmodified (rc_verbs, wired up over ud_verbs; its CM event
-# channel handed over too): ucx_perftest tag_bw across three takeovers a
-# side, each made while it still runs
+# channel handed over too) and rping (its CM ids too): ucx_perftest tag_bw
+# and rping -V across three takeovers a side, each made while both run
 for v in $(env | sed -n 's/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p'); do
 	unset "$v"
 done
@@ -199,15 +201,49 @@ us=$!
 wait_until 30 sh -c "ip netns exec $NS_A ss -ltn | grep -q ':$up '" ||
 	fail "ucx_perftest does not listen"
 verbs "$NS_B" env UCX_NET_DEVICES="$devB:1" UCX_TLS=rc_v ucx_perftest -p "$up" \
-	"$ADDR_A" -t tag_bw -s 65536 -n 40000 >"$tmp/ucx.cli" 2>&1 &
+	"$ADDR_A" -t tag_bw -s 65536 -n 20000 >"$tmp/ucx.cli" 2>&1 &
 uc=$!
+# and rping, on the RDMA CM, each of its 1 KiB pings checked (-V)
+ip netns exec "$NS_A" env LD_LIBRARY_PATH="$RXDP_LIB" timeout 180 \
+	rping -s -a "$ADDR_A" -p 18790 -C 20000 -V -S 1024 >"$tmp/rping.srv" 2>&1 &
+rs=$!
+on_exit "kill $rs 2>/dev/null"
+sleep 0.5
+ip netns exec "$NS_B" env LD_LIBRARY_PATH="$RXDP_LIB" timeout 180 \
+	rping -c -a "$ADDR_A" -p 18790 -C 20000 -V -S 1024 >"$tmp/rping.cli" 2>&1 &
+rc=$!
+on_exit "kill $rc 2>/dev/null"
+wait_until 20 sh -c "ip netns exec $NS_A $RXDP_BIN/rxdp-ctl cm | grep -q established" ||
+	{ ip netns exec "$NS_A" "$RXDP_BIN/rxdp-ctl" cm; fail "rping does not connect"; }
 sleep 1
 for i in 1 2 3; do
 	for ns in "$NS_A" "$NS_B"; do
 		kill -0 "$uc" 2>/dev/null || fail "ucx_perftest ended before takeover $((n + 1))"
+		kill -0 "$rc" 2>/dev/null || fail "rping ended before takeover $((n + 1))"
 		takeover "$ns"
 	done
 done
+# (what the CM has, should rping still run 120 s after its start)
+(
+	sleep 110
+	for ns in "$NS_A" "$NS_B"; do
+		ip netns exec "$ns" "$RXDP_BIN/rxdp-ctl" cm
+		ip netns exec "$ns" "$RXDP_BIN/rxdp-ctl" qps
+	done >"$tmp/rping.state" 2>&1
+) >/dev/null 2>&1 &
+on_exit "kill $! 2>/dev/null"
+wait "$rc"
+rcc=$?
+wait "$rs"
+rcs=$?
+# (rping's own exit race is no failure: tests/lib/rping.sh)
+[ $rcc = 255 ] && rping_race "$tmp/rping.cli" && rcc=0
+[ $rcs = 255 ] && rping_race "$tmp/rping.srv" && rcs=0
+if [ $rcc != 0 ] || [ $rcs != 0 ]; then
+	tail -n 5 "$tmp/rping.cli" "$tmp/rping.srv" "$tmp/rping.state"
+	fail "rping across the takeovers: client exit $rcc, server exit $rcs"
+fi
+echo "    rping -V: 20000 pings of 1 KiB checked, disconnected cleanly"
 wait "$uc" || { tail "$tmp/ucx.cli"; fail "ucx_perftest's client across the takeovers"; }
 wait "$us" || { tail "$tmp/ucx.srv"; fail "ucx_perftest's server across the takeovers"; }
 grep -q '^Final:' "$tmp/ucx.cli" || fail "ucx_perftest: no result"

@@ -570,7 +570,18 @@ void cm_fini(void)
 	cm_route_close();
 }
 
-/* --- a takeover (takeover.c): event channels, while no id exists ------- */
+/* --- a takeover (takeover.c): event channels and ids ------------------ */
+
+/*
+ * An id goes as it is (its pointers as what they point to: its client's
+ * tag, its channel's and listener's handles): its addresses, route, the IB
+ * CM's state of its connection, the MAD it would resend and its timers
+ * (deadlines on the monotonic clock, good in another process). Its layout
+ * is the state's: changing struct cm_id changes TKO_VERSION (takeover.h),
+ * and this size with it.
+ */
+_Static_assert(sizeof(struct cm_id) == 832,
+	       "struct cm_id changed: bump TKO_VERSION, then this size");
 
 struct tko_cm {
 	uint32_t next_handle, next_chan;
@@ -582,19 +593,14 @@ struct tko_chan {
 	int32_t fd;
 };
 
+struct tko_cmid {
+	uint64_t client; /* 0: lingering, detached from its client */
+	uint32_t chan, listener; /* handles, 0: none */
+	struct cm_id id;
+};
+
 int cm_tko_refusal(char *msg, size_t msglen)
 {
-	unsigned int ids = 0;
-
-	for (struct cm_id *id = cm_ids; id; id = id->next)
-		ids++;
-	if (ids) {
-		snprintf(msg, msglen,
-			 "%u RDMA-CM id(s) exist: handing those over is not "
-			 "built yet",
-			 ids);
-		return -EBUSY;
-	}
 	for (struct rxdp_client *c = rxdpd.clients; c; c = c->next)
 		for (struct cm_chan *ch = c->cm ? c->cm->chans : NULL; ch;
 		     ch = ch->next)
@@ -626,6 +632,83 @@ void cm_tko_save(struct tko_out *o)
 			tko_add(o, TKO_CHAN, &tc, sizeof(tc));
 		}
 	}
+	for (struct cm_id *id = cm_ids; id; id = id->next) {
+		struct tko_cmid *ti = calloc(1, sizeof(*ti));
+
+		if (!ti) {
+			o->failed = true;
+			return;
+		}
+		ti->client = id->owner ? (uintptr_t)id->owner->c : 0;
+		ti->chan = id->chan ? id->chan->handle : 0;
+		ti->listener = id->listener ? id->listener->handle : 0;
+		ti->id = *id;
+		ti->id.next = ti->id.listener = NULL;
+		ti->id.owner = NULL;
+		ti->id.chan = NULL;
+		tko_add(o, TKO_CMID, ti, sizeof(*ti));
+		free(ti);
+	}
+}
+
+/* A channel of the state for its client */
+static void tko_chan_make(const struct tko_chan *t, struct rxdp_client *c)
+{
+	int fd = tko_take_fd(tko_state, t->fd);
+	struct cm_chan *ch;
+
+	if (!c || fd < 0 || (!c->cm && !(c->cm = calloc(1, sizeof(*c->cm)))) ||
+	    !(ch = calloc(1, sizeof(*ch)))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	c->cm->c = c;
+	ch->wfd = fd;
+	ch->handle = t->handle;
+	ch->state = (enum cm_chan_state)t->state;
+	ch->dropped = t->dropped;
+	/* a closed one is watched no more (chan_ready) */
+	if (ch->state != CM_CHAN_HUP && ep_watch(&ch->ep, fd, 0, chan_ready)) {
+		close(fd);
+		free(ch);
+		return;
+	}
+	ch->owner = c->cm;
+	ch->next = c->cm->chans;
+	c->cm->chans = ch;
+	c->cm->nchans++;
+}
+
+/* An id of the state (its listener set once all are made) */
+static void tko_id_make(const struct tko_cmid *t, struct rxdp_client *c)
+{
+	struct cm_id *id;
+
+	if (t->client && (!c || !c->cm))
+		return; /* its client is gone */
+	id = calloc(1, sizeof(*id));
+	if (!id)
+		return;
+	*id = t->id;
+	id->owner = t->client ? c->cm : NULL;
+	id->chan = t->client ? chan_find(c->cm, t->chan) : NULL;
+	if (t->client && !id->chan) {
+		free(id);
+		return;
+	}
+	id->next = cm_ids;
+	cm_ids = id;
+	if (id->owner)
+		id->owner->nids++;
+}
+
+static struct cm_id *id_by_handle(__u32 h)
+{
+	for (struct cm_id *id = cm_ids; h && id; id = id->next)
+		if (id->handle == h)
+			return id;
+	return NULL;
 }
 
 void cm_tko_restore(struct rxdp_client *(*client_of)(uint64_t tag))
@@ -637,43 +720,29 @@ void cm_tko_restore(struct rxdp_client *(*client_of)(uint64_t tag))
 
 	it.off = 0;
 	while ((type = 0, p = tko_next(&it, &type, &len))) {
-		const struct tko_chan *t = p;
-		struct rxdp_client *c;
-		struct cm_chan *ch;
-		int fd;
-
 		if (type == TKO_CM && len == sizeof(struct tko_cm)) {
 			next_handle = ((const struct tko_cm *)p)->next_handle;
 			next_chan = ((const struct tko_cm *)p)->next_chan;
-			continue;
+		} else if (type == TKO_CHAN && len == sizeof(struct tko_chan) &&
+			   ((const struct tko_chan *)p)->state <=
+				   CM_CHAN_ZOMBIE) {
+			tko_chan_make(p, client_of(((const struct tko_chan *)p)
+							   ->client));
+		} else if (type == TKO_CMID && len == sizeof(struct tko_cmid)) {
+			const struct tko_cmid *t = p;
+
+			tko_id_make(t, t->client ? client_of(t->client) : NULL);
 		}
-		if (type != TKO_CHAN || len != sizeof(*t) ||
-		    t->state > CM_CHAN_ZOMBIE)
-			continue;
-		c = client_of(t->client);
-		fd = tko_take_fd(tko_state, t->fd);
-		if (!c || fd < 0 ||
-		    (!c->cm && !(c->cm = calloc(1, sizeof(*c->cm)))) ||
-		    !(ch = calloc(1, sizeof(*ch)))) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		c->cm->c = c;
-		ch->wfd = fd;
-		ch->handle = t->handle;
-		ch->state = (enum cm_chan_state)t->state;
-		ch->dropped = t->dropped;
-		/* a closed one is watched no more (chan_ready) */
-		if (ch->state != CM_CHAN_HUP &&
-		    ep_watch(&ch->ep, fd, 0, chan_ready)) {
-			close(fd);
-			free(ch);
-			continue;
-		}
-		ch->owner = c->cm;
-		ch->next = c->cm->chans;
-		c->cm->chans = ch;
-		c->cm->nchans++;
 	}
+	/* the requests waiting for their listeners' answers */
+	it.off = 0;
+	while ((type = TKO_CMID, p = tko_next(&it, &type, &len))) {
+		const struct tko_cmid *t = p;
+		struct cm_id *id =
+			len == sizeof(*t) ? id_by_handle(t->id.handle) : NULL;
+
+		if (id && t->listener)
+			id->listener = id_by_handle(t->listener);
+	}
+	cm_timer_rearm();
 }

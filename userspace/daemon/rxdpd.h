@@ -386,8 +386,8 @@ void cm_retry(void); /* neighbours may have appeared; a timer tick */
 void cm_client_release(struct rxdp_client *c);
 struct rxdp_ctl_cm;
 /*
- * A takeover: what of the CM cannot be handed over yet (ids; events
- * queued), its event channels into the state, and made again from it
+ * A takeover: what of the CM cannot be handed over yet (events queued),
+ * its event channels and ids into the state, and made again from it
  */
 int cm_tko_refusal(char *msg, size_t msglen);
 void cm_tko_save(struct tko_out *o);

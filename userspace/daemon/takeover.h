@@ -28,6 +28,7 @@ enum tko_type {
 	TKO_BLOB, /* rxdp_engine_qp_save()'s / _srq_save()'s bytes */
 	TKO_CM, /* struct tko_cm (cm.c): its handle counters */
 	TKO_CHAN, /* struct tko_chan (cm.c): a client's CM event channel */
+	TKO_CMID, /* struct tko_cmid (cm.c): a CM id, as it is */
 };
 
 struct tko_listen {
