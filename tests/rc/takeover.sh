@@ -195,22 +195,23 @@ for v in $(env | sed -n 's/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p'); do
 	unset "$v"
 done
 up=$((20000 + RXDP_TEST_ID % 20000))
-verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS=rc_v ucx_perftest -p "$up" \
-	>"$tmp/ucx.srv" 2>&1 &
+# (long enough to outlast six takeovers on an idle machine)
+RXDP_VERBS_TIMEOUT=150 verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS=rc_v \
+	ucx_perftest -p "$up" >"$tmp/ucx.srv" 2>&1 &
 us=$!
 wait_until 30 sh -c "ip netns exec $NS_A ss -ltn | grep -q ':$up '" ||
 	fail "ucx_perftest does not listen"
-verbs "$NS_B" env UCX_NET_DEVICES="$devB:1" UCX_TLS=rc_v ucx_perftest -p "$up" \
-	"$ADDR_A" -t tag_bw -s 65536 -n 20000 >"$tmp/ucx.cli" 2>&1 &
+RXDP_VERBS_TIMEOUT=150 verbs "$NS_B" env UCX_NET_DEVICES="$devB:1" UCX_TLS=rc_v \
+	ucx_perftest -p "$up" "$ADDR_A" -t tag_bw -s 65536 -n 80000 >"$tmp/ucx.cli" 2>&1 &
 uc=$!
 # and rping, on the RDMA CM, each of its 1 KiB pings checked (-V)
 ip netns exec "$NS_A" env LD_LIBRARY_PATH="$RXDP_LIB" timeout 180 \
-	rping -s -a "$ADDR_A" -p 18790 -C 20000 -V -S 1024 >"$tmp/rping.srv" 2>&1 &
+	rping -s -a "$ADDR_A" -p 18790 -C 40000 -V -S 1024 >"$tmp/rping.srv" 2>&1 &
 rs=$!
 on_exit "kill $rs 2>/dev/null"
 sleep 0.5
 ip netns exec "$NS_B" env LD_LIBRARY_PATH="$RXDP_LIB" timeout 180 \
-	rping -c -a "$ADDR_A" -p 18790 -C 20000 -V -S 1024 >"$tmp/rping.cli" 2>&1 &
+	rping -c -a "$ADDR_A" -p 18790 -C 40000 -V -S 1024 >"$tmp/rping.cli" 2>&1 &
 rc=$!
 on_exit "kill $rc 2>/dev/null"
 wait_until 20 sh -c "ip netns exec $NS_A $RXDP_BIN/rxdp-ctl cm | grep -q established" ||
@@ -243,7 +244,7 @@ if [ $rcc != 0 ] || [ $rcs != 0 ]; then
 	tail -n 5 "$tmp/rping.cli" "$tmp/rping.srv" "$tmp/rping.state"
 	fail "rping across the takeovers: client exit $rcc, server exit $rcs"
 fi
-echo "    rping -V: 20000 pings of 1 KiB checked, disconnected cleanly"
+echo "    rping -V: 40000 pings of 1 KiB checked, disconnected cleanly"
 wait "$uc" || { tail "$tmp/ucx.cli"; fail "ucx_perftest's client across the takeovers"; }
 wait "$us" || { tail "$tmp/ucx.srv"; fail "ucx_perftest's server across the takeovers"; }
 grep -q '^Final:' "$tmp/ucx.cli" || fail "ucx_perftest: no result"

@@ -109,7 +109,9 @@ st=$(vm_run A 60 'for _ in $(seq 50); do grep -q rc= /run/rxdp-reload.log 2>/dev
 	cat /run/rxdp-reload.log
 	echo "pids $(cat /run/rxdp-old-pid) $(systemctl show -p MainPID --value rxdp)"
 	systemctl show -p ActiveState,NRestarts,StatusText rxdp
+	journalctl -u rxdp --no-pager -o cat | grep -E "took over|taken|handed|handing|refused|cannot|ending" | sed "s/^/journal: /"
 	journalctl -u rxdp --no-pager | grep -c "handed over to pid"')
+grep '^journal: ' <<<"$st"
 pids=$(sed -n 's/^pids //p' <<<"$st")
 grep -qx 'rc=0' <<<"$st" && grep -qx 'ActiveState=active' <<<"$st" &&
 	grep -qx 'NRestarts=0' <<<"$st" && grep -qx 'StatusText=serving rxdp_eth0' <<<"$st" &&

@@ -791,7 +791,8 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 		}
 	}
 	rxdp_xsk_port_destroy(port); /* what is left of it: nothing */
-	if (uverbs_dev_start(l, hd, "up", false, msg, msglen))
+	/* under a takeover held too, until the contexts are made again */
+	if (uverbs_dev_start(l, hd, "up", tko_state != NULL, msg, msglen))
 		goto err;
 	return hd;
 err:
@@ -898,6 +899,26 @@ void uverbs_tko_save(struct tko_out *o)
 }
 
 /*
+ * A predecessor's device page that no engine writes any more (its data
+ * path made anew): it says "asleep" for good, so that the clients that
+ * map it ring their doorbells on every post (fd closed)
+ */
+static void tko_page_asleep(int fd)
+{
+	struct rxdp_hca_dev *p;
+
+	if (fd < 0)
+		return;
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED) {
+		atomic_store(&p->sleeping, 1);
+		atomic_store(&p->streaming, 0);
+		munmap(p, sizeof(*p));
+	}
+	close(fd);
+}
+
+/*
  * l's data path as the predecessor left it (tko_state): its UMEM, its
  * sockets with what they hold, its engines' pages and counters; NULL if
  * the state has none for it, or it cannot be taken (the fds closed: a
@@ -946,8 +967,10 @@ static struct uverbs_dev *uverbs_dev_adopt(struct rxdp_link *l)
 		np = rxdp_xsk_ports_adopt(&hd->umem, fds, nf, st, stlen, ports,
 					  RXDP_CTL_MAX_XSKS, why, sizeof(why));
 	if (np != d->ne) {
+		/* (Linux before 6.4 maps no ring of a bound socket: EBUSY) */
 		pr_warn("rxdp_%s: the predecessor's data path cannot be "
-			"taken (%s): a new one is made\n",
+			"taken (%s): a new one is made, what its sockets held "
+			"lost\n",
 			l->ifname, why);
 		for (int i = 0; np < 0 && i < nf; i++)
 			if (fds[i] >= 0)
@@ -956,6 +979,8 @@ static struct uverbs_dev *uverbs_dev_adopt(struct rxdp_link *l)
 			hd->eng[k].port = ports[k];
 		hd->ne = np > 0 ? np : 0;
 		uverbs_dev_free(hd);
+		for (int k = 0; k < d->ne && k < RXDP_CTL_MAX_XSKS; k++)
+			tko_page_asleep(tko_take_fd(tko_state, d->page_fd[k]));
 		return NULL;
 	}
 	hd->ne = d->ne;
