@@ -54,6 +54,9 @@
 #               overflows (netns_switch, a TBF), every byte checked
 #  stall.sh     a receiving rxdpd stopped for 0.8 s under a UD stream: what
 #               came meanwhile waits in its rings, none overrun
+#  takeover.sh  rxdpd --takeover under running programs (checked streams,
+#               ib_write_bw, UCX, rping), sixteen times, nothing lost; the
+#               refusals (multicast, not root, another version, an impostor)
 RC_LOSSY := $(GEN)/lossy.bpf.o
 RC_OPS := $(BUILD)/tests/rc/rc_ops
 RC_BADWIRE := $(BUILD)/tests/rc/badwire
@@ -118,4 +121,4 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
 	 tests/rc/txthread.sh tests/rc/incast.sh tests/rc/classes.sh \
 	 tests/rc/stall.sh tests/rc/users.sh tests/rc/loopengines.sh \
-	 tests/rc/qengines.sh
+	 tests/rc/qengines.sh tests/rc/takeover.sh
