@@ -2029,6 +2029,54 @@ static void qp_obj_destroy(struct uobj *o)
 	obj_free(o);
 }
 
+/*
+ * q's engine QP on the rings of its memfd (laid out as lay), numbered qpn
+ * (its handle in qp.c made already), as q->made has it, on its PD, CQs
+ * and SRQ: the handle given its engine QP, the references taken. 0, or
+ * -errno with the handle destroyed.
+ */
+static int qp_engine_make(struct uverbs_ctx *x, struct rxdp_link *l,
+			  struct uobj *q, __u32 qpn,
+			  const struct rxdp_hca_qp_layout *lay,
+			  struct uobj *scq, struct uobj *rcq, struct uobj *srq)
+{
+	struct rxdp_eqp_init init = {
+		.pd = q->pd->epd,
+		.sh = q->mem,
+		.sh_sq = (char *)q->mem + lay->sq_off,
+		.sh_rq = (char *)q->mem + lay->rq_off,
+		.qpn = qpn,
+		.qp_type = q->made.qp.type,
+		.send_cq = scq->cq.ecq,
+		.recv_cq = rcq->cq.ecq,
+		.srq = srq ? srq->esrq : NULL,
+		.cap = q->made.qp.cap,
+		.sq_sig_all = q->made.qp.sig_all,
+		.user = q,
+		.owner_pid = (uint32_t)x->c->pid,
+	};
+
+	q->qp.cqp = qp_lookup(l, qpn);
+	q->qp.eqp = rxdp_engine_create_qp(x->he->e, &init);
+	if (!q->qp.eqp) {
+		int err = -errno;
+
+		qp_destroy(l, q->qp.cqp);
+		q->qp.cqp = NULL;
+		return err;
+	}
+	q->qp.cqp->e = x->he->e;
+	q->qp.cqp->eqp = q->qp.eqp;
+	q->qp.scq = scq;
+	q->qp.rcq = rcq;
+	q->qp.srq = srq;
+	scq->refs++;
+	rcq->refs++;
+	if (srq)
+		srq->refs++;
+	return 0;
+}
+
 int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 {
 	struct rxdp_ctl_obj *o = r->o;
@@ -2038,7 +2086,6 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 				  .max_send_sge = o->max_send_sge,
 				  .max_recv_sge = o->max_recv_sge,
 				  .max_inline_data = o->max_inline_data };
-	struct rxdp_eqp_init init = { 0 };
 	struct rxdp_hca_qp_layout lay;
 	struct uobj *q, *pd, *scq, *rcq, *srq = NULL;
 	struct rxdp_hca_qp *sh;
@@ -2101,42 +2148,17 @@ int uverbs_qp(struct uverbs_ctx *x, struct uverbs_req *r)
 	err = qp_create(l, x->c, o->qp_type, &qpn, r->msg, r->msglen);
 	if (err)
 		goto err;
-	q->qp.cqp = qp_lookup(l, qpn);
-	init.pd = pd->epd;
-	init.sh = sh;
-	init.sh_sq = (char *)q->mem + lay.sq_off;
-	init.sh_rq = (char *)q->mem + lay.rq_off;
-	init.qpn = qpn;
-	init.qp_type = o->qp_type;
-	init.send_cq = scq->cq.ecq;
-	init.recv_cq = rcq->cq.ecq;
-	init.srq = srq ? srq->esrq : NULL;
-	init.cap = cap;
-	init.sq_sig_all = o->sq_sig_all;
-	init.user = q;
-	init.owner_pid = (uint32_t)x->c->pid;
-	q->qp.eqp = rxdp_engine_create_qp(x->he->e, &init);
-	if (!q->qp.eqp) {
-		err = -errno;
-		snprintf(r->msg, r->msglen, "the engine refused the QP: %s",
-			 strerror(-err));
-		qp_destroy(l, q->qp.cqp);
-		goto err;
-	}
-	q->qp.cqp->e = x->he->e;
-	q->qp.cqp->eqp = q->qp.eqp;
-	q->qp.scq = scq;
-	q->qp.rcq = rcq;
-	q->qp.srq = srq;
-	scq->refs++;
-	rcq->refs++;
-	if (srq)
-		srq->refs++;
 	q->pd = pd;
 	pd->refs++;
 	q->made.qp.cap = cap;
 	q->made.qp.type = o->qp_type;
 	q->made.qp.sig_all = o->sq_sig_all;
+	err = qp_engine_make(x, l, q, qpn, &lay, scq, rcq, srq);
+	if (err) {
+		snprintf(r->msg, r->msglen, "the engine refused the QP: %s",
+			 strerror(-err));
+		goto err;
+	}
 	o->handle = q->handle;
 	o->qpn = qpn;
 	o->max_send_wr = cap.max_send_wr;
@@ -2721,7 +2743,6 @@ static int tko_qp_make(struct uverbs_ctx *x, struct uobj *o,
 	struct uobj *scq = obj_get(x, t->scq, HO_CQ);
 	struct uobj *rcq = obj_get(x, t->rcq, HO_CQ);
 	struct uobj *srq = t->srq ? obj_get(x, t->srq, HO_SRQ) : NULL;
-	struct rxdp_eqp_init init = { 0 };
 	struct rxdp_hca_qp_layout lay;
 	int err;
 
@@ -2735,37 +2756,10 @@ static int tko_qp_make(struct uverbs_ctx *x, struct uobj *o,
 	err = tko_map(o, t, lay.bytes);
 	if (!err)
 		err = qp_adopt(l, x->c, o->made.qp.type, t->qpn);
+	if (!err)
+		err = qp_engine_make(x, l, o, t->qpn, &lay, scq, rcq, srq);
 	if (err)
 		return err;
-	o->qp.cqp = qp_lookup(l, t->qpn);
-	init = (struct rxdp_eqp_init){ .pd = o->pd->epd,
-				       .sh = o->mem,
-				       .sh_sq = (char *)o->mem + lay.sq_off,
-				       .sh_rq = (char *)o->mem + lay.rq_off,
-				       .qpn = t->qpn,
-				       .qp_type = o->made.qp.type,
-				       .send_cq = scq->cq.ecq,
-				       .recv_cq = rcq->cq.ecq,
-				       .srq = srq ? srq->esrq : NULL,
-				       .cap = cap,
-				       .sq_sig_all = o->made.qp.sig_all,
-				       .user = o,
-				       .owner_pid = (uint32_t)x->c->pid };
-	o->qp.eqp = rxdp_engine_create_qp(x->he->e, &init);
-	if (!o->qp.eqp) {
-		qp_destroy(l, o->qp.cqp);
-		o->qp.cqp = NULL;
-		return -errno;
-	}
-	o->qp.cqp->e = x->he->e;
-	o->qp.cqp->eqp = o->qp.eqp;
-	o->qp.scq = scq;
-	o->qp.rcq = rcq;
-	o->qp.srq = srq;
-	scq->refs++;
-	rcq->refs++;
-	if (srq)
-		srq->refs++;
 	mem_charge(x, o, lay.bytes + rxdp_engine_qp_bytes(&cap), why, whylen);
 	err = tko_qp_modify(l, o, t, why, whylen);
 	if (!err && t->attr.qp_state != IBV_QPS_RESET)

@@ -293,6 +293,18 @@ static void fq_unlock(struct xsk_fq *q)
 		pthread_mutex_unlock(&q->lock);
 }
 
+/* Socket s takes the rings of q's queue as one more member; -1: full */
+static int fq_join(struct xsk_sock *s, struct xsk_fq *q)
+{
+	if (q->nmem >= XSK_FQ_MEMBERS)
+		return -1;
+	s->fq = q;
+	s->fq_mem = q->nmem++;
+	atomic_fetch_add(&q->refs, 1);
+	q->shared = true;
+	return 0;
+}
+
 /* A socket lets go of its queue's rings: the last one unmaps them */
 static void fq_put(struct xsk_fq *q, int mem)
 {
@@ -475,12 +487,8 @@ static int sock_init(struct rxdp_xsk_port *p, int i, uint64_t first,
 
 	s->area = umem->area;
 	if (join) {
-		if (join->nmem >= XSK_FQ_MEMBERS)
+		if (fq_join(s, join))
 			return -ENOSPC;
-		s->fq = join;
-		s->fq_mem = join->nmem++;
-		atomic_fetch_add(&join->refs, 1);
-		join->shared = true;
 	} else {
 		s->fq = fq_new();
 		if (!s->fq)
@@ -1811,12 +1819,8 @@ static int xt_sock_adopt(struct rxdp_xsk_port *p, int i,
 		return -EINVAL;
 	s->area = u->area;
 	if (join) {
-		if (join->nmem >= XSK_FQ_MEMBERS)
+		if (fq_join(s, join))
 			return -EINVAL;
-		s->fq = join;
-		s->fq_mem = join->nmem++;
-		atomic_fetch_add(&join->refs, 1);
-		join->shared = true;
 	} else {
 		if (x->rx_frames > x->rx_share || x->nrefill > x->rx_share ||
 		    x->rx_top > u->size || x->rx_top % u->frame_size ||
