@@ -121,4 +121,5 @@ TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \
 	 tests/rc/engines.sh tests/rc/queues.sh tests/rc/xskmode.sh \
 	 tests/rc/txthread.sh tests/rc/incast.sh tests/rc/classes.sh \
 	 tests/rc/stall.sh tests/rc/users.sh tests/rc/loopengines.sh \
-	 tests/rc/qengines.sh tests/rc/takeover.sh
+	 tests/rc/qengines.sh tests/rc/takeover.sh \
+	 tests/rc/fdstore.sh

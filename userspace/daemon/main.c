@@ -2,7 +2,7 @@
 /*
  * rxdpd: rxdp's control daemon, one per network namespace.
  *
- *   rxdpd [--socket PATH] [--takeover] [--group NAME] [--cpus LIST]
+ *   rxdpd [--socket PATH] [--takeover] [--fdstore] [--group NAME] [--cpus LIST]
  *         [--fifo PRIO] [--poll] [--verbose]
  *
  * Runs in the foreground and logs to stderr. The control socket is the
@@ -38,6 +38,7 @@
 #include "daemon/takeover.h"
 
 static bool takeover; /* --takeover */
+static bool fdstore; /* --fdstore */
 
 static void cpu_add(unsigned long cpu, void *set)
 {
@@ -147,6 +148,11 @@ static const struct rxdp_opt rxdpd_opts[] = {
 	  "take over from the rxdpd running on the control\n"
 	  "socket: its devices and clients go on without a\n"
 	  "break (or it says why not, and goes on itself)" },
+	{ "fdstore", 256 + 'F', NULL,
+	  "stopped by systemd (SIGTERM), hand everything to the\n"
+	  "unit's file descriptor store and exit 3: the next\n"
+	  "rxdpd it starts takes over (a restart keeps every\n"
+	  "connection; a stop ends them)" },
 	{ "poll", 'p', NULL,
 	  "the data-path threads never sleep: each spins on its\n"
 	  "CPU (give them CPUs of their own with --cpus)" },
@@ -357,6 +363,9 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 	case 256 + 'T':
 		takeover = true;
 		return 0;
+	case 256 + 'F':
+		fdstore = true;
+		return 0;
 	case 'g':
 		g = getgrnam(arg);
 		if (!g) {
@@ -462,9 +471,9 @@ static int rxdpd_set(int key, const char *arg, void *ctx)
 
 static const struct rxdp_cmdline rxdpd_cmdline = {
 	.prog = "rxdpd",
-	.usage = "[--socket PATH] [--takeover] [--group NAME] [--cpus LIST]\n"
-		 " [--fifo PRIO] [--engines N] [--engines-per-queue N] [--xsk "
-		 "MODE]\n"
+	.usage = "[--socket PATH] [--takeover] [--fdstore] [--group NAME]\n"
+		 " [--cpus LIST] [--fifo PRIO] [--engines N]\n"
+		 " [--engines-per-queue N] [--xsk MODE]\n"
 		 " [--poll] [--tx-thread MODE] [--user-mem BYTES] [--no-ecn "
 		 "IFNAMES]\n"
 		 " [--go-back-n IFNAMES] [--cc PARAMS] [--cc-algo ALGOS]\n"
@@ -671,7 +680,8 @@ int main(int argc, char **argv)
 	ret = rxdpd_configure(argc, argv, &path);
 	if (ret)
 		return ret;
-	/* --takeover: everything from the running rxdpd, which then exits */
+	/* --takeover: everything from the running rxdpd, which then exits;
+	 * or from the one systemd stopped, in its descriptor store */
 	if (takeover) {
 		said = takeover_fork();
 		ret = takeover_take(path, &state);
@@ -680,10 +690,12 @@ int main(int argc, char **argv)
 			return ret;
 		}
 		tko_state = &state;
+	} else if (!takeover_from_store(&state)) {
+		tko_state = &state;
 	}
 	ret = rxdpd_open(path);
 	server_on_takeover(takeover_give);
-	if (takeover) {
+	if (tko_state) {
 		if (!ret)
 			takeover_restore();
 		tko_state = NULL;
@@ -696,6 +708,9 @@ int main(int argc, char **argv)
 	on_serve(path);
 	takeover_said(&said, 0);
 	sig = loop_run();
+	/* no return when it hands over */
+	if (fdstore && sig == SIGTERM)
+		takeover_store();
 	rxdpd_close();
 	pr_info("exiting on signal %d\n", sig);
 	return 0;

@@ -408,6 +408,16 @@ int takeover_give(struct rxdp_client *c, __u32 version, __u32 seq, char *msg,
 int takeover_take(const char *path, struct tko_in *in);
 void takeover_restore(void); /* once rxdpd is open on tko_state */
 void takeover_done(struct tko_in *in);
+/*
+ * Through systemd's file descriptor store (--fdstore): on SIGTERM the
+ * running rxdpd stores everything there and exits RXDPD_EXIT_STORED (or
+ * says why not, -1: it stops as without it); the next one's start takes
+ * it (0), finds none (1), or cannot use it (-1, after a line: it starts
+ * anew, the previous one's clients lose their connections)
+ */
+#define RXDPD_EXIT_STORED 3
+int takeover_store(void);
+int takeover_from_store(struct tko_in *in);
 
 /* server.c (with tko_state set, the listening socket and the clients are
  * the predecessor's) */

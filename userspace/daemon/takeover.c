@@ -27,9 +27,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/kcmp.h>
 
 #include <libmnl/libmnl.h>
 
@@ -70,6 +75,30 @@ static int takeover_refusal(const struct rxdp_client *taker, char *msg,
 	}
 	err = uverbs_tko_ctx_refusal(msg, msglen);
 	return err ? err : uverbs_tko_refusal(msg, msglen);
+}
+
+/*
+ * Halt every engine and write the state (every client's but the taker's):
+ * from here on there is no way back, the engines stop for good; exits if
+ * the state cannot be written
+ */
+static void tko_collect(struct tko_out *o, const struct rxdp_client *taker)
+{
+	struct tko_listen li;
+
+	uverbs_tko_halt();
+	li.fd = tko_fd(o, server_listen_fd());
+	tko_add(o, TKO_LISTEN, &li, sizeof(li));
+	server_tko_save(o, taker);
+	cm_tko_save(o);
+	uverbs_tko_save(o);
+	if (!uverbs_tko_save_ctxs(o))
+		o->failed = true;
+	if (o->failed) {
+		pr_err("cannot write the state for the successor: exiting; "
+		       "every client loses its connection\n");
+		_exit(1);
+	}
 }
 
 /* Send the state in chunks, each with its share of the descriptors */
@@ -118,7 +147,6 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 	static __u64 rep[RXDP_CTL_MSG_MAX / 8];
 	struct timeval tv = { .tv_sec = TKO_SEND_TIMEOUT_S };
 	struct tko_out o = { 0 };
-	struct tko_listen li;
 	int err;
 
 	if (c->uid != 0 && c->uid != geteuid()) {
@@ -136,21 +164,8 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 	err = takeover_refusal(c, msg, msglen);
 	if (err)
 		return err;
-	/* from here on there is no way back: the engines stop for good */
 	pr_info("handing over to pid %d\n", (int)c->pid);
-	uverbs_tko_halt();
-	li.fd = tko_fd(&o, server_listen_fd());
-	tko_add(&o, TKO_LISTEN, &li, sizeof(li));
-	server_tko_save(&o, c);
-	cm_tko_save(&o);
-	uverbs_tko_save(&o);
-	if (!uverbs_tko_save_ctxs(&o))
-		o.failed = true;
-	if (o.failed) {
-		pr_err("cannot write the state for the successor: exiting; "
-		       "every client loses its connection\n");
-		_exit(1);
-	}
+	tko_collect(&o, c);
 	/* the successor reads it all or fails: it may block a while */
 	fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -326,4 +341,330 @@ void takeover_done(struct tko_in *in)
 	free((void *)in->buf);
 	free(in->fds);
 	memset(in, 0, sizeof(*in));
+}
+
+/* --- through systemd's file descriptor store (rxdpd --fdstore) ----------- */
+
+/*
+ * A stop under systemd (SIGTERM) hands over as a takeover does, to the
+ * next rxdpd the unit starts: the state goes into a memfd (struct
+ * tko_store, the records, then where each descriptor is), every
+ * descriptor into the unit's store (FDSTORE=1) named by its place, the
+ * memfd last. A restart keeps the store and passes it to the next
+ * rxdpd's start; a stop for good empties it, and every client then sees
+ * its connection end. systemd keeps one of each open file: a place whose
+ * file another place already holds is stored as that place.
+ */
+#define TKO_STORE_MAGIC 0x53545852U /* "RXTS" */
+#define TKO_STORE_STATE "rxdp.state"
+#define TKO_STORE_FD "rxdp.%d"
+#define TKO_STORE_BARRIER_MS 5000
+
+struct tko_store {
+	uint32_t magic, version;
+	int32_t nfds, pad;
+	uint64_t len; /* the records' bytes; then int32_t same[nfds] */
+};
+
+/* A descriptor's file, to find the places that hold the same one */
+struct tko_file {
+	dev_t dev;
+	ino_t ino;
+	int32_t i;
+};
+
+static int tko_file_cmp_ino(const struct tko_file *x, const struct tko_file *y)
+{
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino == y->ino ? 0 : x->ino < y->ino ? -1 : 1;
+}
+
+static int tko_file_cmp(const void *a, const void *b)
+{
+	const struct tko_file *x = a, *y = b;
+	int c = tko_file_cmp_ino(x, y);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* same[i]: the first place holding place i's open file (i: its own) */
+static int tko_same_files(const struct tko_out *o, int32_t *same)
+{
+	struct tko_file *f = calloc((size_t)o->nfds + 1, sizeof(*f));
+	pid_t me = getpid();
+
+	if (!f)
+		return -ENOMEM;
+	for (int32_t i = 0; i < o->nfds; i++) {
+		struct stat st;
+
+		if (fstat(o->fds[i], &st)) {
+			free(f);
+			return -errno;
+		}
+		f[i] = (struct tko_file){ st.st_dev, st.st_ino, i };
+		same[i] = i;
+	}
+	/* by file, then place: only places of one inode can share a file */
+	qsort(f, (size_t)o->nfds, sizeof(*f), tko_file_cmp);
+	for (int32_t a = 1; a < o->nfds; a++)
+		for (int32_t b = a - 1;
+		     b >= 0 && !tko_file_cmp_ino(&f[a], &f[b]); b--)
+			if (same[f[b].i] == f[b].i &&
+			    !syscall(SYS_kcmp, me, me, KCMP_FILE,
+				     o->fds[f[a].i], o->fds[f[b].i])) {
+				same[f[a].i] = f[b].i;
+				break;
+			}
+	free(f);
+	return 0;
+}
+
+/* Take names[0..n) (those that are set) out of systemd's store */
+static void tko_store_forget(char *const *names, int n)
+{
+	char st[64];
+
+	for (int i = 0; i < n; i++) {
+		if (!names[i])
+			continue;
+		snprintf(st, sizeof(st), "FDSTOREREMOVE=1\nFDNAME=%s",
+			 names[i]);
+		rxdp_sd_notify(st);
+	}
+}
+
+/* Store place i's descriptor under its name; 0 or -errno */
+static int tko_store_fd(int fd, const char *name)
+{
+	char st[64];
+	int ret;
+
+	snprintf(st, sizeof(st), "FDSTORE=1\nFDPOLL=0\nFDNAME=%s", name);
+	ret = rxdp_sd_notify_fds(st, &fd, 1);
+	return ret > 0 ? 0 : ret < 0 ? ret : -ENOTCONN;
+}
+
+/* The state and its same-file table in a memfd; the fd or -errno */
+static int tko_store_memfd(const struct tko_out *o, const int32_t *same)
+{
+	struct tko_store h = { .magic = TKO_STORE_MAGIC,
+			       .version = TKO_VERSION,
+			       .nfds = o->nfds,
+			       .len = o->len };
+	struct iovec iov[3] = { { &h, sizeof(h) },
+				{ o->buf, o->len },
+				{ (void *)same, o->nfds * sizeof(*same) } };
+	size_t want = sizeof(h) + o->len + o->nfds * sizeof(*same);
+	int fd = memfd_create("rxdp-state", MFD_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pwritev(fd, iov, 3, 0);
+	if (n != (ssize_t)want) {
+		close(fd);
+		return n < 0 ? -errno : -EIO;
+	}
+	return fd;
+}
+
+int takeover_store(void)
+{
+	struct tko_out o = { 0 };
+	char msg[256], **names;
+	int32_t *same;
+	int fd, err = 0, nstored = 0;
+
+	if (!getenv("NOTIFY_SOCKET")) {
+		pr_warn("--fdstore: not started by systemd ($NOTIFY_SOCKET "
+			"unset): every client loses its connection\n");
+		return -1;
+	}
+	if (takeover_refusal(NULL, msg, sizeof(msg))) {
+		pr_warn("not handing over to the next rxdpd (systemd's "
+			"descriptor store): %s; every client loses its "
+			"connection\n",
+			msg);
+		return -1;
+	}
+	pr_info("handing over to the next rxdpd through systemd's file "
+		"descriptor store\n");
+	tko_collect(&o, NULL);
+	same = calloc((size_t)o.nfds + 1, sizeof(*same));
+	names = calloc((size_t)o.nfds + 2, sizeof(*names));
+	err = !same || !names ? -ENOMEM : tko_same_files(&o, same);
+	for (int32_t i = 0; !err && i < o.nfds; i++) {
+		if (same[i] != i)
+			continue;
+		if (asprintf(&names[i], TKO_STORE_FD, (int)i) < 0) {
+			names[i] = NULL;
+			err = -ENOMEM;
+			break;
+		}
+		err = tko_store_fd(o.fds[i], names[i]);
+		nstored++;
+	}
+	/* the state last: a next rxdpd that finds it finds the rest */
+	fd = err ? err : tko_store_memfd(&o, same);
+	if (fd >= 0) {
+		names[o.nfds] = strdup(TKO_STORE_STATE);
+		err = names[o.nfds] ? tko_store_fd(fd, names[o.nfds]) : -ENOMEM;
+		close(fd);
+	} else {
+		err = fd;
+	}
+	/* every message read: the store holds it all before we are gone */
+	if (!err && rxdp_sd_barrier(TKO_STORE_BARRIER_MS) < 0)
+		pr_warn("systemd did not confirm the store within %d ms\n",
+			TKO_STORE_BARRIER_MS);
+	if (err) {
+		pr_err("cannot hand the state to systemd's descriptor store: "
+		       "%s; exiting, every client loses its connection\n",
+		       strerror(-err));
+		if (names)
+			tko_store_forget(names, o.nfds + 1);
+		_exit(1);
+	}
+	pr_info("handed over to systemd's descriptor store (%zu bytes, %d "
+		"descriptors): exiting\n",
+		o.len, nstored);
+	_exit(RXDPD_EXIT_STORED);
+}
+
+/* The state from the store's memfd and the descriptors it names (names:
+ * the passed ones', fd 3 on); 0, or -1 after a line */
+static int tko_store_read(int sfd, char *const *names, int n, struct tko_in *in)
+{
+	struct tko_store h;
+	struct stat st;
+	int32_t *same = NULL, *at = NULL;
+	uint8_t *buf = NULL;
+	int got = 0;
+
+	if (fstat(sfd, &st) || pread(sfd, &h, sizeof(h), 0) != sizeof(h) ||
+	    h.magic != TKO_STORE_MAGIC) {
+		pr_err("systemd's descriptor store holds no state rxdpd "
+		       "wrote: starting anew\n");
+		return -1;
+	}
+	if (h.version != TKO_VERSION) {
+		pr_err("the previous rxdpd wrote its state in version %u, "
+		       "this one reads version %u: starting anew, its clients "
+		       "lose their connections\n",
+		       h.version, TKO_VERSION);
+		return -1;
+	}
+	if (h.nfds < 0 || h.nfds > n ||
+	    h.len + sizeof(h) + (uint64_t)h.nfds * sizeof(*same) !=
+		    (uint64_t)st.st_size)
+		goto bad;
+	buf = malloc(h.len + 1);
+	same = malloc((size_t)h.nfds * sizeof(*same) + 1);
+	at = malloc((size_t)h.nfds * sizeof(*at) + 1);
+	in->fds = malloc((size_t)h.nfds * sizeof(int) + 1);
+	if (!buf || !same || !at || !in->fds ||
+	    pread(sfd, buf, h.len, sizeof(h)) != (ssize_t)h.len ||
+	    pread(sfd, same, h.nfds * sizeof(*same), sizeof(h) + h.len) !=
+		    (ssize_t)(h.nfds * sizeof(*same)))
+		goto bad;
+	/* each place's descriptor by its name */
+	for (int32_t i = 0; i < h.nfds; i++)
+		at[i] = -1;
+	for (int j = 0; j < n; j++) {
+		char *end;
+		long i;
+
+		if (!names[j] || strncmp(names[j], "rxdp.", 5))
+			continue;
+		i = strtol(names[j] + 5, &end, 10);
+		if (!*end && end != names[j] + 5 && i >= 0 && i < h.nfds &&
+		    at[i] < 0)
+			at[i] = RXDP_SD_LISTEN_FDS_START + j;
+	}
+	for (int32_t i = 0; i < h.nfds; i++) {
+		int32_t s = same[i];
+
+		if (s == i)
+			in->fds[i] = at[i];
+		else /* a place before it holds the same file */
+			in->fds[i] = s >= 0 && s < i ? fcntl(in->fds[s],
+							     F_DUPFD_CLOEXEC, 0)
+						     : -1;
+		if (in->fds[i] < 0)
+			break;
+		in->nfds = ++got;
+	}
+	if (got != h.nfds) {
+		pr_err("the state names %d descriptors, systemd's store "
+		       "passed %d of them: starting anew, the previous "
+		       "rxdpd's clients lose their connections\n",
+		       h.nfds, got);
+		goto fail;
+	}
+	free(same);
+	free(at);
+	in->buf = buf;
+	in->len = h.len;
+	return 0;
+bad:
+	pr_err("the state in systemd's descriptor store is cut short: "
+	       "starting anew, the previous rxdpd's clients lose their "
+	       "connections\n");
+fail:
+	/* the passed descriptors are closed by the caller; dups here */
+	for (int32_t i = 0; i < in->nfds; i++)
+		if (same[i] != i)
+			close(in->fds[i]);
+	free(buf);
+	free(same);
+	free(at);
+	free(in->fds);
+	memset(in, 0, sizeof(*in));
+	return -1;
+}
+
+int takeover_from_store(struct tko_in *in)
+{
+	char **names;
+	int n = rxdp_sd_listen_fds(&names), state = -1, ret = 1;
+	bool *taken;
+
+	memset(in, 0, sizeof(*in));
+	if (n <= 0)
+		return 1;
+	for (int j = 0; names && j < n; j++)
+		if (!strcmp(names[j], TKO_STORE_STATE))
+			state = j;
+	if (state >= 0)
+		ret = tko_store_read(RXDP_SD_LISTEN_FDS_START + state, names, n,
+				     in);
+	/* the store is emptied: what was passed is this rxdpd's alone now
+	 * (once systemd has read it: what is closed below is closed, the
+	 * control socket's name free for a start anew) */
+	if (names) {
+		tko_store_forget(names, n);
+		rxdp_sd_barrier(TKO_STORE_BARRIER_MS);
+	}
+	/* what the state did not take goes */
+	taken = calloc((size_t)n, sizeof(*taken));
+	for (int i = 0; taken && i < in->nfds; i++) {
+		int j = in->fds[i] - RXDP_SD_LISTEN_FDS_START;
+
+		if (j >= 0 && j < n)
+			taken[j] = true;
+	}
+	for (int j = 0; taken && j < n; j++)
+		if (!taken[j])
+			close(RXDP_SD_LISTEN_FDS_START + j);
+	for (int j = 0; names && j < n; j++)
+		free(names[j]);
+	free(names);
+	free(taken);
+	if (!ret)
+		pr_info("took over from systemd's descriptor store: %zu bytes "
+			"of state, %d descriptors\n",
+			in->len, in->nfds);
+	return ret;
 }
