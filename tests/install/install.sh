@@ -70,10 +70,12 @@ grep -l '@[a-z]*@' "$S/etc/rxdp/rxdp.conf" "$S"/lib/systemd/system/* \
 	"$S/usr/libexec/rxdp/rxdp-ifaces" "$S"/usr/share/man/man*/* &&
 	bad "a placeholder left in a file above"
 U=$S/lib/systemd/system/rxdp.service
-grep -qx 'ExecStart=/usr/sbin/rxdpd $RXDPD_OPTIONS' "$U" &&
+grep -qx 'ExecStart=/usr/sbin/rxdpd --fdstore $RXDPD_OPTIONS' "$U" &&
+	grep -qx 'ExecReload=/usr/sbin/rxdpd --takeover --fdstore $RXDPD_OPTIONS' "$U" &&
+	grep -qx 'FileDescriptorStoreMax=65536' "$U" && grep -qx 'SuccessExitStatus=3' "$U" &&
 	grep -qx 'ExecStartPre=+/usr/sbin/rxdp-loader clean' "$U" &&
 	grep -qx 'ExecStartPre=+/usr/libexec/rxdp/rxdp-ifaces attach' "$U" &&
-	grep -qx 'ExecStopPost=+/usr/libexec/rxdp/rxdp-ifaces detach' "$U" &&
+	grep -qx 'ExecStopPost=+/usr/libexec/rxdp/rxdp-ifaces stopped %n' "$U" &&
 	grep -qx 'RequiresMountsFor=/run/rxdp/bpffs' "$U" &&
 	grep -qx 'EnvironmentFile=/etc/rxdp/rxdp.conf' "$U" &&
 	grep -qx 'Type=notify' "$U" && grep -qx 'Restart=on-failure' "$U" ||

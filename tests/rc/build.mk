@@ -65,6 +65,7 @@ RC_MPI := $(BUILD)/tests/rc/mpi_pingpong
 RC_MEMRULES := $(BUILD)/tests/rc/memrules
 RC_FATAL := $(BUILD)/tests/rc/fatal
 RC_ODP := $(BUILD)/tests/rc/odp
+RC_TWOCTX := $(BUILD)/tests/rc/twoctx
 
 $(RC_LOSSY): tests/rc/lossy.bpf.c vmlinux.h
 	$(msg) CLANG $<
@@ -96,6 +97,11 @@ $(RC_FATAL): $(OBJ)/tests/rc/fatal.o $(OBJ)/tests/lib/vtest.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
 
+$(RC_TWOCTX): $(OBJ)/tests/rc/twoctx.o $(OBJ)/tests/lib/vtest.o
+	$(msg) LD $@
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
+
 # Open MPI's compiler wrapper (libopenmpi-dev)
 $(RC_MPI): tests/rc/mpi_pingpong.c
 	$(msg) MPICC $@
@@ -111,7 +117,7 @@ $(RC_BADWIRE): $(OBJ)/tests/rc/badwire.o
 # `rc_ops.sh: $(RC_OPS)` would not: under .SECONDARY a missing prerequisite
 # of an up-to-date file is not remade)
 TEST_BINS += $(RC_OPS) $(RC_BADWIRE) $(RC_QP_HOG) $(RC_MPI) $(RC_MEMRULES) \
-	     $(RC_FATAL) $(RC_ODP)
+	     $(RC_FATAL) $(RC_ODP) $(RC_TWOCTX)
 
 BUILD_DEPS += $(RC_LOSSY)
 TESTS += tests/rc/perftest.sh tests/rc/faults.sh tests/rc/rc_ops.sh \

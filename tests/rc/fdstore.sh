@@ -7,7 +7,9 @@
 # one of each open file kept; the store passed in reverse order);
 # tests/vm/service.sh runs the real systemd. Host A's rxdpd under it:
 #   1. three restarts under checked streams (RC both ways, an SRQ's QPs,
-#      UC, UD; every byte checked at its receiver) and ib_write_bw: each
+#      UC, UD; every byte checked at its receiver), ib_write_bw, and a
+#      buffer registered in two contexts of one process (twoctx.c: rxdpd
+#      holds its memfd twice, which the store keeps once): each
 #      rxdpd exits 3, the next takes over (the data path and every object,
 #      nothing made anew), the store is empty once it runs; every stream
 #      passes with nothing lost, no error completion, no async event;
@@ -26,6 +28,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 
 require_root
 require_cmd ib_write_bw mckey stdbuf
+TWOCTX=$root/build/tests/rc/twoctx
+[ -x "$TWOCTX" ] || fail "$TWOCTX not built"
 tmp=$(mktemp -d)
 on_exit "rm -rf '$tmp'"
 NETNS_NO_IPV6=1 netns_pair
@@ -85,6 +89,9 @@ wait_until 10 sh -c "ip netns exec $NS_A ss -ltn | grep -q ':18814 '" ||
 verbs "$NS_B" ib_write_bw -d "$devB" -x "$gidB" -F -D 12 -p 18814 \
 	--report_gbits "$ADDR_A" >"$tmp/bw.cli" 2>&1 &
 bwc=$!
+coproc TWO { verbs "$NS_A" "$TWOCTX" "$devA" 2>&1; }
+two=$TWO_PID
+read -r -t 20 line <&"${TWO[0]}" && [ "$line" = ready ] || fail "twoctx: ${line:-no answer}"
 sleep 1.5
 for i in 1 2 3; do
 	: >"$tmp/rxdpd-A.log"
@@ -99,7 +106,13 @@ for i in 1 2 3; do
 		{ cat "$tmp/rxdpd-A.log"; fail "restart $i: an object was not taken over"; }
 	wait_until 10 sh -c "[ \"\$(sed -n 's/^store //p' $tmp/mgr | tail -n 1)\" = 0 ]" ||
 		{ cat "$tmp/mgr"; fail "restart $i: the store is not emptied"; }
-	echo "ok: restart $i: $(grep -o 'handed over to systemd.*' "$tmp/rxdpd-A.log" | head -n 1 || true)" \
+	# the buffer of two contexts: its file held twice, stored once
+	grep -q 'descriptors, [1-9][0-9]* more places holding one of their files' "$tmp/rxdpd-A.log" ||
+		{ cat "$tmp/rxdpd-A.log"; fail "restart $i: no file held twice"; }
+	echo go >&"${TWO[1]}"
+	read -r -t 20 line <&"${TWO[0]}" && [ "$line" = "ok $i" ] ||
+		fail "twoctx after restart $i: ${line:-no answer}"
+	echo "ok: restart $i: $(grep -o 'handed over to systemd.*' "$tmp/rxdpd-A.log" | head -n 1 || true)," \
 		"$(grep -m 1 -o 'passed [0-9]*' <(tac "$tmp/mgr")) descriptors passed, $ms ms"
 	sleep 1
 done
@@ -109,7 +122,9 @@ for st in rc uc ud rcb; do
 done
 wait "$bws" || { cat "$tmp/bw.srv"; fail "ib_write_bw's server across the restarts"; }
 wait "$bwc" || { cat "$tmp/bw.cli"; fail "ib_write_bw's client across the restarts"; }
-echo "ok: three restarts under checked streams and ib_write_bw: nothing lost"
+exec {TWO[1]}>&-
+wait "$two" || fail "twoctx across the restarts"
+echo "ok: three restarts under checked streams, ib_write_bw and twoctx: nothing lost"
 
 # 2. another version: starting anew, the connections end at once
 WK_TIMEOUT=60 wirecheck_bg dying 18815 -t rc -o all -s 0-20000 -D 30

@@ -12,8 +12,11 @@
 #    guests
 #  - systemctl reload under a checked stream: a new rxdpd takes over (the
 #    service's main process now), the stream passes, no restart counted
+#  - systemctl restart under a checked stream: rxdpd hands over through
+#    the unit's file descriptor store (rxdpd --fdstore), the interfaces
+#    stay attached, the next rxdpd takes over, the stream passes
 #  - rxdpd killed: systemd starts it again (Restart=on-failure), it serves
-#  - stopped: the XDP program and its pins are gone
+#  - stopped: the XDP program and its pins are gone, the store empty
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/lib/netns.sh"
@@ -118,6 +121,30 @@ grep -qx 'rc=0' <<<"$st" && grep -qx 'ActiveState=active' <<<"$st" &&
 	[ "${pids% *}" != "${pids#* }" ] && [ "${pids#* }" != 0 ] &&
 	[ "$(tail -n 1 <<<"$st")" -ge 1 ] || bad "systemctl reload under a stream: $st"
 echo "ok: systemctl reload: rxdpd ${pids% *} handed over to ${pids#* } under a checked stream"
+
+# restarted under a checked stream (after the reload: its successor is the
+# main process now): rxdpd --fdstore hands everything to the unit's
+# descriptor store, the interfaces stay attached, the next rxdpd takes
+# over from the store and empties it; the stream never notices
+vm_run A 30 'systemctl show -p MainPID --value rxdp >/run/rxdp-old-pid
+	setsid -f sh -c "sleep 3; systemctl restart rxdp >/run/rxdp-restart.log 2>&1;
+		echo rc=\$? >>/run/rxdp-restart.log" </dev/null >/dev/null 2>&1' >/dev/null
+vm_wirecheck -t rc -o all -s 0-20000 -D 8
+st=$(vm_run A 60 'for _ in $(seq 50); do grep -q rc= /run/rxdp-restart.log 2>/dev/null && break; sleep 0.2; done
+	cat /run/rxdp-restart.log
+	echo "pids $(cat /run/rxdp-old-pid) $(systemctl show -p MainPID --value rxdp)"
+	systemctl show -p ActiveState,StatusText,NFileDescriptorStore rxdp
+	journalctl -u rxdp --no-pager -o cat | grep -E "descriptor store|stay attached|starting anew|not handing" | sed "s/^/journal: /"')
+grep '^journal: ' <<<"$st"
+pids=$(sed -n 's/^pids //p' <<<"$st")
+grep -qx 'rc=0' <<<"$st" && grep -qx 'ActiveState=active' <<<"$st" &&
+	grep -qx 'StatusText=serving rxdp_eth0' <<<"$st" && grep -qx 'NFileDescriptorStore=0' <<<"$st" &&
+	grep -q "^journal: .*handed over to systemd's descriptor store" <<<"$st" &&
+	grep -q '^journal: .*rxdp.service restarts .* the interfaces stay attached' <<<"$st" &&
+	grep -q "^journal: .*took over from systemd's descriptor store" <<<"$st" &&
+	! grep -q 'starting anew' <<<"$st" &&
+	[ "${pids% *}" != "${pids#* }" ] && [ "${pids#* }" != 0 ] || bad "systemctl restart under a stream: $st"
+echo "ok: systemctl restart: rxdpd ${pids% *} handed over to ${pids#* } through the descriptor store under a checked stream"
 [ ${#VM_FAILED[@]} = 0 ] || bad "through the installed library: ${VM_FAILED[*]}"
 
 # killed: started again by systemd, and it serves
@@ -135,10 +162,12 @@ echo "ok: rxdpd killed: restarted by systemd, port ACTIVE again"
 
 # stopped: nothing of rxdp left on eth0
 st=$(vm_run A 60 'systemctl stop rxdp; systemctl is-active rxdp;
-	ip -d link show dev eth0 | grep -c prog/xdp; ls -d /run/rxdp/bpffs/net*/eth0 2>/dev/null | wc -l')
+	ip -d link show dev eth0 | grep -c prog/xdp; ls -d /run/rxdp/bpffs/net*/eth0 2>/dev/null | wc -l
+	systemctl show -p NFileDescriptorStore --value rxdp')
 [ "$st" = "inactive
 0
-0" ] || bad "after stop (is-active, XDP programs, pin directories): $st"
+0
+0" ] || bad "after stop (is-active, XDP programs, pin directories, stored descriptors): $st"
 echo "ok: stopped: the XDP program and its pins gone"
 
 [ $errors = 0 ] || fail "$errors check(s) failed"

@@ -707,6 +707,7 @@ int main(int argc, char **argv)
 	}
 	on_serve(path);
 	takeover_said(&said, 0);
+	takeover_serving();
 	sig = loop_run();
 	/* no return when it hands over */
 	if (fdstore && sig == SIGTERM)

@@ -408,6 +408,8 @@ int takeover_give(struct rxdp_client *c, __u32 version, __u32 seq, char *msg,
 int takeover_take(const char *path, struct tko_in *in);
 void takeover_restore(void); /* once rxdpd is open on tko_state */
 void takeover_done(struct tko_in *in);
+/* The successor serves, its parent told: the predecessor may go */
+void takeover_serving(void);
 /*
  * Through systemd's file descriptor store (--fdstore): on SIGTERM the
  * running rxdpd stores everything there and exits RXDPD_EXIT_STORED (or

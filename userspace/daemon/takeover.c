@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
 
@@ -47,6 +48,8 @@
 #define TKO_CHUNK 60000 /* state bytes a message */
 #define TKO_CHUNK_FDS 250 /* descriptors a message (SCM_MAX_FD is 253) */
 #define TKO_SEND_TIMEOUT_S 5
+#define TKO_SERVING_TIMEOUT_S 30 /* for the successor to say it serves */
+#define TKO_REPARENT_MS 1000 /* for its parent to be gone */
 
 /* A message of the handover, after the accepting reply */
 struct tko_chunk {
@@ -147,6 +150,7 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 	static __u64 rep[RXDP_CTL_MSG_MAX / 8];
 	struct timeval tv = { .tv_sec = TKO_SEND_TIMEOUT_S };
 	struct tko_out o = { 0 };
+	char ack;
 	int err;
 
 	if (c->uid != 0 && c->uid != geteuid()) {
@@ -181,6 +185,16 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 		       strerror(-err));
 		_exit(1);
 	}
+	/* It says when it serves and its parent (systemd's ExecReload) is
+	 * gone: made systemd's main process only then, it is systemd's child
+	 * (reparented), whose stop systemd waits for; else systemd kills it
+	 * 10 ms after its SIGTERM, before it can hand over (--fdstore). A
+	 * successor that says nothing (an older one, or one that failed) is
+	 * not waited for longer than it may take. */
+	tv.tv_sec = TKO_SERVING_TIMEOUT_S;
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(c->fd, &ack, 1, 0) != 1)
+		pr_warn("the successor did not say it serves\n");
 	pr_info("handed over to pid %d (%zu bytes, %d descriptors): "
 		"exiting\n",
 		(int)c->pid, o.len, o.nfds);
@@ -191,6 +205,10 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 }
 
 /* --- the successor's side --------------------------------------------- */
+
+/* The predecessor, until told this one serves; this one's parent then */
+static int tko_peer = -1;
+static pid_t tko_parent;
 
 /* One message of the state: its bytes appended to st, its fds to in */
 static int tko_recv(int fd, struct tko_in *in, uint8_t **st, size_t *cap,
@@ -311,11 +329,30 @@ int takeover_take(const char *path, struct tko_in *in)
 			return 1;
 		}
 	}
-	close(fd);
+	/* kept to say when this one serves (takeover_serving()) */
+	tko_peer = fd;
+	tko_parent = getppid();
 	in->buf = st;
 	pr_info("took over: %zu bytes of state, %d descriptors\n", in->len,
 		in->nfds);
 	return 0;
+}
+
+void takeover_serving(void)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+
+	if (tko_peer < 0)
+		return;
+	/* its parent told, and gone (this one reparented) */
+	for (int i = 0; i < TKO_REPARENT_MS && getppid() == tko_parent; i++)
+		nanosleep(&ms, NULL);
+	if (send(tko_peer, "1", 1, MSG_NOSIGNAL) != 1)
+		pr_warn("--takeover: cannot tell the predecessor this one "
+			"serves: %s\n",
+			strerror(errno));
+	close(tko_peer);
+	tko_peer = -1;
 }
 
 void takeover_restore(void)
@@ -528,8 +565,9 @@ int takeover_store(void)
 		_exit(1);
 	}
 	pr_info("handed over to systemd's descriptor store (%zu bytes, %d "
-		"descriptors): exiting\n",
-		o.len, nstored);
+		"descriptors, %d more places holding one of their files): "
+		"exiting\n",
+		o.len, nstored, o.nfds - nstored);
 	_exit(RXDPD_EXIT_STORED);
 }
 
