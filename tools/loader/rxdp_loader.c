@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -898,10 +900,19 @@ out:
 static void print_xsks_rxdpd(int ifindex, const char *why)
 {
 	struct rxdp_ctl *c = rxdp_ctl_connect(NULL);
+	/* no longer: between two rxdpds of a restart (rxdpd --fdstore) the
+	 * control socket takes connections that nobody answers yet, and the
+	 * unit's start asks this before it starts the next one */
+	struct timeval tv = { .tv_sec = 2 };
 	struct rxdp_dev_info d;
 
+	if (c)
+		setsockopt(rxdp_ctl_fd(c), SOL_SOCKET, SO_RCVTIMEO, &tv,
+			   sizeof(tv));
 	if (!c || rxdp_ctl_query_device(c, (__u32)ifindex, &d)) {
-		printf("xsks: unknown (%s; rxdpd does not serve it)\n", why);
+		printf("xsks: unknown (%s; rxdpd does not serve it, or does "
+		       "not answer)\n",
+		       why);
 		rxdp_ctl_close(c);
 		return;
 	}

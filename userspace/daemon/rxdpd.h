@@ -365,6 +365,12 @@ void uverbs_sys_ah_del(struct rxdp_link *l, __u32 handle);
 struct tko_out;
 int uverbs_tko_refusal(char *msg, size_t msglen);
 void uverbs_tko_halt(void);
+/* After the handover: the AF_XDP sockets' rings unmapped and their
+ * descriptors closed, so that a successor may bind the queues again */
+void uverbs_tko_let_go(void);
+/* A successor binds a queue its predecessor still holds: tries 10 ms
+ * apart */
+#define TKO_BIND_TRIES 200
 void uverbs_tko_save(struct tko_out *o);
 /* Then the clients' contexts: what keeps one from being handed over
  * (before the halt), and every one with its objects (false: one failed) */

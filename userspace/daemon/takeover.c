@@ -17,10 +17,12 @@
  * listening socket's queue; packets that come meanwhile wait in the
  * sockets' RX rings, or are lost and recovered by the transport.
  *
- * What it hands over so far: the control socket, clients without a verbs
- * context or CM ids, and every device's data path (UMEM, AF_XDP sockets,
- * engines, the device pages clients map, the device's counters). A client
- * with a context or CM ids makes it refuse (not built yet).
+ * What it hands over: the control socket, the clients with their verbs
+ * contexts, objects and CM ids, and every device's data path (UMEM,
+ * AF_XDP sockets, engines, the device pages clients map, the device's
+ * counters); what it refuses, takeover_refusal() says. The same state
+ * goes through systemd's file descriptor store at a stop (--fdstore),
+ * for the next rxdpd the unit starts (the end of this file).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -185,6 +187,9 @@ int takeover_give(struct rxdp_client *c, uint32_t version, uint32_t seq,
 		       strerror(-err));
 		_exit(1);
 	}
+	/* its sockets now the successor's alone (Linux before 6.4 binds
+	 * their queues again) */
+	uverbs_tko_let_go();
 	/* It says when it serves and its parent (systemd's ExecReload) is
 	 * gone: made systemd's main process only then, it is systemd's child
 	 * (reparented), whose stop systemd waits for; else systemd kills it

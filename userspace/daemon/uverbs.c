@@ -47,6 +47,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/if_xdp.h>
 
@@ -747,10 +748,18 @@ static struct uverbs_dev *uverbs_dev_get(struct rxdp_link *l, char *msg,
 		hd->nsets = (__u32)hd->max_ne / nq;
 	if (!hd->nsets)
 		hd->nsets = 1;
-	port = rxdp_xsk_port_open(
-		&hd->umem, l->ifindex, nq, hd->nsets, HCA_RING,
-		rxdp_roce_max_frame(rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap)),
-		rxdpd.xsk_mode, &why);
+	for (int i = 0;; i++) {
+		port = rxdp_xsk_port_open(
+			&hd->umem, l->ifindex, nq, hd->nsets, HCA_RING,
+			rxdp_roce_max_frame(rxdp_ib_mtu(l->mtu, rxdpd.mtu_cap)),
+			rxdpd.xsk_mode, &why);
+		/* a successor that could not take its predecessor's sockets
+		 * (Linux before 6.4): the predecessor lets go of them as it
+		 * hands over (uverbs_tko_let_go()) */
+		if (port || errno != EBUSY || !tko_state || i == TKO_BIND_TRIES)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
 	if (!port) {
 		snprintf(msg, msglen,
 			 "cannot bind AF_XDP sockets on %s: %s (%s)", l->ifname,
@@ -837,6 +846,16 @@ void uverbs_tko_halt(void)
 	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
 		for (int k = 0; l->dev && l->dev->uv && k < l->dev->uv->ne; k++)
 			rxdp_engine_halt(l->dev->uv->eng[k].e);
+}
+
+void uverbs_tko_let_go(void)
+{
+	for (struct rxdp_link *l = rxdpd.links; l; l = l->next)
+		for (int k = 0; l->dev && l->dev->uv && k < l->dev->uv->ne;
+		     k++) {
+			rxdp_xsk_port_destroy(l->dev->uv->eng[k].port);
+			l->dev->uv->eng[k].port = NULL;
+		}
 }
 
 /* hd's data path into the state: false if its ports cannot be saved */
