@@ -551,8 +551,10 @@ def takeover_section(b):
              "64 B Sends (RC): the stream's longest stall, the blackout an "
              "application sees; 64 KiB Writes for 3 s with one takeover and "
              "without; and a restart instead (SIGTERM, a new rxdpd, a new "
-             "connection's first completion: every connection ends), MTU "
-             "1500.", "",
+             "connection's first completion: every connection ends), and a "
+             "restart through systemd's descriptor store (rxdpd --fdstore "
+             "under tests/lib/fdstore.py, which speaks systemd's protocol: "
+             "the blackout), MTU 1500.", "",
              "| what | median | max |", "|---|---:|---:|"]
     rows = [("blackout, the requester's rxdpd taken over (ms)",
              "takeover requester", 0, "blackout"),
@@ -565,7 +567,9 @@ def takeover_section(b):
             ("64 KiB Writes, 3 s, one takeover (Gbit/s)",
              "takeover stream with one", 65536, "goodput"),
             ("a restart: SIGTERM to a new connection's first completion "
-             "(ms)", "restart", 0, "first_completion")]
+             "(ms)", "restart", 0, "first_completion"),
+            ("blackout, a restart through the descriptor store (ms)",
+             "restart fdstore", 0, "blackout")]
     for label, name, size, metric in rows:
         f = [x for x in b.figures if x["name"] == name and
              x["mtu"] == 1500 and x["size"] == size and

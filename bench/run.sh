@@ -1135,7 +1135,7 @@ tko_one() {
 }
 
 bench_takeover() {
-	local r ns b0 b1 t0 p srv tko_ms
+	local r ns b0 b1 t0 p srv tko_ms mgr ctl
 	MTU=1500
 	echo "# rxdpd taken over under a stream, and restarted, MTU $MTU"
 	NETNS_MTU=$MTU NETNS_NO_IPV6=1 NETNS_STATIC_NEIGH=1 netns_pair
@@ -1181,6 +1181,30 @@ bench_takeover() {
 			skip "ibv_rc_pingpong after the restart"
 		wait "$srv"
 		sample "restart" 0 first_completion ms $((($(date +%s%N) - t0) / 1000000))
+		# a restart through the descriptor store (rxdpd --fdstore under
+		# a manager speaking systemd's protocol, tests/lib/fdstore.py,
+		# as rxdp.service's restart): the stream's longest stall
+		p=$(rxdpd_pid "$NS_A")
+		kill -TERM "$p"
+		wait_until 10 sh -c "! kill -0 $p 2>/dev/null" || skip "rxdpd $p does not exit"
+		mkfifo "$tmp/mgr$r.ctl"
+		ip netns exec "$NS_A" /usr/bin/python3 "$root/tests/lib/fdstore.py" "$tmp/mgr$r" \
+			-- "$bin/rxdpd" --fdstore <"$tmp/mgr$r.ctl" >>"$tmp/rxdpd-A.log" 2>&1 &
+		mgr=$!
+		exec {ctl}>"$tmp/mgr$r.ctl"
+		rxdp_wait_port "$NS_A" "$devA"
+		wirecheck_bg st 18854 -t rc -o send -s 64 -D 3
+		sleep 1
+		echo restart >&"$ctl"
+		wirecheck_wait st >/dev/null || skip "the stream across a restart through the store"
+		grep -q '^passed ' "$tmp/mgr$r" || skip "a restart: nothing passed through the store"
+		sample "restart fdstore" 0 blackout ms "$(wirecheck_summary st max_gap_ms)"
+		echo quit >&"$ctl"
+		exec {ctl}>&-
+		wait "$mgr"
+		ip netns exec "$NS_A" "$bin/rxdpd" >>"$tmp/rxdpd-A.log" 2>&1 &
+		on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
+		rxdp_wait_port "$NS_A" "$devA"
 		round takeover "$r"
 	done
 }

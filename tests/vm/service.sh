@@ -15,6 +15,9 @@
 #  - systemctl restart under a checked stream: rxdpd hands over through
 #    the unit's file descriptor store (rxdpd --fdstore), the interfaces
 #    stay attached, the next rxdpd takes over, the stream passes
+#  - an upgrade under a checked stream (dpkg -i of the package repacked a
+#    version higher): its postinst reloads the unit, the new rxdpd takes
+#    over, the stream passes
 #  - rxdpd killed: systemd starts it again (Restart=on-failure), it serves
 #  - stopped: the XDP program and its pins are gone, the store empty
 set -u
@@ -41,6 +44,14 @@ mkdir -p "$src" "$pkgdir"
 cp "$(dirname "$src")/rxdp_${version}_amd64.deb" "$pkgdir/" || fail "no .deb"
 deb=/rxdp/build/vm-pkg-$RXDP_TEST_ID/rxdp_${version}_amd64.deb
 echo "ok: built $(basename "$deb")"
+# an upgrade's package: the same, a version higher
+x=$(mktemp -d)
+dpkg-deb -R "$pkgdir/rxdp_${version}_amd64.deb" "$x/p" &&
+	sed -i "s/^Version: .*/Version: ${version}+next/" "$x/p/DEBIAN/control" &&
+	dpkg-deb -b "$x/p" "$pkgdir/rxdp_${version}+next_amd64.deb" >/dev/null ||
+	fail "cannot repack the package as ${version}+next"
+rm -rf "$x"
+next=/rxdp/build/vm-pkg-$RXDP_TEST_ID/rxdp_${version}+next_amd64.deb
 
 VM_IMAGE=systemd
 vm_guests
@@ -102,49 +113,60 @@ vm_wirecheck -t rc -o all -s 0-20000 -n 50
 vm_wirecheck -t ud -o all -s 0-1024 -n 50
 vm_pp ibv_rc_pingpong -n 20 -s 4100
 
+# under_stream NAME CMD: CMD in guest A 3 s into a checked RC stream (8 s,
+# vm_wirecheck); st: CMD's output and its "rc=", "pids OLD NEW" (the
+# unit's main process before and after), the unit's state, and the
+# journal's lines of handing over ("journal: ..."); old, new: the pids
+under_stream() {
+	vm_run A 30 "systemctl show -p MainPID --value rxdp >/run/rxdp-old-pid
+		setsid -f sh -c 'sleep 3; $2 >/run/rxdp-$1.log 2>&1; echo rc=\$? >>/run/rxdp-$1.log' \
+			</dev/null >/dev/null 2>&1" >/dev/null
+	vm_wirecheck -t rc -o all -s 0-20000 -D 8
+	st=$(vm_run A 150 "for _ in \$(seq 600); do grep -q rc= /run/rxdp-$1.log 2>/dev/null && break; sleep 0.2; done
+		cat /run/rxdp-$1.log
+		echo \"pids \$(cat /run/rxdp-old-pid) \$(systemctl show -p MainPID --value rxdp)\"
+		systemctl show -p ActiveState,NRestarts,StatusText,NFileDescriptorStore rxdp
+		journalctl -u rxdp --no-pager -o cat | grep -E 'took over|taken|handed|handing|refused|cannot|ending|stay attached|starting anew' |
+			sed 's/^/journal: /'")
+	grep '^journal: ' <<<"$st"
+	local pids
+	pids=$(sed -n 's/^pids //p' <<<"$st")
+	old=${pids% *} new=${pids#* }
+	[ "$old" != "$new" ] && [ "$new" != 0 ] && grep -qx 'rc=0' <<<"$st" &&
+		grep -qx 'ActiveState=active' <<<"$st" && grep -qx 'NRestarts=0' <<<"$st" &&
+		grep -qx 'StatusText=serving rxdp_eth0' <<<"$st" &&
+		grep -qx 'NFileDescriptorStore=0' <<<"$st" && return 0
+	vm_run A 60 'journalctl -u rxdp --no-pager -o short-monotonic | tail -n 60'
+	return 1
+}
+
 # reloaded under a checked stream: a new rxdpd takes over (ExecReload), the
 # service's main process is the new one, the stream never notices
-vm_run A 30 'systemctl show -p MainPID --value rxdp >/run/rxdp-old-pid
-	setsid -f sh -c "sleep 3; systemctl reload rxdp >/run/rxdp-reload.log 2>&1;
-		echo rc=\$? >>/run/rxdp-reload.log" </dev/null >/dev/null 2>&1' >/dev/null
-vm_wirecheck -t rc -o all -s 0-20000 -D 8
-st=$(vm_run A 60 'for _ in $(seq 50); do grep -q rc= /run/rxdp-reload.log 2>/dev/null && break; sleep 0.2; done
-	cat /run/rxdp-reload.log
-	echo "pids $(cat /run/rxdp-old-pid) $(systemctl show -p MainPID --value rxdp)"
-	systemctl show -p ActiveState,NRestarts,StatusText rxdp
-	journalctl -u rxdp --no-pager -o cat | grep -E "took over|taken|handed|handing|refused|cannot|ending" | sed "s/^/journal: /"
-	journalctl -u rxdp --no-pager | grep -c "handed over to pid"')
-grep '^journal: ' <<<"$st"
-pids=$(sed -n 's/^pids //p' <<<"$st")
-grep -qx 'rc=0' <<<"$st" && grep -qx 'ActiveState=active' <<<"$st" &&
-	grep -qx 'NRestarts=0' <<<"$st" && grep -qx 'StatusText=serving rxdp_eth0' <<<"$st" &&
-	[ "${pids% *}" != "${pids#* }" ] && [ "${pids#* }" != 0 ] &&
-	[ "$(tail -n 1 <<<"$st")" -ge 1 ] || bad "systemctl reload under a stream: $st"
-echo "ok: systemctl reload: rxdpd ${pids% *} handed over to ${pids#* } under a checked stream"
+under_stream reload "systemctl reload rxdp" &&
+	[ "$(grep -c '^journal: .*handed over to pid' <<<"$st")" = 1 ] ||
+	bad "systemctl reload under a stream: $st"
+echo "ok: systemctl reload: rxdpd $old handed over to $new under a checked stream"
 
 # restarted under a checked stream (after the reload: its successor is the
 # main process now): rxdpd --fdstore hands everything to the unit's
 # descriptor store, the interfaces stay attached, the next rxdpd takes
 # over from the store and empties it; the stream never notices
-vm_run A 30 'systemctl show -p MainPID --value rxdp >/run/rxdp-old-pid
-	setsid -f sh -c "sleep 3; systemctl restart rxdp >/run/rxdp-restart.log 2>&1;
-		echo rc=\$? >>/run/rxdp-restart.log" </dev/null >/dev/null 2>&1' >/dev/null
-vm_wirecheck -t rc -o all -s 0-20000 -D 8
-st=$(vm_run A 60 'for _ in $(seq 50); do grep -q rc= /run/rxdp-restart.log 2>/dev/null && break; sleep 0.2; done
-	cat /run/rxdp-restart.log
-	echo "pids $(cat /run/rxdp-old-pid) $(systemctl show -p MainPID --value rxdp)"
-	systemctl show -p ActiveState,StatusText,NFileDescriptorStore rxdp
-	journalctl -u rxdp --no-pager -o cat | grep -E "descriptor store|stay attached|starting anew|not handing" | sed "s/^/journal: /"')
-grep '^journal: ' <<<"$st"
-pids=$(sed -n 's/^pids //p' <<<"$st")
-grep -qx 'rc=0' <<<"$st" && grep -qx 'ActiveState=active' <<<"$st" &&
-	grep -qx 'StatusText=serving rxdp_eth0' <<<"$st" && grep -qx 'NFileDescriptorStore=0' <<<"$st" &&
-	grep -q "^journal: .*handed over to systemd's descriptor store" <<<"$st" &&
+under_stream restart "systemctl restart rxdp" &&
+	grep -q "^journal: .*handed over to systemd's descriptor store ([1-9][0-9]* bytes" <<<"$st" &&
 	grep -q '^journal: .*rxdp.service restarts .* the interfaces stay attached' <<<"$st" &&
-	grep -q "^journal: .*took over from systemd's descriptor store" <<<"$st" &&
-	! grep -q 'starting anew' <<<"$st" &&
-	[ "${pids% *}" != "${pids#* }" ] && [ "${pids#* }" != 0 ] || bad "systemctl restart under a stream: $st"
-echo "ok: systemctl restart: rxdpd ${pids% *} handed over to ${pids#* } through the descriptor store under a checked stream"
+	[ "$(grep -c "^journal: .*took over from systemd's descriptor store" <<<"$st")" = 2 ] &&
+	! grep -q 'starting anew' <<<"$st" || bad "systemctl restart under a stream: $st"
+echo "ok: systemctl restart: rxdpd $old handed over to $new through the descriptor store under a checked stream"
+
+# upgraded under a checked stream: the package again, a version higher
+# (repacked), installed with dpkg -i; its postinst reloads the unit and the
+# new rxdpd takes over
+under_stream upgrade "dpkg -i $next" &&
+	[ "$(grep -c '^journal: .*handed over to pid' <<<"$st")" = 2 ] ||
+	bad "an upgrade under a stream: $st"
+st=$(vm_run A 30 "dpkg-query -W -f '\${Version}' rxdp")
+[ "$st" = "${version}+next" ] || bad "the upgrade: rxdp $st installed"
+echo "ok: an upgrade (dpkg -i of rxdp ${version}+next): rxdpd $old handed over to $new under a checked stream"
 [ ${#VM_FAILED[@]} = 0 ] || bad "through the installed library: ${VM_FAILED[*]}"
 
 # killed: started again by systemd, and it serves
