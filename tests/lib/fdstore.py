@@ -32,7 +32,7 @@ import struct
 import sys
 
 libc = ctypes.CDLL(None, use_errno=True)
-SYS_KCMP, KCMP_FILE = 272, 0  # x86_64
+SYS_KCMP, KCMP_FILE = 312, 0  # x86_64
 
 
 def log(msg):
