@@ -565,8 +565,10 @@ int takeover_store(void)
 		pr_err("cannot hand the state to systemd's descriptor store: "
 		       "%s; exiting, every client loses its connection\n",
 		       strerror(-err));
-		if (names)
+		if (names) { /* nothing half-stored for the next one */
 			tko_store_forget(names, o.nfds + 1);
+			rxdp_sd_barrier(TKO_STORE_BARRIER_MS);
+		}
 		_exit(1);
 	}
 	pr_info("handed over to systemd's descriptor store (%zu bytes, %d "
