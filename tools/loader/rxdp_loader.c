@@ -905,14 +905,17 @@ static void print_xsks_rxdpd(int ifindex, const char *why)
 	 * unit's start asks this before it starts the next one */
 	struct timeval tv = { .tv_sec = 2 };
 	struct rxdp_dev_info d;
+	int err = -ENOENT;
 
-	if (c)
+	if (c) {
 		setsockopt(rxdp_ctl_fd(c), SOL_SOCKET, SO_RCVTIMEO, &tv,
 			   sizeof(tv));
-	if (!c || rxdp_ctl_query_device(c, (__u32)ifindex, &d)) {
-		printf("xsks: unknown (%s; rxdpd does not serve it, or does "
-		       "not answer)\n",
-		       why);
+		err = rxdp_ctl_query_device(c, (__u32)ifindex, &d);
+	}
+	if (err) {
+		printf("xsks: unknown (%s; rxdpd %s)\n", why,
+		       err == -EAGAIN ? "does not answer"
+				      : "does not serve it");
 		rxdp_ctl_close(c);
 		return;
 	}
