@@ -15,6 +15,7 @@
 
 #include "common/ctl.h"
 #include "common/ctl_cm.h"
+#include "common/fdpass.h"
 
 /* Policy: the exact size of each attribute (0: a NUL-terminated string) */
 static const struct {
@@ -158,18 +159,7 @@ int rxdp_ctl_sendmsg(int fd, const struct nlmsghdr *nlh, const int *fds,
 
 	if (nfds < 0 || nfds > RXDP_CTL_MAX_FDS)
 		return -EINVAL;
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
+	rxdp_msg_put_fds(&mh, u.buf, fds, nfds);
 	do {
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);

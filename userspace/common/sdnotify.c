@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "common/sdnotify.h"
 
 #define SD_FDS_MAX 253 /* the kernel's SCM_MAX_FD */
@@ -38,17 +39,7 @@ int rxdp_sd_notify_fds(const char *state, const int *fds, int n)
 	if (path[0] == '@')
 		sun.sun_path[0] = '\0'; /* abstract */
 	mh.msg_namelen = offsetof(struct sockaddr_un, sun_path) + len;
-	if (n) {
-		struct cmsghdr *cm;
-
-		mh.msg_control = u.b;
-		mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(n * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
-	}
+	rxdp_msg_put_fds(&mh, u.b, fds, n);
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -42,6 +42,7 @@
 #include <libmnl/libmnl.h>
 
 #include "common/log.h"
+#include "common/fdpass.h"
 #include "common/sdnotify.h"
 #include "daemon/rxdpd.h"
 #include "daemon/takeover.h"
@@ -127,17 +128,7 @@ static int tko_send(int fd, const struct tko_out *o)
 		} u;
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
-		if (nf) {
-			struct cmsghdr *cm;
-
-			mh.msg_control = u.b;
-			mh.msg_controllen = CMSG_SPACE(nf * sizeof(int));
-			cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(nf * sizeof(int));
-			memcpy(CMSG_DATA(cm), o->fds + sent, nf * sizeof(int));
-		}
+		rxdp_msg_put_fds(&mh, u.b, o->fds + sent, nf);
 		if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
 			return -errno;
 		off += n;
@@ -586,7 +577,6 @@ static int tko_store_read(int sfd, char *const *names, int n, struct tko_in *in)
 	struct stat st;
 	int32_t *same = NULL, *at = NULL;
 	uint8_t *buf = NULL;
-	int got = 0;
 
 	if (fstat(sfd, &st) || pread(sfd, &h, sizeof(h), 0) != sizeof(h) ||
 	    h.magic != TKO_STORE_MAGIC) {
@@ -639,13 +629,13 @@ static int tko_store_read(int sfd, char *const *names, int n, struct tko_in *in)
 						     : -1;
 		if (in->fds[i] < 0)
 			break;
-		in->nfds = ++got;
+		in->nfds++;
 	}
-	if (got != h.nfds) {
+	if (in->nfds != h.nfds) {
 		pr_err("the state names %d descriptors, systemd's store "
 		       "passed %d of them: starting anew, the previous "
 		       "rxdpd's clients lose their connections\n",
-		       h.nfds, got);
+		       h.nfds, in->nfds);
 		goto fail;
 	}
 	free(same);
