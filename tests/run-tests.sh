@@ -15,7 +15,8 @@
 # RXDP_CHECK_START (when it began) and RXDP_CHECK_BUDGET (seconds, 4800:
 # under CI's 90 minutes), and a test that would run past it is stopped and
 # fails, so the suite ends in time with the slow tests named. The slowest
-# tests and the time so far are printed at the end.
+# tests and the time so far are printed at the end. What a test leaves
+# running in its process group is killed when it exits, and named.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 timeout_s=${RXDP_TEST_TIMEOUT:-600}
@@ -45,9 +46,20 @@ for t in "$@"; do
 		continue
 	fi
 	t0=$(date +%s%N)
-	# its output also goes to a file, where a skip's reason is read
-	timeout --kill-after=10 "$limit" "$t" 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
+	# its output goes to a file (where a skip's reason is read), followed
+	# here until the test exits: not through a pipe, which a process the
+	# test left running would hold open, and the suite with it
+	timeout --kill-after=10 "$limit" "$t" >"$out" 2>&1 &
+	tp=$!
+	tail -s 0.2 -n +1 -f --pid="$tp" "$out"
+	wait "$tp"
+	rc=$?
+	# timeout made the test its process group's leader's: what the test
+	# left running in that group ends with it
+	if left=$(pgrep -g "$tp" | tr '\n' ' ') && [ -n "$left" ]; then
+		printf '%s left processes running: %s(killed)\n' "$t" "$left"
+		kill -KILL -- -"$tp" 2>/dev/null
+	fi
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	dt=$((ms / 1000)).$((ms % 1000 / 100))
 	times+=("$dt $t")

@@ -151,7 +151,8 @@ wait_until 10 grep -q 'created for pid' "$tmp/rxdpd-A.log" ||
 # context (its objects made and destroyed) and leaves, over and over
 (
 	ok=0 bad=0
-	while [ ! -e "$tmp/churn.stop" ]; do
+	# (and once $tmp is gone: the test ended early)
+	while [ -d "$tmp" ] && [ ! -e "$tmp/churn.stop" ]; do
 		if verbs "$NS_A" ibv_devinfo -d "$devA" >/dev/null 2>&1; then
 			ok=$((ok + 1))
 		else
@@ -161,6 +162,7 @@ wait_until 10 grep -q 'created for pid' "$tmp/rxdpd-A.log" ||
 	echo "$ok $bad" >"$tmp/churn"
 ) &
 churn=$!
+on_exit "kill $churn 2>/dev/null"
 sleep 1
 for i in 1 2 3 4 5; do
 	# A's counters (the streams going): its successor's start from them
