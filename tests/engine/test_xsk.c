@@ -106,10 +106,11 @@ static int enter_ns(const char *name)
 }
 
 /* s's engine on s->port, with a progress thread */
-static struct rxdp_engine *side_engine(struct side *s)
+static struct rxdp_engine *side_engine(struct side *s, bool held)
 {
 	struct rxdp_engine_config cfg = { 0 };
 
+	cfg.held = held;
 	cfg.ops = &rxdp_xsk_port_ops;
 	cfg.port = s->port;
 	cfg.psn_table = s->psn;
@@ -159,7 +160,7 @@ static int side_init(struct side *s, int i)
 		fprintf(stderr, "rxdp_xsk_port_create: %s\n", strerror(errno));
 		return 1;
 	}
-	return side_engine(s) ? 0 : 1;
+	return side_engine(s, false) ? 0 : 1;
 }
 
 static void qp_setup(struct side *s, int i)
@@ -823,8 +824,9 @@ static void test_xsk_takeover(void **state)
 {
 	const struct rxdp_port_ops *ops = &rxdp_xsk_port_ops;
 	struct side *b = &sides[0], *a = &sides[1];
-	struct seq_run before = { 0, 50 }, during = { 50, 30 };
-	struct rxdp_engine_stats st;
+	struct seq_run before = { 0, 50 }, during = { 50, 30 },
+		       after = { 80, 20 };
+	struct rxdp_engine_stats st, st_held;
 	struct rxdp_umem *umem;
 	int fds[8], dups[8], nfd, ntx = 0;
 	uint8_t *st_buf;
@@ -895,8 +897,22 @@ static void test_xsk_takeover(void **state)
 	tk_put(b->port, 100, false, true);
 	tk_malformed(a, st.rx_drop_malformed + 120);
 
-	/* an engine on the port again, new QPs at both ends, traffic */
-	assert_non_null(side_engine(b));
+	/* an engine on the port again, held as a successor's is while it
+	 * restores: what comes waits in the ring and its thread sleeps (a
+	 * wake-up at each look at the ring would own its CPU, at SCHED_FIFO
+	 * the successor's too) until released */
+	assert_non_null(side_engine(b, true));
+	rxdp_engine_get_stats(b->e, &st);
+	rxdp_engine_port_call(a->e, seq_call, &after);
+	usleep(200000);
+	rxdp_engine_get_stats(b->e, &st_held);
+	print_message("held 200 ms, 20 frames in its ring: %llu sleep(s)\n",
+		      (unsigned long long)(st_held.sleeps - st.sleeps));
+	assert_int_equal(st_held.rx_drop_malformed, st.rx_drop_malformed);
+	assert_true(st_held.sleeps - st.sleeps <= 2);
+	rxdp_engine_hold(b->e, false);
+	tk_malformed(b, st.rx_drop_malformed + after.n);
+	/* new QPs at both ends, traffic */
 	side_objects_free(a);
 	qp_setup(b, 0);
 	qp_setup(a, 1);

@@ -1016,6 +1016,14 @@ static void *eng_thread(void *arg)
 		deadline = eng_next_deadline(e);
 		eng_place(e, now);
 		npfd = e->nport_fds;
+		/* held (a successor restores its objects): neither what comes
+		 * nor a timer is its to look at until rxdp_engine_hold()
+		 * rings evfd; a FIFO thread woken by them, its passes doing
+		 * nothing, would own its CPU and slow the restore it waits for */
+		if (e->held) {
+			deadline = UINT64_MAX;
+			npfd = 0;
+		}
 		for (int i = 0; i < npfd; i++)
 			pfd[1 + i].fd = e->port_fds[i];
 		pthread_mutex_unlock(&e->lock);
