@@ -97,7 +97,7 @@ rxdp_ipv4_gid() {
 rxdpd_pid() {
 	local p
 	for p in $(pgrep -x rxdpd); do
-		[ "$(ip netns identify "$p")" = "$1" ] && { echo "$p"; return; }
+		[ "$(ip netns identify "$p" 2>/dev/null)" = "$1" ] && { echo "$p"; return; }
 	done
 }
 
@@ -106,7 +106,7 @@ rxdpd_pid() {
 rxdpd_threads() {
 	local p t
 	for p in $(pgrep -x rxdpd); do
-		[ "$(ip netns identify "$p")" = "$1" ] || continue
+		[ "$(ip netns identify "$p" 2>/dev/null)" = "$1" ] || continue
 		for t in /proc/"$p"/task/*; do
 			[ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] && echo "$t"
 		done

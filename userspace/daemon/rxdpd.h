@@ -417,6 +417,14 @@ void takeover_done(struct tko_in *in);
 /* The successor serves, its parent told: the predecessor may go */
 void takeover_serving(void);
 /*
+ * A takeover's dark time (the engines halted, a successor restoring)
+ * runs at the engines' priority (--fifo): on a machine without a core to
+ * spare, a SCHED_OTHER thread shares its CPU with every application
+ * spinning on a completion queue, while their peers' transports count
+ * their retries. Its children do not inherit it.
+ */
+void takeover_urgent(bool on);
+/*
  * Through systemd's file descriptor store (--fdstore): on SIGTERM the
  * running rxdpd stores everything there and exits RXDPD_EXIT_STORED (or
  * says why not, -1: it stops as without it); the next one's start takes

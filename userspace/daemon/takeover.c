@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,16 @@ struct tko_chunk {
 
 /* --- the running rxdpd's side -------------------------------------------- */
 
+void takeover_urgent(bool on)
+{
+	struct sched_param sp = { .sched_priority = on ? rxdpd.fifo_prio : 0 };
+
+	if (rxdpd.fifo_prio)
+		sched_setscheduler(
+			0, on ? SCHED_FIFO | SCHED_RESET_ON_FORK : SCHED_OTHER,
+			&sp);
+}
+
 /* What keeps this rxdpd from handing over, in msg; 0 if nothing */
 static int takeover_refusal(const struct rxdp_client *taker, char *msg,
 			    size_t msglen)
@@ -92,6 +103,7 @@ static void tko_collect(struct tko_out *o, const struct rxdp_client *taker)
 {
 	struct tko_listen li;
 
+	takeover_urgent(true);
 	uverbs_tko_halt();
 	li.fd = tko_fd(o, server_listen_fd());
 	tko_add(o, TKO_LISTEN, &li, sizeof(li));
