@@ -72,6 +72,37 @@ rxdp_host() {
 	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
 }
 
+# rxdp_takeover NS [DIR]: a successor rxdpd takes NS's over (rxdpd
+# --takeover; its log DIR/succN.log, DIR $WK_DIR by default): the one
+# before it gone, the successor serving on the data path it took over,
+# every object taken over; fails the test otherwise. RXDP_TKO_N counts them.
+RXDP_TKO_N=0
+rxdp_takeover() {
+	local ns=$1 dir=${2:-$WK_DIR} old new log t0 ms n
+	old=$(rxdpd_pid "$ns")
+	RXDP_TKO_N=$((RXDP_TKO_N + 1))
+	n=$RXDP_TKO_N
+	log=$dir/succ$n.log
+	t0=$(date +%s%N)
+	# it returns once its successor (a child that goes on) serves
+	timeout 20 ip netns exec "$ns" "$RXDP_BIN/rxdpd" --takeover >"$log" 2>&1 ||
+		{ cat "$log"; fail "takeover $n in $ns: exit $?"; }
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	grep -q '^rxdpd: ready on' "$log" ||
+		{ cat "$log"; fail "takeover $n in $ns: the successor does not serve"; }
+	# (the one before exits once told the successor serves)
+	wait_until 10 sh -c "! kill -0 $old 2>/dev/null" ||
+		fail "takeover $n: rxdpd $old did not exit"
+	new=$(rxdpd_pid "$ns")
+	on_exit "kill $new 2>/dev/null"
+	[ -n "$new" ] && [ "$new" != "$old" ] || fail "takeover $n: no successor"
+	grep -q 'data path taken over' "$log" ||
+		{ cat "$log"; fail "takeover $n: the data path was made anew"; }
+	grep -q 'not taken over' "$log" &&
+		{ cat "$log"; fail "takeover $n: an object was not taken over"; }
+	echo "ok: takeover $n in $ns: rxdpd $old -> $new in $ms ms"
+}
+
 verbs() {
 	local ns=$1
 	shift

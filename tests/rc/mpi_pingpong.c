@@ -5,14 +5,18 @@
  * checked on arrival, then an allreduce of 4096 doubles and of a long,
  * checked against the sums computed here. Prints the one-way latency per
  * size and the 64 KiB bandwidth; exits non-zero on any wrong byte or sum.
+ * With STOPFILE, first rounds of the three sizes, every byte checked, until
+ * rank 0 finds STOPFILE (a job that outlasts whatever the caller does
+ * meanwhile: mpi.sh's takeovers); rank 0 says "soaking" once they began.
  *
- *   mpirun -np 2 ... mpi_pingpong [ITERATIONS]
+ *   mpirun -np 2 ... mpi_pingpong [ITERATIONS [STOPFILE]]
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_MSG (64 * 1024)
 #define NRED 4096
@@ -36,10 +40,52 @@ static int check(const uint8_t *buf, size_t len, int peer, int iter)
 	return 0;
 }
 
+/* One round trip of len bytes, iteration i: 1 if a byte came wrong */
+static int round_trip(int rank, size_t len, int i)
+{
+	static uint8_t out[MAX_MSG], in[MAX_MSG];
+
+	for (size_t k = 0; k < len; k++)
+		out[k] = pattern(rank, i, k);
+	if (rank == 0) {
+		MPI_Send(out, (int)len, MPI_BYTE, 1, i, MPI_COMM_WORLD);
+		MPI_Recv(in, (int)len, MPI_BYTE, 1, i, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+	} else {
+		MPI_Recv(in, (int)len, MPI_BYTE, 0, i, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+		MPI_Send(out, (int)len, MPI_BYTE, 0, i, MPI_COMM_WORLD);
+	}
+	return check(in, len, !rank, i);
+}
+
+/* Rounds of every size until rank 0 finds stop: 1 if a byte came wrong */
+static int soak(int rank, const size_t *sizes, size_t nsizes, const char *stop)
+{
+	int bad = 0, done = 0, rounds = 0;
+
+	while (!done) {
+		for (size_t s = 0; s < nsizes; s++)
+			bad |= round_trip(rank, sizes[s], rounds & 0x3fff);
+		if (rank == 0) {
+			done = access(stop, F_OK) == 0;
+			if (!rounds) {
+				printf("soaking until %s\n", stop);
+				fflush(stdout);
+			}
+		}
+		MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		rounds++;
+	}
+	if (!rank)
+		printf("soaked: %d rounds of %zu sizes, every byte %s\n",
+		       rounds, nsizes, bad ? "checked: some WRONG" : "right");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 8, 4096, MAX_MSG };
-	static uint8_t out[MAX_MSG], in[MAX_MSG];
 	static double dv[NRED], dsum[NRED];
 	int rank, n, bad = 0, allbad = 0;
 	int iters = argc > 1 ? atoi(argv[1]) : 100;
@@ -53,6 +99,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mpi_pingpong: needs 2 ranks\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	if (argc > 2)
+		bad |= soak(rank, sizes, sizeof(sizes) / sizeof(sizes[0]),
+			    argv[2]);
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		size_t len = sizes[s];
 		int it = len == MAX_MSG ? (iters + 4) / 5 : iters;
@@ -60,22 +109,8 @@ int main(int argc, char **argv)
 
 		MPI_Barrier(MPI_COMM_WORLD);
 		t0 = MPI_Wtime();
-		for (int i = 0; i < it; i++) {
-			for (size_t k = 0; k < len; k++)
-				out[k] = pattern(rank, i, k);
-			if (rank == 0) {
-				MPI_Send(out, (int)len, MPI_BYTE, 1, i,
-					 MPI_COMM_WORLD);
-				MPI_Recv(in, (int)len, MPI_BYTE, 1, i,
-					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			} else {
-				MPI_Recv(in, (int)len, MPI_BYTE, 0, i,
-					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(out, (int)len, MPI_BYTE, 0, i,
-					 MPI_COMM_WORLD);
-			}
-			bad |= check(in, len, !rank, i);
-		}
+		for (int i = 0; i < it; i++)
+			bad |= round_trip(rank, len, i);
 		t0 = MPI_Wtime() - t0;
 		if (!rank)
 			printf("ping-pong %6zu B: %10.1f us one way, %8.2f "

@@ -43,34 +43,6 @@ on_exit "rm -rf '$tmp'"
 NETNS_NO_IPV6=1 netns_pair
 rxdp_hosts "$tmp"
 WK_DIR=$tmp
-n=0
-
-# takeover NS: a successor there; the one before it gone, the successor
-# serving on the data path it took over
-takeover() {
-	local ns=$1 old new log t0 ms
-	old=$(rxdpd_pid "$ns")
-	n=$((n + 1))
-	log=$tmp/succ$n.log
-	t0=$(date +%s%N)
-	# it returns once its successor (a child that goes on) serves
-	timeout 20 ip netns exec "$ns" "$RXDP_BIN/rxdpd" --takeover >"$log" 2>&1 ||
-		{ cat "$log"; fail "takeover $n in $ns: exit $?"; }
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	new=$(rxdpd_pid "$ns")
-	on_exit "kill $new 2>/dev/null"
-	grep -q '^rxdpd: ready on' "$log" ||
-		{ cat "$log"; fail "takeover $n in $ns: the successor does not serve"; }
-	wait_until 10 sh -c "! kill -0 $old 2>/dev/null" ||
-		fail "takeover $n: rxdpd $old did not exit"
-	[ -n "$new" ] && [ "$new" != "$old" ] || fail "takeover $n: no successor"
-	grep -q 'data path taken over' "$log" ||
-		{ cat "$log"; fail "takeover $n: the data path was made anew"; }
-	grep -q 'not taken over' "$log" &&
-		{ cat "$log"; fail "takeover $n: an object was not taken over"; }
-	echo "ok: takeover $n in $ns: rxdpd $old -> $new in $ms ms"
-}
-
 
 # 1. a multicast group joined (an mckey receiver): refused, nothing changed
 pid=$(rxdpd_pid "$NS_A")
@@ -167,12 +139,12 @@ sleep 1
 for i in 1 2 3 4 5; do
 	# A's counters (the streams going): its successor's start from them
 	sent0=$(rxdp_counter "$NS_A" sent_pkts)
-	takeover "$NS_A"
+	rxdp_takeover "$NS_A"
 	sent1=$(rxdp_counter "$NS_A" sent_pkts)
 	[ "$sent1" -ge "$sent0" ] ||
 		fail "A's counters started again ($sent0, then $sent1)"
 	sleep 0.3
-	takeover "$NS_B"
+	rxdp_takeover "$NS_B"
 	sleep 0.3
 done
 echo "A's sent_pkts: $sent0 before its last takeover, $sent1 after"
@@ -221,9 +193,9 @@ wait_until 20 sh -c "ip netns exec $NS_A $RXDP_BIN/rxdp-ctl cm | grep -q establi
 sleep 1
 for i in 1 2 3; do
 	for ns in "$NS_A" "$NS_B"; do
-		kill -0 "$uc" 2>/dev/null || fail "ucx_perftest ended before takeover $((n + 1))"
-		kill -0 "$rc" 2>/dev/null || fail "rping ended before takeover $((n + 1))"
-		takeover "$ns"
+		kill -0 "$uc" 2>/dev/null || fail "ucx_perftest ended before takeover $((RXDP_TKO_N + 1))"
+		kill -0 "$rc" 2>/dev/null || fail "rping ended before takeover $((RXDP_TKO_N + 1))"
+		rxdp_takeover "$ns"
 	done
 done
 # (what the CM has, should rping still run 120 s after its start)
@@ -234,7 +206,7 @@ done
 		ip netns exec "$ns" "$RXDP_BIN/rxdp-ctl" qps
 	done >"$tmp/rping.state" 2>&1
 ) >/dev/null 2>&1 &
-on_exit "kill $! 2>/dev/null"
+on_exit "pkill -P $! 2>/dev/null; kill $! 2>/dev/null"
 wait "$rc"
 rcc=$?
 wait "$rs"
