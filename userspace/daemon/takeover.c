@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
@@ -45,6 +47,7 @@
 #include "common/log.h"
 #include "common/fdpass.h"
 #include "common/sdnotify.h"
+#include "daemon/loop.h"
 #include "daemon/rxdpd.h"
 #include "daemon/takeover.h"
 
@@ -53,7 +56,9 @@
 #define TKO_CHUNK_FDS 250 /* descriptors a message (SCM_MAX_FD is 253) */
 #define TKO_SEND_TIMEOUT_S 5
 #define TKO_SERVING_TIMEOUT_S 30 /* for the successor to say it serves */
-#define TKO_REPARENT_MS 1000 /* for its parent to be gone */
+#define TKO_REPARENT_MS 100 /* for its parent to be gone, at once */
+#define TKO_REPARENT_TICKS (20000 / LOOP_TICK_MS) /* then from the loop */
+#define TKO_NAME_BARRIER_MS 2000 /* for systemd to read a MAINPID= */
 
 /* A message of the handover, after the accepting reply */
 struct tko_chunk {
@@ -346,21 +351,79 @@ int takeover_take(const char *path, struct tko_in *in)
 	return 0;
 }
 
+/*
+ * An rxdpd from before the successor's ack (fa29202) exits without
+ * waiting for it, having named this one the unit's main process while it
+ * was not systemd's child yet: systemd takes it for an alien then (it
+ * kills it 10 ms after its SIGTERM at the next stop, before it stores
+ * anything), and MAINPID= naming the main process again changes nothing.
+ * So this one names a child of its own for a moment, then itself, now
+ * that it is systemd's child (reparented): a main process systemd waits
+ * for, as after a takeover from an rxdpd of this version. The child lives
+ * until systemd has read both (BARRIER=1): one gone before systemd read
+ * its name is refused ("does not exist or is a zombie"), and the second
+ * name is the main process's again.
+ */
+static void takeover_main_again(void)
+{
+	char msg[32];
+	pid_t c = fork();
+
+	if (c == 0) {
+		pause();
+		_exit(0);
+	}
+	pr_info("--takeover: the predecessor did not wait to hear this one "
+		"serves: naming this one systemd's main process again\n");
+	if (c > 0) {
+		snprintf(msg, sizeof(msg), "MAINPID=%d", (int)c);
+		rxdp_sd_notify(msg);
+		rxdp_sd_barrier(TKO_NAME_BARRIER_MS);
+	}
+	snprintf(msg, sizeof(msg), "MAINPID=%d", (int)getpid());
+	rxdp_sd_notify(msg);
+	rxdp_sd_barrier(TKO_NAME_BARRIER_MS);
+	if (c > 0) {
+		kill(c, SIGKILL);
+		waitpid(c, NULL, 0);
+	}
+}
+
+/* The predecessor told this one serves (or, gone, systemd) */
+static void takeover_tell(void)
+{
+	if (send(tko_peer, "1", 1, MSG_NOSIGNAL) != 1 &&
+	    getenv("NOTIFY_SOCKET"))
+		takeover_main_again();
+	close(tko_peer);
+	tko_peer = -1;
+}
+
+/* Each tick until its parent is gone (TKO_REPARENT_TICKS at most) */
+static void takeover_tell_tick(void)
+{
+	static int ticks;
+
+	if (tko_peer >= 0 &&
+	    (getppid() != tko_parent || ++ticks >= TKO_REPARENT_TICKS))
+		takeover_tell();
+}
+
 void takeover_serving(void)
 {
+	static struct loop_hook tick = { takeover_tell_tick };
 	const struct timespec ms = { .tv_nsec = 1000000 };
 
 	if (tko_peer < 0)
 		return;
-	/* its parent told, and gone (this one reparented) */
+	/* its parent told, and gone (this one reparented): mostly at once;
+	 * on a busy machine later, from the loop, which serves meanwhile */
 	for (int i = 0; i < TKO_REPARENT_MS && getppid() == tko_parent; i++)
 		nanosleep(&ms, NULL);
-	if (send(tko_peer, "1", 1, MSG_NOSIGNAL) != 1)
-		pr_warn("--takeover: cannot tell the predecessor this one "
-			"serves: %s\n",
-			strerror(errno));
-	close(tko_peer);
-	tko_peer = -1;
+	if (getppid() != tko_parent)
+		takeover_tell();
+	else
+		loop_on_tick(&tick);
 }
 
 void takeover_restore(void)
