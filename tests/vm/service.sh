@@ -18,6 +18,12 @@
 #  - an upgrade under a checked stream (dpkg -i of the package repacked a
 #    version higher): its postinst reloads the unit, the new rxdpd takes
 #    over, the stream passes
+#  - an upgrade from an earlier release (RXDP_VM_UPGRADE_FROM, a commit:
+#    0970c26 by default, the last that landed before the unit's descriptor
+#    store; empty: none): its package (versioned ~prev) put back in guest A
+#    and started, then this tree's installed over it under a checked
+#    stream, and then a restart under one (its rxdpd names its successor
+#    before that one is systemd's child)
 #  - rxdpd killed: systemd starts it again (Restart=on-failure), it serves
 #  - stopped: the XDP program and its pins are gone, the store empty
 set -u
@@ -44,14 +50,42 @@ mkdir -p "$src" "$pkgdir"
 cp "$(dirname "$src")/rxdp_${version}_amd64.deb" "$pkgdir/" || fail "no .deb"
 deb=/rxdp/build/vm-pkg-$RXDP_TEST_ID/rxdp_${version}_amd64.deb
 echo "ok: built $(basename "$deb")"
+# repack DEB VERSION: DEB as rxdp VERSION, in $pkgdir
+repack() {
+	local x
+	x=$(mktemp -d)
+	dpkg-deb -R "$1" "$x/p" &&
+		sed -i "s/^Version: .*/Version: $2/" "$x/p/DEBIAN/control" &&
+		dpkg-deb -b "$x/p" "$pkgdir/rxdp_$2_amd64.deb" >/dev/null ||
+		fail "cannot repack $1 as $2"
+	rm -rf "$x"
+}
 # an upgrade's package: the same, a version higher
-x=$(mktemp -d)
-dpkg-deb -R "$pkgdir/rxdp_${version}_amd64.deb" "$x/p" &&
-	sed -i "s/^Version: .*/Version: ${version}+next/" "$x/p/DEBIAN/control" &&
-	dpkg-deb -b "$x/p" "$pkgdir/rxdp_${version}+next_amd64.deb" >/dev/null ||
-	fail "cannot repack the package as ${version}+next"
-rm -rf "$x"
+repack "$pkgdir/rxdp_${version}_amd64.deb" "${version}+next"
 next=/rxdp/build/vm-pkg-$RXDP_TEST_ID/rxdp_${version}+next_amd64.deb
+# an earlier release's package (RXDP_VM_UPGRADE_FROM), a version lower
+prev=
+RXDP_VM_UPGRADE_FROM=${RXDP_VM_UPGRADE_FROM-0970c26}
+if [ -n "$RXDP_VM_UPGRADE_FROM" ] &&
+	! git -C "$root" cat-file -e "$RXDP_VM_UPGRADE_FROM^{commit}" 2>/dev/null; then
+	echo "not run: an upgrade from $RXDP_VM_UPGRADE_FROM (not in this clone's history)"
+	RXDP_VM_UPGRADE_FROM=
+fi
+if [ -n "$RXDP_VM_UPGRADE_FROM" ]; then
+	psrc=$(mktemp -d)
+	on_exit "rm -rf '$psrc'"
+	pver=$(git -C "$root" show "$RXDP_VM_UPGRADE_FROM:VERSION") &&
+		mkdir "$psrc/rxdp-$pver" &&
+		git -C "$root" archive "$RXDP_VM_UPGRADE_FROM" | tar -x -C "$psrc/rxdp-$pver" ||
+		fail "cannot take $RXDP_VM_UPGRADE_FROM's tree"
+	(cd "$psrc/rxdp-$pver" && dpkg-buildpackage -b -us -uc -j2) >"$pkgdir/prev.log" 2>&1 || {
+		tail -n 30 "$pkgdir/prev.log"
+		fail "dpkg-buildpackage of $RXDP_VM_UPGRADE_FROM"
+	}
+	repack "$psrc/rxdp_${pver}_amd64.deb" "${version}~prev"
+	prev=/rxdp/build/vm-pkg-$RXDP_TEST_ID/rxdp_${version}~prev_amd64.deb
+	echo "ok: built $RXDP_VM_UPGRADE_FROM's package as $(basename "$prev")"
+fi
 
 VM_IMAGE=systemd
 vm_guests
@@ -126,7 +160,7 @@ under_stream() {
 		cat /run/rxdp-$1.log
 		echo \"pids \$(cat /run/rxdp-old-pid) \$(systemctl show -p MainPID --value rxdp)\"
 		systemctl show -p ActiveState,NRestarts,StatusText,NFileDescriptorStore rxdp
-		journalctl -u rxdp --no-pager -o cat | grep -E 'took over|taken|handed|handing|refused|cannot|ending|stay attached|starting anew' |
+		journalctl -u rxdp --no-pager -o cat | grep -E 'took over|taken|handed|handing|refused|cannot|ending|stay attached|starting anew|main process again' |
 			sed 's/^/journal: /'")
 	grep '^journal: ' <<<"$st"
 	local pids
@@ -167,6 +201,35 @@ under_stream upgrade "dpkg -i $next" &&
 st=$(vm_run A 30 "dpkg-query -W -f '\${Version}' rxdp")
 [ "$st" = "${version}+next" ] || bad "the upgrade: rxdp $st installed"
 echo "ok: an upgrade (dpkg -i of rxdp ${version}+next): rxdpd $old handed over to $new under a checked stream"
+
+# from an earlier release: its package put back and started afresh, then
+# this tree's installed over it under a checked stream
+if [ -n "$prev" ]; then
+	st=$(vm_run A 120 "dpkg -i $prev >/tmp/dpkg-prev.log 2>&1 || { cat /tmp/dpkg-prev.log; exit 1; }
+		systemctl daemon-reload && systemctl restart rxdp && sleep 2
+		dpkg-query -W -f '\${Version}\n' rxdp; systemctl is-active rxdp")
+	grep -qx "${version}~prev" <<<"$st" && grep -qx active <<<"$st" ||
+		bad "$RXDP_VM_UPGRADE_FROM's package put back: $st"
+	vm_wirecheck -t rc -o all -s 0-20000 -n 50
+	if under_stream upgrade-from "dpkg -i $deb" &&
+		[ "$(vm_run A 30 "dpkg-query -W -f '\${Version}' rxdp")" = "${version}" ]; then
+		echo "ok: an upgrade from $RXDP_VM_UPGRADE_FROM's package: rxdpd $old handed over to $new under a checked stream"
+	else
+		bad "an upgrade from $RXDP_VM_UPGRADE_FROM under a stream: $st"
+	fi
+	# the successor is the unit's main process, systemd's own child: a
+	# restart goes through the store (systemd kills an "alien" main
+	# process 10 ms after its SIGTERM, before it could store anything)
+	stored="^journal: .*handed over to systemd's descriptor store ([1-9][0-9]* bytes"
+	n0=$(grep -c "$stored" <<<"$st")
+	if under_stream restart-after "systemctl restart rxdp" &&
+		[ "$(grep -c "$stored" <<<"$st")" = $((n0 + 1)) ]; then
+		echo "ok: then systemctl restart: rxdpd $old handed over to $new through the descriptor store"
+	else
+		vm_run A 60 'journalctl -u rxdp --no-pager -o short-monotonic | tail -n 40'
+		bad "a restart after the upgrade from $RXDP_VM_UPGRADE_FROM: $st"
+	fi
+fi
 [ ${#VM_FAILED[@]} = 0 ] || bad "through the installed library: ${VM_FAILED[*]}"
 
 # killed: started again by systemd, and it serves
