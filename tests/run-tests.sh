@@ -56,7 +56,8 @@ for t in "$@"; do
 	rc=$?
 	# timeout made the test its process group's leader's: what the test
 	# left running in that group ends with it
-	if left=$(pgrep -g "$tp" | tr '\n' ' ') && [ -n "$left" ]; then
+	left=$(pgrep -g "$tp" | tr '\n' ' ')
+	if [ -n "$left" ]; then
 		printf '%s left processes running: %s(killed)\n' "$t" "$left"
 		kill -KILL -- -"$tp" 2>/dev/null
 	fi

@@ -31,16 +31,22 @@ rxdp_hosts "$tmp"
 export RXDP_RSH_HOSTS="$ADDR_A=$NS_A $ADDR_B=$NS_B"
 
 RXDP_VERBS_TIMEOUT=240
-for tls in rc_v ud_v; do
-	s0a=$(rxdp_counter "$NS_A" sent_pkts)
-	s0b=$(rxdp_counter "$NS_B" sent_pkts)
-	# mpirun runs in A: rank 0 there, rank 1 in B through the agent
+# mpi_job TLS ARGS...: mpi_pingpong ARGS over UCX's TLS, mpirun in A: rank 0
+# there, rank 1 in B through the agent
+mpi_job() {
+	local tls=$1
+	shift
 	verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS="$tls" \
 		mpirun --allow-run-as-root -np 2 --host "$ADDR_A:1,$ADDR_B:1" \
 		--mca plm_rsh_agent "$root/tests/rc/mpi_rsh.sh" \
 		--mca pml ucx --mca btl self --mca mpi_yield_when_idle 1 \
 		-x LD_LIBRARY_PATH -x UCX_NET_DEVICES -x UCX_TLS \
-		"$prog" 50 >"$tmp/out" 2>&1
+		"$prog" "$@"
+}
+for tls in rc_v ud_v; do
+	s0a=$(rxdp_counter "$NS_A" sent_pkts)
+	s0b=$(rxdp_counter "$NS_B" sent_pkts)
+	mpi_job "$tls" 50 >"$tmp/out" 2>&1
 	rc=$?
 	cat "$tmp/out"
 	[ $rc = 0 ] || fail "mpirun over $tls: exit $rc"
@@ -53,12 +59,7 @@ done
 
 # a job across takeovers: rounds of checked ping-pongs until $tmp/stop,
 # five takeovers a side meanwhile (each made while the job runs)
-verbs "$NS_A" env UCX_NET_DEVICES="$devA:1" UCX_TLS=rc_v \
-	mpirun --allow-run-as-root -np 2 --host "$ADDR_A:1,$ADDR_B:1" \
-	--mca plm_rsh_agent "$root/tests/rc/mpi_rsh.sh" \
-	--mca pml ucx --mca btl self --mca mpi_yield_when_idle 1 \
-	-x LD_LIBRARY_PATH -x UCX_NET_DEVICES -x UCX_TLS \
-	"$prog" 50 "$tmp/stop" >"$tmp/soak" 2>&1 &
+mpi_job rc_v 50 "$tmp/stop" >"$tmp/soak" 2>&1 &
 job=$!
 on_exit "kill $job 2>/dev/null"
 wait_until 60 grep -q soaking "$tmp/soak" || { cat "$tmp/soak"; fail "the job did not start"; }

@@ -684,7 +684,6 @@ int main(int argc, char **argv)
 	 * or from the one systemd stopped, in its descriptor store */
 	if (takeover) {
 		said = takeover_fork();
-		takeover_urgent(true);
 		ret = takeover_take(path, &state);
 		if (ret) {
 			takeover_said(&said, ret);
@@ -692,7 +691,6 @@ int main(int argc, char **argv)
 		}
 		tko_state = &state;
 	} else if (!takeover_from_store(&state)) {
-		takeover_urgent(true);
 		tko_state = &state;
 	}
 	ret = rxdpd_open(path);
@@ -702,7 +700,6 @@ int main(int argc, char **argv)
 			takeover_restore();
 		tko_state = NULL;
 		takeover_done(&state);
-		takeover_urgent(false);
 	}
 	if (ret) {
 		takeover_said(&said, 1);

@@ -413,7 +413,7 @@ int takeover_give(struct rxdp_client *c, __u32 version, __u32 seq, char *msg,
 		  size_t msglen);
 int takeover_take(const char *path, struct tko_in *in);
 void takeover_restore(void); /* once rxdpd is open on tko_state */
-void takeover_done(struct tko_in *in);
+void takeover_done(struct tko_in *in); /* ends takeover_urgent() too */
 /* The successor serves, its parent told: the predecessor may go */
 void takeover_serving(void);
 /*

@@ -312,6 +312,8 @@ int takeover_take(const char *path, struct tko_in *in)
 		close(fd);
 		return 1;
 	}
+	/* the engines halt once it is answered: the dark time begins */
+	takeover_urgent(true);
 	nlh = rxdp_ctl_msg_start(buf, RXDP_CTL_TAKEOVER, 0, 1, 0);
 	mnl_attr_put_u32(nlh, RXDP_CTL_A_INDEX, TKO_VERSION);
 	err = rxdp_ctl_sendmsg(fd, nlh, NULL, 0);
@@ -449,6 +451,7 @@ void takeover_done(struct tko_in *in)
 	free((void *)in->buf);
 	free(in->fds);
 	memset(in, 0, sizeof(*in));
+	takeover_urgent(false); /* the engines released: the dark time ends */
 }
 
 /* --- through systemd's file descriptor store (rxdpd --fdstore) ----------- */
@@ -772,9 +775,11 @@ int takeover_from_store(struct tko_in *in)
 		free(names[j]);
 	free(names);
 	free(taken);
-	if (!ret)
+	if (!ret) {
 		pr_info("took over from systemd's descriptor store: %zu bytes "
 			"of state, %d descriptors\n",
 			in->len, in->nfds);
+		takeover_urgent(true); /* dark since the stop */
+	}
 	return ret;
 }
